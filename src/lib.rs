@@ -1,5 +1,14 @@
 //! arena: a chess arena for large language models.
 //!
-//! The Rust core owns the board, the engines, the LLM clients, the ratings and the store; embedded Lua
-//! scripts decide play modes, prompts, reply parsing and tournament formats. See `DESIGN.md` in the
-//! steering repository for the architecture.
+//! The Rust core owns the board, the engines, the LLM clients and the store; embedded Lua scripts
+//! decide play modes, prompts, reply parsing and tournament formats (see `DESIGN.md`).
+
+pub mod board;
+pub mod cli;
+pub mod engine;
+pub mod export;
+pub mod llm;
+pub mod lua;
+pub mod report;
+pub mod store;
+pub mod tournament;

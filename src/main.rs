@@ -1,1 +1,20 @@
-fn main() {}
+//! The `arena` binary: logging set-up, then the command line.
+
+use std::process::ExitCode;
+
+use arena::tournament::progress::LogWriter;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    // reqwest is built without a default TLS provider; install ring before any client exists.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("ARENA_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(LogWriter)
+        .with_target(false)
+        .without_time()
+        .init();
+    arena::cli::main()
+}

@@ -1,0 +1,34 @@
+-- Blitz: the model may reason freely, then ends its answer with the move in a fenced block.
+-- One request per attempt; after a failed attempt the model is told what was wrong and tries
+-- again, up to `max_attempts`, then forfeits. (ChessArena's blitz, in our own words.)
+local prompts = require("prompts.blitz")
+local parser = require("parsers.move")
+
+local M = {}
+
+--- Options a player may set with `options = {...}`.
+M.defaults = {
+  legal_moves = true, -- list the legal moves in the prompt
+  history = 10, -- show the last N moves (0: none)
+  notation = "uci", -- "uci" or "san": how moves are shown and expected
+  board = "none", -- "none", "ascii" or "unicode": a diagram beside the FEN
+  max_attempts = 5, -- failed answers allowed per move before forfeit
+  parser = "chessarena", -- see parsers/move.lua
+}
+
+function M.start(ctx)
+  return {
+    { role = "system", content = prompts.system(ctx) },
+    { role = "user", content = prompts.position(ctx) },
+  }
+end
+
+function M.reply(ctx, text)
+  local move, err = parser.parse(text, ctx)
+  if move then
+    return { move = move.uci, outcome = "move" }
+  end
+  return { retry = prompts.feedback(ctx, err), outcome = err.kind }
+end
+
+return M

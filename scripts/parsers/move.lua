@@ -1,0 +1,13 @@
+-- Reads the move out of a model's answer with a rule chosen by the mode's `parser` option:
+--   "chessarena": the last fenced UCI move wins, a fenced SAN move is the fallback (as ChessArena);
+--   "tolerant":   fences, <move> tags, then bare moves; upper-case promotions accepted;
+--   a table {pick = "first"|"last", scope = "fenced"|"tagged"|"fenced_or_tagged"|"anywhere",
+--            notations = {"uci", "san"}} for anything else.
+local M = {}
+
+--- Returns the move as a table {uci, san, matched}, or nil and an error {kind, message, candidate}.
+function M.parse(text, ctx)
+  return arena.board.find_move(text, ctx.fen, ctx.options.parser)
+end
+
+return M

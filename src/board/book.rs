@@ -1,0 +1,581 @@
+//! Opening books: EPD files (one position a line), PGN files (a start position plus moves per
+//! game) and FENs given inline. Every position and move is validated when the book is read, so a
+//! bad book fails before the first game with `file:line` and the bad text, not in the middle of a
+//! tournament.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
+
+use shakmaty::{
+    CastlingMode, Chess, Position,
+    san::{SanError, SanPlus},
+};
+
+use super::{
+    BoardError,
+    game::{fen_of as normalized_fen, playable_position},
+};
+
+/// One opening: where a game starts and the moves both sides play before the players take over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Opening {
+    /// The start FEN; `None` for the standard initial position.
+    pub fen: Option<String>,
+    /// UCI moves to play from the start position.
+    pub moves: Vec<String>,
+    /// Where the opening was read, as `file:line`.
+    pub source: String,
+}
+
+fn read_book(path: &Path) -> Result<String, BoardError> {
+    fs::read_to_string(path).map_err(|source| BoardError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn book_error(path: &Path, line: usize, message: String) -> BoardError {
+    BoardError::Book {
+        path: path.to_path_buf(),
+        line,
+        message,
+    }
+}
+
+/// Reads an EPD file: a position per line (four FEN fields, then either the two FEN counters or
+/// EPD operations such as `hmvc 3; fmvn 12; id "x";`). Blank lines and lines starting with `#`
+/// are skipped; `hmvc` and `fmvn` set the counters, which default to `0 1`.
+///
+/// # Errors
+///
+/// [`BoardError::Io`] when the file cannot be read, [`BoardError::Book`] naming the line of the
+/// first invalid position.
+pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
+    let path = path.as_ref();
+    let text = read_book(path)?;
+    let mut openings = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let fen = epd_to_fen(trimmed).map_err(|message| book_error(path, index + 1, message))?;
+        openings.push(Opening {
+            fen: Some(fen),
+            moves: Vec::new(),
+            source: format!("{}:{}", path.display(), index + 1),
+        });
+    }
+    Ok(openings)
+}
+
+/// Validates one FEN (or EPD line) given inline, for example in a tournament script; `source`
+/// names where it came from (`file:line`) for the error message.
+///
+/// # Errors
+///
+/// [`BoardError::Opening`] naming `source` and the bad text.
+pub fn parse_opening_fen(fen: &str, source: &str) -> Result<Opening, BoardError> {
+    let normalized = epd_to_fen(fen.trim()).map_err(|message| BoardError::Opening {
+        source_name: source.to_owned(),
+        message,
+    })?;
+    Ok(Opening {
+        fen: Some(normalized),
+        moves: Vec::new(),
+        source: source.to_owned(),
+    })
+}
+
+/// Turns an EPD or FEN line into a validated, normalized FEN.
+fn epd_to_fen(line: &str) -> Result<String, String> {
+    let (fields, rest) = split_fields(line, 4);
+    if fields.len() < 4 {
+        return Err(format!(
+            "expected at least 4 fields (board, side, castling, en passant) in `{line}`"
+        ));
+    }
+    let mut counters = ("0".to_owned(), "1".to_owned());
+    let (next, _operations) = split_fields(rest, 2);
+    if next.len() == 2 && next.iter().all(|f| f.bytes().all(|b| b.is_ascii_digit())) {
+        // A full FEN; anything after the counters would be operations, which openings ignore.
+        counters = (next[0].to_owned(), next[1].to_owned());
+    } else {
+        for op in split_operations(rest) {
+            let (opcode, operand) = op.split_once(char::is_whitespace).unwrap_or((op, ""));
+            let operand = operand.trim();
+            let is_count = !operand.is_empty() && operand.bytes().all(|b| b.is_ascii_digit());
+            match opcode {
+                "hmvc" | "fmvn" if !is_count => {
+                    return Err(format!("`{opcode}` needs a number, found `{operand}`"));
+                }
+                "hmvc" => counters.0 = operand.to_owned(),
+                "fmvn" => counters.1 = operand.to_owned(),
+                _ => {}
+            }
+        }
+    }
+    let fen = format!("{} {} {}", fields.join(" "), counters.0, counters.1);
+    let pos = playable_position(&fen).map_err(|e| e.to_string())?;
+    Ok(normalized_fen(&pos))
+}
+
+/// Splits off the first `n` whitespace-separated fields and returns them with the rest.
+fn split_fields(text: &str, n: usize) -> (Vec<&str>, &str) {
+    let mut fields = Vec::with_capacity(n);
+    let mut rest = text.trim_start();
+    while fields.len() < n && !rest.is_empty() {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        fields.push(&rest[..end]);
+        rest = rest[end..].trim_start();
+    }
+    (fields, rest)
+}
+
+/// Splits EPD operations on `;`, except inside quoted operands.
+fn split_operations(text: &str) -> Vec<&str> {
+    let mut ops = Vec::new();
+    let mut in_quotes = false;
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' => in_quotes = !in_quotes,
+            ';' if !in_quotes => {
+                ops.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    ops.push(text[start..].trim());
+    ops.retain(|op| !op.is_empty());
+    ops
+}
+
+/// One game of a PGN book while it is being read.
+#[derive(Default)]
+struct Draft {
+    /// Line of the game's first tag or move.
+    line: usize,
+    /// The FEN tag with its line.
+    fen: Option<(String, usize)>,
+    /// SAN tokens with their lines.
+    moves: Vec<(String, usize)>,
+    /// Whether movetext (a move or a result) has started, so the next tag begins a new game.
+    in_movetext: bool,
+}
+
+impl Draft {
+    fn is_empty(&self) -> bool {
+        self.line == 0
+    }
+
+    fn touch(&mut self, line: usize) {
+        if self.line == 0 {
+            self.line = line;
+        }
+    }
+
+    fn finish(self, path: &Path) -> Result<Opening, BoardError> {
+        let mut pos = match &self.fen {
+            Some((fen, line)) => {
+                playable_position(fen).map_err(|e| book_error(path, *line, e.to_string()))?
+            }
+            None => Chess::default(),
+        };
+        let start_fen = self.fen.as_ref().map(|_| normalized_fen(&pos));
+        let mut moves = Vec::with_capacity(self.moves.len());
+        for (san, line) in &self.moves {
+            let parsed: SanPlus = san
+                .parse()
+                .map_err(|_| book_error(path, *line, format!("invalid move `{san}`")))?;
+            let mv = parsed.san.to_move(&pos).map_err(|e| {
+                let what = match e {
+                    SanError::IllegalSan => "illegal",
+                    SanError::AmbiguousSan => "ambiguous",
+                };
+                book_error(
+                    path,
+                    *line,
+                    format!("{what} move `{san}` in position `{}`", normalized_fen(&pos)),
+                )
+            })?;
+            moves.push(mv.to_uci(CastlingMode::Standard).to_string());
+            pos.play_unchecked(mv);
+        }
+        Ok(Opening {
+            fen: start_fen,
+            moves,
+            source: format!("{}:{}", path.display(), self.line),
+        })
+    }
+}
+
+/// Reads a PGN file of openings: for each game, the `FEN` tag (if any) and the mainline moves.
+/// Comments (`{...}`, `; ...`), variations, NAGs, annotation marks, move numbers, results and
+/// `%` escape lines are skipped.
+///
+/// # Errors
+///
+/// [`BoardError::Io`] when the file cannot be read, [`BoardError::Book`] naming the line and the
+/// text of the first invalid tag, FEN or move.
+pub fn read_pgn_openings(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
+    let path: PathBuf = path.as_ref().to_path_buf();
+    let text = read_book(&path)?;
+    let mut openings = Vec::new();
+    let mut draft = Draft::default();
+    let mut line = 1;
+    let mut depth = 0usize;
+    let mut chars = text.char_indices().peekable();
+    let mut at_line_start = true;
+    while let Some((i, c)) = chars.next() {
+        if c == '\n' {
+            line += 1;
+            at_line_start = true;
+            continue;
+        }
+        let line_start = std::mem::replace(&mut at_line_start, false);
+        match c {
+            '%' if line_start => skip_to_line_end(&mut chars),
+            ';' => skip_to_line_end(&mut chars),
+            '{' => {
+                let start_line = line;
+                loop {
+                    match chars.next() {
+                        Some((_, '}')) => break,
+                        Some((_, '\n')) => line += 1,
+                        Some(_) => {}
+                        None => {
+                            return Err(book_error(
+                                &path,
+                                start_line,
+                                "unclosed comment `{`".to_owned(),
+                            ));
+                        }
+                    }
+                }
+            }
+            '(' => depth += 1,
+            ')' => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| book_error(&path, line, "unmatched `)`".to_owned()))?;
+            }
+            '[' if depth == 0 => {
+                let end = text[i..]
+                    .find(']')
+                    .map(|e| i + e)
+                    .filter(|e| !text[i..*e].contains('\n'))
+                    .ok_or_else(|| book_error(&path, line, "unclosed tag `[`".to_owned()))?;
+                if draft.in_movetext {
+                    openings.push(std::mem::take(&mut draft).finish(&path)?);
+                }
+                draft.touch(line);
+                let (name, value) = parse_tag(&text[i + 1..end]).ok_or_else(|| {
+                    book_error(&path, line, format!("invalid tag `{}`", &text[i..=end]))
+                })?;
+                if name == "FEN" {
+                    draft.fen = Some((value, line));
+                }
+                while chars.peek().is_some_and(|(j, _)| *j <= end) {
+                    chars.next();
+                }
+            }
+            c if c.is_whitespace() => {}
+            _ => {
+                let mut end = text.len();
+                while let Some(&(j, d)) = chars.peek() {
+                    if d.is_whitespace() || "{}()[];".contains(d) {
+                        end = j;
+                        break;
+                    }
+                    chars.next();
+                }
+                if depth > 0 {
+                    continue;
+                }
+                let token = &text[i..end];
+                draft.touch(line);
+                draft.in_movetext = true;
+                if let Some(san) = movetext_san(token) {
+                    // Some books write castling with zeros, which SAN does not allow.
+                    let san = if san.starts_with("0-0") {
+                        san.replace('0', "O")
+                    } else {
+                        san.to_owned()
+                    };
+                    draft.moves.push((san, line));
+                }
+            }
+        }
+    }
+    if depth > 0 {
+        return Err(book_error(&path, line, "unclosed variation `(`".to_owned()));
+    }
+    if !draft.is_empty() {
+        openings.push(draft.finish(&path)?);
+    }
+    Ok(openings)
+}
+
+fn skip_to_line_end(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) {
+    while chars.peek().is_some_and(|(_, c)| *c != '\n') {
+        chars.next();
+    }
+}
+
+/// Parses the inside of `[Name "value"]`, undoing `\"` and `\\` escapes.
+fn parse_tag(inner: &str) -> Option<(String, String)> {
+    let (name, rest) = inner.trim().split_once(char::is_whitespace)?;
+    let quoted = rest.trim().strip_prefix('"')?.strip_suffix('"')?;
+    let mut value = String::with_capacity(quoted.len());
+    let mut escaped = false;
+    for c in quoted.chars() {
+        match (escaped, c) {
+            (false, '\\') => escaped = true,
+            _ => {
+                value.push(c);
+                escaped = false;
+            }
+        }
+    }
+    Some((name.to_owned(), value))
+}
+
+/// The SAN in a movetext token, or `None` for move numbers, NAGs and results.
+fn movetext_san(token: &str) -> Option<&str> {
+    if token.starts_with('$') || matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
+        return None;
+    }
+    // `12.`, `12...` and `12.e4` (number glued to the move); `0-0` is castling, not a number.
+    let digits = token.trim_start_matches(|c: char| c.is_ascii_digit());
+    let token = if digits.len() < token.len() && digits.starts_with('.') {
+        digits.trim_start_matches('.')
+    } else {
+        token
+    };
+    let token = token.trim_end_matches(['!', '?']);
+    (!token.is_empty()).then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::board::Game;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+
+    fn reference_data() -> Option<PathBuf> {
+        let dir = std::env::var_os("ARENA_REFERENCE_DATA").map(PathBuf::from);
+        if dir.is_none() {
+            eprintln!("skipping: ARENA_REFERENCE_DATA is not set (the reference data folder)");
+        }
+        dir
+    }
+
+    /// Plays an opening into a game, as the tournament loop will.
+    fn replay(opening: &Opening) -> Game {
+        let mut game = Game::new(opening.fen.as_deref(), 0).expect("book positions are validated");
+        for m in &opening.moves {
+            game.play_uci(m).expect("book moves are validated");
+        }
+        game
+    }
+
+    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+        let path = dir.path().join(name);
+        fs::write(&path, text).expect("write fixture");
+        path
+    }
+
+    #[test]
+    fn epd_lines_with_counters_operations_and_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            &dir,
+            "book.epd",
+            "# a comment\n\
+             rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3\n\
+             \n\
+             r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - hmvc 2; fmvn 3; id \"a;b\";\n\
+             4k3/8/8/8/8/8/4P3/4K3 w - - 5 40\n",
+        );
+        let openings = read_epd(&path).unwrap();
+        let fens: Vec<&str> = openings.iter().map(|o| o.fen.as_deref().unwrap()).collect();
+        assert_eq!(
+            fens,
+            [
+                "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+                "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+                "4k3/8/8/8/8/8/4P3/4K3 w - - 5 40",
+            ]
+        );
+        assert_eq!(openings[1].source, format!("{}:4", path.display()));
+        assert!(openings.iter().all(|o| o.moves.is_empty()));
+    }
+
+    #[test]
+    fn epd_errors_name_file_line_and_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "bad.epd", "8/8/8/8/8/8/8/8 w - -\n");
+        let err = read_epd(&path).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!(
+                "{}:1: invalid FEN `8/8/8/8/8/8/8/8 w - - 0 1`",
+                path.display()
+            )),
+            "{text}"
+        );
+
+        let path = write(
+            &dir,
+            "short.epd",
+            "\n\nrnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w\n",
+        );
+        let err = read_epd(&path).unwrap_err();
+        assert!(matches!(err, BoardError::Book { line: 3, .. }), "{err}");
+
+        let path = write(&dir, "ops.epd", "4k3/8/8/8/8/8/4P3/4K3 w - - hmvc x;\n");
+        assert!(
+            read_epd(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("`hmvc` needs a number")
+        );
+
+        let err = read_epd(dir.path().join("missing.epd")).unwrap_err();
+        assert!(matches!(err, BoardError::Io { .. }));
+        assert!(
+            err.to_string().starts_with("failed to read opening book"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn inline_fens() {
+        let opening = parse_opening_fen(" 4k3/8/8/8/8/8/4P3/4K3 b - - ", "t.lua:7").unwrap();
+        assert_eq!(
+            opening.fen.as_deref(),
+            Some("4k3/8/8/8/8/8/4P3/4K3 b - - 0 1")
+        );
+        assert_eq!(opening.source, "t.lua:7");
+        let err = parse_opening_fen("rnbqkbnr/pppppppp w", "t.lua:9").unwrap_err();
+        assert!(err.to_string().starts_with("t.lua:9: "), "{err}");
+    }
+
+    #[test]
+    fn uho_reference_book() {
+        let Some(dir) = reference_data() else { return };
+        let openings = read_epd(dir.join("fastchess-reference/uho10.epd")).unwrap();
+        assert_eq!(openings.len(), 10);
+        assert_eq!(
+            openings[0].fen.as_deref(),
+            Some("r1bq1rk1/ppp2ppp/5n2/2bp4/2NPP3/2P5/PP3PPP/RNBQK2R w KQ - 0 9")
+        );
+        assert!(openings[9].source.ends_with("uho10.epd:10"));
+        for opening in &openings {
+            replay(opening);
+        }
+    }
+
+    #[test]
+    fn pgn_book_from_8moves() {
+        let openings = read_pgn_openings(fixture("8moves_v3_head.pgn")).unwrap();
+        assert_eq!(openings.len(), 4);
+        let first = &openings[0];
+        assert_eq!(first.fen, None);
+        assert!(
+            first.source.ends_with("8moves_v3_head.pgn:1"),
+            "{}",
+            first.source
+        );
+        assert_eq!(first.moves.len(), 16);
+        assert_eq!(&first.moves[..4], ["g1f3", "d7d5", "g2g3", "c7c6"]);
+        assert!(
+            openings[1].source.ends_with(":13"),
+            "{}",
+            openings[1].source
+        );
+        assert!(openings.iter().all(|o| o.moves.len() == 16));
+        let game = replay(&openings[3]);
+        // 7. O-O-O and 8... O-O in the fourth game.
+        assert_eq!(game.san_moves()[12], "O-O-O");
+        assert_eq!(game.uci_moves()[12], "e1c1");
+        assert_eq!(game.uci_moves()[15], "e8g8");
+    }
+
+    #[test]
+    fn pgn_book_skips_annotations() {
+        let openings = read_pgn_openings(fixture("openings_annotated.pgn")).unwrap();
+        assert_eq!(openings.len(), 2);
+        assert_eq!(
+            openings[0].moves,
+            [
+                "e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6", "e1g1"
+            ]
+        );
+        assert!(openings[0].source.ends_with(":2"), "{}", openings[0].source);
+        assert_eq!(
+            openings[1].fen.as_deref(),
+            Some("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 2")
+        );
+        assert_eq!(openings[1].moves, ["g8f6", "b1c3", "f8b4"]);
+    }
+
+    #[test]
+    fn pgn_book_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "bad.pgn", "[Event \"x\"]\n\n1. e4 e5\n2. Ke3 *\n");
+        let err = read_pgn_openings(&path).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("{}:4: illegal move `Ke3`", path.display())),
+            "{text}"
+        );
+
+        let path = write(&dir, "fen.pgn", "[FEN \"8/8/8/8 w - - 0 1\"]\n\n*\n");
+        assert!(matches!(
+            read_pgn_openings(&path),
+            Err(BoardError::Book { line: 1, .. })
+        ));
+
+        let path = write(&dir, "comment.pgn", "1. e4 {never closed\n\n");
+        assert!(
+            read_pgn_openings(&path)
+                .unwrap_err()
+                .to_string()
+                .contains(":1: unclosed comment")
+        );
+
+        let path = write(&dir, "junk.pgn", "1. e4 e5 2. Xyz *\n");
+        assert!(
+            read_pgn_openings(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("invalid move `Xyz`")
+        );
+    }
+
+    /// fastchess's own output: full games with FEN tags and engine comments on every move.
+    #[test]
+    fn fastchess_games_read_as_openings() {
+        let Some(dir) = reference_data() else { return };
+        let openings = read_pgn_openings(dir.join("fastchess-reference/games.pgn")).unwrap();
+        assert_eq!(openings.len(), 20);
+        let book = read_epd(dir.join("fastchess-reference/uho10.epd")).unwrap();
+        for (i, opening) in openings.iter().enumerate() {
+            assert_eq!(opening.fen, book[i / 2].fen, "game {i}");
+            assert!(!opening.moves.is_empty());
+            replay(opening);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! What shakmaty lacks for an arena: the game record with the end-of-game rules that shakmaty leaves
+//! to the caller (fivefold repetition, the seventy-five-move rule, move limits, forfeits), move
+//! extraction from free model text, board renderings for prompts, PGN writing and opening books.
+//!
+//! ```
+//! use arena::board::{ExtractRule, Game, extract_move};
+//!
+//! let mut game = Game::new(None, 0)?;
+//! let reply = "The center matters.\n```\ne2e4\n```";
+//! let found = extract_move(reply, game.position(), &ExtractRule::chessarena()).expect("a move");
+//! let played = game.play(&found.mv);
+//! assert_eq!(played.san, "e4");
+//! assert_eq!(game.fen(), "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
+//! # Ok::<_, arena::board::BoardError>(())
+//! ```
+
+pub mod book;
+pub mod game;
+pub mod notation;
+pub mod pgn;
+pub mod render;
+
+use std::{io, path::PathBuf};
+
+pub use book::{Opening, parse_opening_fen, read_epd, read_pgn_openings};
+pub use game::{Game, GameEnd, GameResult, MoveError, PlayedMove, Termination, UnknownName};
+pub use notation::{
+    ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, extract_move,
+    judge_forbidden_reasoning,
+};
+pub use pgn::{PgnGame, write_pgn};
+pub use render::{ascii, last_moves, legal_san, legal_uci, unicode};
+
+/// Errors of the board module: bad positions and bad opening books.
+#[derive(Debug, thiserror::Error)]
+pub enum BoardError {
+    /// A FEN that does not parse, describes an impossible position, or a game that is already over.
+    #[error("invalid FEN `{fen}`: {reason}")]
+    InvalidFen {
+        /// The FEN as given.
+        fen: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A bad line in an opening book file.
+    #[error("{}:{line}: {message}", path.display())]
+    Book {
+        /// The book file.
+        path: PathBuf,
+        /// 1-based line number of the offending text.
+        line: usize,
+        /// What is wrong, quoting the bad text.
+        message: String,
+    },
+    /// A bad opening given inline (for example in a tournament script).
+    #[error("{source_name}: {message}")]
+    Opening {
+        /// Where the opening came from, usually `file:line`.
+        source_name: String,
+        /// What is wrong, quoting the bad text.
+        message: String,
+    },
+    /// A book file that cannot be read.
+    #[error("failed to read opening book `{}`: {source}", path.display())]
+    Io {
+        /// The book file.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}

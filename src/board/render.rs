@@ -1,0 +1,156 @@
+//! Board renderings and move lists for prompts. Always drawn from White's side (rank 8 at the top),
+//! the way FEN lists the ranks, so a model can match the drawing against the FEN.
+
+use shakmaty::{
+    CastlingMode, Chess, Color, File, Piece, Position, Rank, Role, Square, san::SanPlus,
+};
+
+/// Draws the board with one character per square: upper case for White, lower case for Black,
+/// `.` for an empty square, with rank numbers on the left and file letters below.
+///
+/// ```text
+/// 8 r n b q k b n r
+/// 7 p p p p p p p p
+/// 6 . . . . . . . .
+/// ...
+/// 1 R N B Q K B N R
+///   a b c d e f g h
+/// ```
+pub fn ascii(pos: &Chess) -> String {
+    draw(pos, |piece| piece.map_or('.', Piece::char))
+}
+
+/// Draws the board with chess glyphs (♔ White, ♚ Black) and `·` for an empty square, labelled like
+/// [`ascii`].
+pub fn unicode(pos: &Chess) -> String {
+    draw(pos, |piece| piece.map_or('·', glyph))
+}
+
+fn glyph(piece: Piece) -> char {
+    match (piece.color, piece.role) {
+        (Color::White, Role::King) => '♔',
+        (Color::White, Role::Queen) => '♕',
+        (Color::White, Role::Rook) => '♖',
+        (Color::White, Role::Bishop) => '♗',
+        (Color::White, Role::Knight) => '♘',
+        (Color::White, Role::Pawn) => '♙',
+        (Color::Black, Role::King) => '♚',
+        (Color::Black, Role::Queen) => '♛',
+        (Color::Black, Role::Rook) => '♜',
+        (Color::Black, Role::Bishop) => '♝',
+        (Color::Black, Role::Knight) => '♞',
+        (Color::Black, Role::Pawn) => '♟',
+    }
+}
+
+fn draw(pos: &Chess, cell: impl Fn(Option<Piece>) -> char) -> String {
+    let board = pos.board();
+    let mut out = String::with_capacity(9 * 18 * 3);
+    for rank in Rank::ALL.into_iter().rev() {
+        out.push(rank.char());
+        for file in File::ALL {
+            out.push(' ');
+            out.push(cell(board.piece_at(Square::from_coords(file, rank))));
+        }
+        out.push('\n');
+    }
+    out.push(' ');
+    for file in File::ALL {
+        out.push(' ');
+        out.push(file.char());
+    }
+    out.push('\n');
+    out
+}
+
+/// The legal moves in UCI notation (castling as `e1g1`), sorted.
+pub fn legal_uci(pos: &Chess) -> Vec<String> {
+    let mut moves: Vec<String> = pos
+        .legal_moves()
+        .iter()
+        .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+        .collect();
+    moves.sort_unstable();
+    moves
+}
+
+/// The legal moves in SAN with check and mate suffixes, sorted.
+pub fn legal_san(pos: &Chess) -> Vec<String> {
+    let mut moves: Vec<String> = pos
+        .legal_moves()
+        .iter()
+        .map(|m| SanPlus::from_move(pos.clone(), *m).to_string())
+        .collect();
+    moves.sort_unstable();
+    moves
+}
+
+/// The last `n` moves of a history (all of them when there are fewer).
+pub fn last_moves(moves: &[String], n: usize) -> &[String] {
+    &moves[moves.len().saturating_sub(n)..]
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{CastlingMode, fen::Fen};
+
+    use super::*;
+
+    fn pos(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    #[test]
+    fn ascii_initial_position() {
+        let expected = "\
+8 r n b q k b n r
+7 p p p p p p p p
+6 . . . . . . . .
+5 . . . . . . . .
+4 . . . . . . . .
+3 . . . . . . . .
+2 P P P P P P P P
+1 R N B Q K B N R
+  a b c d e f g h
+";
+        assert_eq!(ascii(&Chess::default()), expected);
+    }
+
+    #[test]
+    fn unicode_marks_pieces_by_color() {
+        let text = unicode(&pos("4k3/8/8/8/8/8/8/4K2R w K - 0 1"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "8 · · · · ♚ · · ·");
+        assert_eq!(lines[7], "1 · · · · ♔ · · ♖");
+        assert_eq!(lines[8], "  a b c d e f g h");
+    }
+
+    #[test]
+    fn legal_lists() {
+        let start = Chess::default();
+        let uci = legal_uci(&start);
+        assert_eq!(uci.len(), 20);
+        assert_eq!(uci.first().map(String::as_str), Some("a2a3"));
+        assert!(uci.is_sorted());
+        let san = legal_san(&start);
+        assert_eq!(san.len(), 20);
+        assert!(san.contains(&"Nf3".to_owned()));
+
+        let p = pos("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1");
+        assert!(legal_uci(&p).contains(&"e1g1".to_owned()));
+        let san = legal_san(&p);
+        assert!(san.contains(&"O-O".to_owned()));
+        assert!(san.contains(&"Ra8+".to_owned()));
+    }
+
+    #[test]
+    fn last_moves_slices_the_tail() {
+        let moves: Vec<String> = ["e2e4", "e7e5", "g1f3"].map(String::from).to_vec();
+        assert_eq!(last_moves(&moves, 2), ["e7e5", "g1f3"]);
+        assert_eq!(last_moves(&moves, 10), moves.as_slice());
+        assert!(last_moves(&moves, 0).is_empty());
+    }
+}

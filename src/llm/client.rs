@@ -1,0 +1,332 @@
+//! The shared HTTP client: per-endpoint concurrency limits, API keys read at request time, and the
+//! retry loop around one attempt.
+
+use std::{
+    collections::HashMap,
+    error::Error as _,
+    fmt,
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, Instant},
+};
+
+use reqwest::{StatusCode, header::RETRY_AFTER};
+use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tracing::warn;
+
+use super::{ChatReply, ChatRequest, Endpoint, LlmError, parse_retry_after, split_reasoning};
+
+/// A client for every LLM endpoint: one HTTP connection pool and one concurrency limit per base URL.
+/// Cloning is cheap and clones share both.
+#[derive(Clone)]
+pub struct LlmClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    /// Keyed by `Endpoint::base_url`, so that every player on one server shares its limit.
+    limits: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+/// One failed attempt and the delay the server asked for, if any.
+struct Failure {
+    error: LlmError,
+    retry_after: Option<Duration>,
+}
+
+impl From<LlmError> for Failure {
+    fn from(error: LlmError) -> Self {
+        Self {
+            error,
+            retry_after: None,
+        }
+    }
+}
+
+impl LlmClient {
+    /// Builds the shared HTTP client.
+    ///
+    /// reqwest is compiled without a default TLS crypto provider and panics when none is installed,
+    /// so this installs rustls's `ring` provider unless the process already installed one.
+    ///
+    /// # Errors
+    /// [`LlmError::Client`] when the HTTP client cannot be built.
+    pub fn new() -> Result<Self, LlmError> {
+        // An error here only means a provider is already installed, which is what we need.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| LlmError::Client {
+                detail: error_chain(&e),
+            })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                http,
+                limits: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// Sends `req` to `endpoint`, waiting for a concurrency slot first and retrying transient
+    /// failures as `endpoint.retry` allows. The slot is held across retries, so that an overloaded
+    /// or rate-limited server sees no more than `max_concurrency` requests, retries included.
+    ///
+    /// # Errors
+    /// [`LlmError::MissingApiKey`] before any request when the key variable is unset; a fatal
+    /// [`LlmError::Http`] (401, 404, ...) at once; the last transient error once the retry policy
+    /// gives up; [`LlmError::Client`] when the request cannot be built (bad base URL or key).
+    pub async fn chat(
+        &self,
+        endpoint: &Endpoint,
+        req: &ChatRequest,
+    ) -> Result<ChatReply, LlmError> {
+        let key = api_key(endpoint)?;
+        let url = endpoint.provider.chat_url(&endpoint.base_url);
+        let body = endpoint.provider.encode(req);
+        let _permit = self.permit(endpoint).await;
+        let started = Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let failure = match self
+                .attempt_chat(endpoint, &url, &body, key.as_deref(), attempt)
+                .await
+            {
+                Ok(mut reply) => {
+                    reply.transport_retries = attempt - 1;
+                    return Ok(reply);
+                }
+                Err(failure) => failure,
+            };
+            if !failure.error.is_transient() {
+                return Err(failure.error);
+            }
+            let Some(delay) =
+                endpoint
+                    .retry
+                    .next_delay(attempt, started.elapsed(), failure.retry_after)
+            else {
+                return Err(failure.error);
+            };
+            warn!(
+                endpoint = %endpoint.base_url,
+                attempt,
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                error = %failure.error,
+                "llm request failed, retrying"
+            );
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// Checks once, without retries, that `endpoint` answers `GET {base}/models` with a success
+    /// status: a fail-fast check before a tournament starts.
+    ///
+    /// # Errors
+    /// [`LlmError::MissingApiKey`], [`LlmError::Unreachable`], [`LlmError::Timeout`] or
+    /// [`LlmError::Http`] (e.g. 401 for a bad key).
+    pub async fn probe(&self, endpoint: &Endpoint) -> Result<(), LlmError> {
+        let key = api_key(endpoint)?;
+        let url = endpoint.provider.models_url(&endpoint.base_url);
+        let mut request = self.inner.http.get(&url).timeout(endpoint.timeout);
+        if let Some(key) = key.as_deref() {
+            request = endpoint.provider.authorize(request, key);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| transport_error(e, &url, endpoint.timeout, 1, key.as_deref()))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let body = response.text().await.unwrap_or_default();
+        Err(LlmError::Http {
+            url,
+            status: status.as_u16(),
+            body: redact(body, key.as_deref()),
+        })
+    }
+
+    /// Waits for a request slot on the endpoint's base URL.
+    async fn permit(&self, endpoint: &Endpoint) -> OwnedSemaphorePermit {
+        let semaphore = {
+            let mut limits = self
+                .inner
+                .limits
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let permits = endpoint.max_concurrency.clamp(1, Semaphore::MAX_PERMITS);
+            Arc::clone(
+                limits
+                    .entry(endpoint.base_url.clone())
+                    .or_insert_with(|| Arc::new(Semaphore::new(permits))),
+            )
+        };
+        semaphore
+            .acquire_owned()
+            .await
+            .expect("llm semaphores are never closed")
+    }
+
+    /// One HTTP request and the decoding of its reply.
+    async fn attempt_chat(
+        &self,
+        endpoint: &Endpoint,
+        url: &str,
+        body: &Value,
+        key: Option<&str>,
+        attempt: u32,
+    ) -> Result<ChatReply, Failure> {
+        let mut request = self
+            .inner
+            .http
+            .post(url)
+            .timeout(endpoint.timeout)
+            .json(body);
+        if let Some(key) = key {
+            request = endpoint.provider.authorize(request, key);
+        }
+        let start = Instant::now();
+        let response = request
+            .send()
+            .await
+            .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
+        let status = response.status();
+        let retry_after = if matches!(
+            status,
+            StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
+        ) {
+            response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after)
+        } else {
+            None
+        };
+        let text = response
+            .text()
+            .await
+            .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
+        let latency_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let text = redact(text, key);
+        if !status.is_success() {
+            return Err(Failure {
+                error: LlmError::Http {
+                    url: url.to_owned(),
+                    status: status.as_u16(),
+                    body: text,
+                },
+                retry_after,
+            });
+        }
+        let wire = match endpoint.provider.decode(&text) {
+            Ok(wire) => wire,
+            Err(detail) => {
+                return Err(LlmError::Decode {
+                    url: url.to_owned(),
+                    detail,
+                    body: text,
+                }
+                .into());
+            }
+        };
+        let (content, think) = split_reasoning(&wire.content);
+        let reasoning = match (wire.reasoning, think) {
+            (Some(field), Some(think)) => Some(format!("{field}\n\n{think}")),
+            (field, think) => field.or(think),
+        };
+        Ok(ChatReply {
+            content,
+            reasoning,
+            usage: wire.usage,
+            finish_reason: wire.finish_reason,
+            http_status: status.as_u16(),
+            latency_ms,
+            transport_retries: 0,
+            raw_body: text,
+        })
+    }
+}
+
+impl fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let limits = self
+            .inner
+            .limits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut endpoints: Vec<&str> = limits.keys().map(String::as_str).collect();
+        endpoints.sort_unstable();
+        f.debug_struct("LlmClient")
+            .field("endpoints", &endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads the endpoint's API key from its environment variable, trimmed (a key pasted with a
+/// trailing newline would otherwise be an invalid header).
+fn api_key(endpoint: &Endpoint) -> Result<Option<String>, LlmError> {
+    let Some(env) = &endpoint.api_key_env else {
+        return Ok(None);
+    };
+    match std::env::var(env) {
+        Ok(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_owned())),
+        _ => Err(LlmError::MissingApiKey { env: env.clone() }),
+    }
+}
+
+/// Classifies a reqwest error from sending a request or reading its body.
+fn transport_error(
+    error: reqwest::Error,
+    url: &str,
+    timeout: Duration,
+    attempts: u32,
+    key: Option<&str>,
+) -> LlmError {
+    let url = url.to_owned();
+    if error.is_timeout() {
+        return LlmError::Timeout {
+            url,
+            timeout,
+            attempts,
+        };
+    }
+    let is_builder = error.is_builder();
+    let detail = redact(error_chain(&error.without_url()), key);
+    if is_builder {
+        // A request that cannot be built never will be: retrying is pointless.
+        return LlmError::Client { detail };
+    }
+    LlmError::Unreachable {
+        url,
+        detail,
+        attempts,
+    }
+}
+
+/// An error and its causes, `outer: inner: innermost`, since reqwest's own message hides the cause
+/// ("connection refused") in its sources.
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Removes the API key from text that reaches errors, logs or the store, in case a server echoes it.
+fn redact(text: String, key: Option<&str>) -> String {
+    match key {
+        Some(key) if !key.is_empty() && text.contains(key) => text.replace(key, "[redacted]"),
+        _ => text,
+    }
+}

@@ -1,0 +1,148 @@
+//! `arena.board`: move extraction, legal moves and board renderings for prompt and parser scripts.
+//!
+//! Positions cross as FEN strings: a script never holds game state (DESIGN.md, principle 1).
+
+use mlua::{Lua, Table, Value};
+use shakmaty::{CastlingMode, Chess, fen::Fen};
+
+use crate::board::{
+    notation::{ExtractRule, Notation, Pick, Scope, extract_move, judge_forbidden_reasoning},
+    render,
+};
+
+pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
+    let board = lua.create_table()?;
+    board.set(
+        "find_move",
+        lua.create_function(|lua, (text, fen, rule): (String, String, Value)| {
+            let pos = position(&fen)?;
+            let rule = extract_rule(&rule)?;
+            let result = lua.create_table()?;
+            match extract_move(&text, &pos, &rule) {
+                Ok(found) => {
+                    result.set("uci", found.uci)?;
+                    result.set("san", found.san)?;
+                    result.set("matched", found.matched)?;
+                    Ok((Value::Table(result), Value::Nil))
+                }
+                Err(err) => {
+                    result.set("kind", err.kind.as_str())?;
+                    result.set("message", err.message)?;
+                    result.set("candidate", err.candidate)?;
+                    Ok((Value::Nil, Value::Table(result)))
+                }
+            }
+        })?,
+    )?;
+    board.set(
+        "legal_moves",
+        lua.create_function(|_, (fen, notation): (String, Option<String>)| {
+            let pos = position(&fen)?;
+            match notation.as_deref().unwrap_or("uci") {
+                "uci" => Ok(render::legal_uci(&pos)),
+                "san" => Ok(render::legal_san(&pos)),
+                other => Err(mlua::Error::runtime(format!(
+                    "unknown notation `{other}` (expected \"uci\" or \"san\")"
+                ))),
+            }
+        })?,
+    )?;
+    board.set(
+        "render",
+        lua.create_function(|_, (fen, style): (String, Option<String>)| {
+            let pos = position(&fen)?;
+            match style.as_deref().unwrap_or("ascii") {
+                "ascii" => Ok(render::ascii(&pos)),
+                "unicode" => Ok(render::unicode(&pos)),
+                "fen" => Ok(fen),
+                other => Err(mlua::Error::runtime(format!(
+                    "unknown board style `{other}` (expected \"ascii\", \"unicode\" or \"fen\")"
+                ))),
+            }
+        })?,
+    )?;
+    board.set(
+        "forbidden_reasoning",
+        lua.create_function(|_, text: String| Ok(judge_forbidden_reasoning(&text)))?,
+    )?;
+    arena.set("board", board)?;
+    Ok(())
+}
+
+fn position(fen: &str) -> mlua::Result<Chess> {
+    let parsed: Fen = fen
+        .parse()
+        .map_err(|e| mlua::Error::runtime(format!("invalid FEN `{fen}`: {e}")))?;
+    parsed
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| mlua::Error::runtime(format!("impossible position `{fen}`: {e}")))
+}
+
+/// A rule by name (`"chessarena"`, `"tolerant"`) or as a table
+/// `{pick = "first"|"last", scope = "fenced"|"tagged"|"fenced_or_tagged"|"anywhere", notations = {"uci", "san"}}`.
+fn extract_rule(value: &Value) -> mlua::Result<ExtractRule> {
+    match value {
+        Value::Nil => Ok(ExtractRule::tolerant()),
+        Value::String(name) => match &*name.to_str()? {
+            "chessarena" => Ok(ExtractRule::chessarena()),
+            "tolerant" => Ok(ExtractRule::tolerant()),
+            other => Err(mlua::Error::runtime(format!(
+                "unknown parsing rule `{other}` (expected \"chessarena\", \"tolerant\" or a table)"
+            ))),
+        },
+        Value::Table(t) => {
+            for pair in t.pairs::<String, Value>() {
+                let (key, _) = pair?;
+                if !["pick", "scope", "notations"].contains(&key.as_str()) {
+                    return Err(mlua::Error::runtime(format!(
+                        "unknown parsing rule field `{key}` (expected pick, scope, notations)"
+                    )));
+                }
+            }
+            let pick = match t.get::<Option<String>>("pick")?.as_deref() {
+                None | Some("last") => Pick::Last,
+                Some("first") => Pick::First,
+                Some(other) => return Err(bad("pick", other, "\"first\" or \"last\"")),
+            };
+            let scope = match t.get::<Option<String>>("scope")?.as_deref() {
+                None | Some("fenced_or_tagged") => Scope::FencedOrTagged,
+                Some("fenced") => Scope::Fenced,
+                Some("tagged") => Scope::Tagged,
+                Some("anywhere") => Scope::Anywhere,
+                Some(other) => {
+                    return Err(bad(
+                        "scope",
+                        other,
+                        "\"fenced\", \"tagged\", \"fenced_or_tagged\" or \"anywhere\"",
+                    ));
+                }
+            };
+            let notations = match t.get::<Option<Vec<String>>>("notations")? {
+                None => vec![Notation::Uci, Notation::San],
+                Some(list) => list
+                    .iter()
+                    .map(|n| match n.as_str() {
+                        "uci" => Ok(Notation::Uci),
+                        "san" => Ok(Notation::San),
+                        other => Err(bad("notations", other, "\"uci\" or \"san\"")),
+                    })
+                    .collect::<mlua::Result<_>>()?,
+            };
+            Ok(ExtractRule {
+                pick,
+                scope,
+                notations,
+            })
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "a parsing rule is a name or a table, not a {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn bad(field: &str, value: &str, expected: &str) -> mlua::Error {
+    mlua::Error::runtime(format!(
+        "parsing rule `{field}` cannot be `{value}` (expected {expected})"
+    ))
+}

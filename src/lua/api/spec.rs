@@ -1,0 +1,46 @@
+//! Constructors that mark where a player or tournament was defined: `arena.tournament{}`,
+//! `arena.llm{}`, `arena.engine{}`, `arena.random{}`.
+//!
+//! They return the table they were given, with its `kind` set and the caller's `file:line` stored,
+//! so that validation in Rust can point at the line that defines a bad player.
+
+use mlua::{Lua, Table};
+
+use super::caller_location;
+
+/// The field in which constructors record `file:line`.
+pub const DEFINED_AT: &str = "_defined_at";
+
+pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
+    for kind in ["llm", "engine", "random"] {
+        let f = lua.create_function(move |lua, t: Table| {
+            let existing: Option<String> = t.get("kind")?;
+            if let Some(existing) = existing
+                && existing != kind
+            {
+                return Err(mlua::Error::runtime(format!(
+                    "arena.{kind}{{}} was given kind = \"{existing}\""
+                )));
+            }
+            t.set("kind", kind)?;
+            mark(lua, &t)?;
+            Ok(t)
+        })?;
+        arena.set(kind, f)?;
+    }
+    arena.set(
+        "tournament",
+        lua.create_function(|lua, t: Table| {
+            mark(lua, &t)?;
+            Ok(t)
+        })?,
+    )?;
+    Ok(())
+}
+
+fn mark(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    if let Some(at) = caller_location(lua) {
+        t.set(DEFINED_AT, at)?;
+    }
+    Ok(())
+}

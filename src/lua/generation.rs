@@ -1,0 +1,398 @@
+//! Script generations: one consistent, validated snapshot of a tournament's Lua sources.
+//!
+//! Loading runs the entry script in a scratch state, turns the returned table into a
+//! [`TournamentSpec`] (strictly: unknown keys are errors), loads every play mode and the format,
+//! and smoke-runs the hooks. Only a generation that passes all of this is ever used, so a broken
+//! save during a tournament is reported and ignored (see `reload`).
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use mlua::{Lua, LuaSerdeExt, Table, Value};
+use serde::de::DeserializeOwned;
+
+use super::{
+    ScriptError,
+    api::DEFINED_AT,
+    mode::ModeScript,
+    sources::{Resolver, SourceSet},
+    state::{self, Limits},
+};
+use crate::tournament::spec::{
+    EnginePlayerSpec, LlmPlayerSpec, PlayerSpec, RandomPlayerSpec, TournamentSettings,
+    TournamentSpec,
+};
+
+/// A validated snapshot of a tournament's scripts.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    /// 1 for the first load, then +1 per accepted reload.
+    pub number: u64,
+    /// Content hash of [`Generation::sources`].
+    pub hash: String,
+    /// The exact text of every file the generation read.
+    pub sources: Arc<SourceSet>,
+    /// The entry script as the user named it.
+    pub entry: PathBuf,
+    /// What the script asks for.
+    pub spec: TournamentSpec,
+    /// Files on disk behind the sources (what the watcher watches).
+    pub watch: Vec<PathBuf>,
+    /// Play-mode module of each LLM player, by player name.
+    pub modes: BTreeMap<String, String>,
+    /// The format module.
+    pub format_module: String,
+    /// Limits of every Lua state built from this generation.
+    pub limits: Limits,
+}
+
+/// Everything wrong with a script, each at `file:line`.
+#[derive(Debug, Clone)]
+pub struct CheckErrors(pub Vec<ScriptError>);
+
+impl fmt::Display for CheckErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CheckErrors {}
+
+impl From<ScriptError> for CheckErrors {
+    fn from(e: ScriptError) -> Self {
+        CheckErrors(vec![e])
+    }
+}
+
+impl Generation {
+    /// Loads and validates the tournament script at `entry` from disk.
+    ///
+    /// # Errors
+    /// Every problem found, each at `file:line` where known.
+    pub fn load(entry: &Path, number: u64) -> Result<Generation, CheckErrors> {
+        let resolver = Resolver::from_disk(script_dir(entry));
+        build(entry, number, resolver)
+    }
+
+    /// Rebuilds a generation from recorded sources (a game resumed after a restart keeps the rules
+    /// it started with, even if the files changed since).
+    ///
+    /// # Errors
+    /// As [`Generation::load`].
+    pub fn from_sources(
+        entry: &Path,
+        number: u64,
+        sources: Arc<SourceSet>,
+    ) -> Result<Generation, CheckErrors> {
+        let resolver = Resolver::pinned(script_dir(entry), sources);
+        build(entry, number, resolver)
+    }
+
+    /// A fresh resolver answering from this generation's sources.
+    pub fn resolver(&self) -> Resolver {
+        Resolver::pinned(script_dir(&self.entry), self.sources.clone())
+    }
+
+    /// The folder of the entry script (where openings files are looked up).
+    pub fn script_dir(&self) -> &Path {
+        script_dir(&self.entry)
+    }
+}
+
+fn script_dir(entry: &Path) -> &Path {
+    match entry.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, CheckErrors> {
+    let limits = Limits::default();
+    let lua = state::new_state(resolver.clone(), limits)?;
+    let main = resolver.entry(entry)?;
+    let value = state::run_chunk(&lua, &main.display, &main.content)?;
+    let Value::Table(table) = value else {
+        return Err(ScriptError::at(
+            format!("{}:1", main.display),
+            format!(
+                "the script must return a tournament table (`return arena.tournament {{ ... }}`), not {}",
+                value.type_name()
+            ),
+        )
+        .into());
+    };
+    let spec = parse_spec(&lua, &table, &main.display)?;
+
+    let mut errors = Vec::new();
+    let mut modes = BTreeMap::new();
+    for player in &spec.players {
+        let PlayerSpec::Llm(llm) = player else {
+            continue;
+        };
+        let at = spec.defined_at[&llm.name].clone();
+        match mode_module(&resolver, &llm.mode) {
+            Some(module) => {
+                // Loading the mode here both validates it and records its sources.
+                match ModeScript::load(&lua, &module, llm) {
+                    Ok(mode) => {
+                        if let Err(e) = mode.smoke_test(llm) {
+                            errors.push(in_player(e, &at, &llm.name));
+                        }
+                    }
+                    Err(e) => errors.push(in_player(e, &at, &llm.name)),
+                }
+                modes.insert(llm.name.clone(), module);
+            }
+            None => errors.push(ScriptError::at(
+                at,
+                format!(
+                    "player `{}`: unknown play mode `{}` (no modes/{}.lua in the script's folder or the built-ins)",
+                    llm.name, llm.mode, llm.mode
+                ),
+            )),
+        }
+    }
+
+    let format_module = format_module(&resolver, &spec.settings.format);
+    match &format_module {
+        Some(module) => {
+            if let Err(e) = super::format::FormatScript::load(&lua, module) {
+                errors.push(e);
+            }
+        }
+        None => errors.push(ScriptError::at(
+            spec.defined_at
+                .get("")
+                .cloned()
+                .unwrap_or_else(|| format!("{}:1", main.display)),
+            format!(
+                "unknown format `{}` (no formats/{}.lua in the script's folder or the built-ins)",
+                spec.settings.format, spec.settings.format
+            ),
+        )),
+    }
+    if !errors.is_empty() {
+        return Err(CheckErrors(errors));
+    }
+    let sources = resolver.sources();
+    Ok(Generation {
+        number,
+        hash: sources.hash(),
+        sources: Arc::new(sources),
+        entry: entry.to_path_buf(),
+        spec,
+        watch: resolver.disk_paths(),
+        modes,
+        format_module: format_module.expect("checked above"),
+        limits,
+    })
+}
+
+/// Errors inside a mode get the mode's own `file:line`; errors without one point at the player.
+fn in_player(e: ScriptError, player_at: &str, player: &str) -> ScriptError {
+    match e.location {
+        Some(_) => ScriptError {
+            message: format!("player `{player}`: {}", e.message),
+            ..e
+        },
+        None => ScriptError::at(player_at, format!("player `{player}`: {}", e.message)),
+    }
+}
+
+/// `blitz` means `modes.blitz` (the user's folder first, then the built-ins); a name that exists
+/// only as a module of the script's folder (`my_mode`) is used as it is.
+fn mode_module(resolver: &Resolver, mode: &str) -> Option<String> {
+    named_module(resolver, "modes", mode)
+}
+
+fn format_module(resolver: &Resolver, format: &str) -> Option<String> {
+    named_module(resolver, "formats", format)
+}
+
+fn named_module(resolver: &Resolver, folder: &str, name: &str) -> Option<String> {
+    let qualified = format!("{folder}.{name}");
+    if resolver.exists(&qualified) {
+        Some(qualified)
+    } else if resolver.exists(name) {
+        Some(name.to_string())
+    } else {
+        None
+    }
+}
+
+/// Turns the script's table into a [`TournamentSpec`], collecting every problem.
+fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, CheckErrors> {
+    let at: String = table
+        .get::<Option<String>>(DEFINED_AT)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| format!("{entry}:1"));
+    let mut errors = Vec::new();
+
+    // Work on a shallow copy so the script's own table is left alone.
+    let rest = lua.create_table().map_err(ScriptError::from)?;
+    let mut players_value = Value::Nil;
+    for pair in table.pairs::<Value, Value>() {
+        let (k, v) = pair.map_err(ScriptError::from)?;
+        match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
+            Some("players") => players_value = v,
+            Some(DEFINED_AT) => {}
+            _ => rest.set(k, v).map_err(ScriptError::from)?,
+        }
+    }
+    let settings: Option<TournamentSettings> =
+        match from_table(lua, rest, "tournament", "the tournament table") {
+            Ok(s) => Some(s),
+            Err(message) => {
+                errors.push(ScriptError::at(at.clone(), message));
+                None
+            }
+        };
+
+    let mut players = Vec::new();
+    let mut defined_at = BTreeMap::new();
+    match players_value {
+        Value::Table(list) => {
+            let n = list.raw_len();
+            if n < 2 {
+                errors.push(ScriptError::at(
+                    at.clone(),
+                    format!("a tournament needs at least two players, `players` has {n}"),
+                ));
+            }
+            for i in 1..=n {
+                let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
+                match parse_player(lua, value, i, &at) {
+                    Ok((player, player_at)) => {
+                        if defined_at.contains_key(player.name()) {
+                            errors.push(ScriptError::at(
+                                player_at,
+                                format!("two players are named `{}`", player.name()),
+                            ));
+                        } else {
+                            defined_at.insert(player.name().to_string(), player_at);
+                            players.push(player);
+                        }
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        Value::Nil => errors.push(ScriptError::at(
+            at.clone(),
+            "the tournament has no `players` list",
+        )),
+        other => errors.push(ScriptError::at(
+            at.clone(),
+            format!("`players` must be a list, not {}", other.type_name()),
+        )),
+    }
+    defined_at.insert(String::new(), at);
+    match settings {
+        Some(settings) if errors.is_empty() => Ok(TournamentSpec {
+            settings,
+            players,
+            defined_at,
+        }),
+        _ => Err(CheckErrors(errors)),
+    }
+}
+
+fn parse_player(
+    lua: &Lua,
+    value: Value,
+    index: usize,
+    tournament_at: &str,
+) -> Result<(PlayerSpec, String), ScriptError> {
+    let Value::Table(t) = value else {
+        return Err(ScriptError::at(
+            tournament_at,
+            format!(
+                "player {index} must be a table (arena.llm{{...}}, arena.engine{{...}} or arena.random{{...}}), not {}",
+                value.type_name()
+            ),
+        ));
+    };
+    let at: String = t
+        .get::<Option<String>>(DEFINED_AT)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| tournament_at.to_string());
+    let name: String = t
+        .get::<Option<String>>("name")
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| format!("#{index}"));
+    let what = format!("player `{name}`");
+    let fields = lua.create_table().map_err(ScriptError::from)?;
+    let mut kind = None;
+    for pair in t.pairs::<Value, Value>() {
+        let (k, v) = pair.map_err(ScriptError::from)?;
+        match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
+            Some("kind") => kind = v.as_string().map(|s| s.to_string_lossy()),
+            Some(DEFINED_AT) => {}
+            Some("api_key") => {
+                return Err(ScriptError::at(
+                    at,
+                    format!(
+                        "{what}: an API key must not be written in a script; put it in an environment variable and name that variable with `api_key_env`"
+                    ),
+                ));
+            }
+            _ => fields.set(k, v).map_err(ScriptError::from)?,
+        }
+    }
+    let spec = match kind.as_deref() {
+        Some("llm") => from_table::<LlmPlayerSpec>(lua, fields, &what, "an LLM player")
+            .map(PlayerSpec::Llm),
+        Some("engine") => from_table::<EnginePlayerSpec>(lua, fields, &what, "an engine player")
+            .map(PlayerSpec::Engine),
+        Some("random") => from_table::<RandomPlayerSpec>(lua, fields, &what, "a random player")
+            .map(PlayerSpec::Random),
+        Some(other) => Err(format!(
+            "{what}: unknown kind `{other}` (expected \"llm\", \"engine\" or \"random\")"
+        )),
+        None => Err(format!(
+            "{what}: no `kind`; define players with arena.llm{{...}}, arena.engine{{...}} or arena.random{{...}}"
+        )),
+    }
+    .map_err(|message| ScriptError::at(at.clone(), message))?;
+    if let PlayerSpec::Llm(llm) = &spec
+        && llm.max_concurrency == 0
+    {
+        return Err(ScriptError::at(
+            at,
+            format!("{what}: `max_concurrency` must be at least 1"),
+        ));
+    }
+    Ok((spec, at))
+}
+
+/// Deserializes a Lua table strictly, with serde's message (which names unknown or mistyped
+/// fields) prefixed by what the table is.
+fn from_table<T: DeserializeOwned>(
+    lua: &Lua,
+    table: Table,
+    what: &str,
+    kind: &str,
+) -> Result<T, String> {
+    lua.from_value::<T>(Value::Table(table))
+        .map_err(|e| format!("{what}: {} (in {kind})", serde_message(&e)))
+}
+
+fn serde_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::DeserializeError(m) => m.clone(),
+        other => other.to_string(),
+    }
+}

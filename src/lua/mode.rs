@@ -1,0 +1,311 @@
+//! Play modes: the Lua hooks that write an LLM player's prompts and read its replies.
+//!
+//! A mode module returns a table with `start(ctx) -> messages`, `reply(ctx, text) -> decision` and
+//! optionally `defaults`, the options it understands. Rust owns the dialog, the attempt count and the
+//! board; the hooks only turn snapshots into text and text into decisions.
+
+use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerOptions};
+
+use super::{ScriptError, generation::Generation, state};
+use crate::{
+    llm::ChatMessage,
+    tournament::{
+        spec::LlmPlayerSpec,
+        turn::{Action, Decision, RetryAction, TurnContext},
+    },
+};
+
+/// Attempts per ply when a mode declares none.
+const DEFAULT_MAX_ATTEMPTS: u32 = 1;
+
+/// A loaded play mode bound to one player's options.
+pub struct ModeScript {
+    lua: Lua,
+    module: String,
+    start: Function,
+    reply: Function,
+    options: serde_json::Map<String, serde_json::Value>,
+    max_attempts: u32,
+}
+
+impl std::fmt::Debug for ModeScript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModeScript")
+            .field("module", &self.module)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl ModeScript {
+    /// A mode for one game: a fresh Lua state built from the generation's recorded sources.
+    ///
+    /// # Errors
+    /// When the mode no longer loads (it did when the generation was validated, so this means a
+    /// resource limit or a lazily required module).
+    pub fn for_game(generation: &Generation, player: &LlmPlayerSpec) -> Result<Self, ScriptError> {
+        let lua = state::new_state(generation.resolver(), generation.limits)?;
+        let module = generation.modes.get(&player.name).ok_or_else(|| {
+            ScriptError::bare(format!("player `{}` has no play mode", player.name))
+        })?;
+        ModeScript::load(&lua, module, player)
+    }
+
+    /// Requires `module` in `lua` and binds it to `player`'s options.
+    ///
+    /// # Errors
+    /// A missing hook, an option the mode does not know, or an error while loading the module.
+    pub fn load(lua: &Lua, module: &str, player: &LlmPlayerSpec) -> Result<Self, ScriptError> {
+        let require: Function = lua.globals().get("require")?;
+        let value: Value = state::call(lua, &require, module)?;
+        let Value::Table(table) = value else {
+            return Err(ScriptError::bare(format!(
+                "play mode `{module}` must return a table of hooks, not {}",
+                value.type_name()
+            )));
+        };
+        let start = hook(&table, module, "start")?;
+        let reply = hook(&table, module, "reply")?;
+        let options = merge_options(lua, &table, module, player)?;
+        let max_attempts = match options.get("max_attempts") {
+            None => DEFAULT_MAX_ATTEMPTS,
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=1000).contains(n))
+                .map(|n| n as u32)
+                .ok_or_else(|| {
+                    ScriptError::bare(format!(
+                        "option `max_attempts` must be a whole number from 1 to 1000, not {v}"
+                    ))
+                })?,
+        };
+        Ok(ModeScript {
+            lua: lua.clone(),
+            module: module.to_string(),
+            start,
+            reply,
+            options,
+            max_attempts,
+        })
+    }
+
+    /// The effective options (mode defaults overlaid with the player's).
+    pub fn options(&self) -> &serde_json::Map<String, serde_json::Value> {
+        &self.options
+    }
+
+    /// Attempts allowed per ply before the game is forfeited.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// Calls `start(ctx)`: the messages that open the ply's dialog.
+    ///
+    /// # Errors
+    /// A hook error or a result that is not a list of `{role, content}` messages.
+    pub fn start(&self, ctx: &TurnContext) -> Result<Vec<ChatMessage>, ScriptError> {
+        let ctx = self.ctx_value(ctx)?;
+        let value: Value = state::call(&self.lua, &self.start, ctx)?;
+        parse_messages(&self.lua, value)
+            .map_err(|m| ScriptError::bare(format!("`{}.start` returned {m}", self.module)))
+    }
+
+    /// Calls `reply(ctx, text)`: what to do with the model's answer.
+    ///
+    /// # Errors
+    /// A hook error or a malformed decision.
+    pub fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
+        let ctx = self.ctx_value(ctx)?;
+        let value: Value = state::call(&self.lua, &self.reply, (ctx, text))?;
+        parse_decision(value)
+            .map_err(|m| ScriptError::bare(format!("`{}.reply` returned {m}", self.module)))
+    }
+
+    /// Runs both hooks once on the initial position, so that a generation with a broken prompt or
+    /// parser is rejected before any game uses it.
+    ///
+    /// # Errors
+    /// Whatever the hooks raise.
+    pub fn smoke_test(&self, player: &LlmPlayerSpec) -> Result<(), ScriptError> {
+        let ctx = sample_context(player, self);
+        let messages = self.start(&ctx)?;
+        if messages.is_empty() {
+            return Err(ScriptError::bare(format!(
+                "`{}.start` returned no messages",
+                self.module
+            )));
+        }
+        self.reply(&ctx, "I play ```e2e4```")?;
+        self.reply(&ctx, "")?;
+        Ok(())
+    }
+
+    fn ctx_value(&self, ctx: &TurnContext) -> Result<Value, ScriptError> {
+        let options = SerOptions::new()
+            .serialize_none_to_null(false)
+            .serialize_unit_to_null(false);
+        Ok(self.lua.to_value_with(ctx, options)?)
+    }
+}
+
+fn hook(table: &Table, module: &str, name: &str) -> Result<Function, ScriptError> {
+    match table.get::<Value>(name)? {
+        Value::Function(f) => Ok(f),
+        Value::Nil => Err(ScriptError::bare(format!(
+            "play mode `{module}` has no `{name}` hook"
+        ))),
+        other => Err(ScriptError::bare(format!(
+            "play mode `{module}`: `{name}` must be a function, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// The mode's `defaults` overlaid with the player's `options`; an option the mode does not
+/// declare is a typo and an error.
+fn merge_options(
+    lua: &Lua,
+    table: &Table,
+    module: &str,
+    player: &LlmPlayerSpec,
+) -> Result<serde_json::Map<String, serde_json::Value>, ScriptError> {
+    let defaults: serde_json::Map<String, serde_json::Value> =
+        match table.get::<Value>("defaults")? {
+            Value::Nil => serde_json::Map::new(),
+            v @ Value::Table(_) => lua.from_value(v).map_err(|e| {
+                ScriptError::bare(format!("play mode `{module}`: bad `defaults`: {e}"))
+            })?,
+            other => {
+                return Err(ScriptError::bare(format!(
+                    "play mode `{module}`: `defaults` must be a table, not {}",
+                    other.type_name()
+                )));
+            }
+        };
+    let mut merged = defaults.clone();
+    for (key, value) in &player.options {
+        if !defaults.contains_key(key) {
+            let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
+            return Err(ScriptError::bare(format!(
+                "play mode `{module}` has no option `{key}` (its options: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+        merged.insert(key.clone(), value.clone());
+    }
+    Ok(merged)
+}
+
+fn parse_messages(lua: &Lua, value: Value) -> Result<Vec<ChatMessage>, String> {
+    let Value::Table(_) = &value else {
+        return Err(format!(
+            "{}, not a list of {{role = ..., content = ...}} messages",
+            value.type_name()
+        ));
+    };
+    let messages: Vec<ChatMessage> = lua
+        .from_value(value)
+        .map_err(|e| format!("a malformed message list: {e}"))?;
+    for m in &messages {
+        if !["system", "user", "assistant"].contains(&m.role.as_str()) {
+            return Err(format!(
+                "a message with role `{}` (expected system, user or assistant)",
+                m.role
+            ));
+        }
+    }
+    Ok(messages)
+}
+
+fn parse_decision(value: Value) -> Result<Decision, String> {
+    let Value::Table(t) = value else {
+        return Err(format!(
+            "{}, not a decision table ({{move = ...}}, {{retry = ...}}, {{say = ...}} or {{forfeit = ...}})",
+            value.type_name()
+        ));
+    };
+    let mut action = None;
+    let mut outcome = None;
+    let mut reset = false;
+    let mut retry: Option<Value> = None;
+    for pair in t.pairs::<String, Value>() {
+        let (key, v) = pair.map_err(|e| e.to_string())?;
+        let text = || -> Result<String, String> {
+            v.as_string()
+                .map(|s| s.to_string_lossy())
+                .ok_or_else(|| format!("`{key}` as {}, expected a string", v.type_name()))
+        };
+        let set = |slot: &mut Option<Action>, a: Action| -> Result<(), String> {
+            if slot.is_some() {
+                return Err("a decision with more than one of move, retry, say, forfeit".into());
+            }
+            *slot = Some(a);
+            Ok(())
+        };
+        match key.as_str() {
+            "move" => set(&mut action, Action::Move(text()?))?,
+            "say" => set(&mut action, Action::Say(text()?))?,
+            "forfeit" => set(&mut action, Action::Forfeit(text()?))?,
+            "retry" => {
+                set(&mut action, Action::Retry(RetryAction::Reset))?;
+                retry = Some(v.clone());
+            }
+            "reset" => reset = v.as_boolean().unwrap_or(false),
+            "outcome" => outcome = Some(text()?),
+            other => {
+                return Err(format!(
+                    "a decision with unknown key `{other}` (expected move, retry, reset, say, forfeit, outcome)"
+                ));
+            }
+        }
+    }
+    let action = match (action, retry) {
+        (Some(Action::Retry(_)), Some(v)) => {
+            if reset {
+                Action::Retry(RetryAction::Reset)
+            } else if let Some(s) = v.as_string() {
+                Action::Retry(RetryAction::Feedback(s.to_string_lossy()))
+            } else {
+                return Err(
+                    "`retry` without feedback text; give `retry = \"feedback\"` or `retry = true, reset = true`"
+                        .into(),
+                );
+            }
+        }
+        (Some(a), _) => a,
+        (None, _) => {
+            return Err("an empty decision (expected move, retry, say or forfeit)".into());
+        }
+    };
+    Ok(Decision { action, outcome })
+}
+
+/// The start position as a play mode would see it, for smoke tests.
+fn sample_context(player: &LlmPlayerSpec, mode: &ModeScript) -> TurnContext {
+    use crate::board::render;
+    let pos = shakmaty::Chess::default();
+    TurnContext {
+        fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+        start_fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+        side: "white",
+        ply: 0,
+        move_number: 1,
+        legal_uci: render::legal_uci(&pos),
+        legal_san: render::legal_san(&pos),
+        history_uci: Vec::new(),
+        history_san: Vec::new(),
+        last_move: None,
+        attempt: 1,
+        max_attempts: mode.max_attempts,
+        player: player.name.clone(),
+        opponent: "opponent".into(),
+        game: 0,
+        options: mode.options.clone(),
+        dialog: Vec::new(),
+        reasoning: None,
+    }
+}

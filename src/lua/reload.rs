@@ -1,0 +1,195 @@
+//! Hot reload: watch a tournament's script files and publish each new valid generation.
+//!
+//! Events are debounced, access events ignored (arena's own reads would otherwise trigger reloads
+//! in a loop) and content hashes compared, so one save gives at most one reload. A candidate that
+//! fails to load or validate is reported with `file:line` and the previous generation stays in
+//! force; the tournament never stops for a bad save. Running games are not affected either way:
+//! each keeps the generation it started with.
+
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+    sync::{Arc, mpsc},
+    thread,
+    time::Duration,
+};
+
+use notify_debouncer_full::{
+    DebounceEventResult, new_debouncer,
+    notify::{EventKind, RecursiveMode},
+};
+use tokio::sync::watch;
+
+use super::{Generation, generation::CheckErrors};
+use crate::tournament::spec::{PlayerSpec, TournamentSpec};
+
+/// How long the file system must be quiet before a change is acted on.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// Watches script files until dropped.
+pub struct ScriptWatcher {
+    stop: mpsc::Sender<Message>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+enum Message {
+    Changed(Vec<PathBuf>),
+    Stop,
+}
+
+impl Drop for ScriptWatcher {
+    fn drop(&mut self) {
+        let _ = self.stop.send(Message::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts watching the files of `initial` and returns the channel new generations arrive on.
+///
+/// # Errors
+/// When the operating system refuses to watch the script folders.
+pub fn watch(
+    initial: Arc<Generation>,
+) -> Result<(watch::Receiver<Arc<Generation>>, ScriptWatcher), notify_debouncer_full::notify::Error>
+{
+    let (publish, generations) = watch::channel(initial.clone());
+    let (tx, rx) = mpsc::channel::<Message>();
+    let events = tx.clone();
+    let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
+        let Ok(batch) = result else { return };
+        let paths: Vec<PathBuf> = batch
+            .iter()
+            .filter(|e| !matches!(e.kind, EventKind::Access(_)))
+            .flat_map(|e| e.paths.iter().cloned())
+            .filter(|p| p.extension().is_some_and(|x| x == "lua"))
+            .collect();
+        if !paths.is_empty() {
+            let _ = events.send(Message::Changed(paths));
+        }
+    })?;
+    let mut watched = BTreeSet::new();
+    for dir in folders(&initial) {
+        debouncer.watch(&dir, RecursiveMode::NonRecursive)?;
+        watched.insert(dir);
+    }
+    let thread = thread::Builder::new()
+        .name("script-watcher".into())
+        .spawn(move || {
+            let mut current = initial;
+            while let Ok(Message::Changed(paths)) = rx.recv() {
+                // Coalesce whatever else arrived meanwhile into this reload.
+                let mut changed: BTreeSet<PathBuf> = paths.into_iter().collect();
+                while let Ok(msg) = rx.try_recv() {
+                    match msg {
+                        Message::Changed(more) => changed.extend(more),
+                        Message::Stop => return,
+                    }
+                }
+                if let Some(next) = reload(&current, &changed) {
+                    for dir in folders(&next) {
+                        if watched.insert(dir.clone())
+                            && let Err(e) = debouncer.watch(&dir, RecursiveMode::NonRecursive)
+                        {
+                            tracing::warn!("cannot watch `{}` for changes: {e}", dir.display());
+                        }
+                    }
+                    current = next.clone();
+                    publish.send_replace(next);
+                }
+            }
+        })
+        .expect("the script watcher thread starts");
+    Ok((
+        generations,
+        ScriptWatcher {
+            stop: tx,
+            thread: Some(thread),
+        },
+    ))
+}
+
+/// Builds the candidate generation after `changed` files were saved; `None` keeps `current`.
+fn reload(current: &Generation, changed: &BTreeSet<PathBuf>) -> Option<Arc<Generation>> {
+    let names = changed
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    match Generation::load(&current.entry, current.number + 1) {
+        Ok(next) if next.hash == current.hash => None,
+        Ok(next) => match fixed_parts_changed(&current.spec, &next.spec) {
+            Some(what) => {
+                tracing::error!(
+                    "reload rejected, keeping script generation {}: {what} cannot change while the tournament runs (stop and start it again to change it)",
+                    current.number
+                );
+                None
+            }
+            None => {
+                tracing::info!(
+                    "scripts reloaded: generation {} ({}) after changes to {names}; games that start from now on use it",
+                    next.number,
+                    next.hash
+                );
+                Some(Arc::new(next))
+            }
+        },
+        Err(CheckErrors(errors)) => {
+            for e in &errors {
+                tracing::error!(
+                    "reload rejected, keeping script generation {}: {e}",
+                    current.number
+                );
+            }
+            None
+        }
+    }
+}
+
+/// What a reload may not change: the schedule's inputs and the players' identities. Prompts,
+/// parsers, modes and mode options may change freely.
+fn fixed_parts_changed(old: &TournamentSpec, new: &TournamentSpec) -> Option<String> {
+    if old.settings != new.settings {
+        return Some("the tournament settings".into());
+    }
+    if old.players.len() != new.players.len() {
+        return Some("the list of players".into());
+    }
+    for (a, b) in old.players.iter().zip(&new.players) {
+        let same = match (a, b) {
+            (PlayerSpec::Llm(a), PlayerSpec::Llm(b)) => {
+                a.name == b.name
+                    && a.base_url == b.base_url
+                    && a.model == b.model
+                    && a.api_key_env == b.api_key_env
+                    && a.max_concurrency == b.max_concurrency
+            }
+            (a, b) => a == b,
+        };
+        if !same {
+            return Some(format!("player `{}`", a.name()));
+        }
+    }
+    None
+}
+
+/// The folders holding a generation's files on disk, plus the entry's own folder.
+fn folders(generation: &Generation) -> BTreeSet<PathBuf> {
+    let mut dirs: BTreeSet<PathBuf> = generation
+        .watch
+        .iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d
+            }
+        })
+        .collect();
+    dirs.insert(generation.script_dir().to_path_buf());
+    dirs.retain(|d| d.is_dir());
+    dirs
+}

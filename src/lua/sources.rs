@@ -1,0 +1,285 @@
+//! Where Lua modules come from: the user's script folder, then the built-in `scripts/`.
+//!
+//! Every file a script generation reads is recorded with its exact content. A game's Lua state is
+//! later built from those recorded sources (not from disk), so a game keeps the rules it started
+//! with while files change, and a resumed game can rebuild them from the store.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+use sha2::{Digest, Sha256};
+
+use super::ScriptError;
+
+/// The built-in scripts compiled into the binary, by path relative to `scripts/`.
+const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "modes/blitz.lua",
+        include_str!("../../scripts/modes/blitz.lua"),
+    ),
+    (
+        "prompts/blitz.lua",
+        include_str!("../../scripts/prompts/blitz.lua"),
+    ),
+    (
+        "parsers/move.lua",
+        include_str!("../../scripts/parsers/move.lua"),
+    ),
+    (
+        "formats/round_robin.lua",
+        include_str!("../../scripts/formats/round_robin.lua"),
+    ),
+];
+
+/// The display prefix of built-in scripts in error messages and in the store.
+const BUILTIN_PREFIX: &str = "scripts/";
+
+/// The exact text of every file a generation read, keyed by display path (`tournaments/x.lua`,
+/// `scripts/modes/blitz.lua`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceSet {
+    /// Display path to content.
+    pub files: BTreeMap<String, String>,
+}
+
+impl SourceSet {
+    /// A content hash over all files and their paths: the identity of a generation.
+    pub fn hash(&self) -> String {
+        let mut hasher = Sha256::new();
+        for (path, content) in &self.files {
+            hasher.update(path.as_bytes());
+            hasher.update([0]);
+            hasher.update(content.as_bytes());
+            hasher.update([0]);
+        }
+        hasher
+            .finalize()
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+/// A module found by the resolver.
+#[derive(Debug, Clone)]
+pub struct ResolvedModule {
+    /// The path shown in error messages (`@path` chunk name).
+    pub display: String,
+    /// The source text.
+    pub content: String,
+}
+
+/// Finds modules for `require`, recording what it read.
+#[derive(Debug, Clone)]
+pub struct Resolver {
+    script_dir: PathBuf,
+    pinned: Option<Arc<SourceSet>>,
+    read: Arc<Mutex<BTreeMap<String, String>>>,
+    disk_paths: Arc<Mutex<BTreeMap<String, PathBuf>>>,
+}
+
+impl Resolver {
+    /// A resolver that reads from disk: the user's folder first, then the built-ins.
+    pub fn from_disk(script_dir: &Path) -> Self {
+        Resolver {
+            script_dir: script_dir.to_path_buf(),
+            pinned: None,
+            read: Arc::default(),
+            disk_paths: Arc::default(),
+        }
+    }
+
+    /// A resolver that answers from a recorded source set, falling back to disk for modules the
+    /// set lacks (a module first required lazily, inside a hook).
+    pub fn pinned(script_dir: &Path, sources: Arc<SourceSet>) -> Self {
+        Resolver {
+            pinned: Some(sources),
+            ..Resolver::from_disk(script_dir)
+        }
+    }
+
+    /// The folder user modules are looked up in.
+    pub fn script_dir(&self) -> &Path {
+        &self.script_dir
+    }
+
+    /// Reads the entry script itself.
+    ///
+    /// # Errors
+    /// When the file is missing or unreadable.
+    pub fn entry(&self, path: &Path) -> Result<ResolvedModule, ScriptError> {
+        let display = display_path(path);
+        if let Some(content) = self.pinned.as_ref().and_then(|p| p.files.get(&display)) {
+            return Ok(self.record(display, content.clone(), None));
+        }
+        let content = std::fs::read_to_string(path)
+            .map_err(|e| ScriptError::bare(format!("cannot read script `{display}`: {e}")))?;
+        Ok(self.record(display, content, Some(path.to_path_buf())))
+    }
+
+    /// Whether `module` can be found, without recording it.
+    pub fn exists(&self, module: &str) -> bool {
+        self.candidates(module).iter().any(|c| {
+            self.pinned
+                .as_ref()
+                .is_some_and(|p| p.files.contains_key(&c.display))
+                || c.disk.as_ref().is_some_and(|d| d.is_file())
+                || c.embedded.is_some()
+        })
+    }
+
+    /// Finds `module` (dotted name, `modes.blitz`).
+    ///
+    /// # Errors
+    /// When no candidate file exists (the message lists where it looked), or one is unreadable.
+    pub fn resolve(&self, module: &str) -> Result<ResolvedModule, ScriptError> {
+        let candidates = self.candidates(module);
+        for c in &candidates {
+            if let Some(content) = self.pinned.as_ref().and_then(|p| p.files.get(&c.display)) {
+                return Ok(self.record(c.display.clone(), content.clone(), c.disk.clone()));
+            }
+        }
+        for c in &candidates {
+            if let Some(disk) = &c.disk
+                && disk.is_file()
+            {
+                let content = std::fs::read_to_string(disk).map_err(|e| {
+                    ScriptError::bare(format!("cannot read module `{}`: {e}", c.display))
+                })?;
+                return Ok(self.record(c.display.clone(), content, Some(disk.clone())));
+            }
+            if let Some(text) = c.embedded {
+                return Ok(self.record(c.display.clone(), text.to_string(), None));
+            }
+        }
+        let tried: Vec<&str> = candidates.iter().map(|c| c.display.as_str()).collect();
+        Err(ScriptError::bare(format!(
+            "module `{module}` not found (looked for {})",
+            tried.join(", ")
+        )))
+    }
+
+    /// Everything read so far.
+    pub fn sources(&self) -> SourceSet {
+        SourceSet {
+            files: self.read.lock().expect("resolver lock poisoned").clone(),
+        }
+    }
+
+    /// The files on disk behind what was read: what a watcher must watch.
+    pub fn disk_paths(&self) -> Vec<PathBuf> {
+        self.disk_paths
+            .lock()
+            .expect("resolver lock poisoned")
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    fn record(&self, display: String, content: String, disk: Option<PathBuf>) -> ResolvedModule {
+        self.read
+            .lock()
+            .expect("resolver lock poisoned")
+            .insert(display.clone(), content.clone());
+        if let Some(disk) = disk {
+            self.disk_paths
+                .lock()
+                .expect("resolver lock poisoned")
+                .insert(display.clone(), disk);
+        }
+        ResolvedModule { display, content }
+    }
+
+    fn candidates(&self, module: &str) -> Vec<Candidate> {
+        let rel = module.replace('.', "/");
+        let mut out = Vec::new();
+        for file in [format!("{rel}.lua"), format!("{rel}/init.lua")] {
+            let disk = self.script_dir.join(&file);
+            out.push(Candidate {
+                display: display_path(&disk),
+                disk: Some(disk),
+                embedded: None,
+            });
+        }
+        let file = format!("{rel}.lua");
+        out.push(Candidate {
+            display: format!("{BUILTIN_PREFIX}{file}"),
+            disk: builtin_dir().map(|dir| dir.join(&file)),
+            embedded: EMBEDDED
+                .iter()
+                .find(|(name, _)| *name == file)
+                .map(|(_, text)| *text),
+        });
+        out
+    }
+}
+
+struct Candidate {
+    display: String,
+    disk: Option<PathBuf>,
+    embedded: Option<&'static str>,
+}
+
+/// In debug builds the built-ins are read from the source tree, so that they can be edited (and hot
+/// reloaded) without recompiling; release builds use the embedded copies only.
+fn builtin_dir() -> Option<PathBuf> {
+    if cfg!(debug_assertions) {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts");
+        dir.is_dir().then_some(dir)
+    } else {
+        None
+    }
+}
+
+/// A path as users wrote it, with `./` dropped and `/` separators.
+fn display_path(path: &Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    text.strip_prefix("./").unwrap_or(&text).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_modules_shadow_builtins_and_are_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("modes")).unwrap();
+        std::fs::write(dir.path().join("modes/blitz.lua"), "return 'mine'").unwrap();
+        let resolver = Resolver::from_disk(dir.path());
+        let m = resolver.resolve("modes.blitz").unwrap();
+        assert_eq!(m.content, "return 'mine'");
+        let f = resolver.resolve("formats.round_robin").unwrap();
+        assert_eq!(f.display, "scripts/formats/round_robin.lua");
+        assert_eq!(resolver.sources().files.len(), 2);
+        assert_eq!(resolver.disk_paths().len(), 2);
+    }
+
+    #[test]
+    fn missing_modules_list_where_they_were_looked_for() {
+        let resolver = Resolver::from_disk(Path::new("tournaments"));
+        let err = resolver.resolve("modes.nope").unwrap_err().to_string();
+        assert!(err.contains("tournaments/modes/nope.lua"), "{err}");
+        assert!(err.contains("scripts/modes/nope.lua"), "{err}");
+        assert!(!resolver.exists("modes.nope"));
+        assert!(resolver.exists("modes.blitz"));
+    }
+
+    #[test]
+    fn pinned_sources_win_over_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("m.lua"), "return 'disk'").unwrap();
+        let mut set = SourceSet::default();
+        set.files.insert(
+            display_path(&dir.path().join("m.lua")),
+            "return 'pinned'".into(),
+        );
+        let resolver = Resolver::pinned(dir.path(), Arc::new(set.clone()));
+        assert_eq!(resolver.resolve("m").unwrap().content, "return 'pinned'");
+        assert_eq!(set.hash().len(), 16);
+    }
+}

@@ -1,0 +1,265 @@
+//! LLM calls (written before their reply is used) and tournament events.
+
+use rusqlite::{Row, params};
+
+use super::{Context, Store, StoreError, get_u64, sql_u64};
+
+/// One request to a language model and what came back, as the caller hands it over (API keys
+/// already stripped from the request).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LlmCallRecord {
+    /// The game, or `None` for calls outside games (evaluation tasks).
+    pub game_id: Option<i64>,
+    /// The ply the call was made for.
+    pub ply: u32,
+    /// The call number within the ply, 0-based; unique with the game and ply.
+    pub seq: u32,
+    /// The player's name.
+    pub player: String,
+    /// The model name sent to the provider.
+    pub model: String,
+    /// The endpoint URL.
+    pub endpoint: String,
+    /// The request body as JSON.
+    pub request_json: String,
+    /// The reply text, if any came back.
+    pub reply_text: Option<String>,
+    /// The reasoning text, if the provider returned one.
+    pub reasoning: Option<String>,
+    /// The raw response body, for replay and debugging.
+    pub raw_body: Option<String>,
+    /// The provider's finish reason.
+    pub finish_reason: Option<String>,
+    /// The HTTP status of the last attempt.
+    pub http_status: Option<u16>,
+    /// Prompt tokens billed.
+    pub prompt_tokens: u64,
+    /// Completion tokens billed (reasoning included).
+    pub completion_tokens: u64,
+    /// Wall time of the call, transport retries included.
+    pub latency_ms: u64,
+    /// How many times the transport retried (429, 5xx, timeouts).
+    pub transport_retries: u32,
+    /// The transport error, if the call failed for good.
+    pub error: Option<String>,
+}
+
+/// A stored LLM call with what the game loop made of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlmCallRow {
+    /// Row id, for [`Store::set_llm_call_outcome`].
+    pub id: i64,
+    /// The call as recorded.
+    pub call: LlmCallRecord,
+    /// What the reply led to (`"move"`, `"illegal"`, ...); `None` if it was never used.
+    pub outcome: Option<String>,
+    /// Detail of the outcome (the move, the parse error, ...).
+    pub outcome_detail: Option<String>,
+    /// When the call was recorded (RFC 3339 UTC).
+    pub created_at: String,
+}
+
+/// A stored event of a tournament (engine restart, endpoint outage, script reload error, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRow {
+    /// Row id; events are returned in id order.
+    pub id: i64,
+    /// The tournament id.
+    pub tournament: i64,
+    /// The game it concerns, if any.
+    pub game_id: Option<i64>,
+    /// `"info"`, `"warn"` or `"error"`.
+    pub level: String,
+    /// A machine-readable kind, e.g. `"engine_restart"`.
+    pub kind: String,
+    /// A human-readable message.
+    pub message: String,
+    /// When it was recorded (RFC 3339 UTC).
+    pub created_at: String,
+}
+
+fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
+    Ok(LlmCallRow {
+        id: r.get(0)?,
+        call: LlmCallRecord {
+            game_id: r.get(1)?,
+            ply: r.get(2)?,
+            seq: r.get(3)?,
+            player: r.get(4)?,
+            model: r.get(5)?,
+            endpoint: r.get(6)?,
+            request_json: r.get(7)?,
+            reply_text: r.get(8)?,
+            reasoning: r.get(9)?,
+            raw_body: r.get(10)?,
+            finish_reason: r.get(11)?,
+            http_status: r.get(12)?,
+            prompt_tokens: get_u64(r, 13)?,
+            completion_tokens: get_u64(r, 14)?,
+            latency_ms: get_u64(r, 15)?,
+            transport_retries: r.get(16)?,
+            error: r.get(17)?,
+        },
+        outcome: r.get(18)?,
+        outcome_detail: r.get(19)?,
+        created_at: r.get(20)?,
+    })
+}
+
+impl Store {
+    /// Records an LLM call before its reply is used, and returns its id. After a crash, a resumed run
+    /// finds the reply with [`Store::llm_calls`] and re-feeds it instead of paying for it again.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Duplicate`] if a call with the same game, ply and seq is stored,
+    /// [`StoreError::MissingReference`] if there is no such game, [`StoreError::Database`] on a
+    /// database failure.
+    pub fn record_llm_call(&self, call: &LlmCallRecord) -> Result<i64, StoreError> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint, request_json,
+                     reply_text, reasoning, raw_body, finish_reason, http_status, prompt_tokens,
+                     completion_tokens, latency_ms, transport_retries, error)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                 RETURNING id",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(
+                    params![
+                        call.game_id,
+                        call.ply,
+                        call.seq,
+                        call.player,
+                        call.model,
+                        call.endpoint,
+                        call.request_json,
+                        call.reply_text,
+                        call.reasoning,
+                        call.raw_body,
+                        call.finish_reason,
+                        call.http_status,
+                        sql_u64(call.prompt_tokens),
+                        sql_u64(call.completion_tokens),
+                        sql_u64(call.latency_ms),
+                        call.transport_retries,
+                        call.error,
+                    ],
+                    |r| r.get(0),
+                )
+            })
+            .context(|| {
+                let game = call
+                    .game_id
+                    .map_or_else(|| "no game".to_owned(), |g| format!("game {g}"));
+                format!("record llm call {} of ply {} ({game})", call.seq, call.ply)
+            })
+    }
+
+    /// Records what the game loop made of a call's reply: `outcome` is a kind such as `"move"`,
+    /// `"no_move_found"`, `"unparseable"`, `"illegal"`, `"ambiguous"`, `"forbidden_reasoning"` or
+    /// `"say"`; `detail` says more (the move, the parse error). Replaces an earlier outcome, which a
+    /// resumed run re-deriving it from the same reply will set to the same value.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] if there is no such call, [`StoreError::Database`] on a database
+    /// failure.
+    pub fn set_llm_call_outcome(
+        &self,
+        call_id: i64,
+        outcome: &str,
+        detail: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let changed = self
+            .conn()
+            .execute(
+                "UPDATE llm_calls SET outcome = ?2, outcome_detail = ?3 WHERE id = ?1",
+                params![call_id, outcome, detail],
+            )
+            .context(|| format!("set the outcome of llm call {call_id}"))?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: format!("llm call {call_id}"),
+            });
+        }
+        Ok(())
+    }
+
+    /// The calls made for one ply of a game, ordered by seq.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn llm_calls(&self, game_id: i64, ply: u32) -> Result<Vec<LlmCallRow>, StoreError> {
+        let what = || format!("read llm calls of ply {ply} of game {game_id}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, game_id, ply, seq, player, model, endpoint, request_json, reply_text,
+                     reasoning, raw_body, finish_reason, http_status, prompt_tokens,
+                     completion_tokens, latency_ms, transport_retries, error, outcome,
+                     outcome_detail, created_at
+                 FROM llm_calls WHERE game_id = ?1 AND ply = ?2 ORDER BY seq",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map(params![game_id, ply], call_row)
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
+    /// Records an event of a tournament, optionally about one game.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::MissingReference`] if the tournament or game does not exist,
+    /// [`StoreError::Database`] on a database failure.
+    pub fn record_event(
+        &self,
+        tournament: i64,
+        game_id: Option<i64>,
+        level: &str,
+        kind: &str,
+        message: &str,
+    ) -> Result<(), StoreError> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO events (tournament_id, game_id, level, kind, message)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .and_then(|mut stmt| stmt.execute(params![tournament, game_id, level, kind, message]))
+            .context(|| format!("record event `{kind}` of tournament {tournament}"))?;
+        Ok(())
+    }
+
+    /// The events of a tournament, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn events(&self, tournament: i64) -> Result<Vec<EventRow>, StoreError> {
+        let what = || format!("read events of tournament {tournament}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, tournament_id, game_id, level, kind, message, created_at FROM events
+                 WHERE tournament_id = ?1 ORDER BY id",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map([tournament], |r| {
+                Ok(EventRow {
+                    id: r.get(0)?,
+                    tournament: r.get(1)?,
+                    game_id: r.get(2)?,
+                    level: r.get(3)?,
+                    kind: r.get(4)?,
+                    message: r.get(5)?,
+                    created_at: r.get(6)?,
+                })
+            })
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+}

@@ -1,0 +1,520 @@
+//! Games and their plies: the schedule, the status machine and the moves.
+
+use std::{collections::HashSet, fmt};
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{Context, Store, StoreError, bad_column, get_opt_u64, get_u64, sql_u64};
+
+/// A game the tournament format scheduled, as the caller describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduledGame {
+    /// The game's index in the tournament, stable across runs.
+    pub index: u32,
+    /// The round it belongs to.
+    pub round: u32,
+    /// White's player name.
+    pub white: String,
+    /// Black's player name.
+    pub black: String,
+    /// The start position, `None` for the standard one.
+    pub start_fen: Option<String>,
+    /// Opening moves played from the start position before the players take over.
+    pub opening_moves: Vec<String>,
+    /// A label for the opening (book line name, ECO code, ...).
+    pub opening_label: Option<String>,
+}
+
+impl ScheduledGame {
+    /// A game from the standard position without an opening.
+    pub fn new(index: u32, round: u32, white: &str, black: &str) -> ScheduledGame {
+        ScheduledGame {
+            index,
+            round,
+            white: white.to_owned(),
+            black: black.to_owned(),
+            start_fen: None,
+            opening_moves: Vec::new(),
+            opening_label: None,
+        }
+    }
+}
+
+/// Where a game stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GameStatus {
+    /// Not started yet.
+    Scheduled,
+    /// Started and not finished (or interrupted by a killed run: resumable).
+    Running,
+    /// Finished with a result.
+    Finished,
+    /// Stopped by an error that is not chess (resumable).
+    Errored,
+}
+
+impl GameStatus {
+    /// The name stored in the database and shown to users.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GameStatus::Scheduled => "scheduled",
+            GameStatus::Running => "running",
+            GameStatus::Finished => "finished",
+            GameStatus::Errored => "errored",
+        }
+    }
+
+    fn parse(s: &str) -> Option<GameStatus> {
+        Some(match s {
+            "scheduled" => GameStatus::Scheduled,
+            "running" => GameStatus::Running,
+            "finished" => GameStatus::Finished,
+            "errored" => GameStatus::Errored,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for GameStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A stored game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameRow {
+    /// Row id, used by the ply, call and status methods.
+    pub id: i64,
+    /// The tournament id.
+    pub tournament: i64,
+    /// The game's index in the tournament.
+    pub index: u32,
+    /// The round it belongs to.
+    pub round: u32,
+    /// White's player name.
+    pub white: String,
+    /// Black's player name.
+    pub black: String,
+    /// The start position, `None` for the standard one.
+    pub start_fen: Option<String>,
+    /// Opening moves played before the players take over.
+    pub opening_moves: Vec<String>,
+    /// A label for the opening.
+    pub opening_label: Option<String>,
+    /// Where the game stands.
+    pub status: GameStatus,
+    /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished.
+    pub result: Option<String>,
+    /// How it ended (`"checkmate"`, `"forfeit"`, ...), once finished.
+    pub termination: Option<String>,
+    /// Free-text detail of the termination.
+    pub reason: Option<String>,
+    /// Content hash of the scripts the game started under.
+    pub script_hash: Option<String>,
+    /// Script generation the game started under.
+    pub generation: Option<u64>,
+    /// When it first started (RFC 3339 UTC).
+    pub started_at: Option<String>,
+    /// When it finished (RFC 3339 UTC).
+    pub finished_at: Option<String>,
+    /// The last error, while the game is errored.
+    pub error: Option<String>,
+    /// Number of stored plies.
+    pub ply_count: u32,
+}
+
+/// One move of a game, written before the next ply starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlyRecord {
+    /// 0-based ply number; unique within a game.
+    pub ply: u32,
+    /// The position before the move.
+    pub fen_before: String,
+    /// The move in UCI notation.
+    pub uci: String,
+    /// The move in SAN.
+    pub san: String,
+    /// The name of the player who moved.
+    pub player: String,
+    /// How many attempts the player needed (1 for a first-try legal move).
+    pub attempts: u32,
+    /// Wall time the player took, retries included.
+    pub elapsed_ms: u64,
+}
+
+const GAME_COLUMNS: &str = "g.id, g.tournament_id, g.idx, g.round, g.white, g.black, g.start_fen,
+    g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
+    g.generation, g.started_at, g.finished_at, g.error,
+    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id)";
+
+fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
+    let status: String = r.get(9)?;
+    Ok(GameRow {
+        id: r.get(0)?,
+        tournament: r.get(1)?,
+        index: r.get(2)?,
+        round: r.get(3)?,
+        white: r.get(4)?,
+        black: r.get(5)?,
+        start_fen: r.get(6)?,
+        opening_moves: parse_moves(7, &r.get::<_, String>(7)?)?,
+        opening_label: r.get(8)?,
+        status: GameStatus::parse(&status)
+            .ok_or_else(|| bad_column(9, format!("unknown game status `{status}`")))?,
+        result: r.get(10)?,
+        termination: r.get(11)?,
+        reason: r.get(12)?,
+        script_hash: r.get(13)?,
+        generation: get_opt_u64(r, 14)?,
+        started_at: r.get(15)?,
+        finished_at: r.get(16)?,
+        error: r.get(17)?,
+        ply_count: r.get(18)?,
+    })
+}
+
+fn parse_moves(column: usize, json: &str) -> rusqlite::Result<Vec<String>> {
+    serde_json::from_str(json).map_err(|e| {
+        bad_column(
+            column,
+            format!("opening moves `{json}` are not a JSON list: {e}"),
+        )
+    })
+}
+
+fn moves_json(moves: &[String]) -> String {
+    serde_json::to_string(moves).expect("a list of strings always serialises")
+}
+
+/// How a schedule mismatch shows a game: the pairing and where it starts.
+fn describe(white: &str, black: &str, start_fen: Option<&str>, moves: &[String]) -> String {
+    let start = start_fen.map_or_else(|| "the standard position".to_owned(), |f| format!("`{f}`"));
+    let mut text = format!("`{white}` vs `{black}` from {start}");
+    if !moves.is_empty() {
+        text.push_str(&format!(" after {}", moves.join(" ")));
+    }
+    text
+}
+
+impl Store {
+    /// Stores the schedule of a tournament in one transaction: a game whose index is new is inserted,
+    /// a game already stored is kept as it is (with its status and plies), so scheduling again on
+    /// resume is a no-op.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::ScheduleMismatch`] if a stored game has other players, start position or opening
+    /// moves than requested (the script's schedule changed under a stored tournament);
+    /// [`StoreError::NotFound`] if the tournament does not exist; [`StoreError::UnknownPlayer`] if a
+    /// game names a player not added with [`Store::upsert_player`]; [`StoreError::Database`] on a
+    /// database failure. Nothing is stored on error.
+    pub fn schedule_games(
+        &self,
+        tournament: i64,
+        games: &[ScheduledGame],
+    ) -> Result<(), StoreError> {
+        let what = || format!("schedule games of tournament {tournament}");
+        let mut conn = self.conn();
+        let tx = conn.transaction().context(what)?;
+        let exists = tx
+            .query_row(
+                "SELECT 1 FROM tournaments WHERE id = ?1",
+                [tournament],
+                |_| Ok(()),
+            )
+            .optional()
+            .context(what)?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound {
+                what: format!("tournament {tournament}"),
+            });
+        }
+        let players: HashSet<String> = {
+            let mut stmt = tx
+                .prepare_cached("SELECT name FROM players WHERE tournament_id = ?1")
+                .context(what)?;
+            let rows = stmt.query_map([tournament], |r| r.get(0)).context(what)?;
+            rows.collect::<rusqlite::Result<_>>().context(what)?
+        };
+        {
+            let mut find = tx
+                .prepare_cached(
+                    "SELECT white, black, start_fen, opening_moves FROM games
+                     WHERE tournament_id = ?1 AND idx = ?2",
+                )
+                .context(what)?;
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
+                                        opening_moves, opening_label)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .context(what)?;
+            for game in games {
+                let what = || format!("schedule game {} of tournament {tournament}", game.index);
+                for player in [&game.white, &game.black] {
+                    if !players.contains(player) {
+                        return Err(StoreError::UnknownPlayer {
+                            tournament,
+                            index: game.index,
+                            player: player.clone(),
+                        });
+                    }
+                }
+                let stored = find
+                    .query_row(params![tournament, game.index], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            parse_moves(3, &r.get::<_, String>(3)?)?,
+                        ))
+                    })
+                    .optional()
+                    .context(what)?;
+                match stored {
+                    Some((white, black, start_fen, moves)) => {
+                        if white != game.white
+                            || black != game.black
+                            || start_fen != game.start_fen
+                            || moves != game.opening_moves
+                        {
+                            return Err(StoreError::ScheduleMismatch {
+                                index: game.index,
+                                stored: describe(&white, &black, start_fen.as_deref(), &moves),
+                                requested: describe(
+                                    &game.white,
+                                    &game.black,
+                                    game.start_fen.as_deref(),
+                                    &game.opening_moves,
+                                ),
+                            });
+                        }
+                    }
+                    None => {
+                        insert
+                            .execute(params![
+                                tournament,
+                                game.index,
+                                game.round,
+                                game.white,
+                                game.black,
+                                game.start_fen,
+                                moves_json(&game.opening_moves),
+                                game.opening_label,
+                            ])
+                            .context(what)?;
+                    }
+                }
+            }
+        }
+        tx.commit().context(what)
+    }
+
+    /// The games of a tournament, ordered by index.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure or unreadable stored data.
+    pub fn games(&self, tournament: i64) -> Result<Vec<GameRow>, StoreError> {
+        let what = || format!("list games of tournament {tournament}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {GAME_COLUMNS} FROM games g WHERE g.tournament_id = ?1 ORDER BY g.idx"
+            ))
+            .context(what)?;
+        let rows = stmt.query_map([tournament], game_row).context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
+    /// One game.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] if there is no such game, [`StoreError::Database`] on a database
+    /// failure or unreadable stored data.
+    pub fn game(&self, game_id: i64) -> Result<GameRow, StoreError> {
+        load_game(&self.conn(), game_id)
+    }
+
+    /// Marks a game as running under the scripts with `script_hash` and `generation`. On resume the
+    /// game keeps the hash, generation and start time it first started with (those name the scripts
+    /// it is pinned to); a previous error is cleared (it stays in the events).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidState`] if the game is finished, [`StoreError::NotFound`] if there is no
+    /// such game, [`StoreError::Database`] on a database failure.
+    pub fn mark_game_started(
+        &self,
+        game_id: i64,
+        script_hash: &str,
+        generation: u64,
+    ) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let changed = conn
+            .execute(
+                "UPDATE games SET status = 'running',
+                    script_hash = COALESCE(script_hash, ?2),
+                    generation = COALESCE(generation, ?3),
+                    started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+                    error = NULL
+                 WHERE id = ?1 AND status <> 'finished'",
+                params![game_id, script_hash, sql_u64(generation)],
+            )
+            .context(|| format!("mark game {game_id} started"))?;
+        refused_unless_changed(&conn, changed, game_id, "start")
+    }
+
+    /// Records the result of a game.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidResult`] for a result other than `1-0`, `0-1` or `1/2-1/2`,
+    /// [`StoreError::InvalidState`] if the game is already finished, [`StoreError::NotFound`] if there
+    /// is no such game, [`StoreError::Database`] on a database failure.
+    pub fn finish_game(
+        &self,
+        game_id: i64,
+        result: &str,
+        termination: &str,
+        reason: Option<&str>,
+    ) -> Result<(), StoreError> {
+        if !matches!(result, "1-0" | "0-1" | "1/2-1/2") {
+            return Err(StoreError::InvalidResult {
+                game_id,
+                result: result.to_owned(),
+            });
+        }
+        let conn = self.conn();
+        let changed = conn
+            .execute(
+                "UPDATE games SET status = 'finished', result = ?2, termination = ?3, reason = ?4,
+                    finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), error = NULL
+                 WHERE id = ?1 AND status <> 'finished'",
+                params![game_id, result, termination, reason],
+            )
+            .context(|| format!("finish game {game_id}"))?;
+        refused_unless_changed(&conn, changed, game_id, "finish")
+    }
+
+    /// Marks an unfinished game as stopped by an error that is not chess; it stays resumable. The
+    /// error is also recorded as an `error` event `game_errored` of the tournament, so it survives a
+    /// later restart of the game.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidState`] if the game is finished, [`StoreError::NotFound`] if there is no
+    /// such game, [`StoreError::Database`] on a database failure.
+    pub fn mark_game_errored(&self, game_id: i64, error: &str) -> Result<(), StoreError> {
+        let what = || format!("mark game {game_id} errored");
+        let mut conn = self.conn();
+        let tx = conn.transaction().context(what)?;
+        let changed = tx
+            .execute(
+                "UPDATE games SET status = 'errored', error = ?2
+                 WHERE id = ?1 AND status <> 'finished'",
+                params![game_id, error],
+            )
+            .context(what)?;
+        refused_unless_changed(&tx, changed, game_id, "mark errored")?;
+        tx.execute(
+            "INSERT INTO events (tournament_id, game_id, level, kind, message)
+             SELECT tournament_id, id, 'error', 'game_errored', ?2 FROM games WHERE id = ?1",
+            params![game_id, error],
+        )
+        .context(what)?;
+        tx.commit().context(what)
+    }
+
+    /// Records one move of a game.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Duplicate`] if the ply is already stored, [`StoreError::MissingReference`] if
+    /// there is no such game, [`StoreError::Database`] on a database failure.
+    pub fn record_ply(&self, game_id: i64, ply: &PlyRecord) -> Result<(), StoreError> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO plies (game_id, ply, fen_before, uci, san, player, attempts, elapsed_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    game_id,
+                    ply.ply,
+                    ply.fen_before,
+                    ply.uci,
+                    ply.san,
+                    ply.player,
+                    ply.attempts,
+                    sql_u64(ply.elapsed_ms),
+                ])
+            })
+            .context(|| format!("record ply {} of game {game_id}", ply.ply))?;
+        Ok(())
+    }
+
+    /// The stored moves of a game, in ply order.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn plies(&self, game_id: i64) -> Result<Vec<PlyRecord>, StoreError> {
+        let what = || format!("read plies of game {game_id}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT ply, fen_before, uci, san, player, attempts, elapsed_ms FROM plies
+                 WHERE game_id = ?1 ORDER BY ply",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map([game_id], |r| {
+                Ok(PlyRecord {
+                    ply: r.get(0)?,
+                    fen_before: r.get(1)?,
+                    uci: r.get(2)?,
+                    san: r.get(3)?,
+                    player: r.get(4)?,
+                    attempts: r.get(5)?,
+                    elapsed_ms: get_u64(r, 6)?,
+                })
+            })
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+}
+
+fn load_game(conn: &Connection, game_id: i64) -> Result<GameRow, StoreError> {
+    conn.query_row(
+        &format!("SELECT {GAME_COLUMNS} FROM games g WHERE g.id = ?1"),
+        [game_id],
+        game_row,
+    )
+    .optional()
+    .context(|| format!("read game {game_id}"))?
+    .ok_or_else(|| StoreError::NotFound {
+        what: format!("game {game_id}"),
+    })
+}
+
+/// Turns a status update that matched no row into the reason: no such game, or a finished one.
+fn refused_unless_changed(
+    conn: &Connection,
+    changed: usize,
+    game_id: i64,
+    action: &'static str,
+) -> Result<(), StoreError> {
+    if changed > 0 {
+        return Ok(());
+    }
+    let game = load_game(conn, game_id)?;
+    Err(StoreError::InvalidState {
+        game_id,
+        status: game.status,
+        action,
+    })
+}

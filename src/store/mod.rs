@@ -1,0 +1,373 @@
+//! The results store: one SQLite file holding tournaments, players, games, plies, every LLM call and
+//! the scripts each game ran under.
+//!
+//! Every effect is written before it is used: the game loop records an LLM reply before parsing it and
+//! a move before the next ply, so a killed run loses nothing and a resumed run re-feeds stored replies
+//! instead of paying for them again. The file runs in WAL mode with `synchronous = NORMAL` (a committed
+//! write survives a process kill; only a power cut can drop the last commits), foreign keys on and a
+//! 5 s busy timeout, so several connections (threads or processes) can share it.
+//!
+//! All SQL lives in this module and no `rusqlite` type appears in its public API, so another backend
+//! (PostgreSQL is planned) can sit behind the same [`Store`] methods.
+//!
+//! ```
+//! use arena::store::{GameStatus, PlayerRecord, ScheduledGame, Store};
+//!
+//! let store = Store::open_in_memory()?;
+//! let t = store.open_tournament("demo", "demo.lua", "{}")?;
+//! for name in ["sf", "rnd"] {
+//!     let kind = if name == "sf" { "engine" } else { "random" };
+//!     store.upsert_player(t.id, &PlayerRecord::new(name, kind, "{}"))?;
+//! }
+//! store.schedule_games(t.id, &[ScheduledGame::new(0, 0, "sf", "rnd")])?;
+//! let game = &store.games(t.id)?[0];
+//! store.mark_game_started(game.id, "hash", 1)?;
+//! store.finish_game(game.id, "1-0", "checkmate", None)?;
+//! assert_eq!(store.game(game.id)?.status, GameStatus::Finished);
+//! assert_eq!(store.standings(t.id)?[0].player, "sf");
+//! # Ok::<(), arena::store::StoreError>(())
+//! ```
+
+mod calls;
+mod games;
+mod schema;
+mod stats;
+mod tournaments;
+
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+    sync::{Mutex, MutexGuard, PoisonError},
+    time::Duration,
+};
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
+
+use self::schema::{CURRENT_VERSION, Kind, MigrateError};
+pub use self::{
+    calls::{EventRow, LlmCallRecord, LlmCallRow},
+    games::{GameRow, GameStatus, PlyRecord, ScheduledGame},
+    stats::{StandingRow, Totals},
+    tournaments::{PlayerRecord, PlayerRow, TournamentRow},
+};
+
+/// How long a write waits for another connection's lock before failing with "database is locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A handle on one store file (or an in-memory store), shared by all threads of a run.
+///
+/// The connection sits behind a mutex: writes are short, and SQLite serialises writers anyway. A
+/// second process (or a second `Store` on the same file) works too, thanks to WAL and the busy timeout.
+#[derive(Debug)]
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    /// Opens the store at `path`, creating it if the file does not exist or is empty, and migrating it
+    /// to the current schema version if it is older.
+    ///
+    /// The file is inspected read-only first: a file that is not SQLite, an SQLite database made by
+    /// another program, or a store written by a newer arena is refused and left untouched.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotAStore`] for a non-SQLite or foreign file, [`StoreError::NewerSchema`] for a
+    /// schema newer than this build, [`StoreError::Open`] if the file cannot be opened or configured,
+    /// [`StoreError::Migrate`] if a migration fails (the file then stays at its old version).
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let open_error = |e: rusqlite::Error| StoreError::Open {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        };
+        // No SQLITE_OPEN_URI: a path is a path, even if it starts with `file:`.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(open_error)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+
+        match schema::classify(&conn) {
+            Ok(Kind::Empty) => {}
+            Ok(Kind::Arena(v)) if v <= CURRENT_VERSION => {}
+            Ok(Kind::Arena(v)) => return Err(newer(path, v)),
+            Ok(Kind::Foreign) => return Err(foreign(path)),
+            Err(e) if e.sqlite_error_code() == Some(ffi::ErrorCode::NotADatabase) => {
+                return Err(StoreError::NotAStore {
+                    path: path.to_owned(),
+                    reason: "it is not an SQLite database".to_owned(),
+                });
+            }
+            Err(e) => return Err(open_error(e)),
+        }
+
+        // Only now that the file is known to be ours (or empty) may anything be written to it.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(open_error)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Open {
+                path: path.to_owned(),
+                reason: format!("the journal mode stayed `{mode}` instead of `wal`"),
+            });
+        }
+        configure(&mut conn).map_err(open_error)?;
+        migrate(&mut conn, path)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Opens a fresh store that lives in memory and disappears when dropped (for tests and dry runs).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Open`] or [`StoreError::Migrate`] if SQLite cannot create the database, which
+    /// only happens when memory runs out.
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let path = Path::new(":memory:");
+        let open_error = |e: rusqlite::Error| StoreError::Open {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        };
+        let mut conn = Connection::open_in_memory().map_err(open_error)?;
+        configure(&mut conn).map_err(open_error)?;
+        migrate(&mut conn, path)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Locks the connection. A panic in another thread cannot leave a transaction open (dropping a
+    /// `Transaction` rolls it back), so a poisoned lock still guards a consistent connection.
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Per-connection settings that do not touch the file.
+fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // Writers take the lock at BEGIN, so a read-then-write transaction never hits the WAL
+    // "snapshot is stale" error that the busy timeout cannot wait out.
+    conn.set_transaction_behavior(TransactionBehavior::Immediate);
+    Ok(())
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    match schema::migrate(conn) {
+        Ok(_) => Ok(()),
+        Err(MigrateError::Newer(v)) => Err(newer(path, v)),
+        Err(MigrateError::Foreign) => Err(foreign(path)),
+        Err(MigrateError::Sql(version, e)) => Err(StoreError::Migrate {
+            path: path.to_owned(),
+            version,
+            cause: BackendError(e),
+        }),
+    }
+}
+
+fn newer(path: &Path, found: i64) -> StoreError {
+    StoreError::NewerSchema {
+        path: path.to_owned(),
+        found,
+        supported: CURRENT_VERSION,
+    }
+}
+
+fn foreign(path: &Path) -> StoreError {
+    StoreError::NotAStore {
+        path: path.to_owned(),
+        reason: "it is an SQLite database that another program created".to_owned(),
+    }
+}
+
+/// Errors of the store. Messages name what failed (the path, the game, the ply).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file could not be opened or configured.
+    #[error("failed to open store `{}`: {reason}", path.display())]
+    Open {
+        /// The store file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The file is not an arena store (not SQLite, or another program's database); it was not modified.
+    #[error("refusing to open `{}` as an arena store: {reason}", path.display())]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not a store.
+        reason: String,
+    },
+    /// The store was written by a newer arena; it was not modified.
+    #[error(
+        "refusing to open store `{}`: its schema version {found} is newer than the {supported} this arena supports",
+        path.display()
+    )]
+    NewerSchema {
+        /// The store file.
+        path: PathBuf,
+        /// The version in the file.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// A migration failed and was rolled back.
+    #[error("failed to migrate store `{}` to schema version {version}: {cause}", path.display())]
+    Migrate {
+        /// The store file.
+        path: PathBuf,
+        /// The version the failed migration was heading for.
+        version: i64,
+        /// What the database said.
+        cause: BackendError,
+    },
+    /// A query failed (I/O error, lock timeout, corrupt data, ...).
+    #[error("failed to {what}: {cause}")]
+    Database {
+        /// The operation, e.g. "record ply 3 of game 7".
+        what: String,
+        /// What the database said.
+        cause: BackendError,
+    },
+    /// A row with the same key is already stored (a ply, an LLM call, a script file).
+    #[error("cannot {what}: it is already stored")]
+    Duplicate {
+        /// The operation, e.g. "record ply 3 of game 7".
+        what: String,
+    },
+    /// A write referred to a tournament, game or player that does not exist.
+    #[error("cannot {what}: it refers to a tournament, game or player that does not exist")]
+    MissingReference {
+        /// The operation.
+        what: String,
+    },
+    /// The row asked for does not exist.
+    #[error("{what} does not exist")]
+    NotFound {
+        /// The row, e.g. "game 7".
+        what: String,
+    },
+    /// A scheduled game names a player the tournament does not have.
+    #[error("cannot schedule game {index} of tournament {tournament}: unknown player `{player}`")]
+    UnknownPlayer {
+        /// The tournament id.
+        tournament: i64,
+        /// The game index.
+        index: u32,
+        /// The unknown player name.
+        player: String,
+    },
+    /// The tournament script's schedule changed under a stored tournament.
+    #[error(
+        "game {index} of the schedule changed under the stored tournament: stored {stored}, requested {requested}"
+    )]
+    ScheduleMismatch {
+        /// The game index.
+        index: u32,
+        /// The stored pairing and start.
+        stored: String,
+        /// The pairing and start the caller asked for.
+        requested: String,
+    },
+    /// Scripts under this hash are already stored with other files or contents.
+    #[error("scripts `{hash}` are already stored with different files")]
+    ScriptsMismatch {
+        /// The script hash.
+        hash: String,
+    },
+    /// A game is in a state that does not allow the operation (e.g. finishing a finished game).
+    #[error("cannot {action} game {game_id}: it is {status}")]
+    InvalidState {
+        /// The game id.
+        game_id: i64,
+        /// Its current status.
+        status: GameStatus,
+        /// The refused operation.
+        action: &'static str,
+    },
+    /// A game result other than `1-0`, `0-1` or `1/2-1/2`.
+    #[error("cannot finish game {game_id} with result `{result}`: expected 1-0, 0-1 or 1/2-1/2")]
+    InvalidResult {
+        /// The game id.
+        game_id: i64,
+        /// The refused result.
+        result: String,
+    },
+}
+
+/// An error from the database backend, kept opaque so the API does not depend on the backend crate.
+#[derive(Debug)]
+pub struct BackendError(rusqlite::Error);
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for BackendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+/// Adds the failed operation to a database error and sorts constraint violations into their own
+/// variants, which callers may want to handle (a duplicate ply on resume is a caller bug, a lock
+/// timeout is not).
+pub(crate) trait Context<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, StoreError>;
+}
+
+impl<T> Context<T> for rusqlite::Result<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, StoreError> {
+        self.map_err(|e| {
+            let what = what();
+            match e.sqlite_error().map(|f| f.extended_code) {
+                Some(ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
+                    StoreError::Duplicate { what }
+                }
+                Some(ffi::SQLITE_CONSTRAINT_FOREIGNKEY) => StoreError::MissingReference { what },
+                _ => StoreError::Database {
+                    what,
+                    cause: BackendError(e),
+                },
+            }
+        })
+    }
+}
+
+/// A `u64` as SQLite's `i64`. Saturates: the counts, tokens and milliseconds stored never approach
+/// 2^63, and a clamped value is better than refusing to record a paid call.
+pub(crate) fn sql_u64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// Reads a column written by [`sql_u64`] (nullable).
+pub(crate) fn get_opt_u64(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Option<u64>> {
+    let value: Option<i64> = row.get(index)?;
+    value
+        .map(|v| u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(index, v)))
+        .transpose()
+}
+
+/// Reads a column written by [`sql_u64`], or a non-negative count.
+pub(crate) fn get_u64(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<u64> {
+    get_opt_u64(row, index)?.ok_or(rusqlite::Error::InvalidColumnType(
+        index,
+        "NULL".to_owned(),
+        rusqlite::types::Type::Null,
+    ))
+}
+
+/// A conversion error for a column whose stored text this build does not understand.
+pub(crate) fn bad_column(index: usize, message: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, message.into())
+}
+
+#[cfg(test)]
+mod tests;

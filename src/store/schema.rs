@@ -1,0 +1,201 @@
+//! The SQL schema, one constant per version, and the migration runner.
+//!
+//! A store is recognised by two header fields SQLite keeps for applications: `application_id` (always
+//! [`APPLICATION_ID`]) and `user_version` (the number of migrations applied). Migrations only ever
+//! append: version N+1 is reached by running `MIGRATIONS[N]` on a version-N store, inside one
+//! transaction together with the `user_version` bump, so a crash leaves the file at N or N+1.
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+/// The `application_id` header field of every arena store: "ARNA" in ASCII.
+pub(crate) const APPLICATION_ID: i32 = 0x4152_4E41;
+
+/// Version 1: scripts, tournaments, players, games, plies, LLM calls and events.
+///
+/// Conventions: timestamps are RFC 3339 UTC text with milliseconds; `games.idx` is the index the
+/// tournament format gave the game (stable across runs, so a resumed tournament finds its games);
+/// `games.opening_moves` is a JSON array of move strings; `llm_calls` rows are written before their
+/// reply is parsed and get their `outcome` afterwards, so a row without an outcome is a reply that a
+/// killed run never used. A game's players must exist in `players` (foreign keys), so standings can
+/// list every player of a tournament from that table.
+pub(crate) const SCHEMA_V1: &str = r"
+CREATE TABLE scripts (
+    hash     TEXT    NOT NULL,
+    position INTEGER NOT NULL,
+    path     TEXT    NOT NULL,
+    content  TEXT    NOT NULL,
+    PRIMARY KEY (hash, position),
+    UNIQUE (hash, path)
+) WITHOUT ROWID;
+
+CREATE TABLE tournaments (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    script_path   TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+
+CREATE TABLE players (
+    id            INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments (id),
+    name          TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (tournament_id, name)
+);
+
+CREATE TABLE games (
+    id            INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments (id),
+    idx           INTEGER NOT NULL CHECK (idx >= 0),
+    round         INTEGER NOT NULL CHECK (round >= 0),
+    white         TEXT NOT NULL,
+    black         TEXT NOT NULL,
+    start_fen     TEXT,
+    opening_moves TEXT NOT NULL DEFAULT '[]',
+    opening_label TEXT,
+    status        TEXT NOT NULL DEFAULT 'scheduled'
+                  CHECK (status IN ('scheduled', 'running', 'finished', 'errored')),
+    result        TEXT CHECK (result IN ('1-0', '0-1', '1/2-1/2')),
+    termination   TEXT,
+    reason        TEXT,
+    script_hash   TEXT,
+    generation    INTEGER,
+    created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    started_at    TEXT,
+    finished_at   TEXT,
+    error         TEXT,
+    UNIQUE (tournament_id, idx),
+    FOREIGN KEY (tournament_id, white) REFERENCES players (tournament_id, name),
+    FOREIGN KEY (tournament_id, black) REFERENCES players (tournament_id, name),
+    CHECK ((status = 'finished') = (result IS NOT NULL))
+);
+CREATE INDEX games_by_status ON games (tournament_id, status);
+
+CREATE TABLE plies (
+    game_id    INTEGER NOT NULL REFERENCES games (id),
+    ply        INTEGER NOT NULL CHECK (ply >= 0),
+    fen_before TEXT    NOT NULL,
+    uci        TEXT    NOT NULL,
+    san        TEXT    NOT NULL,
+    player     TEXT    NOT NULL,
+    attempts   INTEGER NOT NULL,
+    elapsed_ms INTEGER NOT NULL,
+    created_at TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (game_id, ply)
+) WITHOUT ROWID;
+
+CREATE TABLE llm_calls (
+    id                INTEGER PRIMARY KEY,
+    game_id           INTEGER REFERENCES games (id),
+    ply               INTEGER NOT NULL CHECK (ply >= 0),
+    seq               INTEGER NOT NULL CHECK (seq >= 0),
+    player            TEXT    NOT NULL,
+    model             TEXT    NOT NULL,
+    endpoint          TEXT    NOT NULL,
+    request_json      TEXT    NOT NULL,
+    reply_text        TEXT,
+    reasoning         TEXT,
+    raw_body          TEXT,
+    finish_reason     TEXT,
+    http_status       INTEGER,
+    prompt_tokens     INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_ms        INTEGER NOT NULL,
+    transport_retries INTEGER NOT NULL,
+    error             TEXT,
+    outcome           TEXT,
+    outcome_detail    TEXT,
+    created_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (game_id, ply, seq)
+);
+CREATE INDEX llm_calls_by_player ON llm_calls (player);
+
+CREATE TABLE events (
+    id            INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments (id),
+    game_id       INTEGER REFERENCES games (id),
+    level         TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    message       TEXT NOT NULL,
+    created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX events_by_tournament ON events (tournament_id, id);
+";
+
+/// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
+pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+
+/// The schema version this build writes (and the newest it can read).
+pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// What the header and catalogue of an existing file say about it, read without writing anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// An empty database (a new or zero-length file): ours to initialise.
+    Empty,
+    /// An arena store at this schema version.
+    Arena(i64),
+    /// A database some other program made.
+    Foreign,
+}
+
+/// Classifies the database behind `conn` by reading only.
+pub(crate) fn classify(conn: &Connection) -> rusqlite::Result<Kind> {
+    let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if app_id == APPLICATION_ID {
+        return Ok(Kind::Arena(version));
+    }
+    let any_object: Option<i64> = conn
+        .query_row("SELECT 1 FROM sqlite_schema LIMIT 1", [], |r| r.get(0))
+        .optional()?;
+    if app_id == 0 && version == 0 && any_object.is_none() {
+        Ok(Kind::Empty)
+    } else {
+        Ok(Kind::Foreign)
+    }
+}
+
+/// Brings an empty or older arena store up to [`CURRENT_VERSION`], returning the version it found.
+///
+/// Runs under an immediate transaction and re-reads the version inside it, so two processes opening
+/// the same new file at once migrate it exactly once. A caller must have classified the file first;
+/// this function re-checks only that it has not become foreign or newer meanwhile.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<i64, MigrateError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| MigrateError::Sql(0, e))?;
+    let found = match classify(&tx).map_err(|e| MigrateError::Sql(0, e))? {
+        Kind::Empty => 0,
+        Kind::Arena(v) if v <= CURRENT_VERSION => v,
+        Kind::Arena(v) => return Err(MigrateError::Newer(v)),
+        Kind::Foreign => return Err(MigrateError::Foreign),
+    };
+    for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let to = from as i64 + 1;
+        tx.execute_batch(sql)
+            .map_err(|e| MigrateError::Sql(to, e))?;
+        // PRAGMA values cannot be bound as parameters; both are integers we control.
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {to};"
+        ))
+        .map_err(|e| MigrateError::Sql(to, e))?;
+    }
+    tx.commit()
+        .map_err(|e| MigrateError::Sql(CURRENT_VERSION, e))?;
+    Ok(found)
+}
+
+/// Why [`migrate`] failed; `mod.rs` turns it into a `StoreError` that names the path.
+#[derive(Debug)]
+pub(crate) enum MigrateError {
+    /// SQL failed while moving to this version (0: before any migration ran).
+    Sql(i64, rusqlite::Error),
+    /// Another process wrote a newer schema after we classified the file.
+    Newer(i64),
+    /// Another program created tables after we classified the file.
+    Foreign,
+}

@@ -1,0 +1,221 @@
+//! Statistics computed from the stored games and calls: standings and progress totals.
+
+use std::collections::HashMap;
+
+use super::{Context, Store, StoreError, get_u64};
+
+/// Outcomes of LLM calls that count as parse errors in the standings.
+const PARSE_ERROR_OUTCOMES: &str = "'no_move_found', 'unparseable'";
+/// Outcomes of LLM calls that count as illegal moves in the standings.
+const ILLEGAL_MOVE_OUTCOMES: &str = "'illegal', 'ambiguous'";
+
+/// One player's line in the standings, over the finished games of a tournament.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StandingRow {
+    /// The player's name.
+    pub player: String,
+    /// Finished games played.
+    pub games: u32,
+    /// Games won, with either colour.
+    pub wins: u32,
+    /// Games drawn.
+    pub draws: u32,
+    /// Games lost, with either colour (forfeits included).
+    pub losses: u32,
+    /// Wins plus half the draws.
+    pub score: f64,
+    /// Games lost by the termination `"forfeit"`.
+    pub forfeits: u32,
+    /// LLM replies in which no move could be read (outcomes `no_move_found`, `unparseable`).
+    pub parse_errors: u64,
+    /// LLM replies naming an illegal or ambiguous move (outcomes `illegal`, `ambiguous`).
+    pub illegal_moves: u64,
+    /// LLM replies refused for forbidden reasoning (outcome `forbidden_reasoning`).
+    pub forbidden_reasoning: u64,
+    /// LLM calls made.
+    pub llm_calls: u64,
+    /// Prompt tokens used.
+    pub prompt_tokens: u64,
+    /// Completion tokens used.
+    pub completion_tokens: u64,
+}
+
+impl StandingRow {
+    /// The score as a percentage of the games played (0 without games).
+    pub fn score_percent(&self) -> f64 {
+        if self.games == 0 {
+            0.0
+        } else {
+            100.0 * self.score / f64::from(self.games)
+        }
+    }
+}
+
+/// Progress of a tournament over all its games, finished or not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Games in the schedule.
+    pub games_scheduled: u64,
+    /// Games finished.
+    pub games_finished: u64,
+    /// Games currently errored.
+    pub games_errored: u64,
+    /// Plies stored.
+    pub plies: u64,
+    /// LLM calls stored for the tournament's games.
+    pub llm_calls: u64,
+    /// Prompt tokens of those calls.
+    pub prompt_tokens: u64,
+    /// Completion tokens of those calls.
+    pub completion_tokens: u64,
+}
+
+/// Per-player sums over the LLM calls of finished games.
+#[derive(Default)]
+struct CallStats {
+    parse_errors: u64,
+    illegal_moves: u64,
+    forbidden_reasoning: u64,
+    llm_calls: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+impl Store {
+    /// The standings of a tournament over its finished games: one row for every player (players
+    /// without finished games get zeros), ordered by score percentage, best first, then by name.
+    /// Call statistics count the calls of finished games only, like the results.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn standings(&self, tournament: i64) -> Result<Vec<StandingRow>, StoreError> {
+        let what = || format!("compute standings of tournament {tournament}");
+        let conn = self.conn();
+
+        let mut calls: HashMap<String, CallStats> = HashMap::new();
+        {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT c.player,
+                        COALESCE(SUM(c.outcome IN ({PARSE_ERROR_OUTCOMES})), 0),
+                        COALESCE(SUM(c.outcome IN ({ILLEGAL_MOVE_OUTCOMES})), 0),
+                        COALESCE(SUM(c.outcome = 'forbidden_reasoning'), 0),
+                        COUNT(*), SUM(c.prompt_tokens), SUM(c.completion_tokens)
+                     FROM llm_calls c JOIN games g ON g.id = c.game_id
+                     WHERE g.tournament_id = ?1 AND g.status = 'finished'
+                     GROUP BY c.player"
+                ))
+                .context(what)?;
+            let rows = stmt
+                .query_map([tournament], |r| {
+                    // Calls without an outcome yet (NULL) count towards none of the kinds.
+                    let stats = CallStats {
+                        parse_errors: get_u64(r, 1)?,
+                        illegal_moves: get_u64(r, 2)?,
+                        forbidden_reasoning: get_u64(r, 3)?,
+                        llm_calls: get_u64(r, 4)?,
+                        prompt_tokens: get_u64(r, 5)?,
+                        completion_tokens: get_u64(r, 6)?,
+                    };
+                    Ok((r.get::<_, String>(0)?, stats))
+                })
+                .context(what)?;
+            for row in rows {
+                let (player, stats) = row.context(what)?;
+                calls.insert(player, stats);
+            }
+        }
+
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT p.name, COUNT(g.id),
+                    COALESCE(SUM((g.white = p.name AND g.result = '1-0')
+                               OR (g.black = p.name AND g.result = '0-1')), 0),
+                    COALESCE(SUM(g.result = '1/2-1/2'), 0),
+                    COALESCE(SUM((g.white = p.name AND g.result = '0-1')
+                               OR (g.black = p.name AND g.result = '1-0')), 0),
+                    COALESCE(SUM(((g.white = p.name AND g.result = '0-1')
+                               OR (g.black = p.name AND g.result = '1-0'))
+                              AND g.termination = 'forfeit'), 0)
+                 FROM players p
+                 LEFT JOIN games g ON g.tournament_id = p.tournament_id AND g.status = 'finished'
+                                  AND (g.white = p.name OR g.black = p.name)
+                 WHERE p.tournament_id = ?1
+                 GROUP BY p.id",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map([tournament], |r| {
+                let wins: u32 = r.get(2)?;
+                let draws: u32 = r.get(3)?;
+                Ok(StandingRow {
+                    player: r.get(0)?,
+                    games: r.get(1)?,
+                    wins,
+                    draws,
+                    losses: r.get(4)?,
+                    score: f64::from(wins) + f64::from(draws) / 2.0,
+                    forfeits: r.get(5)?,
+                    parse_errors: 0,
+                    illegal_moves: 0,
+                    forbidden_reasoning: 0,
+                    llm_calls: 0,
+                    prompt_tokens: 0,
+                    completion_tokens: 0,
+                })
+            })
+            .context(what)?;
+        let mut standings = rows.collect::<rusqlite::Result<Vec<_>>>().context(what)?;
+        for row in &mut standings {
+            if let Some(c) = calls.remove(&row.player) {
+                row.parse_errors = c.parse_errors;
+                row.illegal_moves = c.illegal_moves;
+                row.forbidden_reasoning = c.forbidden_reasoning;
+                row.llm_calls = c.llm_calls;
+                row.prompt_tokens = c.prompt_tokens;
+                row.completion_tokens = c.completion_tokens;
+            }
+        }
+        standings.sort_by(|a, b| {
+            b.score_percent()
+                .total_cmp(&a.score_percent())
+                .then_with(|| a.player.cmp(&b.player))
+        });
+        Ok(standings)
+    }
+
+    /// Progress totals of a tournament, for display on resume.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn totals(&self, tournament: i64) -> Result<Totals, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT
+                    (SELECT COUNT(*) FROM games WHERE tournament_id = ?1),
+                    (SELECT COUNT(*) FROM games WHERE tournament_id = ?1 AND status = 'finished'),
+                    (SELECT COUNT(*) FROM games WHERE tournament_id = ?1 AND status = 'errored'),
+                    (SELECT COUNT(*) FROM plies p JOIN games g ON g.id = p.game_id
+                      WHERE g.tournament_id = ?1),
+                    COUNT(c.id), COALESCE(SUM(c.prompt_tokens), 0),
+                    COALESCE(SUM(c.completion_tokens), 0)
+                 FROM llm_calls c JOIN games g ON g.id = c.game_id
+                 WHERE g.tournament_id = ?1",
+                [tournament],
+                |r| {
+                    Ok(Totals {
+                        games_scheduled: get_u64(r, 0)?,
+                        games_finished: get_u64(r, 1)?,
+                        games_errored: get_u64(r, 2)?,
+                        plies: get_u64(r, 3)?,
+                        llm_calls: get_u64(r, 4)?,
+                        prompt_tokens: get_u64(r, 5)?,
+                        completion_tokens: get_u64(r, 6)?,
+                    })
+                },
+            )
+            .context(|| format!("compute totals of tournament {tournament}"))
+    }
+}

@@ -1,0 +1,802 @@
+use std::{fs, path::Path, sync::Arc, thread};
+
+use rusqlite::Connection;
+use tempfile::TempDir;
+
+use super::{schema, *};
+
+fn temp_store() -> (TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let path = dir.path().join("arena.db");
+    (dir, path)
+}
+
+fn player(store: &Store, t: i64, name: &str, kind: &str) {
+    store
+        .upsert_player(t, &PlayerRecord::new(name, kind, "{}"))
+        .expect("add player");
+}
+
+/// A tournament with players `a`, `b`, `c` and the given games (index, white, black).
+fn tournament(store: &Store, name: &str, pairings: &[(u32, &str, &str)]) -> (i64, Vec<i64>) {
+    let t = store
+        .open_tournament(name, "t.lua", "{}")
+        .expect("open tournament")
+        .id;
+    for p in ["a", "b", "c"] {
+        player(store, t, p, "llm");
+    }
+    let games: Vec<_> = pairings
+        .iter()
+        .map(|&(i, w, b)| ScheduledGame::new(i, 0, w, b))
+        .collect();
+    store.schedule_games(t, &games).expect("schedule");
+    let ids = store
+        .games(t)
+        .expect("games")
+        .iter()
+        .map(|g| g.id)
+        .collect();
+    (t, ids)
+}
+
+fn ply(n: u32, player: &str) -> PlyRecord {
+    PlyRecord {
+        ply: n,
+        fen_before: format!("fen {n}"),
+        uci: "e2e4".into(),
+        san: "e4".into(),
+        player: player.into(),
+        attempts: 1,
+        elapsed_ms: 12,
+    }
+}
+
+fn call(game: Option<i64>, ply: u32, seq: u32, player: &str) -> LlmCallRecord {
+    LlmCallRecord {
+        game_id: game,
+        ply,
+        seq,
+        player: player.into(),
+        model: "smol".into(),
+        endpoint: "http://127.0.0.1:8765/v1".into(),
+        request_json: r#"{"messages":[]}"#.into(),
+        reply_text: Some("I play e4".into()),
+        reasoning: Some("thinking".into()),
+        raw_body: Some("{}".into()),
+        finish_reason: Some("stop".into()),
+        http_status: Some(200),
+        prompt_tokens: 100,
+        completion_tokens: 10,
+        latency_ms: 250,
+        transport_retries: 1,
+        error: None,
+    }
+}
+
+fn header(path: &Path) -> (i32, i64, String) {
+    let conn = Connection::open(path).expect("open raw");
+    let app: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    (app, version, mode)
+}
+
+fn schema_sql(conn: &Connection) -> Vec<String> {
+    let mut stmt = conn
+        .prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn store_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Store>();
+}
+
+#[test]
+fn creates_schema_and_reopens() {
+    let (_dir, path) = temp_store();
+    {
+        let store = Store::open(&path).unwrap();
+        store.open_tournament("t1", "a.lua", r#"{"x":1}"#).unwrap();
+    }
+    assert_eq!(
+        header(&path),
+        (
+            schema::APPLICATION_ID,
+            schema::CURRENT_VERSION,
+            "wal".to_owned()
+        )
+    );
+    let store = Store::open(&path).unwrap();
+    let t = store
+        .find_tournament("t1")
+        .unwrap()
+        .expect("stored tournament");
+    assert_eq!(
+        (t.script_path.as_str(), t.settings_json.as_str()),
+        ("a.lua", r#"{"x":1}"#)
+    );
+    assert!(
+        t.created_at.ends_with('Z') && t.created_at.contains('T'),
+        "{}",
+        t.created_at
+    );
+    // Get-or-create keeps the first settings.
+    let again = store.open_tournament("t1", "b.lua", "{}").unwrap();
+    assert_eq!(again, t);
+    assert_eq!(store.tournaments().unwrap(), vec![t]);
+    assert_eq!(store.find_tournament("nope").unwrap(), None);
+}
+
+#[test]
+fn accepts_an_empty_existing_file() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    assert_eq!(fs::metadata(file.path()).unwrap().len(), 0);
+    let store = Store::open(file.path()).unwrap();
+    store.open_tournament("t", "t.lua", "{}").unwrap();
+    drop(store);
+    assert_eq!(header(file.path()).0, schema::APPLICATION_ID);
+}
+
+#[test]
+fn migrations_are_idempotent() {
+    let (_dir, path) = temp_store();
+    drop(Store::open(&path).unwrap());
+    let before = schema_sql(&Connection::open(&path).unwrap());
+    assert!(before.iter().any(|s| s.contains("CREATE TABLE llm_calls")));
+    for _ in 0..3 {
+        drop(Store::open(&path).unwrap());
+    }
+    let mut conn = Connection::open(&path).unwrap();
+    assert_eq!(schema::migrate(&mut conn).unwrap(), schema::CURRENT_VERSION);
+    assert_eq!(schema_sql(&conn), before);
+    drop(conn);
+    assert_eq!(header(&path).1, schema::CURRENT_VERSION);
+}
+
+#[test]
+fn refuses_a_non_sqlite_file_without_touching_it() {
+    let (dir, path) = temp_store();
+    let bytes = b"this is a tournament script, not a database\n".repeat(100);
+    fs::write(&path, &bytes).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NotAStore { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(message.contains("not an SQLite database"), "{message}");
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no -wal or -shm left behind"
+    );
+}
+
+#[test]
+fn refuses_a_foreign_sqlite_database_without_touching_it() {
+    let (dir, path) = temp_store();
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let bytes = fs::read(&path).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NotAStore { .. }), "{err:?}");
+    assert!(err.to_string().contains("another program"), "{err}");
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    assert_eq!(header(&path), (0, 0, "delete".to_owned()));
+}
+
+#[test]
+fn refuses_a_newer_schema_without_touching_it() {
+    let (_dir, path) = temp_store();
+    drop(Store::open(&path).unwrap());
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA user_version = 99").unwrap();
+    }
+    let bytes = fs::read(&path).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    match &err {
+        StoreError::NewerSchema {
+            found, supported, ..
+        } => {
+            assert_eq!((*found, *supported), (99, schema::CURRENT_VERSION));
+        }
+        other => panic!("expected NewerSchema, got {other:?}"),
+    }
+    assert!(err.to_string().contains("arena.db"), "{err}");
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
+fn open_names_the_path_when_the_directory_is_missing() {
+    let (dir, _) = temp_store();
+    let path = dir.path().join("missing").join("arena.db");
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(err.to_string().contains("missing"), "{err}");
+}
+
+#[test]
+fn scripts_round_trip_and_are_idempotent() {
+    let store = Store::open_in_memory().unwrap();
+    let files = vec![
+        ("main.lua".to_owned(), "return {}".to_owned()),
+        ("modes/blitz.lua".to_owned(), "-- blitz".to_owned()),
+    ];
+    assert_eq!(store.scripts("h1").unwrap(), None);
+    store.save_scripts("h1", &files).unwrap();
+    store.save_scripts("h1", &files).unwrap();
+    assert_eq!(store.scripts("h1").unwrap(), Some(files.clone()));
+    let other = vec![("main.lua".to_owned(), "changed".to_owned())];
+    let err = store.save_scripts("h1", &other).unwrap_err();
+    assert!(matches!(err, StoreError::ScriptsMismatch { .. }), "{err:?}");
+    let dup = vec![files[0].clone(), files[0].clone()];
+    let err = store.save_scripts("h2", &dup).unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
+    assert_eq!(
+        store.scripts("h2").unwrap(),
+        None,
+        "a failed save stores nothing"
+    );
+}
+
+#[test]
+fn players_are_upserted() {
+    let store = Store::open_in_memory().unwrap();
+    let t = store.open_tournament("t", "t.lua", "{}").unwrap().id;
+    let id = store
+        .upsert_player(t, &PlayerRecord::new("gpt", "llm", r#"{"temp":0}"#))
+        .unwrap();
+    let same = store
+        .upsert_player(t, &PlayerRecord::new("gpt", "llm", r#"{"temp":1}"#))
+        .unwrap();
+    assert_eq!(id, same);
+    store
+        .upsert_player(t, &PlayerRecord::new("sf", "engine", "{}"))
+        .unwrap();
+    let players = store.players(t).unwrap();
+    assert_eq!(players.len(), 2);
+    assert_eq!(
+        (players[0].name.as_str(), players[0].settings_json.as_str()),
+        ("gpt", r#"{"temp":1}"#)
+    );
+    let err = store
+        .upsert_player(999, &PlayerRecord::new("x", "llm", "{}"))
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::MissingReference { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn scheduling_is_idempotent_and_detects_changes() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, _) = tournament(&store, "t", &[]);
+    let mut opening = ScheduledGame::new(1, 0, "b", "a");
+    opening.start_fen = Some("8/8/8/8/8/8/8/K1k5 w - - 0 1".into());
+    opening.opening_moves = vec!["e2e4".into(), "e7e5".into()];
+    opening.opening_label = Some("King's pawn".into());
+    let schedule = vec![ScheduledGame::new(0, 0, "a", "b"), opening.clone()];
+    store.schedule_games(t, &schedule).unwrap();
+    let first = store.games(t).unwrap();
+    assert_eq!(first.len(), 2);
+    assert_eq!(first[1].opening_moves, opening.opening_moves);
+    assert_eq!(first[1].opening_label.as_deref(), Some("King's pawn"));
+    assert_eq!(first[1].status, GameStatus::Scheduled);
+
+    // Scheduling again (resume), plus one new game, keeps the stored rows.
+    store.mark_game_started(first[0].id, "h", 1).unwrap();
+    let mut more = schedule.clone();
+    more.push(ScheduledGame::new(2, 1, "a", "c"));
+    store.schedule_games(t, &more).unwrap();
+    let second = store.games(t).unwrap();
+    assert_eq!(second.len(), 3);
+    assert_eq!(second[0], store.game(first[0].id).unwrap());
+    assert_eq!(second[0].status, GameStatus::Running);
+    assert_eq!(
+        second.iter().map(|g| g.index).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+
+    // A changed pairing fails, and the whole batch (with its new game 3) is rolled back.
+    let mut changed = more.clone();
+    changed.push(ScheduledGame::new(3, 1, "b", "c"));
+    changed[1].opening_moves = vec!["d2d4".into()];
+    let err = store.schedule_games(t, &changed).unwrap_err();
+    match &err {
+        StoreError::ScheduleMismatch {
+            index,
+            stored,
+            requested,
+        } => {
+            assert_eq!(*index, 1);
+            assert!(
+                stored.contains("e2e4 e7e5") && requested.contains("d2d4"),
+                "{err}"
+            );
+        }
+        other => panic!("expected ScheduleMismatch, got {other:?}"),
+    }
+    let swapped = vec![ScheduledGame::new(0, 0, "b", "a")];
+    let err = store.schedule_games(t, &swapped).unwrap_err();
+    assert!(
+        matches!(err, StoreError::ScheduleMismatch { index: 0, .. }),
+        "{err:?}"
+    );
+    assert_eq!(store.games(t).unwrap().len(), 3);
+
+    let err = store
+        .schedule_games(t, &[ScheduledGame::new(9, 0, "a", "zed")])
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::UnknownPlayer { index: 9, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("`zed`"), "{err}");
+    let err = store.schedule_games(999, &schedule).unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+}
+
+#[test]
+fn full_game_lifecycle() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    let g = ids[0];
+    let fresh = store.game(g).unwrap();
+    assert_eq!(
+        (fresh.status, fresh.started_at.clone(), fresh.ply_count),
+        (GameStatus::Scheduled, None, 0)
+    );
+
+    store.mark_game_started(g, "hash-1", 1).unwrap();
+    let started = store.game(g).unwrap();
+    assert_eq!(started.status, GameStatus::Running);
+    assert_eq!(
+        (started.script_hash.as_deref(), started.generation),
+        (Some("hash-1"), Some(1))
+    );
+
+    store.record_ply(g, &ply(0, "a")).unwrap();
+    let c = store.record_llm_call(&call(Some(g), 1, 0, "b")).unwrap();
+    store.set_llm_call_outcome(c, "move", Some("e7e5")).unwrap();
+    store.record_ply(g, &ply(1, "b")).unwrap();
+
+    // An outage stops the game; the resumed run keeps the first hash and start time.
+    store
+        .mark_game_errored(g, "endpoint `local` unreachable")
+        .unwrap();
+    let errored = store.game(g).unwrap();
+    assert_eq!(errored.status, GameStatus::Errored);
+    assert_eq!(
+        errored.error.as_deref(),
+        Some("endpoint `local` unreachable")
+    );
+    store.mark_game_started(g, "hash-2", 2).unwrap();
+    let resumed = store.game(g).unwrap();
+    assert_eq!(
+        (resumed.script_hash.as_deref(), resumed.generation),
+        (Some("hash-1"), Some(1))
+    );
+    assert_eq!(resumed.started_at, started.started_at);
+    assert_eq!(
+        (resumed.status, resumed.error.clone()),
+        (GameStatus::Running, None)
+    );
+    let events = store.events(t).unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(
+        (
+            events[0].game_id,
+            events[0].level.as_str(),
+            events[0].kind.as_str()
+        ),
+        (Some(g), "error", "game_errored")
+    );
+
+    store.record_ply(g, &ply(2, "a")).unwrap();
+    let err = store.finish_game(g, "1:0", "checkmate", None).unwrap_err();
+    assert!(matches!(err, StoreError::InvalidResult { .. }), "{err:?}");
+    store
+        .finish_game(g, "1-0", "checkmate", Some("mate on f7"))
+        .unwrap();
+    let done = store.game(g).unwrap();
+    assert_eq!(done.status, GameStatus::Finished);
+    assert_eq!(
+        (
+            done.result.as_deref(),
+            done.termination.as_deref(),
+            done.reason.as_deref()
+        ),
+        (Some("1-0"), Some("checkmate"), Some("mate on f7"))
+    );
+    assert!(done.finished_at.is_some());
+    assert_eq!(done.ply_count, 3);
+    assert_eq!(
+        store.plies(g).unwrap(),
+        vec![ply(0, "a"), ply(1, "b"), ply(2, "a")]
+    );
+
+    for err in [
+        store.finish_game(g, "0-1", "resign", None).unwrap_err(),
+        store.mark_game_started(g, "h", 3).unwrap_err(),
+        store.mark_game_errored(g, "late").unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                err,
+                StoreError::InvalidState {
+                    status: GameStatus::Finished,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+    let err = store.game(12345).unwrap_err();
+    assert_eq!(err.to_string(), "game 12345 does not exist");
+    let err = store.mark_game_started(12345, "h", 1).unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+
+    store
+        .record_event(t, None, "warn", "engine_restart", "engine `sf` restarted")
+        .unwrap();
+    let events = store.events(t).unwrap();
+    assert_eq!(events.len(), 2);
+    assert_eq!(
+        (events[1].game_id, events[1].kind.as_str()),
+        (None, "engine_restart")
+    );
+    let err = store.record_event(999, None, "info", "x", "y").unwrap_err();
+    assert!(
+        matches!(err, StoreError::MissingReference { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn llm_call_survives_a_crash_before_its_outcome() {
+    let (_dir, path) = temp_store();
+    let (g, call_id, recorded) = {
+        let store = Store::open(&path).unwrap();
+        let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+        store.mark_game_started(ids[0], "h", 1).unwrap();
+        let recorded = call(Some(ids[0]), 0, 0, "a");
+        let id = store.record_llm_call(&recorded).unwrap();
+        // The process dies here: no outcome, no ply, no finish.
+        (ids[0], id, recorded)
+    };
+    let store = Store::open(&path).unwrap();
+    let calls = store.llm_calls(g, 0).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].id, call_id);
+    assert_eq!(calls[0].call, recorded);
+    assert_eq!(
+        (calls[0].outcome.clone(), calls[0].outcome_detail.clone()),
+        (None, None)
+    );
+    assert_eq!(store.game(g).unwrap().status, GameStatus::Running);
+
+    // The resumed run re-feeds the stored reply and records what it made of it.
+    store
+        .set_llm_call_outcome(call_id, "illegal", Some("e2e5"))
+        .unwrap();
+    let after = store.llm_calls(g, 0).unwrap();
+    assert_eq!(after[0].outcome.as_deref(), Some("illegal"));
+    assert_eq!(after[0].outcome_detail.as_deref(), Some("e2e5"));
+    let err = store
+        .set_llm_call_outcome(call_id + 100, "move", None)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+}
+
+#[test]
+fn calls_are_ordered_by_seq_and_may_have_no_game() {
+    let store = Store::open_in_memory().unwrap();
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    for seq in [2, 0, 1] {
+        store
+            .record_llm_call(&call(Some(ids[0]), 4, seq, "a"))
+            .unwrap();
+    }
+    let seqs: Vec<u32> = store
+        .llm_calls(ids[0], 4)
+        .unwrap()
+        .iter()
+        .map(|c| c.call.seq)
+        .collect();
+    assert_eq!(seqs, [0, 1, 2]);
+    // Calls outside games (evaluation tasks) do not collide with each other.
+    store.record_llm_call(&call(None, 0, 0, "a")).unwrap();
+    store.record_llm_call(&call(None, 0, 0, "a")).unwrap();
+    let mut failed = call(Some(ids[0]), 5, 0, "a");
+    failed.reply_text = None;
+    failed.http_status = Some(503);
+    failed.error = Some("service unavailable".into());
+    store.record_llm_call(&failed).unwrap();
+    assert_eq!(store.llm_calls(ids[0], 5).unwrap()[0].call, failed);
+}
+
+#[test]
+fn unique_constraints_give_clear_errors() {
+    let store = Store::open_in_memory().unwrap();
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    let g = ids[0];
+    store.record_ply(g, &ply(0, "a")).unwrap();
+    let err = store.record_ply(g, &ply(0, "a")).unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("cannot record ply 0 of game {g}: it is already stored")
+    );
+    store.record_llm_call(&call(Some(g), 0, 0, "a")).unwrap();
+    let err = store
+        .record_llm_call(&call(Some(g), 0, 0, "a"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("cannot record llm call 0 of ply 0 (game {g}): it is already stored")
+    );
+    let err = store.record_ply(g + 100, &ply(0, "a")).unwrap_err();
+    assert!(
+        matches!(err, StoreError::MissingReference { .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains(&format!("game {}", g + 100)),
+        "{err}"
+    );
+    let err = store
+        .record_llm_call(&call(Some(g + 100), 0, 0, "a"))
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::MissingReference { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn standings_count_results_forfeits_and_errors() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, ids) = tournament(
+        &store,
+        "t",
+        &[
+            (0, "a", "b"), // 1-0: a wins with white
+            (1, "b", "a"), // 1-0: b wins with white
+            (2, "a", "c"), // 0-1: c wins with black, a forfeits
+            (3, "c", "b"), // draw
+            (4, "b", "c"), // running: not counted
+            (5, "c", "a"), // errored: not counted
+        ],
+    );
+    // A tournament of its own must not leak into this one.
+    let (_, other) = tournament(&store, "other", &[(0, "a", "b")]);
+    store.mark_game_started(other[0], "h", 1).unwrap();
+    store
+        .record_llm_call(&call(Some(other[0]), 0, 0, "a"))
+        .unwrap();
+    store
+        .finish_game(other[0], "1-0", "checkmate", None)
+        .unwrap();
+
+    let outcome = |g: i64, ply: u32, seq: u32, player: &str, outcome: Option<&str>| {
+        let id = store
+            .record_llm_call(&call(Some(g), ply, seq, player))
+            .unwrap();
+        if let Some(o) = outcome {
+            store.set_llm_call_outcome(id, o, None).unwrap();
+        }
+    };
+    outcome(ids[0], 0, 0, "a", Some("unparseable"));
+    outcome(ids[0], 0, 1, "a", Some("no_move_found"));
+    outcome(ids[0], 0, 2, "a", Some("move"));
+    outcome(ids[0], 1, 0, "b", Some("illegal"));
+    outcome(ids[0], 1, 1, "b", Some("ambiguous"));
+    outcome(ids[0], 1, 2, "b", Some("forbidden_reasoning"));
+    outcome(ids[0], 1, 3, "b", None); // never used: counts as a call only
+    outcome(ids[2], 0, 0, "a", Some("illegal"));
+    outcome(ids[4], 0, 0, "b", Some("illegal")); // running game: ignored
+    for (i, (result, termination)) in [
+        ("1-0", "checkmate"),
+        ("1-0", "checkmate"),
+        ("0-1", "forfeit"),
+        ("1/2-1/2", "stalemate"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        store.mark_game_started(ids[i], "h", 1).unwrap();
+        store
+            .finish_game(ids[i], result, termination, None)
+            .unwrap();
+    }
+    store.mark_game_started(ids[4], "h", 1).unwrap();
+    store.mark_game_errored(ids[5], "engine died").unwrap();
+
+    let standings = store.standings(t).unwrap();
+    let names: Vec<&str> = standings.iter().map(|s| s.player.as_str()).collect();
+    // c: 1.5/2 = 75 %, b: 1.5/3 = 50 %, a: 1/3 = 33 %.
+    assert_eq!(names, ["c", "b", "a"]);
+    let row = |name: &str| standings.iter().find(|s| s.player == name).unwrap();
+    let a = row("a");
+    assert_eq!(
+        (a.games, a.wins, a.draws, a.losses, a.forfeits),
+        (3, 1, 0, 2, 1)
+    );
+    assert_eq!(a.score, 1.0);
+    assert_eq!(
+        (a.parse_errors, a.illegal_moves, a.forbidden_reasoning),
+        (2, 1, 0)
+    );
+    assert_eq!(
+        (a.llm_calls, a.prompt_tokens, a.completion_tokens),
+        (4, 400, 40)
+    );
+    let b = row("b");
+    assert_eq!(
+        (b.games, b.wins, b.draws, b.losses, b.forfeits),
+        (3, 1, 1, 1, 0)
+    );
+    assert_eq!(b.score, 1.5);
+    assert_eq!(
+        (b.parse_errors, b.illegal_moves, b.forbidden_reasoning),
+        (0, 2, 1)
+    );
+    assert_eq!(b.llm_calls, 4);
+    let c = row("c");
+    assert_eq!(
+        (c.games, c.wins, c.draws, c.losses, c.forfeits),
+        (2, 1, 1, 0, 0)
+    );
+    assert_eq!(c.score_percent(), 75.0);
+    assert_eq!((c.llm_calls, c.parse_errors), (0, 0));
+
+    let totals = store.totals(t).unwrap();
+    assert_eq!(
+        totals,
+        Totals {
+            games_scheduled: 6,
+            games_finished: 4,
+            games_errored: 1,
+            plies: 0,
+            llm_calls: 9,
+            prompt_tokens: 900,
+            completion_tokens: 90,
+        }
+    );
+}
+
+#[test]
+fn standings_list_players_without_games() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, _) = tournament(&store, "t", &[]);
+    let standings = store.standings(t).unwrap();
+    assert_eq!(standings.len(), 3);
+    assert!(
+        standings
+            .iter()
+            .all(|s| s.games == 0 && s.score_percent() == 0.0)
+    );
+    assert_eq!(store.totals(t).unwrap(), Totals::default());
+}
+
+#[test]
+fn two_threads_write_through_one_store() {
+    let (_dir, path) = temp_store();
+    let store = Arc::new(Store::open(&path).unwrap());
+    let (t, ids) = tournament(&store, "t", &[(0, "a", "b"), (1, "b", "c")]);
+    let handles: Vec<_> = ids
+        .iter()
+        .map(|&g| {
+            let store = Arc::clone(&store);
+            thread::spawn(move || {
+                for n in 0..50 {
+                    store.record_llm_call(&call(Some(g), n, 0, "a")).unwrap();
+                    store.record_ply(g, &ply(n, "a")).unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("writer thread");
+    }
+    let totals = store.totals(t).unwrap();
+    assert_eq!((totals.plies, totals.llm_calls), (100, 100));
+    assert!(ids.iter().all(|&g| store.plies(g).unwrap().len() == 50));
+}
+
+#[test]
+fn two_connections_share_one_file() {
+    let (_dir, path) = temp_store();
+    let first = Store::open(&path).unwrap();
+    let (t, ids) = tournament(&first, "t", &[(0, "a", "b"), (1, "b", "c")]);
+    let second = Store::open(&path).unwrap();
+    assert_eq!(second.games(t).unwrap().len(), 2);
+    thread::scope(|s| {
+        for (store, &g) in [&first, &second].into_iter().zip(&ids) {
+            s.spawn(move || {
+                for n in 0..50 {
+                    store.record_llm_call(&call(Some(g), n, 0, "a")).unwrap();
+                    store.record_ply(g, &ply(n, "a")).unwrap();
+                    // Reads interleave with the other connection's writes.
+                    store.totals(t).unwrap();
+                }
+            });
+        }
+    });
+    for store in [&first, &second] {
+        let totals = store.totals(t).unwrap();
+        assert_eq!((totals.plies, totals.llm_calls), (100, 100));
+    }
+    // Opening an existing store while another connection holds it migrates nothing and succeeds.
+    drop(Store::open(&path).unwrap());
+}
+
+/// Env var naming the store file [`crash_child`] writes to before it aborts.
+const CRASH_CHILD_ENV: &str = "ARENA_STORE_CRASH_CHILD";
+
+/// Run by [`llm_call_survives_a_killed_process`] in a child process: records a game start, a ply and
+/// an LLM call, then dies without unwinding, closing or checkpointing (as under `kill -9`).
+#[test]
+#[ignore = "run as a child process by llm_call_survives_a_killed_process"]
+fn crash_child() {
+    let path = std::env::var_os(CRASH_CHILD_ENV).expect("child run without its store path");
+    let store = Store::open(Path::new(&path)).unwrap();
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    store.mark_game_started(ids[0], "h", 1).unwrap();
+    store.record_ply(ids[0], &ply(0, "a")).unwrap();
+    store
+        .record_llm_call(&call(Some(ids[0]), 1, 0, "b"))
+        .unwrap();
+    std::process::abort();
+}
+
+#[test]
+fn llm_call_survives_a_killed_process() {
+    let (_dir, path) = temp_store();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "store::tests::crash_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CRASH_CHILD_ENV, &path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run the crashing child");
+    assert!(!status.success(), "the child must die by abort");
+    assert!(
+        path.with_extension("db-wal").exists(),
+        "the writes must still sit in the uncheckpointed WAL"
+    );
+    let store = Store::open(&path).unwrap();
+    let t = store
+        .find_tournament("t")
+        .unwrap()
+        .expect("tournament survived");
+    let game = &store.games(t.id).unwrap()[0];
+    assert_eq!((game.status, game.ply_count), (GameStatus::Running, 1));
+    let calls = store.llm_calls(game.id, 1).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].call, call(Some(game.id), 1, 0, "b"));
+    assert_eq!(calls[0].outcome, None);
+}

@@ -1,0 +1,167 @@
+//! The players of a running tournament: their specs joined with live resources (an HTTP endpoint,
+//! an engine pool), prepared and checked before the first game starts.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use thiserror::Error;
+
+use super::spec::{EnginePlayerSpec, LlmPlayerSpec, PlayerSpec, TournamentSpec};
+use crate::{
+    engine::{self, EnginePool, EngineSpec, SearchLimits},
+    llm::{Endpoint, LlmClient, Provider, RetryPolicy},
+};
+
+/// A player that cannot take part, found before any game starts.
+#[derive(Debug, Error)]
+#[error("{at}: player `{player}`: {message}")]
+pub struct SetupError {
+    /// `file:line` of the player's definition.
+    pub at: String,
+    /// The player's name.
+    pub player: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+/// A player with its live resources.
+pub enum Participant {
+    /// A language model.
+    Llm {
+        /// The endpoint requests go to.
+        endpoint: Endpoint,
+    },
+    /// A UCI engine: processes leased per game.
+    Engine {
+        /// Processes of this engine, one leased per running game.
+        pool: EnginePool,
+        /// Search limits per move.
+        limits: SearchLimits,
+    },
+    /// A seeded uniform random mover.
+    Random {
+        /// The player's own seed.
+        seed: u64,
+    },
+}
+
+/// All participants, by name, and the shared HTTP client.
+pub struct Roster {
+    /// Participants by player name.
+    pub players: BTreeMap<String, Participant>,
+    /// The one HTTP client all LLM players share.
+    pub client: LlmClient,
+}
+
+impl Roster {
+    /// Prepares every player and checks that it can play: API key variables set, endpoints
+    /// answering, engine binaries present and speaking UCI.
+    ///
+    /// # Errors
+    /// The first player that cannot play, named with its definition's `file:line`.
+    pub async fn prepare(spec: &TournamentSpec) -> Result<Roster, SetupError> {
+        let client = LlmClient::new().map_err(|e| SetupError {
+            at: spec.defined_at.get("").cloned().unwrap_or_default(),
+            player: "-".into(),
+            message: format!("cannot create the HTTP client: {e}"),
+        })?;
+        let mut players = BTreeMap::new();
+        for player in &spec.players {
+            let at = spec
+                .defined_at
+                .get(player.name())
+                .cloned()
+                .unwrap_or_default();
+            let fail = |message: String| SetupError {
+                at: at.clone(),
+                player: player.name().to_string(),
+                message,
+            };
+            let participant = match player {
+                PlayerSpec::Llm(llm) => {
+                    let endpoint = endpoint(llm);
+                    if let Some(var) = &llm.api_key_env
+                        && std::env::var(var)
+                            .map(|v| v.trim().is_empty())
+                            .unwrap_or(true)
+                    {
+                        return Err(fail(format!(
+                            "the environment variable `{var}` (api_key_env) is not set"
+                        )));
+                    }
+                    client.probe(&endpoint).await.map_err(|e| {
+                        fail(format!(
+                            "the model endpoint {} does not answer: {e}. Is the server running (for the local model: scripts/local-llm.sh start)?",
+                            llm.base_url
+                        ))
+                    })?;
+                    Participant::Llm { endpoint }
+                }
+                PlayerSpec::Engine(e) => {
+                    let engine_spec = engine_spec(e).map_err(|err| fail(err.to_string()))?;
+                    let pool = EnginePool::new(engine_spec);
+                    // Start one process now: a binary that is not a UCI engine fails here, before
+                    // any game, rather than as a forfeit in the middle of the tournament.
+                    drop(pool.lease().await.map_err(|err| fail(err.to_string()))?);
+                    Participant::Engine {
+                        pool,
+                        limits: limits(e),
+                    }
+                }
+                PlayerSpec::Random(r) => Participant::Random { seed: r.seed },
+            };
+            players.insert(player.name().to_string(), participant);
+        }
+        Ok(Roster { players, client })
+    }
+
+    /// Stops every engine process.
+    pub async fn shutdown(&self) {
+        for p in self.players.values() {
+            if let Participant::Engine { pool, .. } = p {
+                pool.shutdown().await;
+            }
+        }
+    }
+}
+
+/// The HTTP endpoint of an LLM player.
+pub fn endpoint(llm: &LlmPlayerSpec) -> Endpoint {
+    Endpoint {
+        provider: Provider::OpenAiChat,
+        base_url: llm.base_url.clone(),
+        api_key_env: llm.api_key_env.clone(),
+        max_concurrency: llm.max_concurrency,
+        timeout: Duration::from_secs_f64(llm.timeout_s.max(1.0)),
+        retry: RetryPolicy {
+            give_up_after: Duration::from_secs_f64(llm.outage_s.max(0.0)),
+            ..RetryPolicy::default()
+        },
+    }
+}
+
+fn engine_spec(e: &EnginePlayerSpec) -> Result<EngineSpec, engine::EngineError> {
+    let command = engine::locate(&e.command)?;
+    let mut spec = EngineSpec::new(e.name.clone(), command.display().to_string());
+    spec.args = e.args.clone();
+    for (name, value) in &e.options {
+        spec = spec.option(name.clone(), value.to_string());
+    }
+    Ok(spec)
+}
+
+fn limits(e: &EnginePlayerSpec) -> SearchLimits {
+    let l = &e.limits;
+    if l.nodes.is_none() && l.depth.is_none() && l.movetime_ms.is_none() {
+        // A bare engine entry plays at a fixed, reproducible effort.
+        return SearchLimits {
+            nodes: Some(10_000),
+            depth: None,
+            movetime_ms: None,
+        };
+    }
+    SearchLimits {
+        nodes: l.nodes,
+        depth: l.depth,
+        movetime_ms: l.movetime_ms,
+    }
+}

@@ -1,0 +1,194 @@
+//! What a running tournament shows: a progress bar on a terminal, plain lines otherwise.
+//!
+//! Log lines are printed through [`LogWriter`], which lifts the bar out of the way first, so logs
+//! and the bar never garble each other.
+
+use std::{
+    io::{self, IsTerminal, Write},
+    sync::{
+        OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The bar currently on screen, if any, for [`LogWriter`].
+static ACTIVE_BAR: OnceLock<ProgressBar> = OnceLock::new();
+
+/// Counters of a running tournament.
+pub struct Progress {
+    total: AtomicU64,
+    done: AtomicU64,
+    running: AtomicU64,
+    plies: AtomicU64,
+    llm_calls: AtomicU64,
+    tokens: AtomicU64,
+    done_at_start: u64,
+    started: Instant,
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// Starts counting; `done`, `plies`, `llm_calls` and `tokens` carry over from a resumed run.
+    pub fn new(total: u64, done: u64, plies: u64, llm_calls: u64, tokens: u64) -> Progress {
+        let bar = io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:24.cyan/blue}] {pos}/{len} games · {msg} · ETA {eta}",
+                )
+                .expect("the progress template is valid")
+                .progress_chars("=> "),
+            );
+            bar.set_position(done);
+            bar.enable_steady_tick(Duration::from_millis(500));
+            let _ = ACTIVE_BAR.set(bar.clone());
+            bar
+        });
+        let progress = Progress {
+            total: AtomicU64::new(total),
+            done: AtomicU64::new(done),
+            running: AtomicU64::new(0),
+            plies: AtomicU64::new(plies),
+            llm_calls: AtomicU64::new(llm_calls),
+            tokens: AtomicU64::new(tokens),
+            done_at_start: done,
+            started: Instant::now(),
+            bar,
+        };
+        progress.refresh();
+        progress
+    }
+
+    /// More games were scheduled.
+    pub fn set_total(&self, total: u64) {
+        self.total.store(total, Ordering::Relaxed);
+        if let Some(bar) = &self.bar {
+            bar.set_length(total);
+        }
+    }
+
+    /// A game started.
+    pub fn game_started(&self) {
+        self.running.fetch_add(1, Ordering::Relaxed);
+        self.refresh();
+    }
+
+    /// A game ended (finished or set aside); `summary` describes it for the plain-line display.
+    pub fn game_ended(&self, finished: bool, summary: &str) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
+        if finished {
+            self.done.fetch_add(1, Ordering::Relaxed);
+        }
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position(self.done.load(Ordering::Relaxed));
+                bar.println(summary);
+                self.refresh();
+            }
+            None => {
+                eprintln!(
+                    "[{}] {summary} · {}",
+                    clock(self.started.elapsed()),
+                    self.line()
+                );
+            }
+        }
+    }
+
+    /// A move was played.
+    pub fn ply(&self) {
+        self.plies.fetch_add(1, Ordering::Relaxed);
+        self.refresh();
+    }
+
+    /// An LLM call returned, using `tokens` tokens.
+    pub fn llm_call(&self, tokens: u64) {
+        self.llm_calls.fetch_add(1, Ordering::Relaxed);
+        self.tokens.fetch_add(tokens, Ordering::Relaxed);
+        self.refresh();
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn refresh(&self) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(self.counters());
+        }
+    }
+
+    fn counters(&self) -> String {
+        format!(
+            "{} running · {} plies · {} LLM calls · {} tokens",
+            self.running.load(Ordering::Relaxed),
+            self.plies.load(Ordering::Relaxed),
+            self.llm_calls.load(Ordering::Relaxed),
+            human(self.tokens.load(Ordering::Relaxed)),
+        )
+    }
+
+    /// Counters plus progress and ETA, for plain-line output.
+    fn line(&self) -> String {
+        let done = self.done.load(Ordering::Relaxed);
+        let total = self.total.load(Ordering::Relaxed);
+        let elapsed = self.started.elapsed();
+        let done_here = done.saturating_sub(self.done_at_start);
+        let eta = if done_here > 0 && total > done {
+            let per_game = elapsed.as_secs_f64() / done_here as f64;
+            clock(Duration::from_secs_f64(per_game * (total - done) as f64))
+        } else {
+            "-".into()
+        };
+        format!(
+            "{done}/{total} games · {} · elapsed {} · ETA {eta}",
+            self.counters(),
+            clock(elapsed)
+        )
+    }
+}
+
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+fn human(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// A `tracing` writer that prints above the progress bar.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogWriter;
+
+impl Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match ACTIVE_BAR.get() {
+            Some(bar) if !bar.is_finished() => bar.suspend(|| io::stderr().write_all(buf))?,
+            _ => io::stderr().write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stderr().flush()
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = LogWriter;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        LogWriter
+    }
+}

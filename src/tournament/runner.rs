@@ -1,0 +1,291 @@
+//! The tournament loop: load, check, schedule, play games concurrently, resume what is unfinished.
+
+use std::{collections::HashMap, path::PathBuf, sync::Arc};
+
+use tokio::{sync::watch, task::JoinSet};
+
+use super::{
+    TournamentError,
+    game::{self, GameEnv, GameOutcome},
+    players::Roster,
+    progress::Progress,
+    schedule::{self, FormatGame, FormatState},
+};
+use crate::{
+    lua::{FormatScript, Generation, SourceSet, reload},
+    store::{GameRow, GameStatus, PlayerRecord, Store},
+};
+
+/// Games played at once when neither the script nor the command line says.
+const DEFAULT_CONCURRENCY: usize = 2;
+
+/// How to run a tournament script.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The tournament script.
+    pub script: PathBuf,
+    /// The store file.
+    pub db: PathBuf,
+    /// Games at once (overrides the script).
+    pub concurrency: Option<usize>,
+    /// Reload scripts when they change.
+    pub watch: bool,
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct RunSummary {
+    /// The tournament's id in the store.
+    pub tournament: i64,
+    /// Games finished in this run.
+    pub finished: usize,
+    /// Games set aside in this run (resumable): schedule number and reason.
+    pub errored: Vec<(u32, String)>,
+}
+
+/// Runs (or resumes) the tournament of `options.script`.
+///
+/// # Errors
+/// Problems found before play (script, players, openings, store); problems during play set single
+/// games aside and are reported in [`RunSummary::errored`].
+pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
+    let first = Arc::new(Generation::load(&options.script, 1)?);
+    let spec = first.spec.clone();
+    let settings = &spec.settings;
+    let at = spec.defined_at.get("").cloned().unwrap_or_default();
+    let openings = schedule::load_openings(
+        settings.openings.as_ref(),
+        first.script_dir(),
+        settings.seed,
+    )
+    .map_err(|source| TournamentError::Openings { at, source })?;
+    let roster = Arc::new(Roster::prepare(&spec).await?);
+
+    let store = Arc::new(Store::open(&options.db)?);
+    let settings_json = serde_json::to_string(settings).unwrap_or_default();
+    let tournament = store.open_tournament(
+        &settings.name,
+        &options.script.display().to_string(),
+        &settings_json,
+    )?;
+    for player in &spec.players {
+        store.upsert_player(
+            tournament.id,
+            &PlayerRecord {
+                name: player.name().to_string(),
+                kind: player.kind().to_string(),
+                settings_json: serde_json::to_string(player).unwrap_or_default(),
+            },
+        )?;
+    }
+    save_scripts(&store, &first)?;
+
+    let (generations, _watcher) = if options.watch {
+        match reload::watch(first.clone()) {
+            Ok((rx, w)) => (rx, Some(w)),
+            Err(e) => {
+                tracing::warn!("scripts will not be reloaded: cannot watch them: {e}");
+                (watch::channel(first.clone()).1, None)
+            }
+        }
+    } else {
+        (watch::channel(first.clone()).1, None)
+    };
+
+    let totals = store.totals(tournament.id)?;
+    let progress = Arc::new(Progress::new(
+        totals.games_scheduled,
+        totals.games_finished,
+        totals.plies,
+        totals.llm_calls,
+        totals.prompt_tokens + totals.completion_tokens,
+    ));
+    let env = Arc::new(GameEnv {
+        store: store.clone(),
+        roster: roster.clone(),
+        tournament: tournament.id,
+        seed: settings.seed,
+        progress: progress.clone(),
+    });
+    let concurrency = options
+        .concurrency
+        .or(settings.concurrency)
+        .unwrap_or(DEFAULT_CONCURRENCY)
+        .max(1);
+
+    let mut summary = RunSummary {
+        tournament: tournament.id,
+        finished: 0,
+        errored: Vec::new(),
+    };
+    let mut tried = std::collections::HashSet::new();
+    loop {
+        // Ask the format (of the newest generation) for more games.
+        let current = generations.borrow().clone();
+        let format = FormatScript::for_generation(&current)
+            .map_err(|e| TournamentError::Format(e.to_string()))?;
+        let stored = store.games(tournament.id)?;
+        let state = FormatState {
+            players: spec.players.iter().map(|p| p.name().to_string()).collect(),
+            games: stored.iter().map(FormatGame::from_row).collect(),
+            games_per_pair: settings.games_per_pair,
+            openings: openings.len() as u32,
+            seed: settings.seed,
+            options: settings
+                .format_options
+                .clone()
+                .unwrap_or_else(|| serde_json::Value::Object(Default::default())),
+        };
+        let pairings = format
+            .pairings(&state)
+            .map_err(|e| TournamentError::Format(e.to_string()))?;
+        if let Some(pairings) = &pairings {
+            let games = schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings)
+                .map_err(TournamentError::Format)?;
+            store.schedule_games(tournament.id, &games)?;
+        }
+        let pending: Vec<GameRow> = store
+            .games(tournament.id)?
+            .into_iter()
+            .filter(|g| g.status != GameStatus::Finished && !tried.contains(&g.id))
+            .collect();
+        progress.set_total(store.totals(tournament.id)?.games_scheduled);
+        if pending.is_empty() {
+            if pairings.is_none() {
+                break;
+            }
+            continue;
+        }
+        tried.extend(pending.iter().map(|g| g.id));
+        play_all(
+            &env,
+            &store,
+            &generations,
+            pending,
+            concurrency,
+            &mut summary,
+        )
+        .await;
+    }
+    progress.finish();
+    roster.shutdown().await;
+    Ok(summary)
+}
+
+/// Plays `pending` with at most `concurrency` games at once; each game takes the newest generation
+/// when it starts (or, when resumed, the one it started with).
+async fn play_all(
+    env: &Arc<GameEnv>,
+    store: &Arc<Store>,
+    generations: &watch::Receiver<Arc<Generation>>,
+    pending: Vec<GameRow>,
+    concurrency: usize,
+    summary: &mut RunSummary,
+) {
+    let mut queue = pending.into_iter();
+    let mut running = JoinSet::new();
+    let mut pinned: HashMap<String, Arc<Generation>> = HashMap::new();
+    loop {
+        while running.len() < concurrency {
+            let Some(row) = queue.next() else { break };
+            let current = generations.borrow().clone();
+            let generation = match &row.script_hash {
+                Some(hash) if *hash != current.hash => {
+                    pinned_generation(store, &current, hash, row.generation, &mut pinned)
+                }
+                _ => current,
+            };
+            if let Err(e) = save_scripts(store, &generation) {
+                tracing::error!(
+                    "cannot store the scripts of generation {}: {e}",
+                    generation.number
+                );
+            }
+            let env = env.clone();
+            env.progress.game_started();
+            running.spawn(async move {
+                let outcome = game::play(&env, &row, generation).await;
+                (row, outcome)
+            });
+        }
+        let Some(joined) = running.join_next().await else {
+            break;
+        };
+        let (row, outcome) = match joined {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!("a game task failed: {e}");
+                continue;
+            }
+        };
+        let title = format!("game {} {} vs {}", row.index, row.white, row.black);
+        match outcome {
+            GameOutcome::Finished(end) => {
+                summary.finished += 1;
+                env.progress.game_ended(
+                    true,
+                    &format!(
+                        "{title}: {} ({})",
+                        end.result.as_pgn(),
+                        end.termination.as_str().replace('_', " ")
+                    ),
+                );
+            }
+            GameOutcome::Errored(message) => {
+                tracing::error!("{title} set aside (it resumes on the next run): {message}");
+                env.progress
+                    .game_ended(false, &format!("{title}: set aside: {message}"));
+                summary.errored.push((row.index, message));
+            }
+        }
+    }
+}
+
+/// The generation a resumed game started with, rebuilt from the sources stored with it; the
+/// current one when that is impossible (sources missing or no longer valid).
+fn pinned_generation(
+    store: &Store,
+    current: &Arc<Generation>,
+    hash: &str,
+    number: Option<u64>,
+    cache: &mut HashMap<String, Arc<Generation>>,
+) -> Arc<Generation> {
+    if let Some(g) = cache.get(hash) {
+        return g.clone();
+    }
+    let rebuilt = match store.scripts(hash) {
+        Ok(Some(files)) => {
+            let sources = SourceSet {
+                files: files.into_iter().collect(),
+            };
+            Generation::from_sources(&current.entry, number.unwrap_or(0), Arc::new(sources))
+                .map_err(|e| e.to_string())
+        }
+        Ok(None) => Err("its scripts are not in the store".to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    match rebuilt {
+        Ok(g) => {
+            let g = Arc::new(g);
+            cache.insert(hash.to_string(), g.clone());
+            g
+        }
+        Err(e) => {
+            tracing::warn!(
+                "a resumed game started under scripts {hash}, which cannot be rebuilt ({e}); it continues under generation {}",
+                current.number
+            );
+            current.clone()
+        }
+    }
+}
+
+fn save_scripts(store: &Store, generation: &Generation) -> Result<(), crate::store::StoreError> {
+    let files: Vec<(String, String)> = generation
+        .sources
+        .files
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    store.save_scripts(&generation.hash, &files)
+}

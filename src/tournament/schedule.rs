@@ -1,0 +1,156 @@
+//! Between the format script and the store: the state a format sees, the pairings it returns, and
+//! turning pairings into stored, numbered games with their openings.
+
+use std::path::Path;
+
+use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
+use serde::{Deserialize, Serialize};
+
+use super::spec::{OpeningOrder, OpeningsSpec};
+use crate::{
+    board::{
+        BoardError,
+        book::{self, Opening},
+    },
+    store::{GameRow, GameStatus, ScheduledGame},
+};
+
+/// What a format's `pairings(state)` hook sees.
+#[derive(Debug, Clone, Serialize)]
+pub struct FormatState {
+    /// Player names in script order.
+    pub players: Vec<String>,
+    /// Every game scheduled so far, finished or not.
+    pub games: Vec<FormatGame>,
+    /// The tournament's `games_per_pair`.
+    pub games_per_pair: u32,
+    /// How many openings are available (0: games start from the initial position).
+    pub openings: u32,
+    /// The tournament seed.
+    pub seed: u64,
+    /// The tournament's `format_options`.
+    pub options: serde_json::Value,
+}
+
+/// A scheduled game as a format sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FormatGame {
+    /// Position in the schedule (1-based).
+    pub index: u32,
+    /// Round number.
+    pub round: u32,
+    /// White's name.
+    pub white: String,
+    /// Black's name.
+    pub black: String,
+    /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished.
+    pub result: Option<String>,
+}
+
+impl FormatGame {
+    /// The format's view of a stored game.
+    pub fn from_row(row: &GameRow) -> Self {
+        FormatGame {
+            index: row.index,
+            round: row.round,
+            white: row.white.clone(),
+            black: row.black.clone(),
+            result: (row.status == GameStatus::Finished)
+                .then(|| row.result.clone())
+                .flatten(),
+        }
+    }
+}
+
+/// One game a format asks for.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Pairing {
+    /// White's name.
+    pub white: String,
+    /// Black's name.
+    pub black: String,
+    /// Round number (default: 1).
+    #[serde(default)]
+    pub round: Option<u32>,
+    /// Opening number, 1-based, into the tournament's openings (default: the initial position).
+    #[serde(default)]
+    pub opening: Option<u32>,
+}
+
+/// Loads the tournament's openings: inline FENs or a book file next to the script, ordered and
+/// truncated as asked.
+///
+/// # Errors
+/// A broken FEN, move or file, named by `file:line` (or by its position in the inline list).
+pub fn load_openings(
+    spec: Option<&OpeningsSpec>,
+    script_dir: &Path,
+    seed: u64,
+) -> Result<Vec<Opening>, BoardError> {
+    let Some(spec) = spec else {
+        return Ok(Vec::new());
+    };
+    let mut openings = Vec::new();
+    if let Some(fens) = &spec.fens {
+        for (i, fen) in fens.iter().enumerate() {
+            openings.push(book::parse_opening_fen(
+                fen,
+                &format!("openings.fens[{}]", i + 1),
+            )?);
+        }
+    }
+    if let Some(file) = &spec.file {
+        let path = script_dir.join(file);
+        let is_pgn = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("pgn"));
+        openings.extend(if is_pgn {
+            book::read_pgn_openings(&path)?
+        } else {
+            book::read_epd(&path)?
+        });
+    }
+    if spec.order == Some(OpeningOrder::Random) {
+        openings.shuffle(&mut StdRng::seed_from_u64(seed));
+    }
+    if let Some(n) = spec.count {
+        openings.truncate(n);
+    }
+    Ok(openings)
+}
+
+/// Numbers a format's pairings after the games already stored and attaches their openings.
+///
+/// # Errors
+/// A pairing that names an opening the tournament does not have.
+pub fn to_scheduled(
+    pairings: &[Pairing],
+    first_index: u32,
+    openings: &[Opening],
+) -> Result<Vec<ScheduledGame>, String> {
+    pairings
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let opening = match p.opening {
+                None => None,
+                Some(n) => Some(openings.get((n as usize).wrapping_sub(1)).ok_or_else(|| {
+                    format!(
+                        "the format asked for opening {n}, but the tournament has {}",
+                        openings.len()
+                    )
+                })?),
+            };
+            Ok(ScheduledGame {
+                index: first_index + i as u32,
+                round: p.round.unwrap_or(1),
+                white: p.white.clone(),
+                black: p.black.clone(),
+                start_fen: opening.and_then(|o| o.fen.clone()),
+                opening_moves: opening.map(|o| o.moves.clone()).unwrap_or_default(),
+                opening_label: opening.map(|o| o.source.clone()),
+            })
+        })
+        .collect()
+}

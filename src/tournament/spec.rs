@@ -1,0 +1,256 @@
+//! What a tournament script asks for, as plain Rust data validated strictly (unknown keys are
+//! errors). The Lua side (`lua::generation`) fills these from the script's returned table.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Settings of the whole tournament (everything but the players).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentSettings {
+    /// Name; a database holds several tournaments, told apart by name.
+    pub name: String,
+    /// Format module under `formats/` (built-in: `round_robin`).
+    #[serde(default = "default_format")]
+    pub format: String,
+    /// Games each pair plays (colours alternate, so keep it even).
+    #[serde(default = "default_games_per_pair")]
+    pub games_per_pair: u32,
+    /// Plies after which a game is drawn by the move limit (0: no limit).
+    #[serde(default = "default_max_plies")]
+    pub max_plies: u32,
+    /// Seed of random movers and random opening order, so that a tournament is reproducible.
+    #[serde(default)]
+    pub seed: u64,
+    /// Games played at once (the command line's `--concurrency` wins).
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+    /// Start positions.
+    #[serde(default)]
+    pub openings: Option<OpeningsSpec>,
+    /// Extra settings passed to the format script as `state.options`.
+    #[serde(default)]
+    pub format_options: Option<serde_json::Value>,
+}
+
+fn default_format() -> String {
+    "round_robin".into()
+}
+fn default_games_per_pair() -> u32 {
+    2
+}
+fn default_max_plies() -> u32 {
+    200
+}
+
+/// Where games start: a list of FENs or an EPD/PGN book.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OpeningsSpec {
+    /// Start positions given inline.
+    #[serde(default)]
+    pub fens: Option<Vec<String>>,
+    /// An `.epd` or `.pgn` file, relative to the tournament script.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// `sequential` (default) or `random` (seeded by the tournament seed).
+    #[serde(default)]
+    pub order: Option<OpeningOrder>,
+    /// Use only the first N openings (after ordering).
+    #[serde(default)]
+    pub count: Option<usize>,
+}
+
+/// The order openings are taken in.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OpeningOrder {
+    /// As in the file.
+    Sequential,
+    /// Shuffled with the tournament seed.
+    Random,
+}
+
+/// One player of a tournament.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PlayerSpec {
+    /// A language model behind an OpenAI-compatible endpoint, playing through a Lua play mode.
+    Llm(LlmPlayerSpec),
+    /// A UCI engine.
+    Engine(EnginePlayerSpec),
+    /// A uniform random mover.
+    Random(RandomPlayerSpec),
+}
+
+impl PlayerSpec {
+    /// The player's unique name.
+    pub fn name(&self) -> &str {
+        match self {
+            PlayerSpec::Llm(p) => &p.name,
+            PlayerSpec::Engine(p) => &p.name,
+            PlayerSpec::Random(p) => &p.name,
+        }
+    }
+
+    /// `llm`, `engine` or `random`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PlayerSpec::Llm(_) => "llm",
+            PlayerSpec::Engine(_) => "engine",
+            PlayerSpec::Random(_) => "random",
+        }
+    }
+}
+
+/// A language-model player.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LlmPlayerSpec {
+    /// Unique player name.
+    pub name: String,
+    /// Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:8765/v1`.
+    pub base_url: String,
+    /// Model name sent in each request.
+    pub model: String,
+    /// Name of the environment variable holding the API key (the key itself never appears in a
+    /// script, the store or the logs).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// Completion token cap per request.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Sampling seed, for servers that honour it.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Extra JSON merged into every request body (e.g. llama.cpp `grammar`).
+    #[serde(default)]
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Seconds one HTTP request may take.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: f64,
+    /// Seconds an unreachable endpoint is retried before the game is set aside as errored
+    /// (resumable), never forfeited.
+    #[serde(default = "default_outage_s")]
+    pub outage_s: f64,
+    /// Requests in flight at once against this player's endpoint.
+    #[serde(default = "default_max_concurrency")]
+    pub max_concurrency: usize,
+    /// Play mode module: a name under `modes/` (`blitz`) or a module of the script's folder.
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    /// Options of the play mode (`legal_moves`, `history`, `max_attempts`, ...).
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
+}
+
+fn default_timeout_s() -> f64 {
+    120.0
+}
+fn default_outage_s() -> f64 {
+    600.0
+}
+fn default_max_concurrency() -> usize {
+    4
+}
+fn default_mode() -> String {
+    "blitz".into()
+}
+
+/// A UCI engine player.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EnginePlayerSpec {
+    /// Unique player name.
+    pub name: String,
+    /// Binary: a path, or a name looked up on `PATH` and in `/usr/games`.
+    #[serde(default = "default_engine_command")]
+    pub command: String,
+    /// Command-line arguments (e.g. `--uci` for gnuchess).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// UCI options, set in name order (`Skill Level`, `UCI_Elo`, `Threads`, `Hash`, ...).
+    #[serde(default)]
+    pub options: BTreeMap<String, EngineOptionValue>,
+    /// Search limit per move.
+    #[serde(default)]
+    pub limits: EngineLimits,
+}
+
+fn default_engine_command() -> String {
+    "stockfish".into()
+}
+
+/// A UCI option value as a script writes it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum EngineOptionValue {
+    /// `true`/`false`.
+    Bool(bool),
+    /// A number.
+    Int(i64),
+    /// Anything else.
+    Text(String),
+}
+
+impl std::fmt::Display for EngineOptionValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineOptionValue::Bool(b) => write!(f, "{b}"),
+            EngineOptionValue::Int(i) => write!(f, "{i}"),
+            EngineOptionValue::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// How long an engine searches per move; the first given of nodes, depth, movetime applies
+/// together with the others (UCI combines them).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EngineLimits {
+    /// `go nodes N`.
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    /// `go depth N`.
+    #[serde(default)]
+    pub depth: Option<u32>,
+    /// `go movetime N` (milliseconds).
+    #[serde(default)]
+    pub movetime_ms: Option<u64>,
+}
+
+/// A uniform random mover.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RandomPlayerSpec {
+    /// Unique player name.
+    pub name: String,
+    /// Seed mixed with the tournament seed, game and ply.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+/// A whole tournament: settings, players, and where each player was defined.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TournamentSpec {
+    /// Everything but the players.
+    pub settings: TournamentSettings,
+    /// The players, in script order.
+    pub players: Vec<PlayerSpec>,
+    /// `file:line` of each player's definition, by player name (for error messages).
+    pub defined_at: BTreeMap<String, String>,
+}
+
+impl TournamentSpec {
+    /// The player named `name`.
+    pub fn player(&self, name: &str) -> Option<&PlayerSpec> {
+        self.players.iter().find(|p| p.name() == name)
+    }
+}
