@@ -80,7 +80,8 @@ pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
 pub fn parse_opening_fen(fen: &str, source: &str) -> Result<Opening, BoardError> {
     let normalized = epd_to_fen(fen.trim()).map_err(|message| BoardError::Opening {
         source_name: source.to_owned(),
-        message,
+        // The normalized text may differ from what the user wrote: quote theirs.
+        message: format!("`{}`: {message}", fen.trim()),
     })?;
     Ok(Opening {
         fen: Some(normalized),

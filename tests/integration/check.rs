@@ -1,0 +1,178 @@
+//! `arena check`: every problem reported as `file:line: message` with exit code 2.
+
+use crate::common::{TestDir, stderr, stdout};
+
+fn check(dir: &TestDir, script: &str) -> (i32, String) {
+    let out = dir
+        .arena()
+        .args(["check", script])
+        .output()
+        .expect("arena runs");
+    (
+        out.status.code().unwrap_or(-1),
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
+const PLAYERS: &str = r#"
+    arena.random { name = "a" },
+    arena.random { name = "b" },
+"#;
+
+#[test]
+fn a_valid_script_passes() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!("return arena.tournament {{ name = 't', players = {{ {PLAYERS} }} }}"),
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("t.lua: ok (2 players"), "{out}");
+}
+
+#[test]
+fn the_builtin_quickstart_passes() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
+        .args(["check", "tournaments/quickstart.lua"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("arena runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn unknown_tournament_keys_name_the_line() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            "local x = 1\n\nreturn arena.tournament {{\n  name = 't',\n  games_per_par = 2,\n  players = {{ {PLAYERS} }} }}"
+        ),
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("t.lua:3:"), "{out}");
+    assert!(out.contains("unknown field `games_per_par`"), "{out}");
+}
+
+#[test]
+fn unknown_and_mistyped_player_fields_name_the_player_line() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "t",
+  players = {
+    arena.random { name = "a" },
+    arena.engine { name = "sf", comand = "stockfish" },
+    arena.llm { name = "m", base_url = "http://127.0.0.1:1/v1", model = "x", temperature = "hot" },
+  },
+}"#,
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("t.lua:5: player `sf`: unknown field `comand`"),
+        "{out}"
+    );
+    assert!(out.contains("t.lua:6: player `m`:"), "{out}");
+    assert!(out.contains("hot"), "{out}");
+}
+
+#[test]
+fn wrong_types_and_missing_players_are_reported() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        "return arena.tournament { name = 't', max_plies = 'ten' }",
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("t.lua:1:"), "{out}");
+    assert!(out.contains("ten"), "{out}");
+    assert!(out.contains("no `players` list"), "{out}");
+}
+
+#[test]
+fn lua_errors_carry_file_and_line() {
+    let dir = TestDir::new();
+    dir.write("syntax.lua", "return arena.tournament {\n  name = = 't'\n}");
+    let (code, out) = check(&dir, "syntax.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("syntax.lua:2:"), "{out}");
+
+    dir.write("runtime.lua", "local t = nil\nreturn t.x");
+    let (code, out) = check(&dir, "runtime.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("runtime.lua:2:"), "{out}");
+
+    dir.write("table.lua", "return 42");
+    let (code, out) = check(&dir, "table.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("must return a tournament table"), "{out}");
+}
+
+#[test]
+fn modes_without_hooks_and_unknown_options_are_rejected() {
+    let dir = TestDir::new();
+    dir.write(
+        "modes/broken.lua",
+        "return { start = function() return {} end }",
+    );
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "t",
+  players = {
+    arena.random { name = "a" },
+    arena.llm { name = "m", base_url = "http://127.0.0.1:1/v1", model = "x", mode = "broken" },
+    arena.llm { name = "n", base_url = "http://127.0.0.1:1/v1", model = "x", options = { histroy = 3 } },
+    arena.llm { name = "o", base_url = "http://127.0.0.1:1/v1", model = "x", mode = "nonexistent" },
+  },
+}"#,
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("has no `reply` hook"), "{out}");
+    assert!(out.contains("no option `histroy`"), "{out}");
+    assert!(
+        out.contains("t.lua:7: player `o`: unknown play mode `nonexistent`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_mode_that_fails_its_smoke_test_points_at_its_own_line() {
+    let dir = TestDir::new();
+    dir.write(
+        "modes/crashy.lua",
+        "local M = {}\nfunction M.start(ctx) return {{role='user', content=ctx.fen}} end\nfunction M.reply(ctx, text)\n  return nil .. text\nend\nreturn M",
+    );
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament { name = "t", players = {
+    arena.random { name = "a" },
+    arena.llm { name = "m", base_url = "http://127.0.0.1:1/v1", model = "x", mode = "crashy" },
+} }"#,
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("modes/crashy.lua:4:"), "{out}");
+}
+
+#[test]
+fn api_keys_in_scripts_are_refused() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament { name = "t", players = {
+    arena.random { name = "a" },
+    arena.llm { name = "m", base_url = "http://127.0.0.1:1/v1", model = "x", api_key = "secret" },
+} }"#,
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("api_key_env"), "{out}");
+    assert!(!out.contains("secret"), "the key must not be echoed: {out}");
+}

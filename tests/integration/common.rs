@@ -1,0 +1,98 @@
+//! Shared helpers: a temporary tournament folder, the arena command, and the real parts.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+/// A temporary folder holding tournament scripts and their store.
+pub struct TestDir {
+    dir: tempfile::TempDir,
+}
+
+impl TestDir {
+    pub fn new() -> TestDir {
+        TestDir {
+            dir: tempfile::tempdir().expect("a temporary folder"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `content` to `name` (creating folders) and returns its path.
+    pub fn write(&self, name: &str, content: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create folder");
+        }
+        std::fs::write(&path, content).expect("write file");
+        path
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("t.db")
+    }
+
+    /// `arena ARGS` run in this folder, with logs kept quiet except for what tests read.
+    pub fn arena(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_arena"));
+        cmd.current_dir(self.dir.path());
+        cmd
+    }
+
+    /// Runs `arena run SCRIPT --db t.db --no-watch`.
+    pub fn run(&self, script: &str) -> Output {
+        self.arena()
+            .args(["run", script, "--db", "t.db", "--no-watch"])
+            .output()
+            .expect("arena runs")
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The local model's base URL, or `None` (with a note) when the tests run without it.
+pub fn local_llm(test: &str) -> Option<String> {
+    match std::env::var("LOCAL_LLM_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!(
+                "skipping {test}: LOCAL_LLM_URL is not set (scripts/test.sh starts the local model)"
+            );
+            None
+        }
+    }
+}
+
+/// Whether Stockfish can be found (with a note when it cannot).
+pub fn stockfish(test: &str) -> bool {
+    let found = arena::engine::locate("stockfish").is_ok();
+    if !found {
+        eprintln!("skipping {test}: Stockfish is not installed (apt-get install stockfish)");
+    }
+    found
+}
+
+/// An LLM player entry for the local model.
+pub fn llm_player(url: &str, name: &str, options: &str) -> String {
+    format!(
+        r#"arena.llm {{
+      name = "{name}", base_url = "{url}", model = "smollm2-135m-instruct",
+      temperature = 0.7, max_tokens = 48, max_concurrency = 1, timeout_s = 300,
+      options = {{ {options} }},
+    }}"#
+    )
+}
+
+/// Reads the store of a finished test run.
+pub fn open_store(path: &Path) -> arena::store::Store {
+    arena::store::Store::open(path).expect("the store opens")
+}

@@ -1,0 +1,135 @@
+//! Bad input stops `arena run` with one clear message and exit code 2, before any game, and never
+//! touches a store that already holds games.
+
+use crate::common::{TestDir, open_store, stderr};
+
+fn random_pair(extra: &str) -> String {
+    format!(
+        r#"return arena.tournament {{
+  name = "t", games_per_pair = 2, max_plies = 20, {extra}
+  players = {{
+    arena.random {{ name = "a" }},
+    arena.random {{ name = "b", seed = 5 }},
+  }},
+}}"#
+    )
+}
+
+#[test]
+fn an_unreachable_model_is_named_before_any_game() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament { name = "t", players = {
+    arena.random { name = "a" },
+    arena.llm { name = "offline-model", base_url = "http://127.0.0.1:9/v1", model = "x" },
+} }"#,
+    );
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("t.lua:3: player `offline-model`"), "{err}");
+    assert!(err.contains("http://127.0.0.1:9/v1"), "{err}");
+    assert!(
+        !dir.db().exists(),
+        "nothing is stored for a tournament that cannot start"
+    );
+}
+
+#[test]
+fn a_missing_engine_binary_is_named_before_any_game() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament { name = "t", players = {
+    arena.random { name = "a" },
+    arena.engine { name = "ghost", command = "no-such-engine-anywhere" },
+} }"#,
+    );
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("t.lua:3: player `ghost`"), "{err}");
+    assert!(err.contains("no-such-engine-anywhere"), "{err}");
+}
+
+#[test]
+fn an_unset_api_key_variable_is_named() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament { name = "t", players = {
+    arena.random { name = "a" },
+    arena.llm { name = "m", base_url = "http://127.0.0.1:9/v1", model = "x", api_key_env = "ARENA_TEST_UNSET_KEY" },
+} }"#,
+    );
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("ARENA_TEST_UNSET_KEY"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_broken_opening_fen_is_named_and_the_store_is_untouched() {
+    let dir = TestDir::new();
+    dir.write("good.lua", &random_pair(""));
+    let first = dir.run("good.lua");
+    assert!(first.status.success(), "{}", stderr(&first));
+    let before = std::fs::read(dir.db()).expect("store written");
+
+    dir.write(
+        "good.lua",
+        &random_pair(
+            r#"openings = { fens = { "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "not a fen at all" } },"#,
+        ),
+    );
+    let out = dir.run("good.lua");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("openings.fens[2]"), "{err}");
+    assert!(err.contains("not a fen at all"), "{err}");
+    assert_eq!(
+        std::fs::read(dir.db()).expect("store still there"),
+        before,
+        "a failed start must not modify the store"
+    );
+    let store = open_store(&dir.db());
+    let t = store
+        .find_tournament("t")
+        .unwrap()
+        .expect("tournament kept");
+    assert_eq!(store.games(t.id).unwrap().len(), 2);
+}
+
+#[test]
+fn a_broken_opening_file_line_is_named() {
+    let dir = TestDir::new();
+    dir.write(
+        "book.epd",
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"e4\";\nrnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNX w KQkq -\n",
+    );
+    dir.write(
+        "t.lua",
+        &random_pair(r#"openings = { file = "book.epd" },"#),
+    );
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("book.epd:2"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_file_that_is_not_a_store_is_refused_and_left_alone() {
+    let dir = TestDir::new();
+    dir.write("t.lua", &random_pair(""));
+    let not_a_db = dir.write("t.db", "these are my notes, not a database\n");
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("t.db"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(not_a_db).unwrap(),
+        "these are my notes, not a database\n"
+    );
+}

@@ -1,0 +1,135 @@
+//! `kill -9` in the middle of a tournament, then the same command again: finished games stay as
+//! they were, unfinished ones continue from their last stored ply, stored replies are reused (a
+//! second request for a stored reply would hit the store's unique key and fail the game), and the
+//! tournament ends with exactly the scheduled games.
+
+use std::{
+    collections::BTreeMap,
+    process::Stdio,
+    thread::sleep,
+    time::{Duration, Instant},
+};
+
+use arena::store::{GameStatus, Store};
+
+use crate::common::{TestDir, llm_player, local_llm, open_store, stderr};
+
+/// (game id, ply, seq) → (call id, reply).
+type Calls = BTreeMap<(i64, u32, u32), (i64, Option<String>)>;
+
+fn calls(store: &Store, tournament: i64) -> Calls {
+    let mut out = BTreeMap::new();
+    for g in store.games(tournament).unwrap() {
+        for ply in 0..=g.ply_count {
+            for c in store.llm_calls(g.id, ply).unwrap() {
+                out.insert((g.id, ply, c.call.seq), (c.id, c.call.reply_text.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_killed_tournament_resumes_without_losing_or_repeating_anything() {
+    let Some(url) = local_llm("a_killed_tournament_resumes_without_losing_or_repeating_anything")
+    else {
+        return;
+    };
+    let dir = TestDir::new();
+    let model = llm_player(&url, "smol", "max_attempts = 3, parser = \"tolerant\"");
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "resume", games_per_pair = 4, max_plies = 12, seed = 2, concurrency = 1,
+  players = {{ {model}, arena.random {{ name = "rnd" }} }},
+}}"#
+        ),
+    );
+    let log = std::fs::File::create(dir.path().join("first.log")).unwrap();
+    let mut child = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+
+    // Wait until the model has answered a few times, then kill the run without warning.
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        assert!(Instant::now() < deadline, "the model never answered");
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended before it could be killed: {status}");
+        }
+        if dir.db().exists()
+            && let Ok(store) = Store::open(&dir.db())
+            && let Ok(Some(t)) = store.find_tournament("resume")
+            && store.totals(t.id).map(|x| x.llm_calls).unwrap_or(0) >= 3
+        {
+            break;
+        }
+        sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("resume").unwrap().unwrap();
+    let games_before = store.games(t.id).unwrap();
+    assert_eq!(games_before.len(), 4);
+    assert!(
+        games_before
+            .iter()
+            .any(|g| g.status != GameStatus::Finished),
+        "the kill should land before the end"
+    );
+    let plies_before: BTreeMap<i64, Vec<String>> = games_before
+        .iter()
+        .map(|g| {
+            let plies = store.plies(g.id).unwrap();
+            (g.id, plies.into_iter().map(|p| p.uci).collect())
+        })
+        .collect();
+    let calls_before = calls(&store, t.id);
+    drop(store);
+
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let store = open_store(&dir.db());
+    let games_after = store.games(t.id).unwrap();
+    assert_eq!(games_after.len(), 4, "exactly the scheduled games");
+    assert!(games_after.iter().all(|g| g.status == GameStatus::Finished));
+    for (before, after) in games_before.iter().zip(&games_after) {
+        let plies_after: Vec<String> = store
+            .plies(after.id)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.uci)
+            .collect();
+        let kept = &plies_before[&before.id];
+        if before.status == GameStatus::Finished {
+            assert_eq!(
+                before.result, after.result,
+                "a finished game is not replayed"
+            );
+            assert_eq!(&plies_after, kept);
+        } else {
+            assert!(
+                plies_after.starts_with(kept),
+                "game {} continues from its stored plies",
+                after.index
+            );
+        }
+    }
+    let calls_after = calls(&store, t.id);
+    for (key, value) in &calls_before {
+        assert_eq!(
+            calls_after.get(key),
+            Some(value),
+            "stored reply {key:?} kept"
+        );
+    }
+    assert!(calls_after.len() >= calls_before.len());
+}
