@@ -12,6 +12,8 @@ mod mode;
 pub mod reload;
 mod sources;
 mod state;
+#[cfg(test)]
+mod tests;
 
 pub use error::ScriptError;
 pub use format::FormatScript;

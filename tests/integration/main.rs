@@ -4,8 +4,10 @@
 
 mod check;
 mod common;
+mod engine_faults;
 mod errors;
 mod export;
+mod outage;
 mod reload;
 mod resume;
 mod tournament;

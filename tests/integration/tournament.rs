@@ -74,3 +74,40 @@ fn the_local_model_plays_stockfish_and_the_random_mover() {
         .count() as u64;
     assert_eq!(smol.parse_errors + smol.illegal_moves, failed);
 }
+
+#[test]
+fn random_movers_are_reproducible_from_the_seed() {
+    let moves = |seed: u64| {
+        let dir = TestDir::new();
+        dir.write(
+            "t.lua",
+            &format!(
+                r#"return arena.tournament {{
+  name = "seeded", games_per_pair = 2, max_plies = 60, seed = {seed}, concurrency = 2,
+  players = {{ arena.random {{ name = "a" }}, arena.random {{ name = "b", seed = 9 }} }},
+}}"#
+            ),
+        );
+        let out = dir.run("t.lua");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let store = open_store(&dir.db());
+        let t = store.find_tournament("seeded").unwrap().unwrap();
+        store
+            .games(t.id)
+            .unwrap()
+            .iter()
+            .map(|g| {
+                store
+                    .plies(g.id)
+                    .unwrap()
+                    .into_iter()
+                    .map(|p| p.uci)
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = moves(1);
+    assert_eq!(first, moves(1), "the same seed plays the same games");
+    assert_ne!(first, moves(2), "another seed plays other games");
+    assert_ne!(first[0], first[1], "the two games of a pair differ");
+}
