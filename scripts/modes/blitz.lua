@@ -14,13 +14,30 @@ M.defaults = {
   board = "none", -- "none", "ascii" or "unicode": a diagram beside the FEN
   max_attempts = 5, -- failed answers allowed per move before forfeit
   parser = "chessarena", -- see parsers/move.lua
+  -- Constrained decoding for servers that take a GBNF `grammar` (llama.cpp): the answer can only
+  -- be one legal move in a fence. For demonstrations with tiny models; it measures nothing.
+  grammar = false,
 }
 
+--- A GBNF grammar whose only sentences are the legal moves, fenced.
+local function legal_move_grammar(ctx)
+  local moves = ctx.options.notation == "san" and ctx.legal_san or ctx.legal_uci
+  local alternatives = {}
+  for i, move in ipairs(moves) do
+    alternatives[i] = '"' .. move .. '"'
+  end
+  return 'root ::= "```\\n" (' .. table.concat(alternatives, " | ") .. ') "\\n```"'
+end
+
 function M.start(ctx)
-  return {
+  local messages = {
     { role = "system", content = prompts.system(ctx) },
     { role = "user", content = prompts.position(ctx) },
   }
+  if ctx.options.grammar then
+    return { messages = messages, request = { grammar = legal_move_grammar(ctx) } }
+  end
+  return messages
 end
 
 function M.reply(ctx, text)

@@ -18,6 +18,6 @@ mod tests;
 pub use error::ScriptError;
 pub use format::FormatScript;
 pub use generation::{CheckErrors, Generation};
-pub use mode::ModeScript;
+pub use mode::{ModeScript, PlyOpening};
 pub use sources::SourceSet;
 pub use state::Limits;

@@ -15,6 +15,15 @@ use crate::{
     },
 };
 
+/// What `start` returns: the opening messages and extra request fields for the ply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlyOpening {
+    /// The messages to send.
+    pub messages: Vec<ChatMessage>,
+    /// Fields merged into the request body for every call of this ply.
+    pub request: serde_json::Map<String, serde_json::Value>,
+}
+
 /// Attempts per ply when a mode declares none.
 const DEFAULT_MAX_ATTEMPTS: u32 = 1;
 
@@ -99,15 +108,42 @@ impl ModeScript {
         self.max_attempts
     }
 
-    /// Calls `start(ctx)`: the messages that open the ply's dialog.
+    /// Calls `start(ctx)`: the messages that open the ply's dialog, either as a plain list or as
+    /// `{messages = {...}, request = {...}}`, where `request` holds extra request-body fields for
+    /// this ply (a grammar built from the legal moves, say).
     ///
     /// # Errors
     /// A hook error or a result that is not a list of `{role, content}` messages.
-    pub fn start(&self, ctx: &TurnContext) -> Result<Vec<ChatMessage>, ScriptError> {
+    pub fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
         let ctx = self.ctx_value(ctx)?;
         let value: Value = state::call(&self.lua, &self.start, ctx)?;
-        parse_messages(&self.lua, value)
-            .map_err(|m| ScriptError::bare(format!("`{}.start` returned {m}", self.module)))
+        let fail = |m: String| ScriptError::bare(format!("`{}.start` returned {m}", self.module));
+        let (messages, request) = match &value {
+            Value::Table(t) if t.contains_key("messages")? => {
+                for pair in t.pairs::<String, Value>() {
+                    let (key, _) = pair?;
+                    if key != "messages" && key != "request" {
+                        return Err(fail(format!(
+                            "a table with unknown key `{key}` (expected messages, request)"
+                        )));
+                    }
+                }
+                let request: Value = t.get("request")?;
+                let request = match request {
+                    Value::Nil => serde_json::Map::new(),
+                    v => self
+                        .lua
+                        .from_value(v)
+                        .map_err(|e| fail(format!("a malformed `request`: {e}")))?,
+                };
+                (t.get::<Value>("messages")?, request)
+            }
+            _ => (value, serde_json::Map::new()),
+        };
+        Ok(PlyOpening {
+            messages: parse_messages(&self.lua, messages).map_err(fail)?,
+            request,
+        })
     }
 
     /// Calls `reply(ctx, text)`: what to do with the model's answer.
@@ -128,7 +164,7 @@ impl ModeScript {
     /// Whatever the hooks raise.
     pub fn smoke_test(&self, player: &LlmPlayerSpec) -> Result<(), ScriptError> {
         let ctx = sample_context(player, self);
-        let messages = self.start(&ctx)?;
+        let messages = self.start(&ctx)?.messages;
         if messages.is_empty() {
             return Err(ScriptError::bare(format!(
                 "`{}.start` returned no messages",

@@ -307,7 +307,9 @@ async fn llm_turn(
     // Replies already stored for this ply (a resumed game): used instead of new requests.
     let stored = store.llm_calls(row.id, ply).map_err(|e| e.to_string())?;
     let mut ctx = context(game, row, mode, name, opponent);
-    let mut dialog = mode.start(&ctx).map_err(|e| e.to_string())?;
+    let opening = mode.start(&ctx).map_err(|e| e.to_string())?;
+    let mut dialog = opening.messages;
+    let mut request_extra = opening.request;
     let mut attempt = 1;
     let mut last_failure;
     for seq in 0..MAX_CALLS_PER_PLY {
@@ -325,7 +327,7 @@ async fn llm_turn(
                     top_p: spec.top_p,
                     max_tokens: spec.max_tokens,
                     seed: spec.seed,
-                    extra_body: spec.extra_body.clone().unwrap_or_default(),
+                    extra_body: merged(spec.extra_body.as_ref(), &request_extra),
                 };
                 let reply = env
                     .roster
@@ -439,7 +441,9 @@ async fn llm_turn(
             Some(text) => dialog.push(ChatMessage::new("user", text)),
             None => {
                 ctx.dialog = Vec::new();
-                dialog = mode.start(&ctx).map_err(|e| e.to_string())?;
+                let opening = mode.start(&ctx).map_err(|e| e.to_string())?;
+                dialog = opening.messages;
+                request_extra = opening.request;
             }
         }
     }
@@ -479,4 +483,14 @@ fn context(
         dialog: Vec::new(),
         reasoning: None,
     }
+}
+
+/// The player's `extra_body` overlaid with what the mode asked for at this ply.
+fn merged(
+    player: Option<&serde_json::Map<String, serde_json::Value>>,
+    ply: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut body = player.cloned().unwrap_or_default();
+    body.extend(ply.iter().map(|(k, v)| (k.clone(), v.clone())));
+    body
 }
