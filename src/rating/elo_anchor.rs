@@ -170,9 +170,9 @@ pub fn blocks_from_games(
         };
         let block = &mut blocks[at].2;
         match game.score {
-            s if s == 1.0 => block.wins += 1,
-            s if s == 0.5 => block.draws += 1,
-            s if s == 0.0 => block.losses += 1,
+            1.0 => block.wins += 1,
+            0.5 => block.draws += 1,
+            0.0 => block.losses += 1,
             s => return Err(RatingError::InvalidScore(s)),
         }
     }
