@@ -10,7 +10,7 @@
 //! - [`Criterion::PairScore`] is the objective of the paper's appendix C.2 (equation 13):
 //!   maximise `E_i (1 − E_i) [g(RD_i)² + g(RD_j)²]`, the RD reduction of *both* players. Because the
 //!   requester's own `g(RD_i)²` is added rather than multiplied, an uncertain opponent is penalised
-//!   less, so it leans more towards the closest rating and will pair two newcomers that
+//!   less, so it leans more towards the closest rating and can pair two equal newcomers that
 //!   [`Criterion::ChessArena`] would keep apart.
 //!
 //! Both use the expected score clipped to `[0.001, 0.999]`. A pick is uniform among the best
