@@ -9,6 +9,7 @@ pub mod engine;
 pub mod export;
 pub mod llm;
 pub mod lua;
+pub mod rating;
 pub mod report;
 pub mod store;
 pub mod tournament;

@@ -7,6 +7,7 @@ use mlua::{Lua, Table};
 
 mod board;
 mod log;
+mod rating;
 mod spec;
 mod text;
 
@@ -22,6 +23,7 @@ pub fn register(lua: &Lua) -> mlua::Result<Table> {
     text::register(lua, &arena)?;
     spec::register(lua, &arena)?;
     board::register(lua, &arena)?;
+    rating::register(lua, &arena)?;
     lua.globals().set("arena", arena.clone())?;
     Ok(arena)
 }

@@ -1,0 +1,20 @@
+//! Ratings as pure functions: no I/O, no Lua, no clocks.
+//!
+//! - [`glicko`]: Glicko-1 with one rating period per game, as ChessArena rates players, with a
+//!   switch that reproduces ChessArena's published (buggy) numbers.
+//! - [`matchmaking`]: which opponent makes the most informative next game.
+//! - [`elo_anchor`]: LLM Chess's Elo estimate against opponents of known Elo, and its Win/Loss metric.
+
+pub mod elo_anchor;
+mod error;
+pub mod glicko;
+pub mod matchmaking;
+mod root;
+
+#[cfg(test)]
+mod conformance;
+
+pub use error::RatingError;
+
+/// The two-sided 95% normal quantile used for every interval here.
+pub const Z95: f64 = 1.96;
