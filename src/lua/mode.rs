@@ -342,6 +342,7 @@ fn sample_context(player: &LlmPlayerSpec, mode: &ModeScript) -> TurnContext {
         game: 0,
         options: mode.options.clone(),
         dialog: Vec::new(),
+        previous_dialog: Vec::new(),
         reasoning: None,
     }
 }

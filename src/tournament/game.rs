@@ -307,6 +307,7 @@ async fn llm_turn(
     // Replies already stored for this ply (a resumed game): used instead of new requests.
     let stored = store.llm_calls(row.id, ply).map_err(|e| e.to_string())?;
     let mut ctx = context(game, row, mode, name, opponent);
+    ctx.previous_dialog = previous_dialog(store, row.id, ply)?;
     let opening = mode.start(&ctx).map_err(|e| e.to_string())?;
     let mut dialog = opening.messages;
     let mut request_extra = opening.request;
@@ -481,8 +482,31 @@ fn context(
         game: row.index,
         options: mode.options().clone(),
         dialog: Vec::new(),
+        previous_dialog: Vec::new(),
         reasoning: None,
     }
+}
+
+/// The final dialog of the same side's previous ply, rebuilt from the store (so a resumed game sees
+/// exactly what an uninterrupted one would): the last call's messages plus its reply.
+fn previous_dialog(store: &Store, game_id: i64, ply: u32) -> Result<Vec<ChatMessage>, String> {
+    let Some(previous) = ply.checked_sub(2) else {
+        return Ok(Vec::new());
+    };
+    let calls = store
+        .llm_calls(game_id, previous)
+        .map_err(|e| e.to_string())?;
+    let Some(last) = calls.iter().max_by_key(|c| c.call.seq) else {
+        return Ok(Vec::new());
+    };
+    let request: ChatRequest = serde_json::from_str(&last.call.request_json).map_err(|e| {
+        format!("the stored request of ply {previous} cannot be read back: {e}")
+    })?;
+    let mut dialog = request.messages;
+    if let Some(reply) = &last.call.reply_text {
+        dialog.push(ChatMessage::new("assistant", reply.clone()));
+    }
+    Ok(dialog)
 }
 
 /// The player's `extra_body` overlaid with what the mode asked for at this ply.
