@@ -326,6 +326,7 @@ async fn llm_turn(
                     max_tokens: spec.max_tokens,
                     seed: spec.seed,
                     extra_body: spec.extra_body.clone().unwrap_or_default(),
+                    ..ChatRequest::default()
                 };
                 let reply = env
                     .roster
