@@ -6,15 +6,14 @@ use std::{
     error::Error as _,
     fmt,
     sync::{Arc, Mutex, PoisonError},
-    time::{Duration, Instant},
+    time::{Duration, Instant, SystemTime},
 };
 
-use reqwest::{StatusCode, header::RETRY_AFTER};
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
-use super::{ChatReply, ChatRequest, Endpoint, LlmError, parse_retry_after, split_reasoning};
+use super::{ChatReply, ChatRequest, Endpoint, LlmError, error_body, retry_delay, split_reasoning};
 
 /// A client for every LLM endpoint: one HTTP connection pool and one concurrency limit per base URL.
 /// Cloning is cheap and clones share both.
@@ -82,7 +81,7 @@ impl LlmClient {
         req: &ChatRequest,
     ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
-        let url = endpoint.provider.chat_url(&endpoint.base_url);
+        let url = endpoint.provider.chat_url(&endpoint.base_url, &req.model);
         let body = endpoint.provider.encode(req);
         let _permit = self.permit(endpoint).await;
         let started = Instant::now();
@@ -120,8 +119,9 @@ impl LlmClient {
         }
     }
 
-    /// Checks once, without retries, that `endpoint` answers `GET {base}/models` with a success
-    /// status: a fail-fast check before a tournament starts.
+    /// Checks once, without retries, that `endpoint` answers its provider's model listing
+    /// (`GET {base}/models`, with the provider's key header) with a success status: a fail-fast
+    /// check of address and key before a tournament starts.
     ///
     /// # Errors
     /// [`LlmError::MissingApiKey`], [`LlmError::Unreachable`], [`LlmError::Timeout`] or
@@ -129,10 +129,8 @@ impl LlmClient {
     pub async fn probe(&self, endpoint: &Endpoint) -> Result<(), LlmError> {
         let key = api_key(endpoint)?;
         let url = endpoint.provider.models_url(&endpoint.base_url);
-        let mut request = self.inner.http.get(&url).timeout(endpoint.timeout);
-        if let Some(key) = key.as_deref() {
-            request = endpoint.provider.authorize(request, key);
-        }
+        let request = self.inner.http.get(&url).timeout(endpoint.timeout);
+        let request = endpoint.provider.authorize(request, key.as_deref());
         let response = request
             .send()
             .await
@@ -141,12 +139,8 @@ impl LlmClient {
         if status.is_success() {
             return Ok(());
         }
-        let body = response.text().await.unwrap_or_default();
-        Err(LlmError::Http {
-            url,
-            status: status.as_u16(),
-            body: redact(body, key.as_deref()),
-        })
+        let body = redact(response.text().await.unwrap_or_default(), key.as_deref());
+        Err(http_error(url, status.as_u16(), body).0)
     }
 
     /// Waits for a request slot on the endpoint's base URL.
@@ -179,32 +173,24 @@ impl LlmClient {
         key: Option<&str>,
         attempt: u32,
     ) -> Result<ChatReply, Failure> {
-        let mut request = self
+        let request = self
             .inner
             .http
             .post(url)
             .timeout(endpoint.timeout)
             .json(body);
-        if let Some(key) = key {
-            request = endpoint.provider.authorize(request, key);
-        }
+        let request = endpoint.provider.authorize(request, key);
         let start = Instant::now();
         let response = request
             .send()
             .await
             .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
         let status = response.status();
-        let retry_after = if matches!(
-            status,
-            StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
-        ) {
-            response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_retry_after)
-        } else {
+        // Rate-limit headers matter only on failures; a success's headers describe the next call.
+        let header_delay = if status.is_success() {
             None
+        } else {
+            retry_delay(response.headers(), SystemTime::now())
         };
         let text = response
             .text()
@@ -213,13 +199,10 @@ impl LlmClient {
         let latency_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
         let text = redact(text, key);
         if !status.is_success() {
+            let (error, body_delay) = http_error(url.to_owned(), status.as_u16(), text);
             return Err(Failure {
-                error: LlmError::Http {
-                    url: url.to_owned(),
-                    status: status.as_u16(),
-                    body: text,
-                },
-                retry_after,
+                error,
+                retry_after: header_delay.or(body_delay),
             });
         }
         let wire = match endpoint.provider.decode(&text) {
@@ -264,6 +247,20 @@ impl fmt::Debug for LlmClient {
             .field("endpoints", &endpoints)
             .finish_non_exhaustive()
     }
+}
+
+/// The error for a non-success status, with the provider's message read from the body, and the
+/// wait the body asks for (Gemini puts it there).
+fn http_error(url: String, status: u16, body: String) -> (LlmError, Option<Duration>) {
+    let parsed = error_body::parse(&body);
+    let error = LlmError::Http {
+        url,
+        status,
+        kind: parsed.kind,
+        message: parsed.message,
+        body,
+    };
+    (error, parsed.retry_delay)
 }
 
 /// Reads the endpoint's API key from its environment variable, trimmed (a key pasted with a

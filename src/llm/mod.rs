@@ -5,6 +5,13 @@
 //! every failure that is not the model's fault (see [`LlmError::is_transient`]) and returns the answer
 //! with its reasoning split off, token usage, latency and the raw body for the store.
 //!
+//! Four wire formats are spoken (see [`Provider`]): OpenAI-compatible chat completions, the OpenAI
+//! Responses API, Anthropic messages and Gemini `generateContent`. Each maps the same
+//! [`ChatRequest`] (system messages, sampling, token limit, [`Reasoning`]) to its API, and its reply
+//! to the same [`ChatReply`]: answer, reasoning text, [`Usage`] and a finish reason in OpenAI's
+//! terms. Rate-limited calls wait as the provider's headers say ([`retry_delay`]); a call's cost comes
+//! from a [`PriceTable`] ([`ChatReply::cost_usd`]).
+//!
 //! ```no_run
 //! use arena::llm::{ChatMessage, ChatRequest, Endpoint, LlmClient};
 //!
@@ -24,9 +31,15 @@
 //! # }
 //! ```
 
+mod anthropic;
 mod client;
+mod error_body;
+mod gemini;
 mod openai;
+mod pricing;
+mod ratelimit;
 mod reasoning;
+mod responses;
 mod retry;
 
 use std::{fmt, str::FromStr, time::Duration};
@@ -37,6 +50,8 @@ use serde_json::{Map, Value};
 
 pub use self::{
     client::LlmClient,
+    pricing::{Price, PriceTable},
+    ratelimit::retry_delay,
     reasoning::split_reasoning,
     retry::{RetryPolicy, parse_retry_after},
 };
@@ -48,43 +63,79 @@ pub enum Provider {
     #[default]
     #[serde(rename = "openai_chat")]
     OpenAiChat,
+    /// The OpenAI Responses API (`POST {base}/responses`), also served by llama.cpp.
+    #[serde(rename = "openai_responses")]
+    OpenAiResponses,
+    /// Anthropic messages (`POST {base}/messages`), also served by llama.cpp.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Google Gemini `generateContent` (`POST {base}/models/{model}:generateContent`).
+    #[serde(rename = "gemini")]
+    Gemini,
 }
 
 impl Provider {
+    /// Every provider, for listings in messages and docs.
+    pub const ALL: [Provider; 4] = [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::Gemini,
+    ];
+
     /// The provider's name as used in scripts and the store.
     pub fn name(self) -> &'static str {
         match self {
             Provider::OpenAiChat => "openai_chat",
+            Provider::OpenAiResponses => "openai_responses",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
         }
     }
 
-    fn chat_url(self, base_url: &str) -> String {
+    /// The URL a chat request for `model` is posted to.
+    fn chat_url(self, base_url: &str, model: &str) -> String {
         match self {
             Provider::OpenAiChat => openai::chat_url(base_url),
+            Provider::OpenAiResponses => responses::chat_url(base_url),
+            Provider::Anthropic => anthropic::chat_url(base_url),
+            Provider::Gemini => gemini::chat_url(base_url, model),
         }
     }
 
+    /// The model-list URL, used as a cheap reachability and key check.
     fn models_url(self, base_url: &str) -> String {
         match self {
-            Provider::OpenAiChat => openai::models_url(base_url),
+            Provider::OpenAiChat | Provider::OpenAiResponses => openai::models_url(base_url),
+            Provider::Anthropic => anthropic::models_url(base_url),
+            Provider::Gemini => gemini::models_url(base_url),
         }
     }
 
-    fn authorize(self, request: RequestBuilder, key: &str) -> RequestBuilder {
+    /// Adds the provider's fixed headers and, when there is one, its API-key header.
+    fn authorize(self, request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
         match self {
-            Provider::OpenAiChat => openai::authorize(request, key),
+            Provider::OpenAiChat | Provider::OpenAiResponses => openai::authorize(request, key),
+            Provider::Anthropic => anthropic::authorize(request, key),
+            Provider::Gemini => gemini::authorize(request, key),
         }
     }
 
     fn encode(self, req: &ChatRequest) -> Value {
         match self {
             Provider::OpenAiChat => openai::encode(req),
+            Provider::OpenAiResponses => responses::encode(req),
+            Provider::Anthropic => anthropic::encode(req),
+            Provider::Gemini => gemini::encode(req),
         }
     }
 
     fn decode(self, body: &str) -> Result<WireReply, String> {
         match self {
             Provider::OpenAiChat => openai::decode(body),
+            Provider::OpenAiResponses => responses::decode(body),
+            Provider::Anthropic => anthropic::decode(body),
+            Provider::Gemini => gemini::decode(body),
         }
     }
 }
@@ -101,6 +152,9 @@ impl FromStr for Provider {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "openai_chat" | "openai" => Ok(Provider::OpenAiChat),
+            "openai_responses" => Ok(Provider::OpenAiResponses),
+            "anthropic" => Ok(Provider::Anthropic),
+            "gemini" => Ok(Provider::Gemini),
             _ => Err(LlmError::UnknownProvider { name: s.to_owned() }),
         }
     }
@@ -177,24 +231,92 @@ pub struct ChatRequest {
     /// Upper bound on generated tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
-    /// Sampling seed, for servers that honour it.
+    /// Sampling seed, for servers that honour it (Anthropic and the Responses API have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// How much the model should think before answering, for APIs that take it. Reasoning APIs
+    /// that forbid sampling parameters get none: see each wire format's module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Reasoning>,
     /// Fields merged into the JSON body last, e.g. llama.cpp `grammar` or vLLM
     /// `chat_template_kwargs`; they override fields set above.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra_body: Map<String, Value>,
 }
 
-/// Token counts reported by the server.
+/// A reasoning setting. Each API takes the part it understands:
+///
+/// | API | `effort` | `budget_tokens` |
+/// |---|---|---|
+/// | OpenAI chat | `reasoning_effort` | ignored |
+/// | OpenAI Responses | `reasoning.effort` (with `summary: auto`) | ignored |
+/// | Anthropic | a budget, see [`Reasoning::budget`] | `thinking.budget_tokens` |
+/// | Gemini | a budget, see [`Reasoning::budget`] | `thinkingConfig.thinkingBudget` |
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// `low`, `medium` or `high` (OpenAI also knows `minimal` and `none`; they are passed on as is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    /// Tokens the model may spend thinking (Anthropic requires at least 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u32>,
+}
+
+impl Reasoning {
+    /// Reasoning at the given effort.
+    pub fn effort(effort: impl Into<String>) -> Self {
+        Self {
+            effort: Some(effort.into()),
+            budget_tokens: None,
+        }
+    }
+
+    /// Reasoning within a token budget.
+    pub fn budget_tokens(tokens: u32) -> Self {
+        Self {
+            effort: None,
+            budget_tokens: Some(tokens),
+        }
+    }
+
+    /// Whether this asks for any thinking at all (`effort: none` and a zero budget do not).
+    pub fn is_enabled(&self) -> bool {
+        self.effort.as_deref().is_some_and(|e| e != "none")
+            || self.budget_tokens.is_some_and(|b| b > 0)
+    }
+
+    /// The thinking budget for APIs that count tokens: `budget_tokens` when set, else the effort
+    /// mapped to 1024 (`minimal`, `low`), 8192 (`medium`) or 24576 (`high`, Gemini 2.5 Flash's
+    /// maximum), 0 for `none`. `None` for an effort no API defines.
+    pub fn budget(&self) -> Option<u32> {
+        if let Some(tokens) = self.budget_tokens {
+            return Some(tokens);
+        }
+        match self.effort.as_deref()? {
+            "none" => Some(0),
+            "minimal" | "low" => Some(1024),
+            "medium" => Some(8192),
+            "high" => Some(24_576),
+            _ => None,
+        }
+    }
+}
+
+/// Token counts reported by the server, mapped to one meaning across APIs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Tokens in the prompt.
+    /// Tokens in the prompt, cached ones included.
     pub prompt_tokens: u64,
     /// Tokens generated, reasoning included.
     pub completion_tokens: u64,
-    /// Their sum, as reported.
+    /// Their sum, as reported (or computed when the API reports none).
     pub total_tokens: u64,
+    /// The part of `completion_tokens` spent reasoning, when reported.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    /// The part of `prompt_tokens` read from the provider's prompt cache, when reported.
+    #[serde(default)]
+    pub cached_tokens: u64,
 }
 
 /// A model's answer and everything the store records about the call.
@@ -206,7 +328,8 @@ pub struct ChatReply {
     pub reasoning: Option<String>,
     /// Token counts, when the server reports them.
     pub usage: Option<Usage>,
-    /// Why generation stopped (`stop`, `length`, ...), when reported.
+    /// Why generation stopped, in OpenAI chat terms for every API (`stop`, `length`,
+    /// `content_filter`, ...; values with no counterpart are kept as sent), when reported.
     pub finish_reason: Option<String>,
     /// HTTP status of the successful attempt.
     pub http_status: u16,
@@ -216,6 +339,14 @@ pub struct ChatReply {
     pub transport_retries: u32,
     /// The response body as received.
     pub raw_body: String,
+}
+
+impl ChatReply {
+    /// The call's cost in US dollars for `model` under `prices`; `None` when the reply has no usage
+    /// or the table has no price for the model.
+    pub fn cost_usd(&self, prices: &PriceTable, model: &str) -> Option<f64> {
+        prices.cost(&self.usage?, model)
+    }
 }
 
 /// What a wire-format module reads from a successful response body.
@@ -243,12 +374,20 @@ pub enum LlmError {
         attempts: u32,
     },
     /// The server answered with a non-success status.
-    #[error("llm endpoint `{url}` answered http {status}: {}", snippet(body))]
+    #[error(
+        "llm endpoint `{url}` answered http {status}: {}",
+        http_detail(kind.as_deref(), message.as_deref(), body)
+    )]
     Http {
         /// The URL requested.
         url: String,
         /// The HTTP status.
         status: u16,
+        /// The provider's error type or status (`rate_limit_error`, `overloaded_error`,
+        /// `INVALID_ARGUMENT`, ...), when the body names one.
+        kind: Option<String>,
+        /// The provider's error message, when the body is a JSON error object.
+        message: Option<String>,
         /// The response body.
         body: String,
     },
@@ -288,7 +427,9 @@ pub enum LlmError {
         detail: String,
     },
     /// A provider name that no wire format answers to.
-    #[error("unknown llm provider `{name}` (known: openai_chat)")]
+    #[error(
+        "unknown llm provider `{name}` (known: openai_chat, openai, openai_responses, anthropic, gemini)"
+    )]
     UnknownProvider {
         /// The name given.
         name: String,
@@ -297,7 +438,7 @@ pub enum LlmError {
 
 impl LlmError {
     /// Whether retrying later may succeed: transport failures, timeouts, undecodable bodies and
-    /// HTTP 408, 429 and 5xx. Other statuses (401 bad key, 404 unknown model, 400 bad request) and
+    /// HTTP 408, 429 and 5xx (Anthropic's 529 "overloaded" included). Other statuses (401 bad key, 404 unknown model, 400 bad request) and
     /// local configuration errors are fatal.
     pub fn is_transient(&self) -> bool {
         match self {
@@ -312,6 +453,15 @@ impl LlmError {
     }
 }
 
+/// The provider's message when there is one, else the start of the body.
+fn http_detail(kind: Option<&str>, message: Option<&str>, body: &str) -> String {
+    match (kind, message) {
+        (Some(kind), Some(message)) => format!("{kind}: {}", snippet(message)),
+        (None, Some(message)) => snippet(message),
+        _ => snippet(body),
+    }
+}
+
 /// The start of a possibly long body (an HTML error page), for error messages.
 fn snippet(body: &str) -> String {
     const MAX_CHARS: usize = 300;
@@ -322,5 +472,7 @@ fn snippet(body: &str) -> String {
     }
 }
 
+#[cfg(test)]
+mod provider_tests;
 #[cfg(test)]
 mod tests;

@@ -3,10 +3,16 @@
 //!
 //! Only the fields arena needs are read; unknown fields (llama.cpp's `timings`, OpenRouter's
 //! `provider`) are ignored, and `content: null` (a reply that only reasoned) reads as empty text.
+//!
+//! A reasoning effort is sent as `reasoning_effort`. OpenAI's own reasoning models (o1, o3, o4,
+//! gpt-5) reject `temperature` and `top_p` and take `max_completion_tokens` instead of
+//! `max_tokens`, so for those model names the sampling parameters are dropped and the limit renamed;
+//! other servers get the request as asked.
 
 use reqwest::RequestBuilder;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tracing::debug;
 
 use super::{ChatRequest, Usage, WireReply};
 
@@ -20,9 +26,52 @@ pub(super) fn models_url(base_url: &str) -> String {
     format!("{}/models", base_url.trim_end_matches('/'))
 }
 
-/// Adds the bearer-token header.
-pub(super) fn authorize(request: RequestBuilder, key: &str) -> RequestBuilder {
-    request.bearer_auth(key)
+/// Adds the bearer-token header (used by the Responses API as well).
+pub(super) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+    match key {
+        Some(key) => request.bearer_auth(key),
+        None => request,
+    }
+}
+
+/// Whether `model` names one of OpenAI's reasoning models, which refuse sampling parameters.
+/// A routing prefix such as OpenRouter's `openai/` is ignored; `gpt-5-chat` models are not
+/// reasoning models.
+pub(super) fn is_openai_reasoning_model(model: &str) -> bool {
+    let name = model.strip_prefix("openai/").unwrap_or(model);
+    let o_series = ["o1", "o3", "o4"].iter().any(|family| {
+        name.strip_prefix(family)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+    });
+    o_series || (name.starts_with("gpt-5") && !name.contains("-chat"))
+}
+
+/// Inserts `temperature` and `top_p` under `names`, except those `keep` refuses, which are
+/// dropped with a debug note saying `why`.
+pub(super) fn insert_sampling(
+    body: &mut Map<String, Value>,
+    req: &ChatRequest,
+    names: [&str; 2],
+    keep: impl Fn(&str, f64) -> bool,
+    why: &str,
+) {
+    for (name, value) in names.into_iter().zip([req.temperature, req.top_p]) {
+        let Some(value) = value else {
+            continue;
+        };
+        if keep(name, value) {
+            body.insert(name.into(), json!(value));
+        } else {
+            debug!(model = %req.model, parameter = name, value, "dropping a sampling parameter: {why}");
+        }
+    }
+}
+
+/// Merges `extra_body` last, so that scripts can add server-specific fields or override ours.
+pub(super) fn merge_extra(body: &mut Map<String, Value>, req: &ChatRequest) {
+    for (key, value) in &req.extra_body {
+        body.insert(key.clone(), value.clone());
+    }
 }
 
 /// The JSON body for `req`; entries of `extra_body` are merged last so that they can add
@@ -36,21 +85,37 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
         .map(|m| json!({ "role": m.role, "content": m.content }))
         .collect();
     body.insert("messages".into(), Value::Array(messages));
-    if let Some(t) = req.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = req.top_p {
-        body.insert("top_p".into(), json!(p));
-    }
+    let restricted = is_openai_reasoning_model(&req.model);
+    insert_sampling(
+        &mut body,
+        req,
+        ["temperature", "top_p"],
+        |_, _| !restricted,
+        "openai reasoning models accept only their defaults",
+    );
     if let Some(n) = req.max_tokens {
-        body.insert("max_tokens".into(), json!(n));
+        let name = if restricted {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(name.into(), json!(n));
     }
     if let Some(s) = req.seed {
         body.insert("seed".into(), json!(s));
     }
-    for (key, value) in &req.extra_body {
-        body.insert(key.clone(), value.clone());
+    if let Some(reasoning) = &req.reasoning {
+        match &reasoning.effort {
+            Some(effort) => {
+                body.insert("reasoning_effort".into(), json!(effort));
+            }
+            None => debug!(
+                model = %req.model,
+                "chat completions take no thinking budget; set a reasoning effort instead"
+            ),
+        }
     }
+    merge_extra(&mut body, req);
     Value::Object(body)
 }
 
@@ -84,6 +149,20 @@ struct WireUsage {
     completion_tokens: u64,
     #[serde(default)]
     total_tokens: u64,
+    prompt_tokens_details: Option<PromptDetails>,
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: u64,
 }
 
 /// Reads a successful response body.
@@ -113,6 +192,10 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             total_tokens: u.total_tokens,
+            reasoning_tokens: u
+                .completion_tokens_details
+                .map_or(0, |d| d.reasoning_tokens),
+            cached_tokens: u.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
         }),
         finish_reason: choice.finish_reason,
     })
@@ -121,7 +204,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::ChatMessage;
+    use crate::llm::{ChatMessage, Reasoning};
 
     #[test]
     fn encodes_set_fields_only_and_merges_extra_body() {
@@ -160,7 +243,9 @@ mod tests {
             Some(Usage {
                 prompt_tokens: 35,
                 completion_tokens: 15,
-                total_tokens: 50
+                total_tokens: 50,
+                reasoning_tokens: 0,
+                cached_tokens: 24,
             })
         );
     }
@@ -177,6 +262,87 @@ mod tests {
         assert_eq!(
             decode(body).expect("valid body").reasoning.as_deref(),
             Some("open")
+        );
+    }
+
+    #[test]
+    fn reasoning_models_get_effort_and_no_sampling_parameters() {
+        let req = ChatRequest {
+            model: "o4-mini".into(),
+            messages: vec![ChatMessage::new("user", "hi")],
+            temperature: Some(0.2),
+            top_p: Some(0.9),
+            max_tokens: Some(800),
+            reasoning: Some(Reasoning::effort("high")),
+            ..ChatRequest::default()
+        };
+        assert_eq!(
+            encode(&req),
+            json!({
+                "model": "o4-mini",
+                "messages": [{"role": "user", "content": "hi"}],
+                "max_completion_tokens": 800,
+                "reasoning_effort": "high",
+            })
+        );
+        // Other servers keep the sampling parameters beside the effort.
+        let local = ChatRequest {
+            model: "qwen3-8b".into(),
+            ..req
+        };
+        assert_eq!(
+            encode(&local),
+            json!({
+                "model": "qwen3-8b",
+                "messages": [{"role": "user", "content": "hi"}],
+                "temperature": 0.2,
+                "top_p": 0.9,
+                "max_tokens": 800,
+                "reasoning_effort": "high",
+            })
+        );
+    }
+
+    #[test]
+    fn recognises_openai_reasoning_model_names() {
+        for model in [
+            "o1",
+            "o3-mini",
+            "o4-mini-2025-04-16",
+            "openai/o3",
+            "gpt-5",
+            "gpt-5-mini",
+            "gpt-5.1",
+        ] {
+            assert!(is_openai_reasoning_model(model), "{model}");
+        }
+        for model in [
+            "gpt-4o",
+            "gpt-4.1-mini",
+            "gpt-5-chat-latest",
+            "o1x",
+            "olmo-2",
+            "qwen3-8b",
+        ] {
+            assert!(!is_openai_reasoning_model(model), "{model}");
+        }
+    }
+
+    #[test]
+    fn decodes_a_recorded_reasoning_reply_with_usage_details() {
+        let reply =
+            decode(include_str!("fixtures/openai_chat_reasoning.json")).expect("valid body");
+        assert_eq!(reply.content, "<move>g1f3</move>");
+        assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(
+            reply.usage,
+            Some(Usage {
+                prompt_tokens: 1_247,
+                completion_tokens: 412,
+                total_tokens: 1_659,
+                reasoning_tokens: 384,
+                cached_tokens: 1_024,
+            })
         );
     }
 

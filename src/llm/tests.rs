@@ -535,15 +535,28 @@ async fn concurrency_is_limited_per_base_url() {
 
 #[test]
 fn provider_names_round_trip() {
+    for (provider, name) in [
+        (Provider::OpenAiChat, "openai_chat"),
+        (Provider::OpenAiResponses, "openai_responses"),
+        (Provider::Anthropic, "anthropic"),
+        (Provider::Gemini, "gemini"),
+    ] {
+        assert_eq!(name.parse::<Provider>().ok(), Some(provider));
+        assert_eq!(provider.to_string(), name);
+        assert_eq!(
+            serde_json::to_value(provider).expect("serialise"),
+            json!(name)
+        );
+        assert_eq!(
+            serde_json::from_value::<Provider>(json!(name)).ok(),
+            Some(provider)
+        );
+    }
     assert_eq!(
-        "openai_chat".parse::<Provider>().ok(),
+        "openai".parse::<Provider>().ok(),
         Some(Provider::OpenAiChat)
     );
-    assert_eq!(Provider::OpenAiChat.to_string(), "openai_chat");
-    assert_eq!(
-        serde_json::to_value(Provider::OpenAiChat).expect("serialise"),
-        json!("openai_chat")
-    );
+    assert_eq!(Provider::ALL.len(), 4);
     assert!(matches!(
         "palm".parse::<Provider>(),
         Err(LlmError::UnknownProvider { .. })
@@ -555,9 +568,11 @@ fn transient_classification() {
     let http = |status| LlmError::Http {
         url: "u".into(),
         status,
+        kind: None,
+        message: None,
         body: String::new(),
     };
-    for status in [408, 429, 500, 502, 503, 504] {
+    for status in [408, 429, 500, 502, 503, 504, 529] {
         assert!(http(status).is_transient(), "{status}");
     }
     for status in [400, 401, 403, 404, 422] {
@@ -570,6 +585,8 @@ fn long_bodies_are_cut_in_messages() {
     let err = LlmError::Http {
         url: "u".into(),
         status: 502,
+        kind: None,
+        message: None,
         body: "x".repeat(10_000),
     };
     assert!(err.to_string().len() < 400);

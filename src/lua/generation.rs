@@ -367,13 +367,16 @@ fn parse_player(
         )),
     }
     .map_err(|message| ScriptError::at(at.clone(), message))?;
-    if let PlayerSpec::Llm(llm) = &spec
-        && llm.max_concurrency == 0
-    {
-        return Err(ScriptError::at(
-            at,
-            format!("{what}: `max_concurrency` must be at least 1"),
-        ));
+    if let PlayerSpec::Llm(llm) = &spec {
+        if llm.max_concurrency == 0 {
+            return Err(ScriptError::at(
+                at,
+                format!("{what}: `max_concurrency` must be at least 1"),
+            ));
+        }
+        if let Err(e) = llm.provider() {
+            return Err(ScriptError::at(at, format!("{what}: {e}")));
+        }
     }
     Ok((spec, at))
 }

@@ -329,6 +329,7 @@ async fn llm_turn(
                     max_tokens: spec.max_tokens,
                     seed: spec.seed,
                     extra_body: merged(spec.extra_body.as_ref(), &request_extra),
+                    reasoning: spec.reasoning(),
                 };
                 let reply = env
                     .roster

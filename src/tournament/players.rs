@@ -8,7 +8,7 @@ use thiserror::Error;
 use super::spec::{EnginePlayerSpec, LlmPlayerSpec, PlayerSpec, TournamentSpec};
 use crate::{
     engine::{self, EnginePool, EngineSpec, SearchLimits},
-    llm::{Endpoint, LlmClient, Provider, RetryPolicy},
+    llm::{Endpoint, LlmClient, RetryPolicy},
 };
 
 /// A player that cannot take part, found before any game starts.
@@ -78,7 +78,7 @@ impl Roster {
             };
             let participant = match player {
                 PlayerSpec::Llm(llm) => {
-                    let endpoint = endpoint(llm);
+                    let endpoint = endpoint(llm).map_err(|e| fail(e.to_string()))?;
                     if let Some(var) = &llm.api_key_env
                         && std::env::var(var)
                             .map(|v| v.trim().is_empty())
@@ -125,9 +125,12 @@ impl Roster {
 }
 
 /// The HTTP endpoint of an LLM player.
-pub fn endpoint(llm: &LlmPlayerSpec) -> Endpoint {
-    Endpoint {
-        provider: Provider::OpenAiChat,
+///
+/// # Errors
+/// An unknown provider name.
+pub fn endpoint(llm: &LlmPlayerSpec) -> Result<Endpoint, crate::llm::LlmError> {
+    Ok(Endpoint {
+        provider: llm.provider()?,
         base_url: llm.base_url.clone(),
         api_key_env: llm.api_key_env.clone(),
         max_concurrency: llm.max_concurrency,
@@ -136,7 +139,7 @@ pub fn endpoint(llm: &LlmPlayerSpec) -> Endpoint {
             give_up_after: Duration::from_secs_f64(llm.outage_s.max(0.0)),
             ..RetryPolicy::default()
         },
-    }
+    })
 }
 
 fn engine_spec(e: &EnginePlayerSpec) -> Result<EngineSpec, engine::EngineError> {

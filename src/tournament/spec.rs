@@ -114,6 +114,16 @@ pub struct LlmPlayerSpec {
     pub base_url: String,
     /// Model name sent in each request.
     pub model: String,
+    /// Wire format: `openai` (chat completions, the default), `openai_responses`, `anthropic` or
+    /// `gemini`.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Reasoning effort (`low`, `medium`, `high`) for APIs that take one.
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+    /// Thinking budget in tokens (Anthropic).
+    #[serde(default)]
+    pub thinking_budget: Option<u32>,
     /// Name of the environment variable holding the API key (the key itself never appears in a
     /// script, the store or the logs).
     #[serde(default)]
@@ -149,6 +159,30 @@ pub struct LlmPlayerSpec {
     /// Options of the play mode (`legal_moves`, `history`, `max_attempts`, ...).
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
+}
+
+impl LlmPlayerSpec {
+    /// The reasoning settings to send, if any.
+    pub fn reasoning(&self) -> Option<crate::llm::Reasoning> {
+        if self.reasoning_effort.is_none() && self.thinking_budget.is_none() {
+            return None;
+        }
+        Some(crate::llm::Reasoning {
+            effort: self.reasoning_effort.clone(),
+            budget_tokens: self.thinking_budget,
+        })
+    }
+
+    /// The wire format named by `provider`.
+    ///
+    /// # Errors
+    /// An unknown provider name.
+    pub fn provider(&self) -> Result<crate::llm::Provider, crate::llm::LlmError> {
+        match &self.provider {
+            None => Ok(crate::llm::Provider::OpenAiChat),
+            Some(name) => name.parse(),
+        }
+    }
 }
 
 fn default_timeout_s() -> f64 {

@@ -1,0 +1,349 @@
+//! The Anthropic messages wire format (`POST {base}/messages`), as spoken by Anthropic and llama.cpp.
+//!
+//! System messages go to the top-level `system` field (joined by blank lines); the others stay in
+//! `messages`. The key travels in `x-api-key`, and every request names the API version.
+//!
+//! `max_tokens` is required here, so a request without one gets [`DEFAULT_MAX_TOKENS`]. Thinking
+//! (`thinking: {type: enabled, budget_tokens}`) takes the request's budget, or its effort mapped by
+//! [`Reasoning::budget`]; since the budget must stay below `max_tokens`, a `max_tokens` at or below it
+//! is read as the room left for the answer and the budget is added to it. With thinking on, the API
+//! refuses a temperature other than 1 and a `top_p` below 0.95, so those are dropped. There is no
+//! `seed`.
+//!
+//! The reply's `thinking` blocks are the reasoning (`redacted_thinking` blocks carry no readable
+//! text and are skipped); its `text` blocks are the answer.
+
+use reqwest::RequestBuilder;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tracing::debug;
+
+use super::{
+    ChatRequest, Reasoning, Usage, WireReply,
+    openai::{insert_sampling, merge_extra},
+};
+
+/// The API version every request names.
+const API_VERSION: &str = "2023-06-01";
+/// `max_tokens` for requests that set none (the API requires the field).
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+/// The smallest thinking budget the API accepts.
+const MIN_BUDGET: u32 = 1024;
+
+/// The messages URL below `base_url` (which ends in `/v1`).
+pub(super) fn chat_url(base_url: &str) -> String {
+    format!("{}/messages", base_url.trim_end_matches('/'))
+}
+
+/// The model-list URL below `base_url`.
+pub(super) fn models_url(base_url: &str) -> String {
+    format!("{}/models", base_url.trim_end_matches('/'))
+}
+
+/// Adds the version header and, when there is a key, the `x-api-key` header.
+pub(super) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+    let request = request.header("anthropic-version", API_VERSION);
+    match key {
+        Some(key) => request.header("x-api-key", key),
+        None => request,
+    }
+}
+
+/// The thinking budget `req` asks for, if thinking is on.
+fn thinking_budget(req: &ChatRequest) -> Option<u32> {
+    let reasoning: &Reasoning = req.reasoning.as_ref().filter(|r| r.is_enabled())?;
+    let Some(budget) = reasoning.budget() else {
+        debug!(model = %req.model, effort = ?reasoning.effort, "unknown reasoning effort; thinking stays off");
+        return None;
+    };
+    if budget < MIN_BUDGET {
+        debug!(model = %req.model, budget, "raising the thinking budget to anthropic's minimum of 1024");
+    }
+    Some(budget.max(MIN_BUDGET))
+}
+
+/// The JSON body for `req`, with `extra_body` merged last.
+pub(super) fn encode(req: &ChatRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    let system: Vec<&str> = req
+        .messages
+        .iter()
+        .filter(|m| m.role == "system")
+        .map(|m| m.content.as_str())
+        .collect();
+    if !system.is_empty() {
+        body.insert("system".into(), json!(system.join("\n\n")));
+    }
+    let messages: Vec<Value> = req
+        .messages
+        .iter()
+        .filter(|m| m.role != "system")
+        .map(|m| json!({"role": m.role, "content": m.content}))
+        .collect();
+    body.insert("messages".into(), Value::Array(messages));
+    let mut max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let budget = thinking_budget(req);
+    if let Some(budget) = budget {
+        if max_tokens <= budget {
+            debug!(model = %req.model, max_tokens, budget, "max_tokens does not exceed the thinking budget; adding the budget to it");
+            max_tokens = max_tokens.saturating_add(budget);
+        }
+        body.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    }
+    body.insert("max_tokens".into(), json!(max_tokens));
+    let thinking = budget.is_some();
+    insert_sampling(
+        &mut body,
+        req,
+        ["temperature", "top_p"],
+        |name, value| match name {
+            _ if !thinking => true,
+            "temperature" => value == 1.0,
+            _ => (0.95..=1.0).contains(&value),
+        },
+        "anthropic thinking requires temperature 1 and top_p of at least 0.95",
+    );
+    if req.seed.is_some() {
+        debug!(model = %req.model, "anthropic messages have no seed; dropping it");
+    }
+    merge_extra(&mut body, req);
+    Value::Object(body)
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    content: Option<Vec<Block>>,
+    stop_reason: Option<String>,
+    usage: Option<WireUsage>,
+    error: Option<ErrorObject>,
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    thinking: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ErrorObject {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+}
+
+/// Reads a successful response body.
+///
+/// # Errors
+/// A description of the problem when the body is not JSON, is an error object, or has no
+/// `content`.
+pub(super) fn decode(body: &str) -> Result<WireReply, String> {
+    let response: Response =
+        serde_json::from_str(body).map_err(|e| format!("invalid anthropic messages json: {e}"))?;
+    if response.kind.as_deref() == Some("error") {
+        let error = response.error.as_ref();
+        return Err(format!(
+            "the reply is an error: {}: {}",
+            error.and_then(|e| e.kind.as_deref()).unwrap_or("no type"),
+            error
+                .and_then(|e| e.message.as_deref())
+                .unwrap_or("no message")
+        ));
+    }
+    let blocks = response
+        .content
+        .ok_or_else(|| "the reply has no content".to_owned())?;
+    let mut answer = Vec::new();
+    let mut thinking = Vec::new();
+    for block in blocks {
+        match block.kind.as_str() {
+            "text" => answer.extend(block.text),
+            "thinking" => thinking.extend(block.thinking.filter(|t| !t.trim().is_empty())),
+            // redacted_thinking is encrypted; tool_use carries no move.
+            _ => {}
+        }
+    }
+    let finish_reason = response.stop_reason.map(|reason| {
+        match reason.as_str() {
+            "end_turn" | "stop_sequence" => "stop",
+            "max_tokens" => "length",
+            "refusal" => "content_filter",
+            "tool_use" => "tool_calls",
+            other => other,
+        }
+        .to_owned()
+    });
+    Ok(WireReply {
+        content: answer.concat(),
+        reasoning: (!thinking.is_empty()).then(|| thinking.join("\n\n")),
+        // `input_tokens` counts only the uncached part of the prompt.
+        usage: response.usage.map(|u| {
+            let prompt = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+            Usage {
+                prompt_tokens: prompt,
+                completion_tokens: u.output_tokens,
+                total_tokens: prompt + u.output_tokens,
+                reasoning_tokens: 0,
+                cached_tokens: u.cache_read_input_tokens,
+            }
+        }),
+        finish_reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ChatMessage;
+
+    fn chess_request() -> ChatRequest {
+        ChatRequest {
+            model: "claude-sonnet-4-20250514".into(),
+            messages: vec![
+                ChatMessage::new("system", "You play chess."),
+                ChatMessage::new("user", "1. e4 c5. Your move?"),
+            ],
+            temperature: Some(0.2),
+            top_p: Some(0.9),
+            max_tokens: Some(512),
+            seed: Some(3),
+            ..ChatRequest::default()
+        }
+    }
+
+    #[test]
+    fn system_goes_to_the_top_level_and_max_tokens_is_always_set() {
+        assert_eq!(
+            encode(&chess_request()),
+            json!({
+                "model": "claude-sonnet-4-20250514",
+                "system": "You play chess.",
+                "messages": [{"role": "user", "content": "1. e4 c5. Your move?"}],
+                "max_tokens": 512,
+                "temperature": 0.2,
+                "top_p": 0.9,
+            })
+        );
+        let bare = ChatRequest {
+            model: "m".into(),
+            messages: vec![ChatMessage::new("user", "hi")],
+            ..ChatRequest::default()
+        };
+        assert_eq!(
+            encode(&bare),
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4096})
+        );
+    }
+
+    #[test]
+    fn thinking_takes_the_budget_and_drops_refused_sampling() {
+        let req = ChatRequest {
+            reasoning: Some(Reasoning::budget_tokens(2048)),
+            max_tokens: Some(8000),
+            ..chess_request()
+        };
+        let body = encode(&req);
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 2048})
+        );
+        assert_eq!(body["max_tokens"], json!(8000));
+        assert!(body.get("temperature").is_none() && body.get("top_p").is_none());
+
+        // Values thinking allows are kept.
+        let req = ChatRequest {
+            temperature: Some(1.0),
+            top_p: Some(0.95),
+            ..req
+        };
+        let body = encode(&req);
+        assert_eq!(
+            (&body["temperature"], &body["top_p"]),
+            (&json!(1.0), &json!(0.95))
+        );
+    }
+
+    #[test]
+    fn max_tokens_below_the_budget_becomes_room_for_the_answer() {
+        let req = ChatRequest {
+            reasoning: Some(Reasoning::effort("medium")),
+            ..chess_request()
+        };
+        let body = encode(&req);
+        assert_eq!(body["thinking"]["budget_tokens"], json!(8192));
+        assert_eq!(body["max_tokens"], json!(8192 + 512));
+        // Too small a budget is raised to the minimum; `none` turns thinking off.
+        let req = ChatRequest {
+            reasoning: Some(Reasoning::budget_tokens(100)),
+            ..chess_request()
+        };
+        assert_eq!(encode(&req)["thinking"]["budget_tokens"], json!(1024));
+        let req = ChatRequest {
+            reasoning: Some(Reasoning::effort("none")),
+            ..chess_request()
+        };
+        assert!(encode(&req).get("thinking").is_none());
+    }
+
+    #[test]
+    fn decodes_thinking_blocks_usage_and_stop_reason() {
+        let reply = decode(include_str!("fixtures/anthropic_thinking.json")).expect("valid body");
+        assert_eq!(reply.content, "<move>g1f3</move>");
+        assert_eq!(
+            reply.reasoning.as_deref(),
+            Some(
+                "Black answered 1.e4 with 1...c5, the Sicilian. The main line continues with the king's knight."
+            )
+        );
+        assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(
+            reply.usage,
+            Some(Usage {
+                prompt_tokens: 2360,
+                completion_tokens: 187,
+                total_tokens: 2547,
+                reasoning_tokens: 0,
+                cached_tokens: 2048,
+            })
+        );
+    }
+
+    #[test]
+    fn maps_stop_reasons() {
+        let reply = |reason: &str| {
+            let body = format!(r#"{{"type":"message","content":[],"stop_reason":"{reason}"}}"#);
+            decode(&body).expect("valid body").finish_reason
+        };
+        assert_eq!(reply("max_tokens").as_deref(), Some("length"));
+        assert_eq!(reply("stop_sequence").as_deref(), Some("stop"));
+        assert_eq!(reply("refusal").as_deref(), Some("content_filter"));
+        assert_eq!(reply("pause_turn").as_deref(), Some("pause_turn"));
+    }
+
+    #[test]
+    fn rejects_error_objects_and_malformed_bodies() {
+        let err = decode(include_str!("fixtures/anthropic_529.json")).expect_err("error body");
+        assert!(err.contains("overloaded_error: Overloaded"), "{err}");
+        assert!(decode(r#"{"type":"message"}"#).is_err());
+        assert!(decode("<html>bad gateway</html>").is_err());
+    }
+}

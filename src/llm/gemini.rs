@@ -1,0 +1,344 @@
+//! The Gemini `generateContent` wire format
+//! (`POST {base}/models/{model}:generateContent`, base e.g.
+//! `https://generativelanguage.googleapis.com/v1beta`).
+//!
+//! The model is part of the URL, not the body. System messages become `systemInstruction`;
+//! `assistant` turns are sent with Gemini's role name `model`. Sampling parameters, the token limit
+//! and the seed go into `generationConfig`, and so does thinking: `thinkingConfig.thinkingBudget` takes
+//! the request's budget or its effort mapped by [`Reasoning::budget`](super::Reasoning::budget), with
+//! `includeThoughts` so that the reply carries thought summaries. Gemini accepts sampling parameters
+//! while thinking, so nothing is dropped.
+//!
+//! In the reply, parts marked `thought: true` are the reasoning and the other text parts the answer.
+//! `candidatesTokenCount` excludes thinking, so the completion count adds `thoughtsTokenCount`. A
+//! prompt the API blocks has no candidates; it reads as an empty answer with finish reason
+//! `content_filter` rather than as a garbled body, because retrying would be blocked again.
+
+use reqwest::RequestBuilder;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tracing::debug;
+
+use super::{ChatRequest, Usage, WireReply, openai::merge_extra};
+
+/// The `generateContent` URL for `model` below `base_url`. A `models/` prefix on the name, as
+/// Gemini's own model list spells it, is accepted.
+pub(super) fn chat_url(base_url: &str, model: &str) -> String {
+    let model = model.strip_prefix("models/").unwrap_or(model);
+    format!(
+        "{}/models/{model}:generateContent",
+        base_url.trim_end_matches('/')
+    )
+}
+
+/// The model-list URL below `base_url`.
+pub(super) fn models_url(base_url: &str) -> String {
+    format!("{}/models", base_url.trim_end_matches('/'))
+}
+
+/// Adds the `x-goog-api-key` header (a header rather than the `?key=` query parameter, so that the key
+/// never appears in a URL that errors and logs show).
+pub(super) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+    match key {
+        Some(key) => request.header("x-goog-api-key", key),
+        None => request,
+    }
+}
+
+/// The JSON body for `req`, with `extra_body` merged last.
+pub(super) fn encode(req: &ChatRequest) -> Value {
+    let mut body = Map::new();
+    let system: Vec<&str> = req
+        .messages
+        .iter()
+        .filter(|m| m.role == "system")
+        .map(|m| m.content.as_str())
+        .collect();
+    if !system.is_empty() {
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system.join("\n\n")}]}),
+        );
+    }
+    let contents: Vec<Value> = req
+        .messages
+        .iter()
+        .filter(|m| m.role != "system")
+        .map(|m| {
+            let role = if m.role == "assistant" {
+                "model"
+            } else {
+                "user"
+            };
+            json!({"role": role, "parts": [{"text": m.content}]})
+        })
+        .collect();
+    body.insert("contents".into(), Value::Array(contents));
+    let mut config = Map::new();
+    if let Some(t) = req.temperature {
+        config.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = req.top_p {
+        config.insert("topP".into(), json!(p));
+    }
+    if let Some(n) = req.max_tokens {
+        config.insert("maxOutputTokens".into(), json!(n));
+    }
+    if let Some(s) = req.seed {
+        // Gemini's seed is a 32-bit integer; wider seeds keep their low bits.
+        config.insert("seed".into(), json!(s as u32 as i32));
+    }
+    if let Some(reasoning) = &req.reasoning {
+        match reasoning.budget() {
+            Some(budget) => {
+                config.insert(
+                    "thinkingConfig".into(),
+                    json!({"thinkingBudget": budget, "includeThoughts": budget > 0}),
+                );
+            }
+            None => {
+                debug!(model = %req.model, effort = ?reasoning.effort, "unknown reasoning effort; leaving thinking to the model's default")
+            }
+        }
+    }
+    if !config.is_empty() {
+        body.insert("generationConfig".into(), Value::Object(config));
+    }
+    merge_extra(&mut body, req);
+    Value::Object(body)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Response {
+    candidates: Option<Vec<Candidate>>,
+    prompt_feedback: Option<PromptFeedback>,
+    usage_metadata: Option<UsageMetadata>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate {
+    content: Option<Content>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Content {
+    #[serde(default)]
+    parts: Vec<Part>,
+}
+
+#[derive(Deserialize)]
+struct Part {
+    text: Option<String>,
+    #[serde(default)]
+    thought: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptFeedback {
+    block_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageMetadata {
+    #[serde(default)]
+    prompt_token_count: u64,
+    #[serde(default)]
+    candidates_token_count: u64,
+    #[serde(default)]
+    thoughts_token_count: u64,
+    #[serde(default)]
+    cached_content_token_count: u64,
+    total_token_count: Option<u64>,
+}
+
+/// Reads a successful response body.
+///
+/// # Errors
+/// A description of the problem when the body is not JSON or has neither candidates nor a
+/// prompt block reason.
+pub(super) fn decode(body: &str) -> Result<WireReply, String> {
+    let response: Response =
+        serde_json::from_str(body).map_err(|e| format!("invalid gemini json: {e}"))?;
+    let usage = response.usage_metadata.map(|u| {
+        let completion = u.candidates_token_count + u.thoughts_token_count;
+        Usage {
+            prompt_tokens: u.prompt_token_count,
+            completion_tokens: completion,
+            total_tokens: u
+                .total_token_count
+                .unwrap_or(u.prompt_token_count + completion),
+            reasoning_tokens: u.thoughts_token_count,
+            cached_tokens: u.cached_content_token_count,
+        }
+    });
+    let Some(candidate) = response.candidates.and_then(|c| c.into_iter().next()) else {
+        let blocked = response.prompt_feedback.and_then(|f| f.block_reason);
+        return match blocked {
+            Some(reason) => {
+                debug!(reason, "gemini blocked the prompt");
+                Ok(WireReply {
+                    content: String::new(),
+                    reasoning: None,
+                    usage,
+                    finish_reason: Some("content_filter".into()),
+                })
+            }
+            None => Err("the reply has no candidates".to_owned()),
+        };
+    };
+    let mut answer = Vec::new();
+    let mut thoughts = Vec::new();
+    for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
+        let Some(text) = part.text else {
+            continue;
+        };
+        if part.thought {
+            thoughts.push(text.trim().to_owned());
+        } else {
+            answer.push(text);
+        }
+    }
+    thoughts.retain(|t| !t.is_empty());
+    let finish_reason = candidate.finish_reason.map(|reason| match reason.as_str() {
+        "STOP" => "stop".to_owned(),
+        "MAX_TOKENS" => "length".to_owned(),
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" => {
+            "content_filter".to_owned()
+        }
+        other => other.to_lowercase(),
+    });
+    Ok(WireReply {
+        content: answer.concat(),
+        reasoning: (!thoughts.is_empty()).then(|| thoughts.join("\n\n")),
+        usage,
+        finish_reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ChatMessage, Reasoning};
+
+    #[test]
+    fn urls_carry_the_model() {
+        let base = "https://generativelanguage.googleapis.com/v1beta/";
+        let expected = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent";
+        assert_eq!(chat_url(base, "gemini-2.5-flash"), expected);
+        assert_eq!(chat_url(base, "models/gemini-2.5-flash"), expected);
+        assert_eq!(
+            models_url(base),
+            "https://generativelanguage.googleapis.com/v1beta/models"
+        );
+    }
+
+    #[test]
+    fn encodes_system_instruction_roles_and_generation_config() {
+        let req = ChatRequest {
+            model: "gemini-2.5-flash".into(),
+            messages: vec![
+                ChatMessage::new("system", "You play chess."),
+                ChatMessage::new("user", "1. e4 c5. Your move?"),
+                ChatMessage::new("assistant", "<move>g1f3</move>"),
+                ChatMessage::new("user", "2... d6?"),
+            ],
+            temperature: Some(0.4),
+            top_p: Some(0.8),
+            max_tokens: Some(1500),
+            seed: Some(42),
+            reasoning: Some(Reasoning::effort("low")),
+            ..ChatRequest::default()
+        };
+        assert_eq!(
+            encode(&req),
+            json!({
+                "systemInstruction": {"parts": [{"text": "You play chess."}]},
+                "contents": [
+                    {"role": "user", "parts": [{"text": "1. e4 c5. Your move?"}]},
+                    {"role": "model", "parts": [{"text": "<move>g1f3</move>"}]},
+                    {"role": "user", "parts": [{"text": "2... d6?"}]},
+                ],
+                "generationConfig": {
+                    "temperature": 0.4,
+                    "topP": 0.8,
+                    "maxOutputTokens": 1500,
+                    "seed": 42,
+                    "thinkingConfig": {"thinkingBudget": 1024, "includeThoughts": true},
+                },
+            })
+        );
+    }
+
+    #[test]
+    fn budgets_and_none_set_the_thinking_budget() {
+        let body = |reasoning| {
+            encode(&ChatRequest {
+                model: "gemini-2.5-flash".into(),
+                reasoning: Some(reasoning),
+                ..ChatRequest::default()
+            })
+        };
+        assert_eq!(
+            body(Reasoning::budget_tokens(3000))["generationConfig"]["thinkingConfig"],
+            json!({"thinkingBudget": 3000, "includeThoughts": true})
+        );
+        assert_eq!(
+            body(Reasoning::effort("none"))["generationConfig"]["thinkingConfig"],
+            json!({"thinkingBudget": 0, "includeThoughts": false})
+        );
+        let bare = encode(&ChatRequest::default());
+        assert!(bare.get("generationConfig").is_none(), "{bare}");
+    }
+
+    #[test]
+    fn decodes_thought_parts_and_usage() {
+        let reply = decode(include_str!("fixtures/gemini_thinking.json")).expect("valid body");
+        assert_eq!(reply.content, "<move>g1f3</move>");
+        assert_eq!(
+            reply.reasoning.as_deref(),
+            Some(
+                "**Evaluating the Sicilian**\n\nAfter 1.e4 c5 the standard developing move is Nf3, preparing d4."
+            )
+        );
+        assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(
+            reply.usage,
+            Some(Usage {
+                prompt_tokens: 96,
+                completion_tokens: 1037,
+                total_tokens: 1133,
+                reasoning_tokens: 1028,
+                cached_tokens: 64,
+            })
+        );
+    }
+
+    #[test]
+    fn decodes_a_reply_cut_off_while_thinking() {
+        let reply = decode(include_str!("fixtures/gemini_max_tokens.json")).expect("valid body");
+        assert_eq!(reply.content, "");
+        assert_eq!(reply.reasoning, None);
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+        assert_eq!(reply.usage.map(|u| u.completion_tokens), Some(63));
+    }
+
+    #[test]
+    fn a_blocked_prompt_is_an_empty_filtered_answer() {
+        let reply = decode(include_str!("fixtures/gemini_blocked.json")).expect("valid body");
+        assert_eq!(reply.content, "");
+        assert_eq!(reply.finish_reason.as_deref(), Some("content_filter"));
+        assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(41));
+    }
+
+    #[test]
+    fn rejects_bodies_without_candidates() {
+        assert!(decode(r#"{"candidates": []}"#).is_err());
+        assert!(decode("{}").is_err());
+        assert!(decode("<html>bad gateway</html>").is_err());
+    }
+}

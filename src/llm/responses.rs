@@ -1,0 +1,335 @@
+//! The OpenAI Responses wire format (`POST {base}/responses`), as spoken by OpenAI and llama.cpp.
+//!
+//! System messages become `instructions` (joined by blank lines when there are several); the other
+//! messages become `input` message items. The reply's `output` holds `reasoning` items, whose
+//! summaries (or, from open-weight servers, `reasoning_text` content) are the reasoning, and
+//! `message` items, whose `output_text` parts are the answer.
+//!
+//! A reasoning effort is sent as `reasoning: {effort, summary: "auto"}`, since without a summary
+//! request OpenAI returns no reasoning text at all. Reasoning models on this API refuse
+//! `temperature` and `top_p`, so with reasoning enabled they are dropped. The API has no `seed`.
+//! `store: false` keeps OpenAI from retaining the conversation.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tracing::debug;
+
+use super::{
+    ChatRequest, Usage, WireReply,
+    openai::{insert_sampling, merge_extra},
+};
+
+/// The Responses URL below `base_url` (which ends in `/v1`).
+pub(super) fn chat_url(base_url: &str) -> String {
+    format!("{}/responses", base_url.trim_end_matches('/'))
+}
+
+/// The JSON body for `req`, with `extra_body` merged last.
+pub(super) fn encode(req: &ChatRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    let instructions: Vec<&str> = req
+        .messages
+        .iter()
+        .filter(|m| m.role == "system")
+        .map(|m| m.content.as_str())
+        .collect();
+    if !instructions.is_empty() {
+        body.insert("instructions".into(), json!(instructions.join("\n\n")));
+    }
+    let input: Vec<Value> = req
+        .messages
+        .iter()
+        .filter(|m| m.role != "system")
+        .map(|m| json!({"type": "message", "role": m.role, "content": m.content}))
+        .collect();
+    body.insert("input".into(), Value::Array(input));
+    let reasoning_on = req.reasoning.as_ref().is_some_and(|r| r.is_enabled());
+    insert_sampling(
+        &mut body,
+        req,
+        ["temperature", "top_p"],
+        |_, _| !reasoning_on,
+        "reasoning models on the responses api accept only their defaults",
+    );
+    if let Some(n) = req.max_tokens {
+        body.insert("max_output_tokens".into(), json!(n));
+    }
+    if req.seed.is_some() {
+        debug!(model = %req.model, "the responses api has no seed; dropping it");
+    }
+    if let Some(reasoning) = &req.reasoning {
+        match &reasoning.effort {
+            Some(effort) => {
+                body.insert(
+                    "reasoning".into(),
+                    json!({"effort": effort, "summary": "auto"}),
+                );
+            }
+            None => debug!(
+                model = %req.model,
+                "the responses api takes no thinking budget; set a reasoning effort instead"
+            ),
+        }
+    }
+    body.insert("store".into(), json!(false));
+    merge_extra(&mut body, req);
+    Value::Object(body)
+}
+
+#[derive(Deserialize)]
+struct Response {
+    status: Option<String>,
+    output: Option<Vec<Item>>,
+    incomplete_details: Option<IncompleteDetails>,
+    error: Option<ErrorObject>,
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    content: Vec<Part>,
+    #[serde(default)]
+    summary: Vec<Part>,
+}
+
+#[derive(Deserialize)]
+struct Part {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    refusal: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct IncompleteDetails {
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ErrorObject {
+    code: Option<String>,
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    total_tokens: Option<u64>,
+    input_tokens_details: Option<InputDetails>,
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Deserialize)]
+struct InputDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct OutputDetails {
+    #[serde(default)]
+    reasoning_tokens: u64,
+}
+
+/// Reads a successful response body.
+///
+/// # Errors
+/// A description of the problem when the body is not JSON, has no `output`, or reports
+/// `status: failed` (with the provider's error message).
+pub(super) fn decode(body: &str) -> Result<WireReply, String> {
+    let response: Response =
+        serde_json::from_str(body).map_err(|e| format!("invalid responses-api json: {e}"))?;
+    if response.status.as_deref() == Some("failed") {
+        let error = response.error.as_ref();
+        return Err(format!(
+            "the response failed: {}: {}",
+            error.and_then(|e| e.code.as_deref()).unwrap_or("no code"),
+            error
+                .and_then(|e| e.message.as_deref())
+                .unwrap_or("no message")
+        ));
+    }
+    let output = response
+        .output
+        .ok_or_else(|| "the reply has no output".to_owned())?;
+    let mut answer = Vec::new();
+    let mut reasoning = Vec::new();
+    for item in output {
+        match item.kind.as_str() {
+            "message" => {
+                answer.extend(item.content.into_iter().filter_map(
+                    |part| match part.kind.as_str() {
+                        "output_text" => part.text,
+                        "refusal" => part.refusal,
+                        _ => None,
+                    },
+                ))
+            }
+            "reasoning" => reasoning.extend(
+                item.summary
+                    .into_iter()
+                    .chain(item.content)
+                    .filter_map(|part| part.text)
+                    .filter(|text| !text.trim().is_empty()),
+            ),
+            // Tool calls and other items carry no text for a chess move.
+            _ => {}
+        }
+    }
+    let finish_reason = match response.status.as_deref() {
+        Some("completed") => Some("stop".to_owned()),
+        Some("incomplete") => Some(
+            match response
+                .incomplete_details
+                .and_then(|d| d.reason)
+                .as_deref()
+            {
+                Some("max_output_tokens") => "length".to_owned(),
+                Some(other) => other.to_owned(),
+                None => "incomplete".to_owned(),
+            },
+        ),
+        other => other.map(str::to_owned),
+    };
+    Ok(WireReply {
+        content: answer.concat(),
+        reasoning: (!reasoning.is_empty()).then(|| reasoning.join("\n\n")),
+        usage: response.usage.map(|u| Usage {
+            prompt_tokens: u.input_tokens,
+            completion_tokens: u.output_tokens,
+            total_tokens: u.total_tokens.unwrap_or(u.input_tokens + u.output_tokens),
+            reasoning_tokens: u.output_tokens_details.map_or(0, |d| d.reasoning_tokens),
+            cached_tokens: u.input_tokens_details.map_or(0, |d| d.cached_tokens),
+        }),
+        finish_reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ChatMessage, Reasoning};
+
+    fn chess_request() -> ChatRequest {
+        ChatRequest {
+            model: "o4-mini".into(),
+            messages: vec![
+                ChatMessage::new("system", "You play chess."),
+                ChatMessage::new("system", "Answer in UCI."),
+                ChatMessage::new("user", "1. e4 c5. Your move?"),
+                ChatMessage::new("assistant", "<move>g1f3</move>"),
+                ChatMessage::new("user", "2... d6. Your move?"),
+            ],
+            temperature: Some(0.3),
+            top_p: Some(0.9),
+            max_tokens: Some(2048),
+            seed: Some(1),
+            ..ChatRequest::default()
+        }
+    }
+
+    #[test]
+    fn system_messages_become_instructions() {
+        assert_eq!(
+            encode(&chess_request()),
+            json!({
+                "model": "o4-mini",
+                "instructions": "You play chess.\n\nAnswer in UCI.",
+                "input": [
+                    {"type": "message", "role": "user", "content": "1. e4 c5. Your move?"},
+                    {"type": "message", "role": "assistant", "content": "<move>g1f3</move>"},
+                    {"type": "message", "role": "user", "content": "2... d6. Your move?"},
+                ],
+                "temperature": 0.3,
+                "top_p": 0.9,
+                "max_output_tokens": 2048,
+                "store": false,
+            })
+        );
+    }
+
+    #[test]
+    fn reasoning_drops_sampling_parameters_and_asks_for_a_summary() {
+        let req = ChatRequest {
+            reasoning: Some(Reasoning::effort("medium")),
+            ..chess_request()
+        };
+        let body = encode(&req);
+        assert_eq!(
+            body["reasoning"],
+            json!({"effort": "medium", "summary": "auto"})
+        );
+        for dropped in ["temperature", "top_p", "seed"] {
+            assert!(body.get(dropped).is_none(), "{dropped} in {body}");
+        }
+        // `effort: none` turns reasoning off, so sampling parameters stay.
+        let req = ChatRequest {
+            reasoning: Some(Reasoning::effort("none")),
+            ..chess_request()
+        };
+        assert_eq!(encode(&req)["temperature"], json!(0.3));
+    }
+
+    #[test]
+    fn decodes_reasoning_summaries_and_usage() {
+        let reply = decode(include_str!("fixtures/responses_reasoning.json")).expect("valid body");
+        assert_eq!(reply.content, "<move>e2e4</move>");
+        assert_eq!(
+            reply.reasoning.as_deref(),
+            Some(
+                "**Choosing an opening move**\n\nThe position is the starting one, so a central pawn move is natural.\n\n**Settling on e4**\n\nI'll play the king's pawn two squares."
+            )
+        );
+        assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(
+            reply.usage,
+            Some(Usage {
+                prompt_tokens: 58,
+                completion_tokens: 331,
+                total_tokens: 389,
+                reasoning_tokens: 320,
+                cached_tokens: 0,
+            })
+        );
+    }
+
+    #[test]
+    fn decodes_an_incomplete_reply_as_length() {
+        let reply = decode(include_str!("fixtures/responses_incomplete.json")).expect("valid body");
+        assert_eq!(reply.content, "");
+        assert_eq!(reply.reasoning, None);
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+        assert_eq!(reply.usage.map(|u| u.reasoning_tokens), Some(64));
+    }
+
+    #[test]
+    fn decodes_open_weight_reasoning_text_and_refusals() {
+        let body = r#"{"status":"completed","output":[
+            {"type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"develop first"}]},
+            {"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"I can't help with that."}]}
+        ]}"#;
+        let reply = decode(body).expect("valid body");
+        assert_eq!(reply.reasoning.as_deref(), Some("develop first"));
+        assert_eq!(reply.content, "I can't help with that.");
+        assert_eq!(reply.usage, None);
+    }
+
+    #[test]
+    fn rejects_failed_and_malformed_replies() {
+        let failed = r#"{"status":"failed","output":[],"error":{"code":"server_error","message":"The model failed to generate a response."}}"#;
+        let err = decode(failed).expect_err("failed status");
+        assert!(
+            err.contains("server_error") && err.contains("failed to generate"),
+            "{err}"
+        );
+        assert!(decode(r#"{"status":"completed"}"#).is_err());
+        assert!(decode("<html>bad gateway</html>").is_err());
+    }
+}
