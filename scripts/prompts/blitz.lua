@@ -50,21 +50,7 @@ function P.position(ctx)
   return table.concat(lines, "\n")
 end
 
---- What the model is told after a failed attempt, by failure kind.
-function P.feedback(ctx, err)
-  local notation = ctx.options.notation == "san" and "SAN" or "UCI"
-  local hint = ctx.options.legal_moves and " Pick one from the list of legal moves you were given." or ""
-  if err.kind == "no_move_found" then
-    return "I could not find a move in your answer. Finish with one " .. notation
-      .. " move alone inside a ``` fenced block."
-  elseif err.kind == "unparseable" then
-    return "`" .. (err.candidate or "?") .. "` is not a move in " .. notation
-      .. " notation. Put exactly one move inside the ``` fence."
-  elseif err.kind == "ambiguous" then
-    return "`" .. (err.candidate or "?") .. "` could mean more than one move. Say which piece moves."
-  else
-    return "`" .. (err.candidate or "?") .. "` is not a legal move in this position." .. hint
-  end
-end
+--- What the model is told after a failed attempt (shared by the single-request modes).
+P.feedback = require("prompts.feedback").feedback
 
 return P

@@ -109,3 +109,153 @@ fn constructors_record_where_players_are_defined() {
         assert(not ok and tostring(err):find("was given kind"), tostring(err))
     "#);
 }
+
+mod modes {
+    use crate::{
+        llm::ChatMessage,
+        lua::{Generation, ModeScript},
+        tournament::{
+            spec::PlayerSpec,
+            turn::{Action, RetryAction, TurnContext},
+        },
+    };
+
+    /// The built-in `mode` with `options`, loaded the way a game loads it.
+    fn mode(mode: &str, options: &str) -> (ModeScript, TurnContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("t.lua");
+        std::fs::write(
+            &script,
+            format!(
+                r#"return arena.tournament {{ name = "t", players = {{
+                  arena.random {{ name = "r" }},
+                  arena.llm {{ name = "m", base_url = "http://127.0.0.1:9/v1", model = "x",
+                              mode = "{mode}", options = {{ {options} }} }} }} }}"#
+            ),
+        )
+        .unwrap();
+        let generation = Generation::load(&script, 1).unwrap();
+        let Some(PlayerSpec::Llm(spec)) = generation.spec.player("m") else {
+            panic!("no LLM player");
+        };
+        let script = ModeScript::for_game(&generation, spec).unwrap();
+        let pos = shakmaty::Chess::default();
+        let ctx = TurnContext {
+            fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+            start_fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+            side: "white",
+            ply: 0,
+            move_number: 1,
+            legal_uci: crate::board::render::legal_uci(&pos),
+            legal_san: crate::board::render::legal_san(&pos),
+            history_uci: vec![],
+            history_san: vec![],
+            last_move: None,
+            attempt: 1,
+            max_attempts: script.max_attempts(),
+            player: "m".into(),
+            opponent: "r".into(),
+            game: 1,
+            options: script.options().clone(),
+            dialog: vec![],
+            previous_dialog: vec![],
+            reasoning: None,
+        };
+        (script, ctx)
+    }
+
+    #[test]
+    fn bullet_rejects_any_word_besides_the_move_and_starts_over() {
+        let (m, ctx) = mode("bullet", "");
+        let ok = m.reply(&ctx, "```\ne2e4\n```").unwrap();
+        assert_eq!(ok.action, Action::Move("e2e4".into()));
+        let chatty = m
+            .reply(&ctx, "The centre matters.\n```\ne2e4\n```")
+            .unwrap();
+        assert_eq!(chatty.action, Action::Retry(RetryAction::Reset));
+        assert_eq!(chatty.outcome.as_deref(), Some("forbidden_reasoning"));
+        let nothing = m.reply(&ctx, "pass").unwrap();
+        assert!(matches!(
+            nothing.action,
+            Action::Retry(RetryAction::Feedback(_))
+        ));
+        assert_eq!(nothing.outcome.as_deref(), Some("no_move_found"));
+        assert_eq!(m.max_attempts(), 5);
+    }
+
+    #[test]
+    fn blitz_shows_what_its_options_ask_for() {
+        let (m, mut ctx) = mode(
+            "blitz",
+            "legal_moves = false, history = 2, notation = \"san\"",
+        );
+        ctx.history_uci = vec!["e2e4".into(), "e7e5".into(), "g1f3".into()];
+        ctx.history_san = vec!["e4".into(), "e5".into(), "Nf3".into()];
+        let user = &m.start(&ctx).unwrap().messages[1].content;
+        assert!(user.contains(&ctx.fen), "{user}");
+        assert!(user.contains("e5 Nf3") && !user.contains("e4 e5"), "{user}");
+        assert!(!user.contains("legal moves"), "{user}");
+        let feedback = m.reply(&ctx, "```\nQh9\n```").unwrap();
+        assert!(matches!(
+            feedback.action,
+            Action::Retry(RetryAction::Feedback(_))
+        ));
+    }
+
+    #[test]
+    fn blitz_grammar_constrains_the_answer_to_legal_moves() {
+        let (m, ctx) = mode("blitz", "grammar = true");
+        let opening = m.start(&ctx).unwrap();
+        let grammar = opening.request["grammar"].as_str().unwrap();
+        assert!(grammar.starts_with("root ::="), "{grammar}");
+        assert!(grammar.contains("\"g1f3\"") && grammar.contains("\"e2e4\""));
+        assert_eq!(grammar.matches('|').count(), 19, "20 legal moves");
+    }
+
+    #[test]
+    fn blindfold_never_shows_the_board_and_keeps_one_dialog() {
+        let (m, mut ctx) = mode("blindfold", "legal_moves = true");
+        let first = m.start(&ctx).unwrap().messages;
+        assert_eq!(first.len(), 2);
+        assert!(first.iter().all(|msg| !msg.content.contains("/pppppppp/")));
+        assert!(first[1].content.contains("The game begins"));
+
+        // Two plies later: the previous dialog is carried on, its legal-move list dropped.
+        ctx.ply = 2;
+        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()];
+        ctx.history_san = vec!["e4".into(), "e5".into()];
+        ctx.last_move = Some("e7e5".into());
+        let mut previous = first.clone();
+        previous.push(ChatMessage::new("assistant", "```\ne2e4\n```"));
+        ctx.previous_dialog = previous;
+        let next = m.start(&ctx).unwrap().messages;
+        assert_eq!(next.len(), 4);
+        assert_eq!(next[2].content, "```\ne2e4\n```");
+        assert!(
+            !next[1].content.contains("Your legal moves"),
+            "{}",
+            next[1].content
+        );
+        assert!(next[3].content.contains("Your opponent played e7e5"));
+        assert!(next[3].content.contains("Your legal moves"));
+    }
+
+    #[test]
+    fn single_turn_blindfold_sends_the_whole_move_list() {
+        let (m, mut ctx) = mode("blindfold", "multi_turn = false");
+        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()];
+        let messages = m.start(&ctx).unwrap().messages;
+        assert_eq!(messages.len(), 2);
+        assert!(messages[1].content.contains("e2e4 e7e5"));
+        assert!(!messages[1].content.contains("legal moves"));
+    }
+
+    #[test]
+    fn standard_asks_for_careful_reasoning() {
+        let (m, ctx) = mode("standard", "");
+        let system = &m.start(&ctx).unwrap().messages[0].content;
+        assert!(system.contains("check every candidate move"), "{system}");
+        let ok = m.reply(&ctx, "Long thought... ```\ng1f3\n```").unwrap();
+        assert_eq!(ok.action, Action::Move("g1f3".into()));
+    }
+}

@@ -500,9 +500,8 @@ fn previous_dialog(store: &Store, game_id: i64, ply: u32) -> Result<Vec<ChatMess
     let Some(last) = calls.iter().max_by_key(|c| c.call.seq) else {
         return Ok(Vec::new());
     };
-    let request: ChatRequest = serde_json::from_str(&last.call.request_json).map_err(|e| {
-        format!("the stored request of ply {previous} cannot be read back: {e}")
-    })?;
+    let request: ChatRequest = serde_json::from_str(&last.call.request_json)
+        .map_err(|e| format!("the stored request of ply {previous} cannot be read back: {e}"))?;
     let mut dialog = request.messages;
     if let Some(reply) = &last.call.reply_text {
         dialog.push(ChatMessage::new("assistant", reply.clone()));

@@ -1,0 +1,35 @@
+-- The words of the bullet mode: the model must answer with the move and nothing else.
+local P = {}
+
+function P.system(ctx)
+  local side = ctx.side == "white" and "White" or "Black"
+  local notation = ctx.options.notation == "san"
+      and "standard algebraic notation (SAN), such as Nf3 or O-O"
+      or "UCI notation (from-square then to-square, such as e2e4, with a promotion letter like e7e8q)"
+  return table.concat({
+    "You play chess as " .. side .. ", and you want to win.",
+    "This is bullet chess: there is no time to think aloud.",
+    "Answer with your move in " .. notation .. " inside a fenced block, and write nothing else:",
+    "```\n" .. (ctx.options.notation == "san" and "Nf3" or "g1f3") .. "\n```",
+    "Any other word in your answer forfeits the attempt.",
+  }, "\n")
+end
+
+function P.position(ctx)
+  local lines = { "The position (FEN): " .. ctx.fen }
+  if ctx.options.legal_moves then
+    local legal = ctx.options.notation == "san" and ctx.legal_san or ctx.legal_uci
+    table.insert(lines, "Your legal moves: " .. table.concat(legal, " "))
+  end
+  local n = ctx.options.history
+  if n > 0 and #ctx.history_uci > 0 then
+    local history = ctx.options.notation == "san" and ctx.history_san or ctx.history_uci
+    local first = math.max(1, #history - n + 1)
+    table.insert(lines, "The last moves, oldest first: " .. table.concat(history, " ", first, #history))
+  end
+  return table.concat(lines, "\n")
+end
+
+P.feedback = require("prompts.feedback").feedback
+
+return P
