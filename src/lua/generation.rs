@@ -44,6 +44,8 @@ pub struct Generation {
     pub watch: Vec<PathBuf>,
     /// Play-mode module of each LLM player, by player name.
     pub modes: BTreeMap<String, String>,
+    /// Effective mode options (defaults overlaid with the player's) of each LLM player.
+    pub mode_options: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
     /// The format module.
     pub format_module: String,
     /// Limits of every Lua state built from this generation.
@@ -135,6 +137,7 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
 
     let mut errors = Vec::new();
     let mut modes = BTreeMap::new();
+    let mut mode_options = BTreeMap::new();
     for player in &spec.players {
         let PlayerSpec::Llm(llm) = player else {
             continue;
@@ -145,6 +148,7 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
                 // Loading the mode here both validates it and records its sources.
                 match ModeScript::load(&lua, &module, llm) {
                     Ok(mode) => {
+                        mode_options.insert(llm.name.clone(), mode.options().clone());
                         if let Err(e) = mode.smoke_test(llm) {
                             errors.push(in_player(e, &at, &llm.name));
                         }
@@ -193,6 +197,7 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
         spec,
         watch: resolver.disk_paths(),
         modes,
+        mode_options,
         format_module: format_module.expect("checked above"),
         limits,
     })

@@ -32,6 +32,8 @@ pub struct StandingRow {
     pub illegal_moves: u64,
     /// LLM replies refused for forbidden reasoning (outcome `forbidden_reasoning`).
     pub forbidden_reasoning: u64,
+    /// LLM replies that gave the move played (outcome `move`).
+    pub accepted_moves: u64,
     /// LLM calls made.
     pub llm_calls: u64,
     /// Prompt tokens used.
@@ -79,6 +81,7 @@ struct CallStats {
     llm_calls: u64,
     prompt_tokens: u64,
     completion_tokens: u64,
+    accepted_moves: u64,
 }
 
 impl Store {
@@ -101,7 +104,8 @@ impl Store {
                         COALESCE(SUM(c.outcome IN ({PARSE_ERROR_OUTCOMES})), 0),
                         COALESCE(SUM(c.outcome IN ({ILLEGAL_MOVE_OUTCOMES})), 0),
                         COALESCE(SUM(c.outcome = 'forbidden_reasoning'), 0),
-                        COUNT(*), SUM(c.prompt_tokens), SUM(c.completion_tokens)
+                        COUNT(*), SUM(c.prompt_tokens), SUM(c.completion_tokens),
+                        COALESCE(SUM(c.outcome = 'move'), 0)
                      FROM llm_calls c JOIN games g ON g.id = c.game_id
                      WHERE g.tournament_id = ?1 AND g.status = 'finished'
                      GROUP BY c.player"
@@ -117,6 +121,7 @@ impl Store {
                         llm_calls: get_u64(r, 4)?,
                         prompt_tokens: get_u64(r, 5)?,
                         completion_tokens: get_u64(r, 6)?,
+                        accepted_moves: get_u64(r, 7)?,
                     };
                     Ok((r.get::<_, String>(0)?, stats))
                 })
@@ -160,6 +165,7 @@ impl Store {
                     parse_errors: 0,
                     illegal_moves: 0,
                     forbidden_reasoning: 0,
+                    accepted_moves: 0,
                     llm_calls: 0,
                     prompt_tokens: 0,
                     completion_tokens: 0,
@@ -173,6 +179,7 @@ impl Store {
                 row.illegal_moves = c.illegal_moves;
                 row.forbidden_reasoning = c.forbidden_reasoning;
                 row.llm_calls = c.llm_calls;
+                row.accepted_moves = c.accepted_moves;
                 row.prompt_tokens = c.prompt_tokens;
                 row.completion_tokens = c.completion_tokens;
             }

@@ -69,12 +69,24 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
         &settings_json,
     )?;
     for player in &spec.players {
+        // The spec as written, plus the mode's effective options, so that reports can tell how
+        // the player played (mode, legal moves shown) without re-running scripts.
+        let mut settings = serde_json::to_value(player).unwrap_or_default();
+        if let (Some(object), Some(options)) = (
+            settings.as_object_mut(),
+            first.mode_options.get(player.name()),
+        ) {
+            object.insert(
+                "mode_options".into(),
+                serde_json::Value::Object(options.clone()),
+            );
+        }
         store.upsert_player(
             tournament.id,
             &PlayerRecord {
                 name: player.name().to_string(),
                 kind: player.kind().to_string(),
-                settings_json: serde_json::to_string(player).unwrap_or_default(),
+                settings_json: settings.to_string(),
             },
         )?;
     }
