@@ -41,7 +41,7 @@ pub fn standings_table(rows: &[StandingRow]) -> String {
 }
 
 /// Left-aligns the first two columns (rank, name) and right-aligns numbers.
-fn align(rows: &[Vec<String>]) -> String {
+pub(crate) fn align(rows: &[Vec<String>]) -> String {
     let columns = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
