@@ -3,6 +3,7 @@
 //! The Rust core owns the board, the engines, the LLM clients and the store; embedded Lua scripts
 //! decide play modes, prompts, reply parsing and tournament formats (see `DESIGN.md`).
 
+pub mod analysis;
 pub mod board;
 pub mod cli;
 pub mod engine;
