@@ -911,6 +911,48 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn multipv_is_set_only_when_a_request_needs_another_value() {
+        let (spec, state) = fixture("crash_after_go.py", &["1000"]);
+        let engine = EngineHandle::spawn(spec).await.expect("fixture starts");
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        let limits = SearchLimits::depth(1);
+        let analysis = engine
+            .analyse(fen, &limits, 3, &[])
+            .await
+            .expect("an analysis");
+        assert_eq!(analysis.best.as_deref(), Some("e2e4"));
+        assert_eq!(analysis.lines.len(), 1, "the fixture prints one line");
+        assert_eq!(analysis.lines[0].score, Some(Score::Cp(12)));
+        engine
+            .analyse(fen, &limits, 3, &moves(&["d2d4"]))
+            .await
+            .expect("an analysis");
+        engine.best_move(None, &[], &limits).await.expect("a move");
+        engine.shutdown().await;
+        let log =
+            std::fs::read_to_string(state.path().join("commands.log")).expect("the fixture logs");
+        let lines: Vec<&str> = log
+            .lines()
+            .skip_while(|l| *l != "isready")
+            .skip(1)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "setoption name MultiPV value 3",
+                &format!("position fen {fen}"),
+                "go depth 1",
+                &format!("position fen {fen}"),
+                "go depth 1 searchmoves d2d4",
+                "setoption name MultiPV value 1",
+                "position startpos",
+                "go depth 1",
+                "quit"
+            ]
+        );
+    }
+
+    #[tokio::test]
     async fn crashed_engine_is_restarted_for_the_next_request() {
         let (spec, state) = fixture("crash_after_go.py", &["2"]);
         let engine = EngineHandle::spawn(spec).await.expect("fixture starts");
