@@ -1,4 +1,5 @@
-//! The command line: `arena run`, `arena check`, `arena export pgn`, `arena leaderboard`.
+//! The command line: `arena run`, `arena check`, `arena export pgn`, `arena leaderboard`,
+//! `arena analyze`.
 //!
 //! Exit codes: 0 success; 1 the tournament finished but some games were set aside (they resume on
 //! the next run); 2 a fatal error (bad script, unreachable player, unusable store).
@@ -13,8 +14,11 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 use crate::{
-    export,
+    analysis::{self, Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
+    engine::EngineSpec,
+    export, leaderboard,
     lua::Generation,
+    rating::glicko::Compat,
     report,
     store::{Store, TournamentRow},
     tournament::{self, RunOptions},
@@ -54,7 +58,7 @@ enum Command {
         #[command(subcommand)]
         what: ExportCommand,
     },
-    /// Print the standings of a stored tournament.
+    /// Print the ratings and standings of a stored tournament.
     Leaderboard {
         /// The SQLite store.
         #[arg(long)]
@@ -62,7 +66,71 @@ enum Command {
         /// The tournament (default: every tournament in the store).
         #[arg(long)]
         tournament: Option<String>,
+        /// Also show players whose rating deviation is above `--max-rd` (marked provisional).
+        #[arg(long)]
+        all: bool,
+        /// The rating deviation above which a rating is provisional.
+        #[arg(long, default_value_t = 100.0)]
+        max_rd: f64,
+        /// Rate with ChessArena's published update rule (with its bug), to compare with their numbers.
+        #[arg(long)]
+        chessarena_compat: bool,
+        /// Add the attempt statistics and the terminations of each player.
+        #[arg(long)]
+        stats: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = report::Format::Text)]
+        format: report::Format,
     },
+    /// Analyse stored finished games with a chess engine (resumable), then print per-player quality.
+    Analyze(AnalyzeArgs),
+}
+
+/// `arena analyze`: defaults follow the papers (depth 20, 1 thread, top 3 moves).
+#[derive(Debug, clap::Args)]
+struct AnalyzeArgs {
+    /// The SQLite store.
+    #[arg(long)]
+    db: PathBuf,
+    /// The tournament (default: every tournament in the store).
+    #[arg(long)]
+    tournament: Option<String>,
+    /// Search depth (default 20 unless --nodes or --movetime-ms is given).
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Nodes per search.
+    #[arg(long, conflicts_with = "depth")]
+    nodes: Option<u64>,
+    /// Milliseconds per search (not reproducible).
+    #[arg(long, conflicts_with_all = ["depth", "nodes"])]
+    movetime_ms: Option<u64>,
+    /// How many top moves to report per position.
+    #[arg(long, default_value_t = 3)]
+    multipv: u32,
+    /// Engine threads per process.
+    #[arg(long, default_value_t = 1)]
+    threads: u32,
+    /// Engine hash per process, in MB.
+    #[arg(long, default_value_t = 16)]
+    hash: u32,
+    /// Engine processes (default: the number of CPUs).
+    #[arg(long)]
+    processes: Option<usize>,
+    /// The Win% formula behind the move classes: `chessarena` (0.004, mate 10000) or `lichess`
+    /// (0.00368208, mate ±1000, as LLM Chess).
+    #[arg(long, default_value = "lichess", value_parser = parse_win_model)]
+    win_model: WinModel,
+    /// Also score every legal move of every position (slower).
+    #[arg(long)]
+    all_moves: bool,
+    /// The analysis engine (a UCI binary).
+    #[arg(long, default_value = "stockfish")]
+    engine: String,
+}
+
+fn parse_win_model(name: &str) -> Result<WinModel, String> {
+    WinModel::parse(name)
+        .ok_or_else(|| format!("unknown win model `{name}` (chessarena or lichess)"))
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,12 +198,32 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             }
             Ok(0)
         }
-        Command::Leaderboard { db, tournament } => {
+        Command::Analyze(args) => analyze(args).await,
+        Command::Leaderboard {
+            db,
+            tournament,
+            all,
+            max_rd,
+            chessarena_compat,
+            stats,
+            format,
+        } => {
             let store = open_existing(&db)?;
+            let options = leaderboard::Options {
+                compat: if chessarena_compat {
+                    Compat::ChessArena
+                } else {
+                    Compat::Correct
+                },
+                max_rd,
+                show_all: all,
+                stats,
+            };
+            let mut tables = Vec::new();
             for t in select(&store, tournament.as_deref())? {
-                let rows = store.standings(t.id)?;
-                write_stdout(&format!("{}\n{}", t.name, report::standings_table(&rows)))?;
+                tables.extend(leaderboard::tables(&store, &t, options)?);
             }
+            write_stdout(&report::render(&tables, format))?;
             Ok(0)
         }
     }
@@ -163,7 +251,7 @@ async fn run(
     };
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
-    write_stdout(&report::standings_table(&rows))?;
+    write_stdout(&leaderboard::standings_table(&rows).to_text())?;
     if summary.errored.is_empty() {
         Ok(0)
     } else {
@@ -176,6 +264,79 @@ async fn run(
         }
         Ok(1)
     }
+}
+
+async fn analyze(args: AnalyzeArgs) -> Result<u8> {
+    let store = open_existing(&args.db)?;
+    let tournaments = select(&store, args.tournament.as_deref())?;
+    let depth = match (args.depth, args.nodes, args.movetime_ms) {
+        (None, None, None) => Some(20),
+        (depth, _, _) => depth,
+    };
+    let settings = AnalysisSettings {
+        limits: AnalysisLimits {
+            depth,
+            nodes: args.nodes,
+            movetime_ms: args.movetime_ms,
+            multipv: args.multipv.max(1),
+        },
+        win_model: args.win_model,
+        all_moves: args.all_moves,
+    };
+    let processes = args.processes.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let spec = EngineSpec::new("analysis", args.engine)
+        .option("Threads", args.threads.to_string())
+        .option("Hash", args.hash.to_string());
+    let pool = AnalysisPool::new(spec, processes);
+    let result = analyze_with(&store, &pool, settings, &tournaments).await;
+    pool.shutdown().await;
+    result
+}
+
+async fn analyze_with(
+    store: &Store,
+    pool: &AnalysisPool,
+    settings: AnalysisSettings,
+    tournaments: &[TournamentRow],
+) -> Result<u8> {
+    let analyser = Analyser::new(store, pool, settings).await?;
+    eprintln!(
+        "analysing with `{}` ({}, win model {})",
+        analyser.engine_id(),
+        settings.limits.key(),
+        settings.win_model.as_str()
+    );
+    for t in tournaments {
+        let pending = analyser.pending(t.id)?;
+        eprintln!("{}: {} game(s) to analyse", t.name, pending.len());
+        for (n, game) in pending.iter().enumerate() {
+            let report = analyser
+                .analyse_game(game)
+                .await
+                .with_context(|| format!("cannot analyse game {} of `{}`", game.index, t.name))?;
+            eprintln!(
+                "[{}/{}] game {} {} vs {}: {} plies, {} analysed now, {} positions searched, {} from the cache",
+                n + 1,
+                pending.len(),
+                game.index,
+                game.white,
+                game.black,
+                report.plies,
+                report.analysed,
+                report.searched,
+                report.cached
+            );
+        }
+        let rows = store.analysis_summary(t.id)?;
+        write_stdout(&format!(
+            "{}\n{}",
+            t.name,
+            analysis::summary_table(&rows).to_text()
+        ))?;
+    }
+    Ok(0)
 }
 
 fn check(script: &Path) -> u8 {

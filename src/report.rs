@@ -127,7 +127,11 @@ impl Table {
             })
             .collect();
         let left: Vec<bool> = (0..self.columns.len())
-            .map(|c| self.rows.iter().all(|r| r[c].is_text() || r[c] == Cell::Empty))
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .all(|r| r[c].is_text() || r[c] == Cell::Empty)
+            })
             .collect();
         let line = |values: &[String]| -> String {
             let parts: Vec<String> = values
@@ -232,8 +236,10 @@ mod tests {
 
     fn sample() -> Table {
         let mut t = Table::new("standings", &["player", "games", "score %"]);
-        t.rows.push(vec!["stockfish".into(), 4u32.into(), Cell::Num(87.5, 1)]);
-        t.rows.push(vec!["a, \"quoted\" name".into(), 12u32.into(), Cell::Empty]);
+        t.rows
+            .push(vec!["stockfish".into(), 4u32.into(), Cell::Num(87.5, 1)]);
+        t.rows
+            .push(vec!["a, \"quoted\" name".into(), 12u32.into(), Cell::Empty]);
         t.notes.push("a note".into());
         t
     }
@@ -244,7 +250,10 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "standings");
         assert!(lines[1].starts_with("player"), "{text}");
-        assert!(lines[3].starts_with("stockfish ") && lines[3].ends_with(" 87.5"), "{text}");
+        assert!(
+            lines[3].starts_with("stockfish ") && lines[3].ends_with(" 87.5"),
+            "{text}"
+        );
         assert!(lines[4].contains("   12"), "{text}");
         assert_eq!(lines[5], "a note");
     }

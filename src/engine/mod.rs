@@ -79,6 +79,16 @@ pub struct BestMove {
     pub info: Option<SearchInfo>,
 }
 
+/// The engine's answer to an analysis request ([`EngineHandle::analyse`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Analysis {
+    /// The last scored report of every line, ordered by `multipv` (best first). A position without
+    /// legal moves gives one line with an empty PV and `mate 0` (mated) or `cp 0` (stalemate).
+    pub lines: Vec<SearchInfo>,
+    /// The `bestmove`, or `None` when the position has no legal move.
+    pub best: Option<String>,
+}
+
 /// What can go wrong with an engine. Every variant names the engine.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

@@ -21,7 +21,7 @@ use tokio::{
 use tracing::{debug, warn};
 
 use super::{
-    BestMove, EngineError, EngineSpec, SearchLimits,
+    Analysis, BestMove, EngineError, EngineSpec, SearchLimits,
     locate::locate,
     uci::{self, InfoLine, UciLine},
 };
@@ -62,6 +62,13 @@ enum EngineMessage {
         go: String,
         deadline: Duration,
         callback: oneshot::Sender<Result<BestMove, EngineError>>,
+    },
+    Analyse {
+        position: String,
+        go: String,
+        multipv: u32,
+        deadline: Duration,
+        callback: oneshot::Sender<Result<Analysis, EngineError>>,
     },
     Shutdown {
         callback: oneshot::Sender<()>,
@@ -128,16 +135,7 @@ impl EngineHandle {
         moves: &[String],
         limits: &SearchLimits,
     ) -> Result<BestMove, EngineError> {
-        if limits.is_empty() {
-            return Err(EngineError::NoLimit {
-                name: self.name.to_string(),
-            });
-        }
-        let margin = self.move_timeout_margin;
-        let deadline = match limits.movetime_ms {
-            Some(ms) => Duration::from_millis(ms) + margin,
-            None => UNTIMED_SEARCH_ALLOWANCE + margin,
-        };
+        let deadline = self.deadline(limits)?;
         let (callback, reply) = oneshot::channel();
         let message = EngineMessage::Go {
             position: uci::position(start_fen, moves),
@@ -146,6 +144,50 @@ impl EngineHandle {
             callback,
         };
         self.request(message, reply).await
+    }
+
+    /// Analyses the position `fen` with `multipv` lines (at least 1), optionally restricted to
+    /// `searchmoves`, and returns every line of the search's final report.
+    ///
+    /// The process keeps its `MultiPV` setting between requests and is sent `setoption name MultiPV`
+    /// only when a request needs another value ([`best_move`](EngineHandle::best_move) needs 1).
+    /// A position without legal moves is not an error here: the engine's `score mate 0` (or `cp 0`)
+    /// line comes back with no best move.
+    ///
+    /// # Errors
+    ///
+    /// As for [`best_move`](EngineHandle::best_move), except that a position without a move is answered.
+    pub async fn analyse(
+        &self,
+        fen: &str,
+        limits: &SearchLimits,
+        multipv: u32,
+        searchmoves: &[String],
+    ) -> Result<Analysis, EngineError> {
+        let deadline = self.deadline(limits)?;
+        let (callback, reply) = oneshot::channel();
+        let message = EngineMessage::Analyse {
+            position: uci::position(Some(fen), &[]),
+            go: uci::go(limits, searchmoves),
+            multipv: multipv.max(1),
+            deadline,
+            callback,
+        };
+        self.request(message, reply).await
+    }
+
+    /// How long a search within `limits` may take before the engine counts as hung.
+    fn deadline(&self, limits: &SearchLimits) -> Result<Duration, EngineError> {
+        if limits.is_empty() {
+            return Err(EngineError::NoLimit {
+                name: self.name.to_string(),
+            });
+        }
+        let margin = self.move_timeout_margin;
+        Ok(match limits.movetime_ms {
+            Some(ms) => Duration::from_millis(ms) + margin,
+            None => UNTIMED_SEARCH_ALLOWANCE + margin,
+        })
     }
 
     /// The engine player's name from its spec.
@@ -223,6 +265,26 @@ impl EngineActor {
                         let _ = callback.send(result.map(|_| ()));
                     }
                 }
+                Some(EngineMessage::Analyse {
+                    position,
+                    go,
+                    multipv,
+                    deadline,
+                    mut callback,
+                }) => {
+                    let op = Op::Analyse {
+                        position,
+                        go,
+                        multipv,
+                    };
+                    let result = self.serve(&mut callback, deadline, op).await;
+                    if let Some(result) = result {
+                        let _ = callback.send(result.map(|answer| match answer {
+                            Answer::Analysis(analysis) => analysis,
+                            _ => unreachable!("an analyse request always yields an analysis"),
+                        }));
+                    }
+                }
                 Some(EngineMessage::Go {
                     position,
                     go,
@@ -233,9 +295,10 @@ impl EngineActor {
                         .serve(&mut callback, deadline, Op::Go { position, go })
                         .await;
                     if let Some(result) = result {
-                        let _ = callback.send(
-                            result.map(|best| best.expect("a go request always yields a move")),
-                        );
+                        let _ = callback.send(result.map(|answer| match answer {
+                            Answer::Best(best) => best,
+                            _ => unreachable!("a go request always yields a move"),
+                        }));
                     }
                 }
                 Some(EngineMessage::Shutdown { callback }) => {
@@ -259,7 +322,7 @@ impl EngineActor {
         callback: &mut oneshot::Sender<T>,
         deadline: Duration,
         op: Op,
-    ) -> Option<Result<Option<BestMove>, EngineError>> {
+    ) -> Option<Result<Answer, EngineError>> {
         let name = self.spec.name.clone();
         if let Err(err) = self.ensure_process().await {
             return Some(Err(err));
@@ -326,21 +389,47 @@ impl EngineActor {
 /// A request that runs against the process.
 enum Op {
     NewGame,
-    Go { position: String, go: String },
+    Go {
+        position: String,
+        go: String,
+    },
+    Analyse {
+        position: String,
+        go: String,
+        multipv: u32,
+    },
+}
+
+/// What a request yields, by kind of request.
+enum Answer {
+    Ready,
+    Best(BestMove),
+    Analysis(Analysis),
 }
 
 impl Op {
-    async fn run(self, process: &mut Process, name: &str) -> Result<Option<BestMove>, EngineError> {
+    async fn run(self, process: &mut Process, name: &str) -> Result<Answer, EngineError> {
         match self {
             Op::NewGame => {
                 process.send(name, "ucinewgame").await?;
                 process.sync(name).await?;
-                Ok(None)
+                Ok(Answer::Ready)
             }
             Op::Go { position, go } => {
+                process.set_multipv(name, 1).await?;
                 process.send(name, &position).await?;
                 process.send(name, &go).await?;
-                process.read_bestmove(name).await.map(Some)
+                process.read_bestmove(name).await.map(Answer::Best)
+            }
+            Op::Analyse {
+                position,
+                go,
+                multipv,
+            } => {
+                process.set_multipv(name, multipv).await?;
+                process.send(name, &position).await?;
+                process.send(name, &go).await?;
+                process.read_analysis(name).await.map(Answer::Analysis)
             }
         }
     }
@@ -352,6 +441,8 @@ struct Process {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     buf: Vec<u8>,
+    /// The `MultiPV` value the engine runs with (1, the UCI default, until we change it).
+    multipv: u32,
 }
 
 impl Process {
@@ -384,6 +475,7 @@ impl Process {
             stdin,
             stdout: BufReader::new(stdout),
             buf: Vec::new(),
+            multipv: 1,
         };
         let id_name = timeout(spec.init_timeout, process.handshake(spec))
             .await
@@ -443,6 +535,66 @@ impl Process {
                 name: name.to_owned(),
                 after: SETTLE_TIMEOUT,
             }))
+    }
+
+    /// Sends `setoption name MultiPV` when the engine runs with another value. Engines take options
+    /// only while idle, which every request start is.
+    async fn set_multipv(&mut self, name: &str, multipv: u32) -> Result<(), EngineError> {
+        if self.multipv != multipv {
+            self.send(name, &uci::setoption("MultiPV", &multipv.to_string()))
+                .await?;
+            self.multipv = multipv;
+        }
+        Ok(())
+    }
+
+    /// Reads a multi-PV search up to `bestmove`, keeping the last complete report of every line.
+    ///
+    /// An engine reports all its lines after each iteration, line 1 first, so a line-1 report starts
+    /// a new set; bound scores (aspiration fail-high/low) are kept only while nothing exact is known.
+    async fn read_analysis(&mut self, name: &str) -> Result<Analysis, EngineError> {
+        let mut lines: Vec<InfoLine> = Vec::new();
+        loop {
+            let line = self.read_line(name).await?;
+            match line.parse::<UciLine>() {
+                Ok(UciLine::Info(info)) if info.score.is_some() => {
+                    let index = info.multipv.unwrap_or(1).max(1) as usize;
+                    let exact = info.bound == uci::ScoreBound::Exact;
+                    if index == 1 && exact {
+                        lines.clear();
+                    }
+                    match lines
+                        .iter_mut()
+                        .find(|l| l.multipv.unwrap_or(1) as usize == index)
+                    {
+                        Some(old) if exact || old.bound != uci::ScoreBound::Exact => *old = info,
+                        Some(_) => {}
+                        None => lines.push(info),
+                    }
+                }
+                Ok(UciLine::BestMove { best, .. }) => {
+                    let protocol = || EngineError::Protocol {
+                        name: name.to_owned(),
+                        line: line.trim().to_owned(),
+                    };
+                    let best = match best.as_deref() {
+                        None => return Err(protocol()),
+                        Some("(none)") => None,
+                        Some(text) => match text.parse::<UciMove>() {
+                            Ok(UciMove::Null) => None,
+                            Ok(_) => Some(text.to_owned()),
+                            Err(_) => return Err(protocol()),
+                        },
+                    };
+                    lines.sort_by_key(|l| l.multipv.unwrap_or(1));
+                    return Ok(Analysis {
+                        lines: lines.into_iter().map(Into::into).collect(),
+                        best,
+                    });
+                }
+                _ => {}
+            }
+        }
     }
 
     async fn read_bestmove(&mut self, name: &str) -> Result<BestMove, EngineError> {
@@ -753,6 +905,48 @@ mod tests {
                 "setoption name Skill Level value 0",
                 "setoption name Threads value 1",
                 "isready",
+                "quit"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn multipv_is_set_only_when_a_request_needs_another_value() {
+        let (spec, state) = fixture("crash_after_go.py", &["1000"]);
+        let engine = EngineHandle::spawn(spec).await.expect("fixture starts");
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        let limits = SearchLimits::depth(1);
+        let analysis = engine
+            .analyse(fen, &limits, 3, &[])
+            .await
+            .expect("an analysis");
+        assert_eq!(analysis.best.as_deref(), Some("e2e4"));
+        assert_eq!(analysis.lines.len(), 1, "the fixture prints one line");
+        assert_eq!(analysis.lines[0].score, Some(Score::Cp(12)));
+        engine
+            .analyse(fen, &limits, 3, &moves(&["d2d4"]))
+            .await
+            .expect("an analysis");
+        engine.best_move(None, &[], &limits).await.expect("a move");
+        engine.shutdown().await;
+        let log =
+            std::fs::read_to_string(state.path().join("commands.log")).expect("the fixture logs");
+        let lines: Vec<&str> = log
+            .lines()
+            .skip_while(|l| *l != "isready")
+            .skip(1)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "setoption name MultiPV value 3",
+                &format!("position fen {fen}"),
+                "go depth 1",
+                &format!("position fen {fen}"),
+                "go depth 1 searchmoves d2d4",
+                "setoption name MultiPV value 1",
+                "position startpos",
+                "go depth 1",
                 "quit"
             ]
         );

@@ -15,10 +15,13 @@
 
 use std::{convert::Infallible, fmt, str::FromStr};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// An evaluation as UCI reports it: from the side to move's point of view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Serialises as `{"cp": 35}` or `{"mate": -3}`, the shape analyses are stored in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Score {
     /// Centipawns; positive favours the side to move.
     Cp(i32),
@@ -230,6 +233,25 @@ pub fn position(start_fen: Option<&str>, moves: &[String]) -> String {
     command
 }
 
+/// The `go` command for `limits`, restricted to `searchmoves` when that is not empty.
+///
+/// ```
+/// use arena::engine::{SearchLimits, uci::go};
+///
+/// assert_eq!(go(&SearchLimits::depth(8), &["e2e4".to_owned()]), "go depth 8 searchmoves e2e4");
+/// ```
+pub fn go(limits: &SearchLimits, searchmoves: &[String]) -> String {
+    let mut command = limits.to_string();
+    if !searchmoves.is_empty() {
+        command.push_str(" searchmoves");
+        for m in searchmoves {
+            command.push(' ');
+            command.push_str(m);
+        }
+    }
+    command
+}
+
 /// How far a search may go. At least one limit must be set; with several, the engine stops at the first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -434,6 +456,25 @@ mod tests {
         };
         assert_eq!(all.to_string(), "go nodes 5 depth 3 movetime 100");
         assert!(SearchLimits::default().is_empty());
+        assert_eq!(go(&SearchLimits::nodes(5), &[]), "go nodes 5");
+        assert_eq!(
+            go(&SearchLimits::depth(3), &moves),
+            "go depth 3 searchmoves e2e4 e7e5"
+        );
+    }
+
+    #[test]
+    fn scores_serialise_as_tagged_objects() {
+        assert_eq!(
+            serde_json::to_string(&Score::Cp(-30)).unwrap(),
+            r#"{"cp":-30}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Score::Mate(2)).unwrap(),
+            r#"{"mate":2}"#
+        );
+        let back: Score = serde_json::from_str(r#"{"mate":-1}"#).unwrap();
+        assert_eq!(back, Score::Mate(-1));
     }
 
     #[test]

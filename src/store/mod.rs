@@ -28,6 +28,7 @@
 //! # Ok::<(), arena::store::StoreError>(())
 //! ```
 
+mod analysis;
 mod calls;
 mod games;
 mod schema;
@@ -45,6 +46,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 
 use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
+    analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     calls::{EventRow, LlmCallRecord, LlmCallRow},
     games::{GameRow, GameStatus, PlyRecord, ScheduledGame},
     stats::{StandingRow, Totals},

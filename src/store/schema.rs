@@ -125,8 +125,69 @@ CREATE TABLE events (
 CREATE INDEX events_by_tournament ON events (tournament_id, id);
 ";
 
+/// Version 2: engine analysis.
+///
+/// `analysis_cache` holds one engine answer (a JSON `PositionAnalysis`, or a JSON list for an
+/// all-moves search) per position, engine and limits, so a position shared by many games (the start
+/// position) is searched once. `ply_analysis` holds the per-ply verdict; evaluations are stored as
+/// centipawns or mate distance (exactly one of each pair set), `eval_before` from the mover's view and
+/// `eval_after` from the opponent's (each the side to move in its position), and the Win% columns from
+/// the mover's view under `win_model`. A `game_analysis` row is written once every ply of a game is
+/// analysed: it marks the game done and keeps Lichess's per-colour game accuracy.
+pub(crate) const SCHEMA_V2: &str = r"
+CREATE TABLE analysis_cache (
+    fen         TEXT NOT NULL,
+    engine_id   TEXT NOT NULL,
+    limits_key  TEXT NOT NULL,
+    result_json TEXT NOT NULL,
+    created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (fen, engine_id, limits_key)
+) WITHOUT ROWID;
+
+CREATE TABLE ply_analysis (
+    game_id          INTEGER NOT NULL,
+    ply              INTEGER NOT NULL,
+    engine_id        TEXT    NOT NULL,
+    limits_key       TEXT    NOT NULL,
+    win_model        TEXT    NOT NULL,
+    eval_before_cp   INTEGER,
+    eval_before_mate INTEGER,
+    eval_after_cp    INTEGER,
+    eval_after_mate  INTEGER,
+    best             TEXT,
+    pv               TEXT    NOT NULL,
+    top_json         TEXT    NOT NULL,
+    played_rank      INTEGER CHECK (played_rank >= 1),
+    in_top           INTEGER NOT NULL CHECK (in_top IN (0, 1)),
+    played_cp        INTEGER,
+    played_mate      INTEGER,
+    all_moves_json   TEXT,
+    win_before       REAL    NOT NULL,
+    win_after        REAL    NOT NULL,
+    cp_loss          INTEGER NOT NULL CHECK (cp_loss BETWEEN 0 AND 1000),
+    accuracy         REAL    NOT NULL,
+    phase            TEXT    NOT NULL CHECK (phase IN ('opening', 'middlegame', 'endgame')),
+    classification   TEXT    NOT NULL,
+    created_at       TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (game_id, ply),
+    FOREIGN KEY (game_id, ply) REFERENCES plies (game_id, ply),
+    CHECK ((eval_before_cp IS NULL) <> (eval_before_mate IS NULL)),
+    CHECK ((eval_after_cp IS NULL) <> (eval_after_mate IS NULL))
+) WITHOUT ROWID;
+
+CREATE TABLE game_analysis (
+    game_id        INTEGER PRIMARY KEY REFERENCES games (id),
+    engine_id      TEXT NOT NULL,
+    limits_key     TEXT NOT NULL,
+    win_model      TEXT NOT NULL,
+    white_accuracy REAL,
+    black_accuracy REAL,
+    created_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2];
 
 /// The schema version this build writes (and the newest it can read).
 pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;

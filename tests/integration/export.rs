@@ -103,6 +103,41 @@ fn exported_games_read_back_with_python_chess() {
         .unwrap();
     assert!(board.status.success());
     let text = stdout(&board);
-    assert!(text.starts_with("export test\n"), "{text}");
-    assert!(text.contains("sf") && text.contains("rnd"), "{text}");
+    assert!(
+        text.starts_with("export test · ratings (Glicko-1)\n"),
+        "{text}"
+    );
+    // Four games leave both players provisional (RD above 100): hidden, and said so.
+    assert!(
+        text.contains("2 player(s) with RD above 100 not shown"),
+        "{text}"
+    );
+    assert!(text.contains("export test · standings"), "{text}");
+
+    let json = dir
+        .arena()
+        .args([
+            "leaderboard",
+            "--db",
+            "t.db",
+            "--all",
+            "--stats",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{}", stderr(&json));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let ratings = v["export test · ratings (Glicko-1)"].as_array().unwrap();
+    assert_eq!(ratings.len(), 2);
+    assert_eq!(
+        ratings[0]["player"], "sf",
+        "Stockfish rates above the random mover"
+    );
+    assert_eq!(ratings[0]["games"], 4);
+    assert_eq!(ratings[0]["mode"], "engine");
+    assert!(ratings[0]["rating"].as_f64().unwrap() >= ratings[1]["rating"].as_f64().unwrap());
+    let terminations = v["export test · terminations"].as_array().unwrap();
+    assert_eq!(terminations.len(), 2);
 }

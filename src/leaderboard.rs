@@ -1,0 +1,337 @@
+//! The tables of `arena leaderboard`: ratings (ChessArena's Table 1 layout), standings, and on
+//! request the protocol statistics and terminations of the paper's tables, plus the engine
+//! analysis when `arena analyze` has run.
+
+use std::collections::BTreeMap;
+
+use crate::{
+    analysis,
+    board::{GameResult, Termination},
+    rating::glicko::{self, Compat, GlickoConfig},
+    report::{Cell, Table},
+    store::{GameRow, GameStatus, PlayerRow, StandingRow, Store, StoreError, TournamentRow},
+};
+
+/// What to show.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Glicko variant: correct, or ChessArena's published (buggy) update.
+    pub compat: Compat,
+    /// Players with an RD above this are provisional and hidden unless `show_all`.
+    pub max_rd: f64,
+    /// Show provisional players too, marked.
+    pub show_all: bool,
+    /// Add the attempt and termination statistics.
+    pub stats: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            compat: Compat::Correct,
+            max_rd: 100.0,
+            show_all: false,
+            stats: false,
+        }
+    }
+}
+
+/// Every table of one tournament.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn tables(
+    store: &Store,
+    tournament: &TournamentRow,
+    options: Options,
+) -> Result<Vec<Table>, StoreError> {
+    let games = store.games(tournament.id)?;
+    let players = store.players(tournament.id)?;
+    let standings = store.standings(tournament.id)?;
+    let mut out = vec![
+        ratings(&games, &players, options),
+        standings_table(&standings),
+    ];
+    if options.stats {
+        out.push(attempts(&standings));
+        out.push(terminations(&games, &players));
+    }
+    let analysed = store.analysis_summary(tournament.id)?;
+    if analysed.iter().any(|r| r.plies > 0) {
+        out.push(analysis::summary_table(&analysed));
+    }
+    for t in &mut out {
+        t.title = format!("{} · {}", tournament.name, t.title);
+    }
+    Ok(out)
+}
+
+/// Glicko-1 ratings over the finished games in the order they finished, each game its own rating
+/// period (ChessArena, appendix C): rank, player, mode, legal moves, rating, RD, 95 % interval, games.
+pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: Options) -> Table {
+    let config = GlickoConfig {
+        compat: options.compat,
+        ..GlickoConfig::default()
+    };
+    let mut finished: Vec<&GameRow> = games
+        .iter()
+        .filter(|g| g.status == GameStatus::Finished)
+        .collect();
+    finished.sort_by(|a, b| {
+        a.finished_at
+            .cmp(&b.finished_at)
+            .then(a.index.cmp(&b.index))
+    });
+    let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
+    for g in finished {
+        let Some(result) = g
+            .result
+            .as_deref()
+            .and_then(|r| r.parse::<GameResult>().ok())
+        else {
+            continue;
+        };
+        let game = glicko::GameResult {
+            white: g.white.clone(),
+            black: g.black.clone(),
+            score_white: result.score_for(shakmaty::Color::White),
+        };
+        if let Err(e) = ratings.record(&game) {
+            tracing::warn!("game {} left out of the ratings: {e}", g.index);
+        }
+    }
+    let title = match options.compat {
+        Compat::Correct => "ratings (Glicko-1)",
+        Compat::ChessArena => "ratings (Glicko-1, ChessArena-compatible update)",
+    };
+    let mut table = Table::new(
+        title,
+        &[
+            "#",
+            "player",
+            "mode",
+            "legal moves",
+            "rating",
+            "RD",
+            "95% interval",
+            "games",
+        ],
+    );
+    let identity: BTreeMap<&str, (String, String)> = players
+        .iter()
+        .map(|p| (p.name.as_str(), identity(p)))
+        .collect();
+    let mut rows: Vec<(String, (glicko::Rating, u32))> = players
+        .iter()
+        .map(|p| {
+            let r = ratings
+                .player(&p.name)
+                .map(|r| (r.current(), r.games))
+                .unwrap_or((config.initial(), 0));
+            (p.name.clone(), r)
+        })
+        .collect();
+    rows.sort_by(|a, b| b.1.0.rating.total_cmp(&a.1.0.rating));
+    let mut hidden = 0;
+    let mut rank = 0;
+    for (name, (r, games)) in rows {
+        let provisional = r.rd > options.max_rd;
+        if provisional && !options.show_all {
+            hidden += 1;
+            continue;
+        }
+        rank += 1;
+        let (mode, legal) = identity.get(name.as_str()).cloned().unwrap_or_default();
+        let (low, high) = glicko::interval95(&r);
+        table.rows.push(vec![
+            if provisional {
+                Cell::Text(format!("{rank}*"))
+            } else {
+                Cell::Int(rank)
+            },
+            name.into(),
+            mode.into(),
+            legal.into(),
+            Cell::Num(r.rating, 0),
+            Cell::Num(r.rd, 0),
+            Cell::Text(format!("{low:.0} to {high:.0}")),
+            games.into(),
+        ]);
+    }
+    if options.show_all {
+        table
+            .notes
+            .push(format!("* provisional: RD above {:.0}", options.max_rd));
+    } else if hidden > 0 {
+        table.notes.push(format!(
+            "{hidden} player(s) with RD above {:.0} not shown (--all shows them)",
+            options.max_rd
+        ));
+    }
+    table
+}
+
+/// A player's mode and whether it saw the legal moves, from its stored settings.
+fn identity(p: &PlayerRow) -> (String, String) {
+    let settings: serde_json::Value = serde_json::from_str(&p.settings_json).unwrap_or_default();
+    match p.kind.as_str() {
+        "llm" => {
+            let mode = settings["mode"].as_str().unwrap_or("?").to_string();
+            let legal = match settings["mode_options"]["legal_moves"].as_bool() {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            };
+            (mode, legal.to_string())
+        }
+        other => (other.to_string(), "-".to_string()),
+    }
+}
+
+/// Results and the protocol failures that are the model's own: player, games, W/D/L, score %,
+/// forfeits, parse errors, illegal moves, LLM calls, tokens.
+pub fn standings_table(rows: &[StandingRow]) -> Table {
+    let mut table = Table::new(
+        "standings",
+        &[
+            "#",
+            "player",
+            "games",
+            "W",
+            "D",
+            "L",
+            "score %",
+            "forfeits",
+            "parse errors",
+            "illegal moves",
+            "LLM calls",
+            "tokens",
+        ],
+    );
+    for (i, r) in rows.iter().enumerate() {
+        table.rows.push(vec![
+            (i + 1).into(),
+            r.player.clone().into(),
+            r.games.into(),
+            r.wins.into(),
+            r.draws.into(),
+            r.losses.into(),
+            Cell::Num(r.score_percent(), 1),
+            r.forfeits.into(),
+            r.parse_errors.into(),
+            r.illegal_moves.into(),
+            r.llm_calls.into(),
+            (r.prompt_tokens + r.completion_tokens).into(),
+        ]);
+    }
+    table
+}
+
+/// The attempt statistics of ChessArena's tables, for players that answer through LLM calls.
+pub fn attempts(rows: &[StandingRow]) -> Table {
+    let mut table = Table::new(
+        "attempts",
+        &[
+            "player",
+            "attempts",
+            "parsing error %",
+            "illegal move %",
+            "forbidden reasoning %",
+            "legal move %",
+        ],
+    );
+    for r in rows.iter().filter(|r| r.llm_calls > 0) {
+        let pct = |n: u64| Cell::Num(100.0 * n as f64 / r.llm_calls as f64, 1);
+        table.rows.push(vec![
+            r.player.clone().into(),
+            r.llm_calls.into(),
+            pct(r.parse_errors),
+            pct(r.illegal_moves),
+            pct(r.forbidden_reasoning),
+            pct(r.accepted_moves),
+        ]);
+    }
+    table
+}
+
+/// Wins, losses and draws by termination, and the average game length, per player.
+pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
+    let kinds = Termination::ALL;
+    let mut columns: Vec<String> = vec!["player".into(), "games".into(), "avg plies".into()];
+    for kind in kinds {
+        let name = kind.as_str().replace('_', " ");
+        columns.push(format!("won by {name}"));
+        columns.push(format!("lost by {name}"));
+        columns.push(format!("drawn by {name}"));
+    }
+    #[derive(Default)]
+    struct Counts {
+        games: u64,
+        plies: u64,
+        by_kind: BTreeMap<(usize, usize), u64>,
+    }
+    let mut counts: BTreeMap<&str, Counts> = BTreeMap::new();
+    for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
+        let (Some(result), Some(termination)) = (
+            g.result
+                .as_deref()
+                .and_then(|r| r.parse::<GameResult>().ok()),
+            g.termination
+                .as_deref()
+                .and_then(|t| t.parse::<Termination>().ok()),
+        ) else {
+            continue;
+        };
+        let kind = kinds.iter().position(|k| *k == termination).unwrap_or(0);
+        for (name, color) in [
+            (g.white.as_str(), shakmaty::Color::White),
+            (g.black.as_str(), shakmaty::Color::Black),
+        ] {
+            let c = counts.entry(name).or_default();
+            c.games += 1;
+            c.plies += u64::from(g.ply_count);
+            let outcome = match result.score_for(color) {
+                s if s > 0.75 => 0,
+                s if s < 0.25 => 1,
+                _ => 2,
+            };
+            *c.by_kind.entry((kind, outcome)).or_default() += 1;
+        }
+    }
+    // Drop the columns no game used, so the table stays readable.
+    let used: Vec<bool> = (0..kinds.len() * 3)
+        .map(|i| {
+            counts
+                .values()
+                .any(|c| c.by_kind.contains_key(&(i / 3, i % 3)))
+        })
+        .collect();
+    let mut table = Table {
+        title: "terminations".into(),
+        columns: columns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i < 3 || used[i - 3])
+            .map(|(_, c)| c.clone())
+            .collect(),
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    for p in players {
+        let Some(c) = counts.get(p.name.as_str()) else {
+            continue;
+        };
+        let mut row: Vec<Cell> = vec![
+            p.name.clone().into(),
+            c.games.into(),
+            Cell::Num(c.plies as f64 / c.games.max(1) as f64, 1),
+        ];
+        for (i, used) in used.iter().enumerate() {
+            if *used {
+                row.push(c.by_kind.get(&(i / 3, i % 3)).copied().unwrap_or(0).into());
+            }
+        }
+        table.rows.push(row);
+    }
+    table
+}
