@@ -6,6 +6,7 @@
 -- FEN, since the moves alone could not describe it.
 local prompts = require("prompts.blindfold")
 local parser = require("parsers.move")
+local grammar = require("parsers.grammar")
 
 local M = {}
 
@@ -15,16 +16,17 @@ M.defaults = {
   max_attempts = 5,
   parser = "chessarena",
   multi_turn = true,
+  grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
 }
 
 local INITIAL = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 function M.start(ctx)
   if not ctx.options.multi_turn then
-    return {
+    return grammar.wrap(ctx, {
       { role = "system", content = prompts.system(ctx) },
       { role = "user", content = prompts.move_list(ctx) },
-    }
+    })
   end
   local messages = {}
   if #ctx.previous_dialog == 0 then
@@ -44,7 +46,7 @@ function M.start(ctx)
   -- Moves the model has not heard about yet: the opponent's reply, and at the very first turn of
   -- Black, White's first move.
   table.insert(messages, { role = "user", content = prompts.turn(ctx) })
-  return messages
+  return grammar.wrap(ctx, messages)
 end
 
 function M.reply(ctx, text)

@@ -3,6 +3,7 @@
 -- again, up to `max_attempts`, then forfeits. (ChessArena's blitz, in our own words.)
 local prompts = require("prompts.blitz")
 local parser = require("parsers.move")
+local grammar = require("parsers.grammar")
 
 local M = {}
 
@@ -14,30 +15,15 @@ M.defaults = {
   board = "none", -- "none", "ascii" or "unicode": a diagram beside the FEN
   max_attempts = 5, -- failed answers allowed per move before forfeit
   parser = "chessarena", -- see parsers/move.lua
-  -- Constrained decoding for servers that take a GBNF `grammar` (llama.cpp): the answer can only
-  -- be one legal move in a fence. For demonstrations with tiny models; it measures nothing.
-  grammar = false,
+  grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
 }
-
---- A GBNF grammar whose only sentences are the legal moves, fenced.
-local function legal_move_grammar(ctx)
-  local moves = ctx.options.notation == "san" and ctx.legal_san or ctx.legal_uci
-  local alternatives = {}
-  for i, move in ipairs(moves) do
-    alternatives[i] = '"' .. move .. '"'
-  end
-  return 'root ::= "```\\n" (' .. table.concat(alternatives, " | ") .. ') "\\n```"'
-end
 
 function M.start(ctx)
   local messages = {
     { role = "system", content = prompts.system(ctx) },
     { role = "user", content = prompts.position(ctx) },
   }
-  if ctx.options.grammar then
-    return { messages = messages, request = { grammar = legal_move_grammar(ctx) } }
-  end
-  return messages
+  return grammar.wrap(ctx, messages)
 end
 
 function M.reply(ctx, text)

@@ -3,6 +3,7 @@
 -- without feedback (ChessArena's rule). Unparseable or illegal answers get feedback as in blitz.
 local prompts = require("prompts.bullet")
 local parser = require("parsers.move")
+local grammar = require("parsers.grammar")
 
 local M = {}
 
@@ -12,13 +13,14 @@ M.defaults = {
   notation = "uci",
   max_attempts = 5,
   parser = "chessarena",
+  grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
 }
 
 function M.start(ctx)
-  return {
+  return grammar.wrap(ctx, {
     { role = "system", content = prompts.system(ctx) },
     { role = "user", content = prompts.position(ctx) },
-  }
+  })
 end
 
 function M.reply(ctx, text)

@@ -163,10 +163,13 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             .collect();
         progress.set_total(store.totals(tournament.id)?.games_scheduled);
         if pending.is_empty() {
-            if pairings.is_none() {
-                break;
+            match &pairings {
+                // Done, or the format waits for games that cannot be played in this run (set
+                // aside earlier): asking again would give the same answer.
+                None => break,
+                Some(new) if new.is_empty() => break,
+                Some(_) => continue,
             }
-            continue;
         }
         tried.extend(pending.iter().map(|g| g.id));
         play_all(

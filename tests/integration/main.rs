@@ -4,6 +4,7 @@
 
 mod analyze;
 mod check;
+mod chessarena;
 mod common;
 mod engine_faults;
 mod errors;

@@ -1,0 +1,105 @@
+-- Matchmaker: ChessArena's competition sampling (paper, appendix C.2). Game after game it picks a
+-- player, pairs it with the opponent whose game would tell the most about both ratings (Glicko-1:
+-- among the best `top_k` by the chosen criterion, uniformly), plays two games with colours
+-- swapped, and repeats until every player's RD is at most `target_rd` or `max_games` are played.
+--
+-- format_options (all optional):
+--   target_rd = 100        stop when every player's rating deviation is at most this
+--   max_games = 200        stop after this many games in the tournament (the budget)
+--   top_k = 3              choose uniformly among this many best opponents (ChessArena: 3)
+--   criterion = "chessarena" | "pair_score"   see src/rating/matchmaking.rs
+--   focus = "name"         always pick this player first while its RD is above target: how a new
+--                          model joins a rated pool stored in the same database
+--   compat = "correct" | "chessarena"         Glicko update rule used to decide
+--
+-- ChessArena picks the first player uniformly from everyone; here it is picked uniformly among the
+-- players still above `target_rd`, so no game is spent on players that are already converged.
+local M = {}
+
+local KNOWN = { target_rd = true, max_games = true, top_k = true, criterion = true, focus = true, compat = true }
+
+local function options(state)
+  local o = state.options or {}
+  for key in pairs(o) do
+    if not KNOWN[key] then
+      error("matchmaker: unknown format option `" .. tostring(key) .. "`", 0)
+    end
+  end
+  return {
+    target_rd = o.target_rd or 100,
+    max_games = o.max_games or 200,
+    top_k = o.top_k or 3,
+    criterion = o.criterion or "chessarena",
+    focus = o.focus,
+    compat = o.compat or "correct",
+  }
+end
+
+--- Current ratings of every player, from the finished games in schedule order.
+local function ratings(state, opts)
+  local games = {}
+  for _, g in ipairs(state.games) do
+    if g.result then
+      local score = g.result == "1-0" and 1 or (g.result == "0-1" and 0 or 0.5)
+      table.insert(games, { white = g.white, black = g.black, score = score })
+    end
+  end
+  local rated = arena.rating.glicko.rate(games, { compat = opts.compat }).players
+  local all = {}
+  for _, name in ipairs(state.players) do
+    local r = rated[name] or { rating = 1500, rd = 350 }
+    all[name] = { rating = r.rating, rd = r.rd }
+  end
+  return all
+end
+
+function M.pairings(state)
+  local opts = options(state)
+  for _, g in ipairs(state.games) do
+    if not g.result then
+      return {} -- wait for the games in flight: the next choice needs their results
+    end
+  end
+  if #state.games >= opts.max_games then
+    return nil
+  end
+  local current = ratings(state, opts)
+  local open = {}
+  for _, name in ipairs(state.players) do
+    if current[name].rd > opts.target_rd then
+      table.insert(open, name)
+    end
+  end
+  if #open == 0 then
+    return nil
+  end
+  if opts.focus and current[opts.focus] == nil then
+    error("matchmaker: `focus` names `" .. opts.focus .. "`, who is not a player", 0)
+  end
+  local seed = state.seed * 1000003 + #state.games
+  math.randomseed(seed)
+  local first
+  if opts.focus and current[opts.focus].rd > opts.target_rd then
+    first = opts.focus
+  else
+    first = open[math.random(#open)]
+  end
+  local others = {}
+  for _, name in ipairs(state.players) do
+    if name ~= first then
+      table.insert(others, name)
+    end
+  end
+  local opponent = arena.rating.pick_opponent(first, others, current, {
+    criterion = opts.criterion,
+    top_k = opts.top_k,
+    seed = seed,
+  })
+  local round = #state.games // 2 + 1
+  return {
+    { white = first, black = opponent, round = round },
+    { white = opponent, black = first, round = round },
+  }
+end
+
+return M
