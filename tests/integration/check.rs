@@ -176,3 +176,15 @@ fn api_keys_in_scripts_are_refused() {
     assert!(out.contains("api_key_env"), "{out}");
     assert!(!out.contains("secret"), "the key must not be echoed: {out}");
 }
+
+#[test]
+fn the_examples_load() {
+    for example in ["examples/gauntlet.lua", "examples/json_mode.lua", "tournaments/chessarena.lua"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
+            .args(["check", example])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("arena runs");
+        assert!(out.status.success(), "{example}: {}", stderr(&out));
+    }
+}

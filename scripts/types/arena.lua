@@ -1,0 +1,197 @@
+---@meta
+-- The typed reference of arena's Lua API, for editors with the Lua language server (LuaLS): add
+-- `scripts/types` to `workspace.library`. Nothing here runs; the functions are implemented in Rust
+-- (src/lua/api/).
+
+---@class arena
+arena = {}
+
+---@class arena.Tournament
+---@field name string                          told apart by name inside one database
+---@field format? string                       "round_robin" (default), "matchmaker", or a module of your folder
+---@field games_per_pair? integer              round robin: games each pair plays (default 2, colours alternate)
+---@field max_plies? integer                   draw by move limit after this many plies (default 200, 0 = none)
+---@field seed? integer                        seeds random movers and random opening order
+---@field concurrency? integer                 games at once (`--concurrency` wins)
+---@field openings? { fens?: string[], file?: string, order?: "sequential"|"random", count?: integer }
+---@field format_options? table                passed to the format as `state.options`
+---@field players (arena.Llm|arena.Engine|arena.Random)[]
+
+---@class arena.Llm
+---@field name string
+---@field base_url string                      e.g. "http://127.0.0.1:8765/v1"
+---@field model string
+---@field provider? "openai"|"openai_responses"|"anthropic"|"gemini"
+---@field api_key_env? string                  the NAME of the environment variable holding the key
+---@field temperature? number
+---@field top_p? number
+---@field max_tokens? integer
+---@field seed? integer
+---@field reasoning_effort? "low"|"medium"|"high"
+---@field thinking_budget? integer             Anthropic thinking budget, tokens
+---@field extra_body? table                    merged into every request body
+---@field timeout_s? number                    per request (default 120)
+---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside (default 600)
+---@field max_concurrency? integer             requests in flight against this endpoint (default 4)
+---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", or your module
+---@field options? table                       the mode's options (see its `defaults`)
+
+---@class arena.Engine
+---@field name string
+---@field command? string                      path or name (PATH, then /usr/games); default "stockfish"
+---@field args? string[]
+---@field options? table<string, string|integer|boolean>   UCI options, set in name order
+---@field limits? { nodes?: integer, depth?: integer, movetime_ms?: integer }
+
+---@class arena.Random
+---@field name string
+---@field seed? integer
+
+---Marks a tournament table (records its line for error messages).
+---@param t arena.Tournament
+---@return arena.Tournament
+function arena.tournament(t) end
+
+---@param t arena.Llm
+---@return arena.Llm
+function arena.llm(t) end
+
+---@param t arena.Engine
+---@return arena.Engine
+function arena.engine(t) end
+
+---@param t arena.Random
+---@return arena.Random
+function arena.random(t) end
+
+---Replaces `{{name}}` with `vars.name`; a missing variable is an error.
+---@param template string
+---@param vars table
+---@return string
+function arena.template(template, vars) end
+
+arena.json = {}
+---@param value any
+---@return string
+function arena.json.encode(value) end
+---@param text string
+---@return any value, string? error
+function arena.json.decode(text) end
+
+arena.log = {}
+---@param ... any
+function arena.log.info(...) end
+---@param ... any
+function arena.log.warn(...) end
+---@param ... any
+function arena.log.error(...) end
+
+arena.board = {}
+
+---@class arena.FoundMove
+---@field uci string
+---@field san string
+---@field matched string   the text the move was read from
+
+---@class arena.MoveError
+---@field kind "no_move_found"|"unparseable"|"illegal"|"ambiguous"
+---@field message string
+---@field candidate? string
+
+---@alias arena.ParseRule "chessarena"|"tolerant"|{ pick?: "first"|"last", scope?: "fenced"|"tagged"|"fenced_or_tagged"|"anywhere", notations?: ("uci"|"san")[] }
+
+---Reads a move out of free text.
+---@param text string
+---@param fen string
+---@param rule? arena.ParseRule
+---@return arena.FoundMove? move, arena.MoveError? error
+function arena.board.find_move(text, fen, rule) end
+
+---@param fen string
+---@param notation? "uci"|"san"
+---@return string[]
+function arena.board.legal_moves(fen, notation) end
+
+---@param fen string
+---@param style? "ascii"|"unicode"|"fen"
+---@return string
+function arena.board.render(fen, style) end
+
+---True when the text holds anything besides the move (bullet mode's rule).
+---@param text string
+---@return boolean
+function arena.board.forbidden_reasoning(text) end
+
+arena.rating = {}
+arena.rating.glicko = {}
+
+---@class arena.Rating
+---@field rating number
+---@field rd number
+---@field low? number
+---@field high? number
+
+---@param white arena.Rating
+---@param black arena.Rating
+---@param score number   White's score: 1, 0.5 or 0
+---@param opts? { initial_rating?: number, initial_rd?: number, min_rd?: number, compat?: "correct"|"chessarena" }
+---@return arena.Rating white, arena.Rating black
+function arena.rating.glicko.update(white, black, score, opts) end
+
+---@param games { white: string, black: string, score: number }[]
+---@param opts? { initial_rating?: number, initial_rd?: number, min_rd?: number, compat?: "correct"|"chessarena" }
+---@return { players: table<string, arena.Rating>, ranking: string[] }
+function arena.rating.glicko.rate(games, opts) end
+
+arena.rating.elo = {}
+---LLM Chess's Elo estimate against anchors (Algorithm 1).
+---@param blocks { opponent_elo: number, wins?: integer, draws?: integer, losses?: integer, color?: "white"|"black", color_shift?: number }[]
+---@param opts? { white_advantage?: number }
+---@return { kind: "point"|"at_least"|"at_most", elo?: number, se?: number, margin95?: number, lower95?: number, upper95?: number }
+function arena.rating.elo.estimate(blocks, opts) end
+
+---@param player string
+---@param candidates string[]
+---@param ratings table<string, arena.Rating>
+---@param opts? { criterion?: "chessarena"|"pair_score", top_k?: integer, seed?: integer }
+---@return string? opponent
+function arena.rating.pick_opponent(player, candidates, ratings, opts) end
+
+-- A play mode is a module returning:
+---@class arena.Mode
+---@field defaults? table                      the options it understands, with defaults (max_attempts is enforced by arena)
+---@field start fun(ctx: arena.TurnContext): ({role: string, content: string}[] | { messages: {role: string, content: string}[], request?: table })
+---@field reply fun(ctx: arena.TurnContext, text: string): arena.Decision
+
+---@class arena.TurnContext
+---@field fen string
+---@field start_fen string
+---@field side "white"|"black"
+---@field ply integer
+---@field move_number integer
+---@field legal_uci string[]
+---@field legal_san string[]
+---@field history_uci string[]
+---@field history_san string[]
+---@field last_move? string
+---@field attempt integer
+---@field max_attempts integer
+---@field player string
+---@field opponent string
+---@field game integer
+---@field options table
+---@field dialog {role: string, content: string}[]
+---@field previous_dialog {role: string, content: string}[]
+---@field reasoning? string
+
+---@class arena.Decision
+---@field move? string        play this move (UCI)
+---@field retry? string|true  ask again with this feedback (true with reset = true: start over)
+---@field reset? boolean
+---@field say? string         answer and continue the dialog without spending an attempt
+---@field forfeit? string     give the game up, with a reason
+---@field outcome? string     the label counted in the statistics
+
+-- A format is a module returning:
+---@class arena.Format
+---@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: string }[], games_per_pair: integer, openings: integer, seed: integer, options: table }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
