@@ -252,6 +252,10 @@ async fn run(
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
     write_stdout(&leaderboard::standings_table(&rows).to_text())?;
+    if summary.stopped {
+        eprintln!("stopped before the end: run the same command again to play the remaining games");
+        return Ok(1);
+    }
     if summary.errored.is_empty() {
         Ok(0)
     } else {

@@ -1,6 +1,9 @@
 //! The `arena` binary: logging set-up, then the command line.
 
-use std::process::ExitCode;
+use std::{
+    io::{IsTerminal, stderr},
+    process::ExitCode,
+};
 
 use arena::tournament::progress::LogWriter;
 use tracing_subscriber::EnvFilter;
@@ -13,6 +16,7 @@ fn main() -> ExitCode {
             EnvFilter::try_from_env("ARENA_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(LogWriter)
+        .with_ansi(stderr().is_terminal())
         .with_target(false)
         .without_time()
         .init();

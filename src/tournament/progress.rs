@@ -37,7 +37,7 @@ impl Progress {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:24.cyan/blue}] {pos}/{len} games · {msg} · ETA {eta}",
+                    "{elapsed_precise} [{bar:24.cyan/blue}] {pos}/{len} games · {msg}",
                 )
                 .expect("the progress template is valid")
                 .progress_chars("=> "),
@@ -120,8 +120,21 @@ impl Progress {
 
     fn refresh(&self) {
         if let Some(bar) = &self.bar {
-            bar.set_message(self.counters());
+            bar.set_message(format!("{} · ETA {}", self.counters(), self.eta()));
         }
+    }
+
+    /// Time left at the pace of the games finished in this run; `-` until one has finished
+    /// (resumed games would make any earlier guess meaningless).
+    fn eta(&self) -> String {
+        let done = self.done.load(Ordering::Relaxed);
+        let total = self.total.load(Ordering::Relaxed);
+        let done_here = done.saturating_sub(self.done_at_start);
+        if done_here == 0 || total <= done {
+            return "-".into();
+        }
+        let per_game = self.started.elapsed().as_secs_f64() / done_here as f64;
+        clock(Duration::from_secs_f64(per_game * (total - done) as f64))
     }
 
     fn counters(&self) -> String {
@@ -138,18 +151,11 @@ impl Progress {
     fn line(&self) -> String {
         let done = self.done.load(Ordering::Relaxed);
         let total = self.total.load(Ordering::Relaxed);
-        let elapsed = self.started.elapsed();
-        let done_here = done.saturating_sub(self.done_at_start);
-        let eta = if done_here > 0 && total > done {
-            let per_game = elapsed.as_secs_f64() / done_here as f64;
-            clock(Duration::from_secs_f64(per_game * (total - done) as f64))
-        } else {
-            "-".into()
-        };
         format!(
-            "{done}/{total} games · {} · elapsed {} · ETA {eta}",
+            "{done}/{total} games · {} · elapsed {} · ETA {}",
             self.counters(),
-            clock(elapsed)
+            clock(self.started.elapsed()),
+            self.eta()
         )
     }
 }

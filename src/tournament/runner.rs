@@ -41,6 +41,8 @@ pub struct RunSummary {
     pub finished: usize,
     /// Games set aside in this run (resumable): schedule number and reason.
     pub errored: Vec<(u32, String)>,
+    /// The run was stopped (Ctrl-C) before the schedule was complete.
+    pub stopped: bool,
 }
 
 /// Runs (or resumes) the tournament of `options.script`.
@@ -129,6 +131,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
         tournament: tournament.id,
         finished: 0,
         errored: Vec::new(),
+        stopped: false,
     };
     let mut tried = std::collections::HashSet::new();
     loop {
@@ -188,7 +191,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
 }
 
 /// Plays `pending` with at most `concurrency` games at once; each game takes the newest generation
-/// when it starts (or, when resumed, the one it started with).
+/// when it starts (or, when resumed, the one it started with). Returns whether a Ctrl-C stopped it.
 async fn play_all(
     env: &Arc<GameEnv>,
     store: &Arc<Store>,
@@ -196,12 +199,13 @@ async fn play_all(
     pending: Vec<GameRow>,
     concurrency: usize,
     summary: &mut RunSummary,
-) {
+) -> bool {
     let mut queue = pending.into_iter();
     let mut running = JoinSet::new();
     let mut pinned: HashMap<String, Arc<Generation>> = HashMap::new();
+    let mut stopping = false;
     loop {
-        while running.len() < concurrency {
+        while running.len() < concurrency && !stopping {
             let Some(row) = queue.next() else { break };
             let current = generations.borrow().clone();
             let generation = match &row.script_hash {
@@ -223,7 +227,25 @@ async fn play_all(
                 (row, outcome)
             });
         }
-        let Some(joined) = running.join_next().await else {
+        let joined = tokio::select! {
+            joined = running.join_next() => joined,
+            _ = tokio::signal::ctrl_c(), if !stopping => {
+                // First Ctrl-C: start nothing new, let the running games finish (a second Ctrl-C
+                // kills the process; everything played so far is stored and resumes).
+                stopping = true;
+                tracing::warn!(
+                    "stopping: {} running game(s) will finish, no new game starts; Ctrl-C again to quit now",
+                    running.len()
+                );
+                tokio::spawn(async {
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        std::process::exit(130);
+                    }
+                });
+                continue;
+            }
+        };
+        let Some(joined) = joined else {
             break;
         };
         let (row, outcome) = match joined {
@@ -254,6 +276,7 @@ async fn play_all(
             }
         }
     }
+    stopping
 }
 
 /// The generation a resumed game started with, rebuilt from the sources stored with it; the

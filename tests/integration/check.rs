@@ -179,7 +179,11 @@ fn api_keys_in_scripts_are_refused() {
 
 #[test]
 fn the_examples_load() {
-    for example in ["examples/gauntlet.lua", "examples/json_mode.lua", "tournaments/chessarena.lua"] {
+    for example in [
+        "examples/gauntlet.lua",
+        "examples/json_mode.lua",
+        "tournaments/chessarena.lua",
+    ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
             .args(["check", example])
             .current_dir(env!("CARGO_MANIFEST_DIR"))

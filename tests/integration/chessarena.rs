@@ -83,7 +83,11 @@ fn the_matchmaker_stops_when_every_rating_is_precise_enough() {
     let store = open_store(&dir.db());
     let t = store.find_tournament("mm").unwrap().unwrap();
     let games = store.games(t.id).unwrap();
-    assert!(games.len() < 100 && games.len().is_multiple_of(2), "{}", games.len());
+    assert!(
+        games.len() < 100 && games.len().is_multiple_of(2),
+        "{}",
+        games.len()
+    );
     let board = dir
         .arena()
         .args([
