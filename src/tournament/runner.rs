@@ -175,7 +175,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             }
         }
         tried.extend(pending.iter().map(|g| g.id));
-        play_all(
+        let stopped = play_all(
             &env,
             &store,
             &generations,
@@ -184,6 +184,10 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             &mut summary,
         )
         .await;
+        if stopped {
+            summary.stopped = true;
+            break;
+        }
     }
     progress.finish();
     roster.shutdown().await;

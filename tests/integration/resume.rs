@@ -133,3 +133,71 @@ fn a_killed_tournament_resumes_without_losing_or_repeating_anything() {
     }
     assert!(calls_after.len() >= calls_before.len());
 }
+
+#[test]
+fn ctrl_c_lets_running_games_finish_and_the_rest_resumes() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "interrupt", games_per_pair = 300, max_plies = 200, seed = 8, concurrency = 2,
+  players = { arena.random { name = "a" }, arena.random { name = "b", seed = 1 } },
+}"#,
+    );
+    let child = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        assert!(Instant::now() < deadline, "no game finished");
+        if dir.db().exists()
+            && let Ok(store) = Store::open(&dir.db())
+            && let Ok(Some(t)) = store.find_tournament("interrupt")
+            && store.totals(t.id).map(|x| x.games_finished).unwrap_or(0) >= 2
+        {
+            break;
+        }
+        sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("stopped before the end"), "{err}");
+
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("interrupt").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), 300);
+    // Nothing was left half-played: every game is finished or not started.
+    assert!(
+        games
+            .iter()
+            .all(|g| g.status == GameStatus::Finished || g.ply_count == 0)
+    );
+    let finished = games
+        .iter()
+        .filter(|g| g.status == GameStatus::Finished)
+        .count();
+    assert!(finished < 300, "the stop came before the end");
+    drop(store);
+
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    assert!(
+        store
+            .games(t.id)
+            .unwrap()
+            .iter()
+            .all(|g| g.status == GameStatus::Finished)
+    );
+}
