@@ -12,4 +12,5 @@ mod export;
 mod outage;
 mod reload;
 mod resume;
+mod secrets;
 mod tournament;
