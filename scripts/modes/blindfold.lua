@@ -49,12 +49,6 @@ function M.start(ctx)
   return grammar.wrap(ctx, messages)
 end
 
-function M.reply(ctx, text)
-  local move, err = parser.parse(text, ctx)
-  if move then
-    return { move = move.uci, outcome = "move" }
-  end
-  return { retry = prompts.feedback(ctx, err), outcome = err.kind }
-end
+M.reply = parser.decide
 
 return M

@@ -10,4 +10,16 @@ function M.parse(text, ctx)
   return arena.board.find_move(text, ctx.fen, ctx.options.parser)
 end
 
+local feedback = require("prompts.feedback").feedback
+
+--- The `reply` hook of the single-request modes: the move, or a retry with feedback that says what
+--- was wrong (the failure kind is the outcome counted in the statistics).
+function M.decide(ctx, text)
+  local move, err = M.parse(text, ctx)
+  if move then
+    return { move = move.uci, outcome = "move" }
+  end
+  return { retry = feedback(ctx, err), outcome = err.kind }
+end
+
 return M

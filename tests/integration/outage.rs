@@ -18,6 +18,20 @@ async fn serve_models(server: &MockServer) {
         .await;
 }
 
+/// `arena run t.lua` on a blocking thread, so that the mock server keeps answering meanwhile.
+async fn run_off_the_runtime(dir: &TestDir) -> std::process::Output {
+    let path = dir.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
+            .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+            .current_dir(path)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_model_endpoint_outage_sets_games_aside_instead_of_forfeiting() {
     let server = MockServer::start().await;
@@ -43,18 +57,7 @@ async fn a_model_endpoint_outage_sets_games_aside_instead_of_forfeiting() {
             server.uri()
         ),
     );
-    let first = {
-        let dir_path = dir.path().to_path_buf();
-        tokio::task::spawn_blocking(move || {
-            std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
-                .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-                .current_dir(dir_path)
-                .output()
-                .unwrap()
-        })
-        .await
-        .unwrap()
-    };
+    let first = run_off_the_runtime(&dir).await;
     assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
     assert!(stderr(&first).contains("set aside"), "{}", stderr(&first));
 
@@ -89,18 +92,7 @@ async fn a_model_endpoint_outage_sets_games_aside_instead_of_forfeiting() {
         })))
         .mount(&server)
         .await;
-    let second = {
-        let dir_path = dir.path().to_path_buf();
-        tokio::task::spawn_blocking(move || {
-            std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
-                .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-                .current_dir(dir_path)
-                .output()
-                .unwrap()
-        })
-        .await
-        .unwrap()
-    };
+    let second = run_off_the_runtime(&dir).await;
     assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
     let store = open_store(&dir.db());
     assert!(
