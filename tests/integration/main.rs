@@ -7,6 +7,7 @@ mod check;
 mod common;
 mod engine_faults;
 mod errors;
+mod eval;
 mod export;
 mod outage;
 mod reload;
