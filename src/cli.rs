@@ -1,5 +1,6 @@
 //! The command line: `arena run`, `arena check`, `arena export pgn`, `arena leaderboard`,
-//! `arena analyze`.
+//! `arena analyze`, and the fine-grained evaluations: `arena eval`, `arena eval-report`,
+//! `arena rescore`, `arena score-recorded`.
 //!
 //! Exit codes: 0 success; 1 the tournament finished but some games were set aside (they resume on
 //! the next run); 2 a fatal error (bad script, unreachable player, unusable store).
@@ -16,7 +17,7 @@ use clap::{Parser, Subcommand};
 use crate::{
     analysis::{self, Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
     engine::EngineSpec,
-    export, leaderboard,
+    eval, export, leaderboard,
     lua::Generation,
     rating::glicko::Compat,
     report,
@@ -84,6 +85,75 @@ enum Command {
     },
     /// Analyse stored finished games with a chess engine (resumable), then print per-player quality.
     Analyze(AnalyzeArgs),
+    /// Run (or resume) a fine-grained evaluation script, then print a table per task.
+    Eval {
+        /// The evaluation script (`return arena.evaluation { ... }`).
+        script: PathBuf,
+        /// The SQLite store (default: the script's name with `.db`, in the current folder).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Items answered at once (default: the script's `concurrency`, else 4).
+        #[arg(long)]
+        concurrency: Option<usize>,
+    },
+    /// Print the tables of stored evaluation runs.
+    EvalReport {
+        /// The SQLite store.
+        #[arg(long)]
+        db: PathBuf,
+        /// The run (default: every run in the store).
+        #[arg(long)]
+        run: Option<String>,
+        /// Also list every item: its parsed answer and its score.
+        #[arg(long)]
+        items: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = report::Format::Text)]
+        format: report::Format,
+    },
+    /// Score a stored evaluation run again from its stored replies, with another parser or
+    /// scoring, into a new run. Calls no model.
+    Rescore {
+        /// The SQLite store.
+        #[arg(long)]
+        db: PathBuf,
+        /// The stored run.
+        #[arg(long)]
+        run: String,
+        /// The `parser` option for every task script (`chessarena`, `tolerant`, ...).
+        #[arg(long)]
+        parser: Option<String>,
+        /// The basic-understanding scoring (`strict` or `chessarena`).
+        #[arg(long)]
+        scoring: Option<String>,
+        /// The new run's name (default: the old name with the changes appended).
+        #[arg(long = "as")]
+        name: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = report::Format::Text)]
+        format: report::Format,
+    },
+    /// Score predictions recorded by another program (ChessArena's basic-understanding files).
+    ScoreRecorded {
+        /// The task the predictions answer (only `basic_understanding` for now).
+        #[arg(long)]
+        task: String,
+        /// The JSONL prediction file.
+        #[arg(long)]
+        predictions: PathBuf,
+        /// `strict` or `chessarena`.
+        #[arg(long, default_value = "chessarena")]
+        scoring: String,
+        /// How the answer is read: `chessarena` (last ```json block) or `tolerant`.
+        #[arg(long, default_value = "chessarena")]
+        parser: String,
+        /// Questions the run asked; missing lines count as replies without an answer.
+        #[arg(long)]
+        total: Option<usize>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = report::Format::Text)]
+        format: report::Format,
+    },
 }
 
 /// `arena analyze`: defaults follow the papers (depth 20, 1 thread, top 3 moves).
@@ -199,6 +269,95 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Command::Analyze(args) => analyze(args).await,
+        Command::Eval {
+            script,
+            db,
+            concurrency,
+        } => evaluate(script, db, concurrency).await,
+        Command::EvalReport {
+            db,
+            run,
+            items,
+            format,
+        } => {
+            let store = open_existing(&db)?;
+            let names = match run {
+                Some(name) => vec![name],
+                None => store.eval_runs()?.into_iter().map(|r| r.name).collect(),
+            };
+            let mut tables = Vec::new();
+            for name in names {
+                tables.extend(eval::run::report(&store, &name, items)?);
+            }
+            write_stdout(&report::render(&tables, format))?;
+            Ok(0)
+        }
+        Command::Rescore {
+            db,
+            run,
+            parser,
+            scoring,
+            name,
+            format,
+        } => {
+            let store = open_existing(&db)?;
+            let options = eval::run::RescoreOptions {
+                parser,
+                scoring,
+                name,
+            };
+            let summary = eval::run::rescore(&store, &run, &options).await?;
+            eprintln!("re-scored `{run}` as `{}`", summary.run);
+            for u in &summary.unreplayable {
+                eprintln!("  unreplayable: {u}");
+            }
+            write_stdout(&report::render(&summary.tables, format))?;
+            Ok(0)
+        }
+        Command::ScoreRecorded {
+            task,
+            predictions,
+            scoring,
+            parser,
+            total,
+            format,
+        } => {
+            if task != "basic_understanding" {
+                bail!(
+                    "recorded predictions can be scored for basic_understanding only, not `{task}`"
+                );
+            }
+            let scoring = eval::basic::Scoring::from_name(&scoring)
+                .with_context(|| format!("unknown scoring `{scoring}` (strict or chessarena)"))?;
+            let parse = match parser.as_str() {
+                "chessarena" => eval::basic::ReplyParse::LastJsonBlock,
+                "tolerant" => eval::basic::ReplyParse::Tolerant,
+                other => bail!("unknown parser `{other}` (chessarena or tolerant)"),
+            };
+            let metrics =
+                eval::recorded::score_basic_predictions(&predictions, parse, scoring, total)?;
+            let name = predictions.file_stem().map_or_else(
+                || "predictions".into(),
+                |s| s.to_string_lossy().into_owned(),
+            );
+            let table = eval::recorded::basic_table(&name, &metrics);
+            match format {
+                // Full precision, keyed as ChessArena's metrics files, for comparison.
+                report::Format::Json => write_stdout(&format!(
+                    "{}\n",
+                    serde_json::json!({
+                        "piece_match_rate": metrics.piece_match_rate,
+                        "precision": metrics.precision,
+                        "recall": metrics.recall,
+                        "f1": metrics.f1,
+                        "total_num": metrics.total,
+                        "counted": metrics.counted,
+                    })
+                ))?,
+                other => write_stdout(&report::render(&[table], other))?,
+            }
+            Ok(0)
+        }
         Command::Leaderboard {
             db,
             tournament,
@@ -265,6 +424,38 @@ async fn run(
         );
         for (index, reason) in &summary.errored {
             eprintln!("  game {index}: {reason}");
+        }
+        Ok(1)
+    }
+}
+
+async fn evaluate(script: PathBuf, db: Option<PathBuf>, concurrency: Option<usize>) -> Result<u8> {
+    let db = db.unwrap_or_else(|| default_db(&script));
+    let options = eval::run::EvalOptions {
+        script,
+        db,
+        concurrency,
+    };
+    let summary = match eval::run::run(options).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
+    for w in &summary.warnings {
+        eprintln!("warning: skipped a data row: {w}");
+    }
+    write_stdout(&report::render(&summary.tables, report::Format::Text))?;
+    if summary.open.is_empty() {
+        Ok(0)
+    } else {
+        eprintln!(
+            "{} item answer(s) are still open and resume when you run the same command again:",
+            summary.open.len()
+        );
+        for reason in summary.open.iter().take(20) {
+            eprintln!("  {reason}");
         }
         Ok(1)
     }

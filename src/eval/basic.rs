@@ -141,7 +141,7 @@ fn object_spans(text: &str) -> Vec<&str> {
 }
 
 /// The score of one item.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ItemScore {
     /// False when ChessArena's scoring leaves the item out of the precision/recall/F1 means
     /// (no parsable JSON); the item still counts in PMA as a mismatch.

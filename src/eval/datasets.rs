@@ -10,7 +10,7 @@ use std::{collections::BTreeMap, fmt, fs, path::Path, sync::LazyLock};
 
 use rand::{RngExt, SeedableRng, rngs::StdRng};
 use regex::Regex;
-use serde::{Deserialize, de::DeserializeOwned};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use shakmaty::{Color, Position, Square, uci::UciMove};
 
@@ -52,7 +52,8 @@ impl<T> Default for Loaded<T> {
 }
 
 /// Which of the paper's three cases a basic-understanding item is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SquareKind {
     /// A piece of the side to move: the answer lists its legal moves (possibly none).
     OwnPiece,
@@ -63,7 +64,7 @@ pub enum SquareKind {
 }
 
 /// One basic-understanding question: what stands on `square` of `fen`, and where can it go.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BasicItem {
     /// The position.
     pub fen: String,
@@ -186,7 +187,7 @@ pub fn generate_basic_items(
 }
 
 /// One move-selection question (ChessArena's `move_choose_evaluation` schema).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MoveSelectionItem {
     /// The position.
     pub fen: String,
@@ -203,7 +204,7 @@ pub struct MoveSelectionItem {
 }
 
 /// A Lichess puzzle.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Puzzle {
     /// Lichess puzzle id.
     pub id: String,

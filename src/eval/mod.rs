@@ -9,8 +9,13 @@
 //! - [`datasets`]: readers for ChessArena's JSONL files and the Lichess puzzle CSV, and a seeded
 //!   generator of basic-understanding items.
 //!
-//! Nothing here talks to a model or an engine: a caller (the Lua task scripts) sends prompts,
-//! collects replies and hands them to these functions.
+//! - [`spec`], [`items`], [`respond`], [`run`], [`scoring`]: running a fine-grained evaluation
+//!   script (`arena eval`): items read or built, asked of every player through the Lua task
+//!   scripts, every reply and score stored, resumable, re-scorable without calls
+//!   ([`run::rescore`]).
+//! - [`recorded`]: scoring prediction files recorded by ChessArena (`arena score-recorded`).
+//!
+//! The scoring functions above talk to no model or engine; [`run`] does, through the roster.
 //!
 //! ```
 //! use arena::eval::basic::{Scoring, aggregate, parse_reply, ReplyParse, score};
@@ -27,10 +32,16 @@
 
 pub mod basic;
 pub mod datasets;
+pub mod items;
 pub mod move_selection;
 pub mod puzzles;
 pub mod reconstruction;
+pub mod recorded;
+mod respond;
+pub mod run;
 mod san_compat;
+pub mod scoring;
+pub mod spec;
 
 use std::{io, path::PathBuf};
 
@@ -58,6 +69,14 @@ pub enum EvalError {
     /// A square name that is not `a1`..`h8`.
     #[error("invalid square `{0}`")]
     InvalidSquare(String),
+    /// A task's data set that cannot be read or built.
+    #[error("task `{task}`: {message}")]
+    Data {
+        /// The task's label.
+        task: String,
+        /// What went wrong.
+        message: String,
+    },
     /// A puzzle whose solution cannot be played from its FEN.
     #[error("invalid puzzle `{id}`: {reason}")]
     InvalidPuzzle {

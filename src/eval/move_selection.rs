@@ -20,7 +20,8 @@ use super::{datasets::MoveSelectionItem, lenient_position, san_compat};
 use crate::board::{ExtractRule, Notation, extract_move};
 
 /// The notation a chosen move was read in (ChessArena reports `uci_nums` and `san_nums`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ReadAs {
     /// Read as UCI.
     Uci,
@@ -117,7 +118,7 @@ pub fn chessarena_judge_thinking(reply: &str) -> bool {
 }
 
 /// The score of one item.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MoveScore {
     /// The move was in the item's legal moves.
     pub legal: bool,

@@ -200,6 +200,15 @@ impl PuzzleSession {
         }
     }
 
+    /// Counts a failed attempt for a reply in which the caller's own parser found no move;
+    /// `message` is the feedback to send.
+    pub fn refuse_reply(&mut self, message: String) -> Outcome {
+        if !matches!(self.state, SessionState::Awaiting { .. }) {
+            return Outcome::Finished(self.state.clone());
+        }
+        self.refuse(message)
+    }
+
     /// Counts a failed attempt for a reply without a legal move.
     fn refuse(&mut self, message: String) -> Outcome {
         self.attempts += 1;

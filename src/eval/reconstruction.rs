@@ -44,7 +44,7 @@ pub fn extract_fen(reply: &str) -> Option<String> {
 }
 
 /// Which fields of a stated FEN match the expected one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FenMatch {
     /// The strings are identical (ChessArena's criterion).
     pub exact: bool,

@@ -313,7 +313,7 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
     }
 }
 
-fn parse_player(
+pub(super) fn parse_player(
     lua: &Lua,
     value: Value,
     index: usize,
@@ -388,7 +388,7 @@ fn parse_player(
 
 /// Deserializes a Lua table strictly, with serde's message (which names unknown or mistyped
 /// fields) prefixed by what the table is.
-fn from_table<T: DeserializeOwned>(
+pub(super) fn from_table<T: DeserializeOwned>(
     lua: &Lua,
     table: Table,
     what: &str,

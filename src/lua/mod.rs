@@ -12,6 +12,7 @@ mod mode;
 pub mod reload;
 mod sources;
 mod state;
+mod task;
 #[cfg(test)]
 mod tests;
 
@@ -21,3 +22,4 @@ pub use generation::{CheckErrors, Generation};
 pub use mode::{ModeScript, PlyOpening};
 pub use sources::SourceSet;
 pub use state::Limits;
+pub use task::{EvalScripts, Parsed, TaskScript};

@@ -29,6 +29,26 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../scripts/parsers/move.lua"),
     ),
     (
+        "tasks/basic_understanding.lua",
+        include_str!("../../scripts/tasks/basic_understanding.lua"),
+    ),
+    (
+        "tasks/move_selection.lua",
+        include_str!("../../scripts/tasks/move_selection.lua"),
+    ),
+    (
+        "tasks/puzzles.lua",
+        include_str!("../../scripts/tasks/puzzles.lua"),
+    ),
+    (
+        "tasks/board_reconstruction.lua",
+        include_str!("../../scripts/tasks/board_reconstruction.lua"),
+    ),
+    (
+        "tasks/common.lua",
+        include_str!("../../scripts/tasks/common.lua"),
+    ),
+    (
         "formats/round_robin.lua",
         include_str!("../../scripts/formats/round_robin.lua"),
     ),

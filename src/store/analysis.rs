@@ -475,7 +475,7 @@ mod tests {
             .unwrap()
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 2);
+        assert_eq!(version, super::super::schema::CURRENT_VERSION);
     }
 
     #[test]

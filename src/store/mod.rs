@@ -30,6 +30,7 @@
 
 mod analysis;
 mod calls;
+mod eval;
 mod games;
 mod schema;
 mod stats;
@@ -48,6 +49,7 @@ use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     calls::{EventRow, LlmCallRecord, LlmCallRow},
+    eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     games::{GameRow, GameStatus, PlyRecord, ScheduledGame},
     stats::{StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},

@@ -186,8 +186,67 @@ CREATE TABLE game_analysis (
 );
 ";
 
+/// Version 3: fine-grained evaluations.
+///
+/// An `eval_runs` row is one evaluation script's run (or a re-scoring of another run, which then
+/// names its `source_run_id` and owns no replies of its own). `eval_items` fixes each task's data
+/// set at the first run (a built set is never rebuilt behind a resumed run); `task` is the task's
+/// label in the script, `idx` the item's place in the set. `eval_replies` holds every answer a
+/// player gave, written before it is parsed (`prompt_json` is NULL for engines and random movers,
+/// which answer without a prompt); `seq` counts the calls of one item (puzzles take several).
+/// `eval_results` is written once an item is scored: the parsed answer and the score as JSON.
+pub(crate) const SCHEMA_V3: &str = r"
+CREATE TABLE eval_runs (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    script_path   TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    source_run_id INTEGER REFERENCES eval_runs (id),
+    created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+
+CREATE TABLE eval_items (
+    run_id    INTEGER NOT NULL REFERENCES eval_runs (id),
+    task      TEXT    NOT NULL,
+    idx       INTEGER NOT NULL CHECK (idx >= 0),
+    item_key  TEXT    NOT NULL,
+    item_json TEXT    NOT NULL,
+    PRIMARY KEY (run_id, task, idx),
+    UNIQUE (run_id, task, item_key)
+) WITHOUT ROWID;
+
+CREATE TABLE eval_replies (
+    run_id            INTEGER NOT NULL REFERENCES eval_runs (id),
+    task              TEXT    NOT NULL,
+    player            TEXT    NOT NULL,
+    idx               INTEGER NOT NULL,
+    seq               INTEGER NOT NULL CHECK (seq >= 0),
+    prompt_json       TEXT,
+    reply_text        TEXT    NOT NULL,
+    reasoning         TEXT,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    latency_ms        INTEGER NOT NULL DEFAULT 0,
+    created_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (run_id, task, player, idx, seq),
+    FOREIGN KEY (run_id, task, idx) REFERENCES eval_items (run_id, task, idx)
+) WITHOUT ROWID;
+
+CREATE TABLE eval_results (
+    run_id      INTEGER NOT NULL REFERENCES eval_runs (id),
+    task        TEXT    NOT NULL,
+    player      TEXT    NOT NULL,
+    idx         INTEGER NOT NULL,
+    calls       INTEGER NOT NULL CHECK (calls >= 0),
+    parsed_json TEXT    NOT NULL,
+    score_json  TEXT    NOT NULL,
+    created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (run_id, task, player, idx)
+) WITHOUT ROWID;
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2];
+pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /// The schema version this build writes (and the newest it can read).
 pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;

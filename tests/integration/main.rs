@@ -8,6 +8,7 @@ mod chessarena;
 mod common;
 mod engine_faults;
 mod errors;
+mod eval;
 mod export;
 mod outage;
 mod reload;

@@ -6,6 +6,7 @@
 use mlua::{Lua, Table};
 
 mod board;
+mod eval;
 mod log;
 mod rating;
 mod spec;
@@ -23,6 +24,7 @@ pub fn register(lua: &Lua) -> mlua::Result<Table> {
     text::register(lua, &arena)?;
     spec::register(lua, &arena)?;
     board::register(lua, &arena)?;
+    eval::register(lua, &arena)?;
     rating::register(lua, &arena)?;
     lua.globals().set("arena", arena.clone())?;
     Ok(arena)

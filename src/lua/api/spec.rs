@@ -1,5 +1,5 @@
 //! Constructors that mark where a player or tournament was defined: `arena.tournament{}`,
-//! `arena.llm{}`, `arena.engine{}`, `arena.random{}`.
+//! `arena.evaluation{}`, `arena.llm{}`, `arena.engine{}`, `arena.random{}`.
 //!
 //! They return the table they were given, with its `kind` set and the caller's `file:line` stored,
 //! so that validation in Rust can point at the line that defines a bad player.
@@ -28,13 +28,16 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
         })?;
         arena.set(kind, f)?;
     }
-    arena.set(
-        "tournament",
-        lua.create_function(|lua, t: Table| {
-            mark(lua, &t)?;
-            Ok(t)
-        })?,
-    )?;
+    // `arena.evaluation{}` marks its table the same way: a fine-grained evaluation script.
+    for name in ["tournament", "evaluation"] {
+        arena.set(
+            name,
+            lua.create_function(|lua, t: Table| {
+                mark(lua, &t)?;
+                Ok(t)
+            })?,
+        )?;
+    }
     Ok(())
 }
 

@@ -1,0 +1,262 @@
+//! Where an item's replies come from: the store first (a resumed item, or a re-scoring), then
+//! the player itself. A language model answers the task script's prompt; engines and the random
+//! player answer natively, in the answer format the task scripts read:
+//!
+//! | task | engine | random |
+//! | --- | --- | --- |
+//! | basic understanding | reads the board (the ceiling: always right) | a random piece letter or empty, and 0–4 moves from the square to random squares |
+//! | move selection, puzzles | its best move within its limits | a uniform random legal move |
+//! | board reconstruction | plays the moves (always right) | the FEN after as many random moves from the same start |
+//!
+//! Engines know the rules, so their basic-understanding and reconstruction rows only check the
+//! pipeline and give the upper bound; the random rows are the floor.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use rand::{RngExt, SeedableRng, rngs::StdRng};
+use shakmaty::{CastlingMode, Position, Square, uci::UciMove};
+
+use super::{datasets::BasicItem, items::ReconstructionItem, lenient_position};
+use crate::{
+    board::game::fen_of,
+    engine::{EnginePool, SearchLimits},
+    llm::{ChatMessage, ChatRequest, Endpoint, LlmClient},
+    store::{EvalReplyRecord, Store},
+    tournament::spec::LlmPlayerSpec,
+};
+
+/// What a player without a prompt needs to answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Native<'a> {
+    /// Name the piece on a square and its moves.
+    Basic(&'a BasicItem),
+    /// Choose a move in this position.
+    Move(&'a str),
+    /// State the FEN after these moves.
+    Reconstruction(&'a ReconstructionItem),
+}
+
+/// A live player.
+pub(crate) enum Answerer<'a> {
+    /// A language model.
+    Llm {
+        spec: &'a LlmPlayerSpec,
+        endpoint: &'a Endpoint,
+        client: &'a LlmClient,
+    },
+    /// A UCI engine.
+    Engine {
+        pool: &'a EnginePool,
+        limits: &'a SearchLimits,
+    },
+    /// The seeded random player.
+    Random { seed: u64 },
+    /// Stored replies only: a re-scoring never calls anyone.
+    ReplayOnly,
+}
+
+impl Answerer<'_> {
+    /// Whether this player reads prompts.
+    pub(crate) fn reads_prompts(&self) -> bool {
+        matches!(self, Answerer::Llm { .. } | Answerer::ReplayOnly)
+    }
+}
+
+/// Why an item could not get a reply.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReplyError {
+    /// The model endpoint failed (after its retries): the item stays open and resumes later.
+    #[error("the model call failed: {0}")]
+    Llm(String),
+    /// The engine failed.
+    #[error("the engine failed: {0}")]
+    Engine(String),
+    /// Replaying: the stored replies ran out (the new parser took another path).
+    #[error("the stored replies ran out after {0} call(s)")]
+    Exhausted(usize),
+    /// The reply could not be stored.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// Where the stored replies are written.
+pub(crate) struct Recorder<'a> {
+    pub store: &'a Store,
+    pub run_id: i64,
+    pub task: &'a str,
+    pub player: &'a str,
+    pub idx: u32,
+}
+
+/// The replies of one player to one item, stored ones first.
+pub(crate) struct ReplySource<'a> {
+    pub stored: Vec<EvalReplyRecord>,
+    pub next: usize,
+    pub answerer: Answerer<'a>,
+    pub recorder: Option<Recorder<'a>>,
+    /// Seed material for the random player: (task, player, item).
+    pub salt: (String, String, u32),
+}
+
+impl ReplySource<'_> {
+    /// Calls made so far.
+    pub(crate) fn calls(&self) -> usize {
+        self.next
+    }
+
+    /// The next reply: a stored one if there is one, else a live answer, stored before it is
+    /// returned.
+    pub(crate) async fn reply(
+        &mut self,
+        messages: &[ChatMessage],
+        native: Native<'_>,
+    ) -> Result<String, ReplyError> {
+        let seq = self.next;
+        if let Some(stored) = self.stored.get(seq) {
+            self.next += 1;
+            return Ok(stored.reply_text.clone());
+        }
+        let record = match &self.answerer {
+            Answerer::ReplayOnly => return Err(ReplyError::Exhausted(seq)),
+            Answerer::Llm {
+                spec,
+                endpoint,
+                client,
+            } => {
+                let request = ChatRequest {
+                    model: spec.model.clone(),
+                    messages: messages.to_vec(),
+                    temperature: spec.temperature,
+                    top_p: spec.top_p,
+                    max_tokens: spec.max_tokens,
+                    seed: spec.seed,
+                    extra_body: spec.extra_body.clone().unwrap_or_default(),
+                    reasoning: spec.reasoning(),
+                };
+                let reply = client
+                    .chat(endpoint, &request)
+                    .await
+                    .map_err(|e| ReplyError::Llm(e.to_string()))?;
+                let usage = reply.usage.unwrap_or_default();
+                EvalReplyRecord {
+                    seq: seq as u32,
+                    prompt_json: Some(serde_json::to_string(messages).expect("messages serialize")),
+                    reply_text: reply.content,
+                    reasoning: reply.reasoning,
+                    prompt_tokens: usage.prompt_tokens,
+                    completion_tokens: usage.completion_tokens,
+                    latency_ms: reply.latency_ms,
+                }
+            }
+            Answerer::Engine { pool, limits } => {
+                native_record(seq, engine_answer(pool, limits, native).await?)
+            }
+            Answerer::Random { seed } => {
+                let mut h = DefaultHasher::new();
+                (seed, &self.salt, seq).hash(&mut h);
+                let mut rng = StdRng::seed_from_u64(h.finish());
+                native_record(seq, random_answer(&mut rng, native))
+            }
+        };
+        if let Some(r) = &self.recorder {
+            r.store
+                .record_eval_reply(r.run_id, r.task, r.player, r.idx, &record)?;
+        }
+        self.next += 1;
+        Ok(record.reply_text)
+    }
+}
+
+fn native_record(seq: usize, text: String) -> EvalReplyRecord {
+    EvalReplyRecord {
+        seq: seq as u32,
+        prompt_json: None,
+        reply_text: text,
+        reasoning: None,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        latency_ms: 0,
+    }
+}
+
+fn json_block(piece: Option<&str>, moves: &[String]) -> String {
+    format!(
+        "```json\n{}\n```",
+        serde_json::json!({"piece": piece, "legal_moves": moves})
+    )
+}
+
+async fn engine_answer(
+    pool: &EnginePool,
+    limits: &SearchLimits,
+    native: Native<'_>,
+) -> Result<String, ReplyError> {
+    Ok(match native {
+        Native::Basic(item) => {
+            let truth = BasicItem::from_position(&item.fen, &item.square)
+                .map_err(|e| ReplyError::Engine(e.to_string()))?;
+            json_block(truth.piece.as_deref(), &truth.legal_moves)
+        }
+        Native::Reconstruction(item) => format!("```\n{}\n```", item.fen),
+        Native::Move(fen) => {
+            let engine = pool
+                .lease()
+                .await
+                .map_err(|e| ReplyError::Engine(e.to_string()))?;
+            let best = engine
+                .best_move(Some(fen), &[], limits)
+                .await
+                .map_err(|e| ReplyError::Engine(e.to_string()))?;
+            format!("```\n{}\n```", best.uci)
+        }
+    })
+}
+
+fn random_answer(rng: &mut StdRng, native: Native<'_>) -> String {
+    match native {
+        Native::Basic(item) => {
+            const PIECES: [&str; 12] = ["K", "Q", "R", "B", "N", "P", "k", "q", "r", "b", "n", "p"];
+            let pick = rng.random_range(0..=PIECES.len());
+            let piece = PIECES.get(pick).copied();
+            let from: Square = item.square.parse().unwrap_or(Square::A1);
+            let moves: Vec<String> = (0..rng.random_range(0..5u32))
+                .map(|_| {
+                    let to = Square::new(rng.random_range(0..64u32));
+                    format!("{from}{to}")
+                })
+                .collect();
+            json_block(piece, &moves)
+        }
+        Native::Move(fen) => match lenient_position(fen) {
+            Ok(pos) => {
+                let legal = pos.legal_moves();
+                if legal.is_empty() {
+                    String::new()
+                } else {
+                    let mv = legal[rng.random_range(0..legal.len())];
+                    format!(
+                        "```\n{}\n```",
+                        UciMove::from_move(mv, CastlingMode::Standard)
+                    )
+                }
+            }
+            Err(_) => String::new(),
+        },
+        Native::Reconstruction(item) => {
+            let mut pos = item
+                .start_fen
+                .as_deref()
+                .and_then(|f| lenient_position(f).ok())
+                .unwrap_or_default();
+            for _ in 0..item.moves_uci.len() {
+                let legal = pos.legal_moves();
+                if legal.is_empty() {
+                    break;
+                }
+                let mv = legal[rng.random_range(0..legal.len())];
+                pos.play_unchecked(mv);
+            }
+            format!("```\n{}\n```", fen_of(&pos))
+        }
+    }
+}

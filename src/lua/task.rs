@@ -1,0 +1,452 @@
+//! Evaluation scripts and task modules.
+//!
+//! An evaluation script returns `arena.evaluation { name, tasks = {...}, players = {...} }`. A task
+//! module (`scripts/tasks/<task>.lua`, or one of the script's folder first) returns a table with
+//! `prompt(item, ctx) -> messages`, `parse(reply, item, ctx) -> answer | nil, err`, optionally
+//! `feedback(err, item, ctx) -> text` (the message after a refused puzzle answer) and `defaults`,
+//! the options it understands. Rust owns the items, the calls and the scores; the hooks only turn
+//! items into words and words into answers.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerOptions};
+
+use super::{
+    CheckErrors, ScriptError,
+    api::DEFINED_AT,
+    generation::{from_table, parse_player},
+    sources::{Resolver, SourceSet},
+    state::{self, Limits},
+};
+use crate::{
+    eval::spec::{EvalSettings, EvalSpec, TaskSpec},
+    llm::ChatMessage,
+};
+
+/// A validated evaluation script with the exact sources of every file it read.
+#[derive(Debug, Clone)]
+pub struct EvalScripts {
+    /// The entry script as the user named it.
+    pub entry: PathBuf,
+    /// The exact text of every file read.
+    pub sources: Arc<SourceSet>,
+    /// What the script asks for.
+    pub spec: EvalSpec,
+    /// Effective options of each task, by label.
+    pub task_options: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    limits: Limits,
+}
+
+impl EvalScripts {
+    /// Loads and validates an evaluation script: settings, tasks and players, then every task
+    /// module with its options.
+    ///
+    /// # Errors
+    /// Every problem found, each at `file:line` where known.
+    pub fn load(entry: &Path) -> Result<EvalScripts, CheckErrors> {
+        let resolver = Resolver::from_disk(script_dir(entry));
+        let limits = Limits::default();
+        let lua = state::new_state(resolver.clone(), limits)?;
+        let main = resolver.entry(entry)?;
+        let value = state::run_chunk(&lua, &main.display, &main.content)?;
+        let Value::Table(table) = value else {
+            return Err(ScriptError::at(
+                format!("{}:1", main.display),
+                format!(
+                    "the script must return an evaluation table (`return arena.evaluation {{ ... }}`), not {}",
+                    value.type_name()
+                ),
+            )
+            .into());
+        };
+        let spec = parse_spec(&lua, &table, &main.display)?;
+        let at = spec.defined_at[""].clone();
+        let mut errors = Vec::new();
+        let mut task_options = BTreeMap::new();
+        for task in &spec.tasks {
+            let label = task.label();
+            if task_options.contains_key(&label) {
+                errors.push(ScriptError::at(
+                    at.clone(),
+                    format!("two tasks are labelled `{label}`; give one a `name`"),
+                ));
+                continue;
+            }
+            match TaskScript::load(&lua, &task.module(), &task.options) {
+                Ok(script) => {
+                    task_options.insert(label, script.options.clone());
+                }
+                Err(e) => errors.push(match e.location {
+                    Some(_) => e,
+                    None => ScriptError::at(at.clone(), format!("task `{label}`: {}", e.message)),
+                }),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(CheckErrors(errors));
+        }
+        Ok(EvalScripts {
+            entry: entry.to_path_buf(),
+            sources: Arc::new(resolver.sources()),
+            spec,
+            task_options,
+            limits,
+        })
+    }
+
+    /// The task module of `task` in a fresh state built from the recorded sources.
+    ///
+    /// # Errors
+    /// When the module no longer loads (a resource limit).
+    pub fn task_script(&self, task: &TaskSpec) -> Result<TaskScript, ScriptError> {
+        let resolver = Resolver::pinned(script_dir(&self.entry), self.sources.clone());
+        let lua = state::new_state(resolver, self.limits)?;
+        TaskScript::load(&lua, &task.module(), &task.options)
+    }
+}
+
+fn script_dir(entry: &Path) -> &Path {
+    match entry.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// A loaded task module bound to its options.
+pub struct TaskScript {
+    lua: Lua,
+    module: String,
+    prompt: Function,
+    parse: Function,
+    feedback: Option<Function>,
+    options: serde_json::Map<String, serde_json::Value>,
+}
+
+impl std::fmt::Debug for TaskScript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskScript")
+            .field("module", &self.module)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+/// What `parse` made of a reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    /// The answer table, as JSON.
+    Answer(serde_json::Value),
+    /// No usable answer: the error the hook returned (`{kind, message}` or a string), as JSON.
+    Failed(serde_json::Value),
+}
+
+impl TaskScript {
+    /// Loads `module` from disk (the script's folder `dir` first, then the built-ins) into a fresh
+    /// state: for re-scoring stored replies with the current task scripts.
+    ///
+    /// # Errors
+    /// A missing module or hook, or an unknown option.
+    pub fn from_disk(
+        dir: &Path,
+        module: &str,
+        options: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<TaskScript, ScriptError> {
+        let lua = state::new_state(Resolver::from_disk(dir), Limits::default())?;
+        TaskScript::load(&lua, module, options)
+    }
+
+    /// Requires `module` in `lua` and overlays its `defaults` with `options`.
+    ///
+    /// # Errors
+    /// A missing hook, an option the module does not declare, or an error while loading it.
+    pub fn load(
+        lua: &Lua,
+        module: &str,
+        options: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<TaskScript, ScriptError> {
+        let require: Function = lua.globals().get("require")?;
+        let value: Value = state::call(lua, &require, module)?;
+        let Value::Table(table) = value else {
+            return Err(ScriptError::bare(format!(
+                "task module `{module}` must return a table of hooks, not {}",
+                value.type_name()
+            )));
+        };
+        let hook = |name: &str, required: bool| -> Result<Option<Function>, ScriptError> {
+            match table.get::<Value>(name)? {
+                Value::Function(f) => Ok(Some(f)),
+                Value::Nil if !required => Ok(None),
+                Value::Nil => Err(ScriptError::bare(format!(
+                    "task module `{module}` has no `{name}` hook"
+                ))),
+                other => Err(ScriptError::bare(format!(
+                    "task module `{module}`: `{name}` must be a function, not {}",
+                    other.type_name()
+                ))),
+            }
+        };
+        let prompt = hook("prompt", true)?.expect("required");
+        let parse = hook("parse", true)?.expect("required");
+        let feedback = hook("feedback", false)?;
+        let defaults: serde_json::Map<String, serde_json::Value> =
+            match table.get::<Value>("defaults")? {
+                Value::Nil => serde_json::Map::new(),
+                v @ Value::Table(_) => lua.from_value(v).map_err(|e| {
+                    ScriptError::bare(format!("task module `{module}`: bad `defaults`: {e}"))
+                })?,
+                other => {
+                    return Err(ScriptError::bare(format!(
+                        "task module `{module}`: `defaults` must be a table, not {}",
+                        other.type_name()
+                    )));
+                }
+            };
+        let mut merged = defaults.clone();
+        for (key, value) in options {
+            if !defaults.contains_key(key) {
+                let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
+                return Err(ScriptError::bare(format!(
+                    "task module `{module}` has no option `{key}` (its options: {})",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+            merged.insert(key.clone(), value.clone());
+        }
+        Ok(TaskScript {
+            lua: lua.clone(),
+            module: module.to_owned(),
+            prompt,
+            parse,
+            feedback,
+            options: merged,
+        })
+    }
+
+    /// The effective options.
+    pub fn options(&self) -> &serde_json::Map<String, serde_json::Value> {
+        &self.options
+    }
+
+    /// Calls `prompt(item, ctx)`; `ctx.options` is set to the effective options.
+    ///
+    /// # Errors
+    /// A hook error or a result that is not a non-empty list of `{role, content}` messages.
+    pub fn prompt(
+        &self,
+        item: &serde_json::Value,
+        ctx: &serde_json::Value,
+    ) -> Result<Vec<ChatMessage>, ScriptError> {
+        let value: Value = state::call(
+            &self.lua,
+            &self.prompt,
+            (self.to_lua(item)?, self.ctx(ctx)?),
+        )?;
+        let fail = |m: String| ScriptError::bare(format!("`{}.prompt` returned {m}", self.module));
+        let messages: Vec<ChatMessage> = match &value {
+            Value::Table(_) => self
+                .lua
+                .from_value(value)
+                .map_err(|e| fail(format!("a malformed message list: {e}")))?,
+            other => {
+                return Err(fail(format!(
+                    "{}, not a list of messages",
+                    other.type_name()
+                )));
+            }
+        };
+        if messages.is_empty() {
+            return Err(fail("no messages".to_owned()));
+        }
+        if let Some(m) = messages
+            .iter()
+            .find(|m| !["system", "user", "assistant"].contains(&m.role.as_str()))
+        {
+            return Err(fail(format!("a message with role `{}`", m.role)));
+        }
+        Ok(messages)
+    }
+
+    /// Calls `parse(reply, item, ctx)`.
+    ///
+    /// # Errors
+    /// A hook error, or an answer that cannot be turned into JSON.
+    pub fn parse(
+        &self,
+        reply: &str,
+        item: &serde_json::Value,
+        ctx: &serde_json::Value,
+    ) -> Result<Parsed, ScriptError> {
+        let (answer, err): (Value, Value) = state::call(
+            &self.lua,
+            &self.parse,
+            (reply, self.to_lua(item)?, self.ctx(ctx)?),
+        )?;
+        let json = |v: Value| -> Result<serde_json::Value, ScriptError> {
+            self.lua.from_value(v).map_err(|e| {
+                ScriptError::bare(format!(
+                    "`{}.parse` returned a value that is not data: {e}",
+                    self.module
+                ))
+            })
+        };
+        Ok(match answer {
+            Value::Nil | Value::Boolean(false) => Parsed::Failed(match err {
+                Value::Nil => {
+                    serde_json::json!({"kind": "no_answer", "message": "no answer found"})
+                }
+                other => json(other)?,
+            }),
+            other => Parsed::Answer(json(other)?),
+        })
+    }
+
+    /// Calls `feedback(err, item, ctx)` when the module has it, else uses the error's `message`.
+    ///
+    /// # Errors
+    /// A hook error or a result that is not a string.
+    pub fn feedback(
+        &self,
+        err: &serde_json::Value,
+        item: &serde_json::Value,
+        ctx: &serde_json::Value,
+    ) -> Result<String, ScriptError> {
+        match &self.feedback {
+            Some(f) => state::call(
+                &self.lua,
+                f,
+                (self.to_lua(err)?, self.to_lua(item)?, self.ctx(ctx)?),
+            ),
+            None => Ok(err
+                .get("message")
+                .and_then(|m| m.as_str())
+                .or_else(|| err.as_str())
+                .unwrap_or("That answer could not be used; try again.")
+                .to_owned()),
+        }
+    }
+
+    fn to_lua(&self, v: &serde_json::Value) -> Result<Value, ScriptError> {
+        let options = SerOptions::new()
+            .serialize_none_to_null(false)
+            .serialize_unit_to_null(false);
+        Ok(self.lua.to_value_with(v, options)?)
+    }
+
+    fn ctx(&self, ctx: &serde_json::Value) -> Result<Value, ScriptError> {
+        let mut ctx = ctx.clone();
+        if let serde_json::Value::Object(map) = &mut ctx {
+            map.insert(
+                "options".to_owned(),
+                serde_json::Value::Object(self.options.clone()),
+            );
+        }
+        self.to_lua(&ctx)
+    }
+}
+
+/// Turns the script's table into an [`EvalSpec`], collecting every problem.
+fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckErrors> {
+    let at: String = table
+        .get::<Option<String>>(DEFINED_AT)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| format!("{entry}:1"));
+    let mut errors = Vec::new();
+    let rest = lua.create_table().map_err(ScriptError::from)?;
+    let mut players_value = Value::Nil;
+    let mut tasks_value = Value::Nil;
+    for pair in table.pairs::<Value, Value>() {
+        let (k, v) = pair.map_err(ScriptError::from)?;
+        match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
+            Some("players") => players_value = v,
+            Some("tasks") => tasks_value = v,
+            Some(DEFINED_AT) => {}
+            _ => rest.set(k, v).map_err(ScriptError::from)?,
+        }
+    }
+    let settings: Option<EvalSettings> =
+        match from_table(lua, rest, "evaluation", "the evaluation table") {
+            Ok(s) => Some(s),
+            Err(message) => {
+                errors.push(ScriptError::at(at.clone(), message));
+                None
+            }
+        };
+    let mut tasks = Vec::new();
+    match tasks_value {
+        Value::Table(list) if list.raw_len() > 0 => {
+            for i in 1..=list.raw_len() {
+                let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
+                let parsed = match value {
+                    Value::Table(t) => from_table::<TaskSpec>(
+                        lua,
+                        t,
+                        &format!("task {i}"),
+                        "a task ({task = ..., data = ... or build = {...}})",
+                    ),
+                    other => Err(format!(
+                        "task {i} must be a table, not {}",
+                        other.type_name()
+                    )),
+                };
+                match parsed {
+                    Ok(t) if t.data.is_none() && t.build.is_none() => errors.push(ScriptError::at(
+                        at.clone(),
+                        format!("task {i} (`{}`) needs `data` or `build`", t.label()),
+                    )),
+                    Ok(t) => tasks.push(t),
+                    Err(message) => errors.push(ScriptError::at(at.clone(), message)),
+                }
+            }
+        }
+        _ => errors.push(ScriptError::at(
+            at.clone(),
+            "the evaluation needs a non-empty `tasks` list",
+        )),
+    }
+    let mut players = Vec::new();
+    let mut defined_at = BTreeMap::new();
+    match players_value {
+        Value::Table(list) if list.raw_len() > 0 => {
+            for i in 1..=list.raw_len() {
+                let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
+                match parse_player(lua, value, i, &at) {
+                    Ok((player, player_at)) => {
+                        if defined_at.contains_key(player.name()) {
+                            errors.push(ScriptError::at(
+                                player_at,
+                                format!("two players are named `{}`", player.name()),
+                            ));
+                        } else {
+                            defined_at.insert(player.name().to_owned(), player_at);
+                            players.push(player);
+                        }
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        _ => errors.push(ScriptError::at(
+            at.clone(),
+            "the evaluation needs a non-empty `players` list",
+        )),
+    }
+    defined_at.insert(String::new(), at);
+    match settings {
+        Some(settings) if errors.is_empty() => Ok(EvalSpec {
+            settings,
+            tasks,
+            players,
+            defined_at,
+        }),
+        _ => Err(CheckErrors(errors)),
+    }
+}
