@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 use crate::{
-    analysis::{self, Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
+    analysis::{Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
     engine::EngineSpec,
     export, leaderboard,
     lua::Generation,
@@ -252,6 +252,11 @@ async fn run(
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
     write_stdout(&leaderboard::standings_table(&rows).to_text())?;
+    if summary.analysis.is_some()
+        && let Some(table) = leaderboard::analysis_table(&store, summary.tournament)?
+    {
+        write_stdout(&format!("\n{}", table.to_text()))?;
+    }
     if summary.errored.is_empty() {
         Ok(0)
     } else {
@@ -329,12 +334,9 @@ async fn analyze_with(
                 report.cached
             );
         }
-        let rows = store.analysis_summary(t.id)?;
-        write_stdout(&format!(
-            "{}\n{}",
-            t.name,
-            analysis::summary_table(&rows).to_text()
-        ))?;
+        let table = leaderboard::analysis_table(store, t.id)?
+            .map_or_else(|| "no analysed plies\n".to_owned(), |t| t.to_text());
+        write_stdout(&format!("{}\n{table}", t.name))?;
     }
     Ok(0)
 }
