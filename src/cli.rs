@@ -252,10 +252,15 @@ async fn run(
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
     write_stdout(&leaderboard::standings_table(&rows).to_text())?;
-    if summary.analysis.is_some()
-        && let Some(table) = leaderboard::analysis_table(&store, summary.tournament)?
-    {
-        write_stdout(&format!("\n{}", table.to_text()))?;
+    if let Some(report) = summary.analysis {
+        if let Some(table) = leaderboard::analysis_table(&store, summary.tournament)? {
+            write_stdout(&format!("\n{}", table.to_text()))?;
+        }
+        if report.unavailable || report.failed > 0 {
+            eprintln!(
+                "some games are not analysed (see the log above); the next run, or `arena analyze`, analyses them"
+            );
+        }
     }
     if summary.errored.is_empty() {
         Ok(0)

@@ -178,7 +178,11 @@ mod tests {
         };
         let legal = BTreeMap::from([("llm".to_owned(), 0.8)]);
         let table = summary_table(&[row, llm], &legal);
-        assert_eq!(table.rows[0][3], crate::report::Cell::Empty, "sf makes no attempts");
+        assert_eq!(
+            table.rows[0][3],
+            crate::report::Cell::Empty,
+            "sf makes no attempts"
+        );
         assert_eq!(table.rows[1][3], crate::report::Cell::Num(80.0, 1));
         let text = table.to_text();
         let lines: Vec<&str> = text.lines().collect();

@@ -97,7 +97,14 @@ async fn work(
                 spec.engine
             );
             tracing::error!("{message}");
-            event(&store, tournament, None, "error", "analysis_unavailable", &message);
+            event(
+                &store,
+                tournament,
+                None,
+                "error",
+                "analysis_unavailable",
+                &message,
+            );
             report.unavailable = true;
             pool.shutdown().await;
             return report;
@@ -171,11 +178,17 @@ async fn work(
             }
             Err(e) => {
                 report.failed += 1;
-                let message = format!(
-                    "the analysis of {title} failed (the next run retries it): {e}"
-                );
+                let message =
+                    format!("the analysis of {title} failed (the next run retries it): {e}");
                 tracing::error!("{message}");
-                event(&store, tournament, Some(game.id), "error", "analysis_failed", &message);
+                event(
+                    &store,
+                    tournament,
+                    Some(game.id),
+                    "error",
+                    "analysis_failed",
+                    &message,
+                );
                 progress.game_analysed(false, &format!("{title}: analysis failed"));
             }
         }
@@ -185,7 +198,14 @@ async fn work(
                 "the analysis engine failed {} time(s) during {title}; each search was retried on a fresh process",
                 retries - seen_retries
             );
-            event(&store, tournament, Some(game.id), "warn", "analysis_engine_restart", &message);
+            event(
+                &store,
+                tournament,
+                Some(game.id),
+                "warn",
+                "analysis_engine_restart",
+                &message,
+            );
             seen_retries = retries;
         }
     }
@@ -203,7 +223,14 @@ fn pending(analyser: &Analyser<'_>, tournament: i64) -> Vec<GameRow> {
 }
 
 /// Stores an event; a store that refuses it is only logged, as analysis never fails the run.
-fn event(store: &Store, tournament: i64, game: Option<i64>, level: &str, kind: &str, message: &str) {
+fn event(
+    store: &Store,
+    tournament: i64,
+    game: Option<i64>,
+    level: &str,
+    kind: &str,
+    message: &str,
+) {
     if let Err(e) = store.record_event(tournament, game, level, kind, message) {
         tracing::error!("cannot store the event `{kind}`: {e}");
     }

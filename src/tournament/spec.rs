@@ -465,7 +465,10 @@ mod tests {
     #[test]
     fn analysis_settings_are_strict_and_checked() {
         assert!(analysis(r#"{"depht": 10}"#).is_err(), "unknown keys");
-        assert!(analysis(r#"{"win_model": "elo"}"#).is_err(), "unknown win model");
+        assert!(
+            analysis(r#"{"win_model": "elo"}"#).is_err(),
+            "unknown win model"
+        );
         let spec =
             analysis(r#"{"depth": 0, "nodes": 10, "multipv": 0, "threads": 0, "processes": 0}"#)
                 .unwrap();
