@@ -150,7 +150,7 @@ async fn work(
                 }
                 None => {
                     // Play is over: pick up finished games nobody handed over (a run without
-                    // `during_play`, or games finished while the engine was being started).
+                    // `during_play`, or a game the runner could not read back).
                     open = false;
                     for game in pending(&analyser, tournament) {
                         if seen.insert(game.id) {
