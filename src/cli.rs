@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 use crate::{
-    analysis::{self, Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
+    analysis::{Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
     engine::EngineSpec,
     eval, export, leaderboard,
     lua::Generation,
@@ -411,6 +411,16 @@ async fn run(
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
     write_stdout(&leaderboard::standings_table(&rows).to_text())?;
+    if let Some(report) = summary.analysis {
+        if let Some(table) = leaderboard::analysis_table(&store, summary.tournament)? {
+            write_stdout(&format!("\n{}", table.to_text()))?;
+        }
+        if report.unavailable || report.failed > 0 {
+            eprintln!(
+                "some games are not analysed (see the log above); the next run, or `arena analyze`, analyses them"
+            );
+        }
+    }
     if summary.stopped {
         eprintln!("stopped before the end: run the same command again to play the remaining games");
         return Ok(1);
@@ -524,12 +534,9 @@ async fn analyze_with(
                 report.cached
             );
         }
-        let rows = store.analysis_summary(t.id)?;
-        write_stdout(&format!(
-            "{}\n{}",
-            t.name,
-            analysis::summary_table(&rows).to_text()
-        ))?;
+        let table = leaderboard::analysis_table(store, t.id)?
+            .map_or_else(|| "no analysed plies\n".to_owned(), |t| t.to_text());
+        write_stdout(&format!("{}\n{table}", t.name))?;
     }
     Ok(0)
 }

@@ -29,6 +29,8 @@ pub use self::{
     pool::{AnalysisLimits, AnalysisPool, PositionAnalysis, RankedMove},
     winrate::{Classification, Phase, WinModel},
 };
+use std::collections::BTreeMap;
+
 use crate::{engine::EngineError, store::PlayerAnalysisRow};
 
 /// What can go wrong while analysing.
@@ -85,9 +87,14 @@ pub enum AnalysisError {
     Store(#[from] crate::store::StoreError),
 }
 
-/// The per-player analysis: plies, top-move rate, the share of each class, average centipawn loss
-/// and Lichess accuracy.
-pub fn summary_table(rows: &[PlayerAnalysisRow]) -> crate::report::Table {
+/// The per-player analysis in the papers' columns: plies, legal-move rate (ChessArena's Table 12,
+/// from `legal_move_rates` by player, shown only for players that have one), top-move rate, the
+/// share of each class (LLM Chess's Table 2), blunders per game phase, average centipawn loss and
+/// Lichess accuracy.
+pub fn summary_table(
+    rows: &[PlayerAnalysisRow],
+    legal_move_rates: &BTreeMap<String, f64>,
+) -> crate::report::Table {
     use crate::report::{Cell, Table};
     let mut table = Table::new(
         "engine analysis",
@@ -95,32 +102,51 @@ pub fn summary_table(rows: &[PlayerAnalysisRow]) -> crate::report::Table {
             "#",
             "player",
             "plies",
+            "legal moves %",
             "top moves %",
             "best %",
             "good %",
             "inaccuracy %",
             "mistake %",
             "blunder %",
+            "opening blunder %",
+            "middlegame blunder %",
+            "endgame blunder %",
             "ACPL",
             "accuracy",
         ],
     );
     let percent = |r: &PlayerAnalysisRow, n: u64| Cell::Num(100.0 * r.rate(n), 1);
     for (i, r) in rows.iter().enumerate() {
-        table.rows.push(vec![
+        let mut row = vec![
             (i + 1).into(),
             r.player.clone().into(),
             r.plies.into(),
+            legal_move_rates
+                .get(&r.player)
+                .map_or(Cell::Empty, |rate| Cell::Num(100.0 * rate, 1)),
             Cell::Num(100.0 * r.top_move_rate, 1),
             percent(r, r.best),
             percent(r, r.good),
             percent(r, r.inaccuracy),
             percent(r, r.mistake),
             percent(r, r.blunder),
-            Cell::Num(r.acpl, 0),
-            r.accuracy.map_or(Cell::Empty, |a| Cell::Num(a, 1)),
-        ]);
+        ];
+        for (plies, blunders) in r.phase_plies.iter().zip(r.phase_blunders) {
+            row.push(if *plies == 0 {
+                Cell::Empty
+            } else {
+                Cell::Num(100.0 * blunders as f64 / *plies as f64, 1)
+            });
+        }
+        row.push(Cell::Num(r.acpl, 0));
+        row.push(r.accuracy.map_or(Cell::Empty, |a| Cell::Num(a, 1)));
+        table.rows.push(row);
     }
+    table.notes.push(
+        "rates per analysed ply; legal moves % is accepted moves per attempt, for LLM players"
+            .to_owned(),
+    );
     table
 }
 
@@ -142,16 +168,32 @@ mod tests {
             blunder: 1,
             acpl: 41.4,
             accuracy: Some(88.26),
+            phase_plies: [4, 4, 0],
+            phase_blunders: [0, 1, 0],
         };
-        let table = summary_table(&[row]).to_text();
-        let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines.len(), 4, "{table}");
+        let llm = PlayerAnalysisRow {
+            player: "llm".into(),
+            accuracy: None,
+            ..row.clone()
+        };
+        let legal = BTreeMap::from([("llm".to_owned(), 0.8)]);
+        let table = summary_table(&[row, llm], &legal);
+        assert_eq!(
+            table.rows[0][3],
+            crate::report::Cell::Empty,
+            "sf makes no attempts"
+        );
+        assert_eq!(table.rows[1][3], crate::report::Cell::Num(80.0, 1));
+        let text = table.to_text();
+        let lines: Vec<&str> = text.lines().collect();
         let cells: Vec<&str> = lines[3].split_whitespace().collect();
         assert_eq!(
             cells,
             [
-                "1", "sf", "8", "75.0", "50.0", "25.0", "12.5", "0.0", "12.5", "41", "88.3"
-            ]
+                "1", "sf", "8", "-", "75.0", "50.0", "25.0", "12.5", "0.0", "12.5", "0.0", "25.0",
+                "-", "41", "88.3"
+            ],
+            "{text}"
         );
     }
 }

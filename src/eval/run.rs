@@ -173,6 +173,7 @@ pub async fn run(options: EvalOptions) -> Result<EvalSummary, RunError> {
             concurrency: None,
             openings: None,
             format_options: None,
+            analysis: None,
         },
         players: spec.players.clone(),
         defined_at: spec.defined_at.clone(),

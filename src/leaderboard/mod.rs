@@ -1,6 +1,6 @@
 //! The tables of `arena leaderboard`: ratings (ChessArena's Table 1 layout), standings, and on
 //! request the protocol statistics and terminations of the paper's tables, plus the engine
-//! analysis when `arena analyze` has run.
+//! analysis when games were analysed (by `arena analyze` or during `arena run`).
 
 use std::collections::BTreeMap;
 
@@ -56,14 +56,41 @@ pub fn tables(
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));
     }
-    let analysed = store.analysis_summary(tournament.id)?;
-    if analysed.iter().any(|r| r.plies > 0) {
-        out.push(analysis::summary_table(&analysed));
+    if let Some(table) = analysis_table(store, tournament.id)? {
+        out.push(table);
     }
     for t in &mut out {
         t.title = format!("{} · {}", tournament.name, t.title);
     }
     Ok(out)
+}
+
+/// The engine analysis table of a tournament (with each LLM player's legal-move rate), or `None`
+/// when no game is analysed.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn analysis_table(store: &Store, tournament: i64) -> Result<Option<Table>, StoreError> {
+    let analysed = store.analysis_summary(tournament)?;
+    if !analysed.iter().any(|r| r.plies > 0) {
+        return Ok(None);
+    }
+    let legal = legal_move_rates(&store.standings(tournament)?);
+    Ok(Some(analysis::summary_table(&analysed, &legal)))
+}
+
+/// ChessArena's legal-move rate per player that answers through LLM calls: accepted moves per
+/// attempt (the complement of the parse-error, illegal-move and forbidden-reasoning rates).
+pub fn legal_move_rates(rows: &[StandingRow]) -> BTreeMap<String, f64> {
+    rows.iter()
+        .filter(|r| r.llm_calls > 0)
+        .map(|r| {
+            (
+                r.player.clone(),
+                r.accepted_moves as f64 / r.llm_calls as f64,
+            )
+        })
+        .collect()
 }
 
 /// Glicko-1 ratings over the finished games in the order they finished, each game its own rating

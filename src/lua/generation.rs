@@ -263,6 +263,11 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
                 None
             }
         };
+    if let Some(analysis) = settings.as_ref().and_then(|s| s.analysis.as_ref()) {
+        for problem in analysis.problems() {
+            errors.push(ScriptError::at(at.clone(), format!("analysis: {problem}")));
+        }
+    }
 
     let mut players = Vec::new();
     let mut defined_at = BTreeMap::new();

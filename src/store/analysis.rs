@@ -88,6 +88,10 @@ pub struct PlayerAnalysisRow {
     pub acpl: f64,
     /// Mean of the player's Lichess game accuracies, over games analysed to the end.
     pub accuracy: Option<f64>,
+    /// Analysed plies per phase: opening, middlegame, endgame.
+    pub phase_plies: [u64; 3],
+    /// Blunders per phase: opening, middlegame, endgame.
+    pub phase_blunders: [u64; 3],
 }
 
 impl PlayerAnalysisRow {
@@ -357,7 +361,7 @@ impl Store {
         let mut stmt = conn
             .prepare_cached(
                 "WITH moves AS (
-                    SELECT p.player, a.in_top, a.classification, a.cp_loss
+                    SELECT p.player, a.in_top, a.classification, a.cp_loss, a.phase
                     FROM ply_analysis a
                     JOIN plies p ON p.game_id = a.game_id AND p.ply = a.ply
                     JOIN games g ON g.id = a.game_id
@@ -375,7 +379,12 @@ impl Store {
                     SUM(m.classification = 'best'), SUM(m.classification = 'good'),
                     SUM(m.classification = 'inaccuracy'), SUM(m.classification = 'mistake'),
                     SUM(m.classification = 'blunder'), AVG(m.cp_loss),
-                    (SELECT AVG(x.accuracy) FROM accuracies x WHERE x.player = m.player)
+                    (SELECT AVG(x.accuracy) FROM accuracies x WHERE x.player = m.player),
+                    SUM(m.phase = 'opening'), SUM(m.phase = 'middlegame'),
+                    SUM(m.phase = 'endgame'),
+                    SUM(m.phase = 'opening' AND m.classification = 'blunder'),
+                    SUM(m.phase = 'middlegame' AND m.classification = 'blunder'),
+                    SUM(m.phase = 'endgame' AND m.classification = 'blunder')
                  FROM moves m
                  WHERE m.player IN (SELECT name FROM players WHERE tournament_id = ?1)
                  GROUP BY m.player
@@ -402,6 +411,8 @@ impl Store {
                     blunder: get_u64(r, 7)?,
                     acpl: r.get(8)?,
                     accuracy: r.get(9)?,
+                    phase_plies: [get_u64(r, 10)?, get_u64(r, 11)?, get_u64(r, 12)?],
+                    phase_blunders: [get_u64(r, 13)?, get_u64(r, 14)?, get_u64(r, 15)?],
                 })
             })
             .context(what)?;
@@ -562,5 +573,6 @@ mod tests {
         assert_eq!(b.acpl, 210.0);
         assert_eq!(b.accuracy, Some(50.0));
         assert_eq!(b.rate(b.blunder), 0.5);
+        assert_eq!((b.phase_plies, b.phase_blunders), ([2, 0, 0], [1, 0, 0]));
     }
 }

@@ -1,5 +1,7 @@
-//! Running a tournament: the scheduler, the per-game loop, players and progress.
+//! Running a tournament: the scheduler, the per-game loop, players, progress and the engine
+//! analysis beside play.
 
+pub mod analysis;
 pub mod game;
 pub mod players;
 pub mod progress;

@@ -7,7 +7,7 @@ use std::{
     io::{self, IsTerminal, Write},
     sync::{
         OnceLock,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -25,6 +25,10 @@ pub struct Progress {
     plies: AtomicU64,
     llm_calls: AtomicU64,
     tokens: AtomicU64,
+    /// Games analysed and games to analyse; the counter shows once analysis is on.
+    analysed: AtomicU64,
+    to_analyse: AtomicU64,
+    analysis_on: AtomicBool,
     done_at_start: u64,
     started: Instant,
     bar: Option<ProgressBar>,
@@ -54,6 +58,9 @@ impl Progress {
             plies: AtomicU64::new(plies),
             llm_calls: AtomicU64::new(llm_calls),
             tokens: AtomicU64::new(tokens),
+            analysed: AtomicU64::new(0),
+            to_analyse: AtomicU64::new(0),
+            analysis_on: AtomicBool::new(false),
             done_at_start: done,
             started: Instant::now(),
             bar,
@@ -111,6 +118,36 @@ impl Progress {
         self.refresh();
     }
 
+    /// Engine analysis is on: `analysed` of `total` finished games are analysed so far.
+    pub fn analysis_started(&self, analysed: u64, total: u64) {
+        self.analysed.store(analysed, Ordering::Relaxed);
+        self.to_analyse.store(total, Ordering::Relaxed);
+        self.analysis_on.store(true, Ordering::Relaxed);
+        self.refresh();
+    }
+
+    /// One more game waits for its analysis.
+    pub fn analysis_queued(&self) {
+        self.to_analyse.fetch_add(1, Ordering::Relaxed);
+        self.refresh();
+    }
+
+    /// A game's analysis ended (`done`: it is complete); `summary` describes it for the
+    /// plain-line display.
+    pub fn game_analysed(&self, done: bool, summary: &str) {
+        if done {
+            self.analysed.fetch_add(1, Ordering::Relaxed);
+        }
+        match &self.bar {
+            Some(_) => self.refresh(),
+            None => eprintln!(
+                "[{}] {summary} · {}",
+                clock(self.started.elapsed()),
+                self.analysis_counter()
+            ),
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
@@ -138,12 +175,25 @@ impl Progress {
     }
 
     fn counters(&self) -> String {
-        format!(
+        let mut counters = format!(
             "{} running · {} plies · {} LLM calls · {} tokens",
             self.running.load(Ordering::Relaxed),
             self.plies.load(Ordering::Relaxed),
             self.llm_calls.load(Ordering::Relaxed),
             human(self.tokens.load(Ordering::Relaxed)),
+        );
+        if self.analysis_on.load(Ordering::Relaxed) {
+            counters.push_str(" · ");
+            counters.push_str(&self.analysis_counter());
+        }
+        counters
+    }
+
+    fn analysis_counter(&self) -> String {
+        format!(
+            "analysed {}/{} games",
+            self.analysed.load(Ordering::Relaxed),
+            self.to_analyse.load(Ordering::Relaxed)
         )
     }
 

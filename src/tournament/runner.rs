@@ -1,17 +1,23 @@
 //! The tournament loop: load, check, schedule, play games concurrently, resume what is unfinished.
 
-use std::{collections::HashMap, path::PathBuf, sync::Arc};
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::PathBuf,
+    sync::Arc,
+};
 
 use tokio::{sync::watch, task::JoinSet};
 
 use super::{
     TournamentError,
+    analysis::{AnalysisReport, AnalysisWorker},
     game::{self, GameEnv, GameOutcome},
     players::Roster,
     progress::Progress,
-    schedule::{self, FormatGame, FormatState},
+    schedule::{self, FormatAnalysis, FormatGame, FormatState},
 };
 use crate::{
+    leaderboard,
     lua::{FormatScript, Generation, SourceSet, reload},
     store::{GameRow, GameStatus, PlayerRecord, Store},
 };
@@ -43,6 +49,8 @@ pub struct RunSummary {
     pub errored: Vec<(u32, String)>,
     /// The run was stopped (Ctrl-C) before the schedule was complete.
     pub stopped: bool,
+    /// What the engine analysis did, when the script asks for one.
+    pub analysis: Option<AnalysisReport>,
 }
 
 /// Runs (or resumes) the tournament of `options.script`.
@@ -121,6 +129,10 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
         seed: settings.seed,
         progress: progress.clone(),
     });
+    let worker = settings
+        .analysis
+        .clone()
+        .map(|spec| AnalysisWorker::start(store.clone(), tournament.id, spec, progress.clone()));
     let concurrency = options
         .concurrency
         .or(settings.concurrency)
@@ -132,6 +144,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
         finished: 0,
         errored: Vec::new(),
         stopped: false,
+        analysis: None,
     };
     let mut tried = std::collections::HashSet::new();
     loop {
@@ -150,6 +163,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
                 .format_options
                 .clone()
                 .unwrap_or_else(|| serde_json::Value::Object(Default::default())),
+            analysis: format_analysis(&store, tournament.id),
         };
         let pairings = format
             .pairings(&state)
@@ -181,6 +195,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             &generations,
             pending,
             concurrency,
+            worker.as_ref(),
             &mut summary,
         )
         .await;
@@ -189,9 +204,38 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             break;
         }
     }
-    progress.finish();
     roster.shutdown().await;
+    if let Some(worker) = worker {
+        tracing::info!("play is over; waiting for the engine analysis to finish");
+        summary.analysis = Some(worker.finish().await);
+    }
+    progress.finish();
     Ok(summary)
+}
+
+/// Each analysed player's totals for the format, `None` before any analysis (or when the store
+/// cannot say, which only costs the format that information).
+fn format_analysis(store: &Store, tournament: i64) -> Option<BTreeMap<String, FormatAnalysis>> {
+    let read = || -> Result<_, crate::store::StoreError> {
+        let rows = store.analysis_summary(tournament)?;
+        let legal = leaderboard::legal_move_rates(&store.standings(tournament)?);
+        Ok(rows
+            .iter()
+            .filter(|r| r.plies > 0)
+            .map(|r| {
+                let state = FormatAnalysis::from_row(r, legal.get(&r.player).copied());
+                (r.player.clone(), state)
+            })
+            .collect::<BTreeMap<_, _>>())
+    };
+    match read() {
+        Ok(map) if !map.is_empty() => Some(map),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!("the format sees no analysis: {e}");
+            None
+        }
+    }
 }
 
 /// Plays `pending` with at most `concurrency` games at once; each game takes the newest generation
@@ -202,6 +246,7 @@ async fn play_all(
     generations: &watch::Receiver<Arc<Generation>>,
     pending: Vec<GameRow>,
     concurrency: usize,
+    analysis: Option<&AnalysisWorker>,
     summary: &mut RunSummary,
 ) -> bool {
     let mut queue = pending.into_iter();
@@ -263,6 +308,16 @@ async fn play_all(
         match outcome {
             GameOutcome::Finished(end) => {
                 summary.finished += 1;
+                if let Some(worker) = analysis {
+                    // The stored row carries the result and termination the analysis reads.
+                    match store.game(row.id) {
+                        Ok(finished) => worker.game_finished(finished),
+                        Err(e) => tracing::warn!(
+                            "game {} is analysed after play (cannot read it back now: {e})",
+                            row.index
+                        ),
+                    }
+                }
                 env.progress.game_ended(
                     true,
                     &format!(

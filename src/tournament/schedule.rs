@@ -1,7 +1,7 @@
 //! Between the format script and the store: the state a format sees, the pairings it returns, and
 //! turning pairings into stored, numbered games with their openings.
 
-use std::path::Path;
+use std::{collections::BTreeMap, path::Path};
 
 use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,7 @@ use crate::{
         BoardError,
         book::{self, Opening},
     },
-    store::{GameRow, GameStatus, ScheduledGame},
+    store::{GameRow, GameStatus, PlayerAnalysisRow, ScheduledGame},
 };
 
 /// What a format's `pairings(state)` hook sees.
@@ -30,6 +30,52 @@ pub struct FormatState {
     pub seed: u64,
     /// The tournament's `format_options`.
     pub options: serde_json::Value,
+    /// Each analysed player's engine analysis so far, by name; absent (nil in Lua) until a game
+    /// of the tournament is analysed. Analysis runs beside play, so a format called between games
+    /// sees the games analysed by then.
+    pub analysis: Option<BTreeMap<String, FormatAnalysis>>,
+}
+
+/// One player's engine analysis as a format sees it (`state.analysis[name]`): the columns of the
+/// papers' tables, rates as fractions of the player's analysed plies.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FormatAnalysis {
+    /// Analysed plies the player made.
+    pub plies: u64,
+    /// Share of moves among the engine's top moves (ChessArena's top-move rate).
+    pub top_move_rate: f64,
+    /// Share of moves that were the engine's best (LLM Chess's "Best").
+    pub best_rate: f64,
+    /// Share of inaccuracies.
+    pub inaccuracy_rate: f64,
+    /// Share of mistakes.
+    pub mistake_rate: f64,
+    /// Share of blunders.
+    pub blunder_rate: f64,
+    /// Average centipawn loss per move.
+    pub acpl: f64,
+    /// Mean Lichess game accuracy, over games analysed to the end.
+    pub accuracy: Option<f64>,
+    /// Accepted moves per attempt (ChessArena's legal-move rate); only for players that answer
+    /// through LLM calls.
+    pub legal_move_rate: Option<f64>,
+}
+
+impl FormatAnalysis {
+    /// The format's view of a player's analysis totals and legal-move rate.
+    pub fn from_row(row: &PlayerAnalysisRow, legal_move_rate: Option<f64>) -> FormatAnalysis {
+        FormatAnalysis {
+            plies: row.plies,
+            top_move_rate: row.top_move_rate,
+            best_rate: row.rate(row.best),
+            inaccuracy_rate: row.rate(row.inaccuracy),
+            mistake_rate: row.rate(row.mistake),
+            blunder_rate: row.rate(row.blunder),
+            acpl: row.acpl,
+            accuracy: row.accuracy,
+            legal_move_rate,
+        }
+    }
 }
 
 /// A scheduled game as a format sees it.

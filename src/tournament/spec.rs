@@ -5,6 +5,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::{
+    analysis::{AnalysisLimits, AnalysisSettings, WinModel},
+    engine::EngineSpec,
+};
+
 /// Settings of the whole tournament (everything but the players).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +37,9 @@ pub struct TournamentSettings {
     /// Extra settings passed to the format script as `state.options`.
     #[serde(default)]
     pub format_options: Option<serde_json::Value>,
+    /// Engine analysis of every finished game (none when absent).
+    #[serde(default)]
+    pub analysis: Option<AnalysisSpec>,
 }
 
 fn default_format() -> String {
@@ -42,6 +50,136 @@ fn default_games_per_pair() -> u32 {
 }
 fn default_max_plies() -> u32 {
     200
+}
+
+/// How a tournament analyses its games with an engine. Defaults follow the papers: depth 20, one
+/// thread, the top 3 moves (ChessArena's top-move rate), Lichess's Win% (LLM Chess's classes).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AnalysisSpec {
+    /// The analysis engine: a path, or a name looked up on `PATH` and in `/usr/games`.
+    #[serde(default = "default_engine_command")]
+    pub engine: String,
+    /// The engine's command-line arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// `go depth N` (the default, 20, when no limit is given).
+    #[serde(default)]
+    pub depth: Option<u32>,
+    /// `go nodes N` instead of a depth.
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    /// `go movetime N` instead of a depth (not reproducible).
+    #[serde(default)]
+    pub movetime_ms: Option<u64>,
+    /// How many top moves each position reports.
+    #[serde(default = "default_multipv")]
+    pub multipv: u32,
+    /// Engine threads per process.
+    #[serde(default = "default_threads")]
+    pub threads: u32,
+    /// Engine hash per process, in MB.
+    #[serde(default = "default_hash")]
+    pub hash: u32,
+    /// Engine processes, that is searches at once (default: the number of CPUs).
+    #[serde(default)]
+    pub processes: Option<usize>,
+    /// The Win% formula behind the move classes: `lichess` or `chessarena`.
+    #[serde(default)]
+    pub win_model: WinModel,
+    /// Also score every legal move of every position (one more, wider search per ply).
+    #[serde(default)]
+    pub all_moves: bool,
+    /// Analyse each game as soon as it finishes (`true`), or all of them after the last game.
+    #[serde(default = "default_during_play")]
+    pub during_play: bool,
+}
+
+fn default_multipv() -> u32 {
+    3
+}
+fn default_threads() -> u32 {
+    1
+}
+fn default_hash() -> u32 {
+    16
+}
+fn default_during_play() -> bool {
+    true
+}
+
+/// `MultiPV` above this is refused: no chess position has more legal moves.
+const MAX_MULTIPV: u32 = 218;
+
+impl AnalysisSpec {
+    /// Every value that parses but cannot work, as one message per problem.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let limits = [
+            self.depth.is_some(),
+            self.nodes.is_some(),
+            self.movetime_ms.is_some(),
+        ];
+        if limits.iter().filter(|&&given| given).count() > 1 {
+            out.push("give one of `depth`, `nodes` and `movetime_ms`, not several".to_owned());
+        }
+        let zero = |name: &str| format!("`{name}` must be at least 1");
+        if self.depth == Some(0) {
+            out.push(zero("depth"));
+        }
+        if self.nodes == Some(0) {
+            out.push(zero("nodes"));
+        }
+        if self.movetime_ms == Some(0) {
+            out.push(zero("movetime_ms"));
+        }
+        if !(1..=MAX_MULTIPV).contains(&self.multipv) {
+            out.push(format!("`multipv` must be between 1 and {MAX_MULTIPV}"));
+        }
+        if self.threads == 0 {
+            out.push(zero("threads"));
+        }
+        if self.hash == 0 {
+            out.push(zero("hash"));
+        }
+        if self.processes == Some(0) {
+            out.push(zero("processes"));
+        }
+        if self.engine.is_empty() {
+            out.push("`engine` must name a UCI engine".to_owned());
+        }
+        out
+    }
+
+    /// The analyser's settings: the given limit, else depth 20.
+    pub fn settings(&self) -> AnalysisSettings {
+        let none_given = self.depth.is_none() && self.nodes.is_none() && self.movetime_ms.is_none();
+        AnalysisSettings {
+            limits: AnalysisLimits {
+                depth: if none_given { Some(20) } else { self.depth },
+                nodes: self.nodes,
+                movetime_ms: self.movetime_ms,
+                multipv: self.multipv.max(1),
+            },
+            win_model: self.win_model,
+            all_moves: self.all_moves,
+        }
+    }
+
+    /// How to start one analysis engine.
+    pub fn engine_spec(&self) -> EngineSpec {
+        let mut spec = EngineSpec::new("analysis", self.engine.clone());
+        spec.args = self.args.clone();
+        spec.option("Threads", self.threads.to_string())
+            .option("Hash", self.hash.to_string())
+    }
+
+    /// Engine processes: as given, else one per CPU.
+    pub fn processes(&self) -> usize {
+        self.processes.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+    }
 }
 
 /// Where games start: a list of FENs or an EPD/PGN book.
@@ -286,5 +424,58 @@ impl TournamentSpec {
     /// The player named `name`.
     pub fn player(&self, name: &str) -> Option<&PlayerSpec> {
         self.players.iter().find(|p| p.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn analysis(json: &str) -> Result<AnalysisSpec, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    #[test]
+    fn analysis_defaults_follow_the_papers() {
+        let spec = analysis("{}").unwrap();
+        assert!(spec.problems().is_empty());
+        assert!(spec.during_play && !spec.all_moves);
+        let settings = spec.settings();
+        assert_eq!(settings.limits.key(), "depth=20 multipv=3");
+        assert_eq!(settings.win_model, WinModel::Lichess);
+        let engine = spec.engine_spec();
+        assert_eq!(engine.command, "stockfish");
+        assert_eq!(
+            engine.options,
+            [("Threads".into(), "1".into()), ("Hash".into(), "16".into())]
+        );
+        assert!(spec.processes() >= 1);
+    }
+
+    #[test]
+    fn a_given_limit_replaces_the_default_depth() {
+        let spec =
+            analysis(r#"{"nodes": 5000, "multipv": 1, "win_model": "chessarena", "processes": 3}"#)
+                .unwrap();
+        assert_eq!(spec.settings().limits.key(), "nodes=5000 multipv=1");
+        assert_eq!(spec.settings().win_model, WinModel::ChessArena);
+        assert_eq!(spec.processes(), 3);
+    }
+
+    #[test]
+    fn analysis_settings_are_strict_and_checked() {
+        assert!(analysis(r#"{"depht": 10}"#).is_err(), "unknown keys");
+        assert!(
+            analysis(r#"{"win_model": "elo"}"#).is_err(),
+            "unknown win model"
+        );
+        let spec =
+            analysis(r#"{"depth": 0, "nodes": 10, "multipv": 0, "threads": 0, "processes": 0}"#)
+                .unwrap();
+        let problems = spec.problems();
+        assert_eq!(problems.len(), 5, "{problems:?}");
+        assert!(problems[0].contains("one of `depth`, `nodes`"));
+        assert!(problems.iter().any(|p| p.contains("`multipv`")));
+        assert!(problems.iter().any(|p| p.contains("`processes`")));
     }
 }
