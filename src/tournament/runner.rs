@@ -6,7 +6,11 @@ use std::{
     sync::Arc,
 };
 
-use tokio::{sync::watch, task::JoinSet};
+use tokio::{
+    signal::unix::{Signal, SignalKind, signal},
+    sync::watch,
+    task::JoinSet,
+};
 
 use super::{
     TournamentError,
@@ -147,6 +151,14 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
         analysis: None,
     };
     let mut tried = std::collections::HashSet::new();
+    // One listener for the whole run: a Ctrl-C that lands between two waits is kept, not lost.
+    let mut interrupt = match signal(SignalKind::interrupt()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!("Ctrl-C will stop arena at once (cannot listen for it: {e})");
+            None
+        }
+    };
     loop {
         // Ask the format (of the newest generation) for more games.
         let current = generations.borrow().clone();
@@ -197,6 +209,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             concurrency,
             worker.as_ref(),
             &mut summary,
+            &mut interrupt,
         )
         .await;
         if stopped {
@@ -248,6 +261,7 @@ async fn play_all(
     concurrency: usize,
     analysis: Option<&AnalysisWorker>,
     summary: &mut RunSummary,
+    interrupt: &mut Option<Signal>,
 ) -> bool {
     let mut queue = pending.into_iter();
     let mut running = JoinSet::new();
@@ -278,19 +292,17 @@ async fn play_all(
         }
         let joined = tokio::select! {
             joined = running.join_next() => joined,
-            _ = tokio::signal::ctrl_c(), if !stopping => {
-                // First Ctrl-C: start nothing new, let the running games finish (a second Ctrl-C
-                // kills the process; everything played so far is stored and resumes).
+            _ = interrupted(interrupt) => {
+                if stopping {
+                    // Second Ctrl-C: quit now; everything played so far is stored and resumes.
+                    std::process::exit(130);
+                }
+                // First Ctrl-C: start nothing new and let the running games finish.
                 stopping = true;
                 tracing::warn!(
                     "stopping: {} running game(s) will finish, no new game starts; Ctrl-C again to quit now",
                     running.len()
                 );
-                tokio::spawn(async {
-                    if tokio::signal::ctrl_c().await.is_ok() {
-                        std::process::exit(130);
-                    }
-                });
                 continue;
             }
         };
@@ -336,6 +348,16 @@ async fn play_all(
         }
     }
     stopping
+}
+
+/// Resolves on the next Ctrl-C (never, without a listener).
+async fn interrupted(interrupt: &mut Option<Signal>) {
+    match interrupt {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    }
 }
 
 /// The generation a resumed game started with, rebuilt from the sources stored with it; the
