@@ -8,6 +8,7 @@ mod common;
 mod engine_faults;
 mod errors;
 mod export;
+mod fastchess;
 mod outage;
 mod reload;
 mod resume;
