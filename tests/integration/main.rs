@@ -5,6 +5,7 @@
 mod analyze;
 mod check;
 mod common;
+mod debian_engines;
 mod engine_faults;
 mod errors;
 mod export;
