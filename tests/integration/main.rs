@@ -3,6 +3,7 @@
 //! README's test command (`scripts/test.sh`) installs and starts them all.
 
 mod analyze;
+mod books;
 mod check;
 mod common;
 mod debian_engines;
