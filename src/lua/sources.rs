@@ -32,6 +32,10 @@ const EMBEDDED: &[(&str, &str)] = &[
         "formats/round_robin.lua",
         include_str!("../../scripts/formats/round_robin.lua"),
     ),
+    (
+        "formats/ladder.lua",
+        include_str!("../../scripts/formats/ladder.lua"),
+    ),
 ];
 
 /// The display prefix of built-in scripts in error messages and in the store.

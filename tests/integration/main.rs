@@ -11,6 +11,7 @@ mod engine_faults;
 mod errors;
 mod export;
 mod fastchess;
+mod ladder;
 mod outage;
 mod reload;
 mod resume;
