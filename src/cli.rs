@@ -79,6 +79,14 @@ enum Command {
         /// Add the attempt statistics and the terminations of each player.
         #[arg(long)]
         stats: bool,
+        /// Also fit a ladder: maximum-likelihood Elo of every player with this anchor pinned,
+        /// as `NAME=RATING` (e.g. `sf-1350=1350`).
+        #[arg(long, value_name = "ANCHOR=RATING")]
+        ladder: Option<leaderboard::ladder::Anchor>,
+        /// Drawn games the ladder fit adds to every pair that met (0: the pure MLE, which has no
+        /// finite rating for a player who won or lost every game).
+        #[arg(long, default_value_t = 1.0)]
+        virtual_draws: f64,
         /// Output format.
         #[arg(long, value_enum, default_value_t = report::Format::Text)]
         format: report::Format,
@@ -365,6 +373,8 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             max_rd,
             chessarena_compat,
             stats,
+            ladder,
+            virtual_draws,
             format,
         } => {
             let store = open_existing(&db)?;
@@ -381,6 +391,16 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             let mut tables = Vec::new();
             for t in select(&store, tournament.as_deref())? {
                 tables.extend(leaderboard::tables(&store, &t, options)?);
+                if let Some(anchor) = &ladder {
+                    let mut table = leaderboard::ladder::ladder_table(
+                        &store.games(t.id)?,
+                        anchor,
+                        virtual_draws,
+                    )
+                    .with_context(|| format!("ladder of tournament `{}`", t.name))?;
+                    table.title = format!("{} · {}", t.name, table.title);
+                    tables.push(table);
+                }
             }
             write_stdout(&report::render(&tables, format))?;
             Ok(0)

@@ -2,6 +2,8 @@
 //! request the protocol statistics and terminations of the paper's tables, plus the engine
 //! analysis when games were analysed (by `arena analyze` or during `arena run`).
 
+pub mod ladder;
+
 use std::collections::BTreeMap;
 
 use crate::{

@@ -56,6 +56,10 @@ const EMBEDDED: &[(&str, &str)] = &[
         "formats/matchmaker.lua",
         include_str!("../../scripts/formats/matchmaker.lua"),
     ),
+    (
+        "formats/ladder.lua",
+        include_str!("../../scripts/formats/ladder.lua"),
+    ),
 ];
 
 /// The display prefix of built-in scripts in error messages and in the store.

@@ -23,6 +23,17 @@ pub enum RatingError {
     /// An estimate was asked for without a single game.
     #[error("no games to rate")]
     NoGames,
+    /// Players without a finite maximum-likelihood rating: they won or lost every game against
+    /// the rest, or no games link them to the anchor.
+    #[error(
+        "no finite rating for {}: they won or lost every game against the others, or no games \
+         link them to the anchor (allow virtual draws, or play more games)",
+        .0.join(", ")
+    )]
+    Unbounded(Vec<String>),
+    /// An iterative fit did not settle.
+    #[error("the rating fit did not converge in {0} iterations")]
+    NoConvergence(usize),
     /// The root finder could not bracket the maximum-likelihood rating.
     #[error("failed to bracket the rating between `{low}` and `{high}`")]
     NoBracket {

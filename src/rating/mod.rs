@@ -3,11 +3,13 @@
 //! - [`glicko`]: Glicko-1 with one rating period per game, as ChessArena rates players, with a
 //!   switch that reproduces ChessArena's published (buggy) numbers.
 //! - [`matchmaking`]: which opponent makes the most informative next game.
+//! - [`ladder`]: Elo of a whole pool by maximum likelihood, pinned to an anchor of known rating.
 //! - [`elo_anchor`]: LLM Chess's Elo estimate against opponents of known Elo, and its Win/Loss metric.
 
 pub mod elo_anchor;
 mod error;
 pub mod glicko;
+pub mod ladder;
 pub mod matchmaking;
 mod root;
 

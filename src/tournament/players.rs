@@ -99,13 +99,13 @@ impl Roster {
                 PlayerSpec::Engine(e) => {
                     let engine_spec = engine_spec(e).map_err(|err| fail(err.to_string()))?;
                     let pool = EnginePool::new(engine_spec);
+                    let limits = limits(e);
                     // Start one process now: a binary that is not a UCI engine fails here, before
                     // any game, rather than as a forfeit in the middle of the tournament.
-                    drop(pool.lease().await.map_err(|err| fail(err.to_string()))?);
-                    Participant::Engine {
-                        pool,
-                        limits: limits(e),
-                    }
+                    let lease = pool.lease().await.map_err(|err| fail(err.to_string()))?;
+                    probe_node_limit(&lease, &limits).await.map_err(fail)?;
+                    drop(lease);
+                    Participant::Engine { pool, limits }
                 }
                 PlayerSpec::Random(r) => Participant::Random { seed: r.seed },
             };
@@ -150,6 +150,42 @@ fn engine_spec(e: &EnginePlayerSpec) -> Result<EngineSpec, engine::EngineError> 
         spec = spec.option(name.clone(), value.to_string());
     }
     Ok(spec)
+}
+
+/// How long a one-node search may take before the engine counts as ignoring the node limit.
+const NODE_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Checks that a node-limited engine stops on its node limit, with a one-node search from the
+/// start position. Some UCI engines ignore `go nodes` and search forever; without this check every
+/// one of their moves would wait for the hang deadline and lose the game. Time-limited players
+/// need no check: `movetime` ends every search.
+async fn probe_node_limit(
+    engine: &engine::EngineHandle,
+    limits: &SearchLimits,
+) -> Result<(), String> {
+    if limits.nodes.is_none() || limits.movetime_ms.is_some() {
+        return Ok(());
+    }
+    let probe = SearchLimits {
+        nodes: Some(1),
+        ..*limits
+    };
+    // Dropping the request on timeout makes the engine actor send `stop` and resynchronise, so
+    // the process stays usable (and the next lease starts with `ucinewgame` anyway).
+    match tokio::time::timeout(NODE_PROBE_TIMEOUT, engine.best_move(None, &[], &probe)).await {
+        Ok(Ok(_)) => Ok(()),
+        // Only the hang is the probe's business: other faults (a crash, a bad bestmove) are
+        // handled per game, where they cost the faulty engine that game and restart it.
+        Ok(Err(e)) => {
+            tracing::warn!(engine = %engine.name(), error = %e, "one-node test search failed");
+            Ok(())
+        }
+        Err(_) => Err(format!(
+            "the engine ignores the nodes limit: `go nodes 1` did not finish within {}s (Toga II \
+             and GNU Chess search until stopped); give it `depth` or `movetime_ms` instead",
+            NODE_PROBE_TIMEOUT.as_secs()
+        )),
+    }
 }
 
 fn limits(e: &EnginePlayerSpec) -> SearchLimits {

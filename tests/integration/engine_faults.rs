@@ -13,6 +13,8 @@ fn a_crashing_engine_loses_its_game_and_is_restarted() {
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engines/crash_after_go.py");
     let state = dir.path().join("engine-state");
+    // The fixture's first process crashes on its second `go`: the first is arena's one-node check
+    // at start-up (players.rs), the second is the first move of a game.
     std::fs::create_dir_all(&state).unwrap();
     dir.write(
         "t.lua",
@@ -20,7 +22,7 @@ fn a_crashing_engine_loses_its_game_and_is_restarted() {
             r#"return arena.tournament {{
   name = "faults", games_per_pair = 2, max_plies = 40,
   players = {{
-    arena.engine {{ name = "crashy", command = "{}", args = {{ "{}" }}, limits = {{ nodes = 100 }} }},
+    arena.engine {{ name = "crashy", command = "{}", args = {{ "{}", "2" }}, limits = {{ nodes = 100 }} }},
     arena.random {{ name = "rnd" }},
   }},
 }}"#,

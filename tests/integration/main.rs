@@ -4,13 +4,17 @@
 
 mod analysis_run;
 mod analyze;
+mod books;
 mod check;
 mod chessarena;
 mod common;
+mod debian_engines;
 mod engine_faults;
 mod errors;
 mod eval;
 mod export;
+mod fastchess;
+mod ladder;
 mod outage;
 mod reload;
 mod resume;

@@ -1,0 +1,74 @@
+-- Ladder: calibrates a ladder of weak players (a random mover, Stockfish at tiny node counts, ...)
+-- against an anchor of known rating. Players are the rungs in script order, weakest first; every
+-- rung plays its `span` nearest rungs above it, and the anchor plays every rung, `games_per_pair`
+-- games per pair with colours alternating and each opening played once with each colour.
+--
+--   format = "ladder",
+--   format_options = { anchor = "sf-1350", anchor_rating = 1350, games_per_pair = 4, span = 1 },
+--
+-- `anchor_rating` is for the reader: `arena leaderboard --ladder sf-1350=1350` fits the ratings
+-- (maximum likelihood, the anchor pinned to its rating). Returns the whole schedule at once.
+local M = {}
+
+local function pair_games(state, white, black, per_pair, round, out)
+  for g = 1, per_pair do
+    local w, b = white, black
+    if g % 2 == 0 then
+      w, b = black, white
+    end
+    local opening = nil
+    if state.openings > 0 then
+      opening = ((g - 1) // 2) % state.openings + 1
+    end
+    table.insert(out, { white = w, black = b, round = round, opening = opening })
+  end
+end
+
+function M.pairings(state)
+  if #state.games > 0 then
+    return nil -- the schedule is already stored
+  end
+  local options = state.options or {}
+  local anchor = options.anchor
+  if type(anchor) ~= "string" then
+    error("ladder: format_options.anchor must name the anchor player")
+  end
+  local per_pair = options.games_per_pair or state.games_per_pair
+  local span = options.span or 1
+  if math.type(per_pair) ~= "integer" or per_pair < 1 then
+    error("ladder: games_per_pair must be a positive integer")
+  end
+  if math.type(span) ~= "integer" or span < 1 then
+    error("ladder: span must be a positive integer")
+  end
+
+  local rungs = {}
+  local found = false
+  for _, name in ipairs(state.players) do
+    if name == anchor then
+      found = true
+    else
+      table.insert(rungs, name)
+    end
+  end
+  if not found then
+    error("ladder: the anchor `" .. anchor .. "` is not a player of this tournament")
+  end
+
+  local games = {}
+  local round = 0
+  -- Neighbours first, the closest games carrying the most information about the order.
+  for distance = 1, span do
+    round = round + 1
+    for i = 1, #rungs - distance do
+      pair_games(state, rungs[i], rungs[i + distance], per_pair, round, games)
+    end
+  end
+  round = round + 1
+  for _, rung in ipairs(rungs) do
+    pair_games(state, rung, anchor, per_pair, round, games)
+  end
+  return games
+end
+
+return M

@@ -1,0 +1,187 @@
+//! The ladder table of `arena leaderboard --ladder ANCHOR=RATING`: every player's Elo fitted by
+//! maximum likelihood over the finished games, with the anchor held at its known rating
+//! ([`crate::rating::ladder`]).
+
+use std::str::FromStr;
+
+use crate::{
+    board::GameResult,
+    rating::{
+        RatingError,
+        ladder::{self, Game, LadderConfig},
+    },
+    report::{Cell, Table},
+    store::{GameRow, GameStatus},
+};
+
+/// The anchor of a ladder as the command line gives it: `NAME=RATING`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Anchor {
+    /// The anchor player's name.
+    pub name: String,
+    /// Its known Elo.
+    pub rating: f64,
+}
+
+impl FromStr for Anchor {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Anchor, String> {
+        // Split at the last `=`: player names may contain one, ratings never do.
+        let (name, rating) = text
+            .rsplit_once('=')
+            .ok_or_else(|| format!("expected ANCHOR=RATING (e.g. sf-1350=1350), got `{text}`"))?;
+        let rating: f64 = rating
+            .trim()
+            .parse()
+            .ok()
+            .filter(|r: &f64| r.is_finite())
+            .ok_or_else(|| format!("`{rating}` is not a rating (in `{text}`)"))?;
+        if name.trim().is_empty() {
+            return Err(format!("no anchor name in `{text}`"));
+        }
+        Ok(Anchor {
+            name: name.trim().to_owned(),
+            rating,
+        })
+    }
+}
+
+/// Fits the ladder over the finished games and lays it out: rank, player, Elo, standard error,
+/// 95 % interval, games, score %.
+///
+/// # Errors
+/// The errors of [`ladder::fit`]: no finished games, an anchor without games, or players whose
+/// rating is not finite (with `virtual_draws = 0`) or not linked to the anchor by any game.
+pub fn ladder_table(
+    games: &[GameRow],
+    anchor: &Anchor,
+    virtual_draws: f64,
+) -> Result<Table, RatingError> {
+    let rated: Vec<Game> = games
+        .iter()
+        .filter(|g| g.status == GameStatus::Finished)
+        .filter_map(|g| {
+            let result = g.result.as_deref()?.parse::<GameResult>().ok()?;
+            Some(Game::new(
+                g.white.clone(),
+                g.black.clone(),
+                result.score_for(shakmaty::Color::White),
+            ))
+        })
+        .collect();
+    let config = LadderConfig {
+        anchor: anchor.name.clone(),
+        anchor_rating: anchor.rating,
+        virtual_draws,
+    };
+    let fitted = ladder::fit(&rated, &config)?;
+    let mut table = Table::new(
+        "ladder (maximum-likelihood Elo)",
+        &[
+            "#",
+            "player",
+            "Elo",
+            "± SE",
+            "95% interval",
+            "games",
+            "score %",
+        ],
+    );
+    for (rank, p) in fitted.iter().enumerate() {
+        let (low, high) = p.interval();
+        let anchored = p.name == anchor.name;
+        table.rows.push(vec![
+            Cell::Int(rank as i64 + 1),
+            if anchored {
+                Cell::Text(format!("{} (anchor)", p.name))
+            } else {
+                p.name.clone().into()
+            },
+            Cell::Num(p.rating, 0),
+            if anchored {
+                Cell::Empty
+            } else {
+                Cell::Num(p.se, 0)
+            },
+            if anchored {
+                Cell::Empty
+            } else {
+                Cell::Text(format!("{low:.0} to {high:.0}"))
+            },
+            p.games.into(),
+            Cell::Num(100.0 * p.score / f64::from(p.games.max(1)), 1),
+        ]);
+    }
+    table.notes.push(format!(
+        "Bradley-Terry on the Elo scale, draws as half points, {} held at {:.0}; errors are relative to the anchor",
+        anchor.name, anchor.rating
+    ));
+    if virtual_draws > 0.0 {
+        table.notes.push(format!(
+            "{virtual_draws} virtual draw(s) added to every pair that met, so that sweeps stay finite (--virtual-draws 0: pure MLE)"
+        ));
+    }
+    Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(index: u32, white: &str, black: &str, result: &str) -> GameRow {
+        GameRow {
+            id: i64::from(index),
+            tournament: 1,
+            index,
+            round: 1,
+            white: white.into(),
+            black: black.into(),
+            start_fen: None,
+            opening_moves: Vec::new(),
+            opening_label: None,
+            status: GameStatus::Finished,
+            result: Some(result.into()),
+            termination: Some("checkmate".into()),
+            reason: None,
+            script_hash: None,
+            generation: None,
+            started_at: None,
+            finished_at: None,
+            error: None,
+            ply_count: 10,
+        }
+    }
+
+    #[test]
+    fn anchors_parse_and_refuse_garbage() {
+        let a: Anchor = "sf=lim=1350".parse().unwrap();
+        assert_eq!((a.name.as_str(), a.rating), ("sf=lim", 1350.0));
+        assert!("sf".parse::<Anchor>().is_err());
+        assert!("sf=strong".parse::<Anchor>().is_err());
+        assert!("=1350".parse::<Anchor>().is_err());
+    }
+
+    #[test]
+    fn the_table_ranks_players_and_pins_the_anchor() {
+        let games = [
+            row(1, "anchor", "weak", "1-0"),
+            row(2, "weak", "anchor", "1/2-1/2"),
+            row(3, "weak", "rnd", "1-0"),
+            row(4, "rnd", "weak", "0-1"),
+            row(5, "rnd", "anchor", "0-1"),
+        ];
+        let anchor = Anchor {
+            name: "anchor".into(),
+            rating: 1350.0,
+        };
+        let table = ladder_table(&games, &anchor, 1.0).unwrap();
+        let names: Vec<String> = table.rows.iter().map(|r| format!("{:?}", r[1])).collect();
+        assert!(names[0].contains("anchor (anchor)"), "{names:?}");
+        assert!(names[2].contains("rnd"), "{names:?}");
+        assert_eq!(table.rows[0][2], Cell::Num(1350.0, 0));
+        // The pure MLE has no finite rating for a player who lost everything.
+        let err = ladder_table(&games, &anchor, 0.0).unwrap_err();
+        assert_eq!(err, RatingError::Unbounded(vec!["rnd".into()]));
+    }
+}
