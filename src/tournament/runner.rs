@@ -203,7 +203,6 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
         tried.extend(pending.iter().map(|g| g.id));
         let stopped = play_all(
             &env,
-            &store,
             &generations,
             pending,
             concurrency,
@@ -255,7 +254,6 @@ fn format_analysis(store: &Store, tournament: i64) -> Option<BTreeMap<String, Fo
 /// when it starts (or, when resumed, the one it started with). Returns whether a Ctrl-C stopped it.
 async fn play_all(
     env: &Arc<GameEnv>,
-    store: &Arc<Store>,
     generations: &watch::Receiver<Arc<Generation>>,
     pending: Vec<GameRow>,
     concurrency: usize,
@@ -267,6 +265,7 @@ async fn play_all(
     let mut running = JoinSet::new();
     let mut pinned: HashMap<String, Arc<Generation>> = HashMap::new();
     let mut stopping = false;
+    let store = &env.store;
     loop {
         while running.len() < concurrency && !stopping {
             let Some(row) = queue.next() else { break };
