@@ -1,5 +1,6 @@
 //! Running a tournament: the scheduler, the per-game loop, players and progress.
 
+pub mod ask;
 pub mod game;
 pub mod players;
 pub mod progress;
