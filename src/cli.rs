@@ -78,6 +78,10 @@ enum Command {
         /// Add the attempt statistics and the terminations of each player.
         #[arg(long)]
         stats: bool,
+        /// Add the LLM Chess table (Win/Loss, game duration, wrong actions, tokens, cost, Elo
+        /// against anchors); shown anyway when a player plays the agentic mode.
+        #[arg(long)]
+        llm_chess: bool,
         /// Output format.
         #[arg(long, value_enum, default_value_t = report::Format::Text)]
         format: report::Format,
@@ -206,6 +210,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             max_rd,
             chessarena_compat,
             stats,
+            llm_chess,
             format,
         } => {
             let store = open_existing(&db)?;
@@ -218,6 +223,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 max_rd,
                 show_all: all,
                 stats,
+                llm_chess,
             };
             let mut tables = Vec::new();
             for t in select(&store, tournament.as_deref())? {

@@ -2,6 +2,8 @@
 //! request the protocol statistics and terminations of the paper's tables, plus the engine
 //! analysis when `arena analyze` has run.
 
+pub mod llm_chess;
+
 use std::collections::BTreeMap;
 
 use crate::{
@@ -23,6 +25,9 @@ pub struct Options {
     pub show_all: bool,
     /// Add the attempt and termination statistics.
     pub stats: bool,
+    /// Add the LLM Chess table (added anyway when a player plays the agentic mode or is a mixture
+    /// of agents).
+    pub llm_chess: bool,
 }
 
 impl Default for Options {
@@ -32,6 +37,7 @@ impl Default for Options {
             max_rd: 100.0,
             show_all: false,
             stats: false,
+            llm_chess: false,
         }
     }
 }
@@ -55,6 +61,9 @@ pub fn tables(
     if options.stats {
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));
+    }
+    if options.llm_chess || llm_chess::applies(&players) {
+        out.push(llm_chess::table_for(store, tournament)?);
     }
     let analysed = store.analysis_summary(tournament.id)?;
     if analysed.iter().any(|r| r.plies > 0) {
