@@ -164,7 +164,11 @@ fn a_mixture_of_agents_stores_every_proposal_and_the_synthesis() {
     let g = &games[0];
     assert_eq!((g.white.as_str(), g.black.as_str()), ("rnd", "mix"));
     let calls = store.llm_calls(g.id, 1).unwrap();
-    assert!(!calls.is_empty() && calls.len().is_multiple_of(3), "{}", calls.len());
+    assert!(
+        !calls.is_empty() && calls.len().is_multiple_of(3),
+        "{}",
+        calls.len()
+    );
     for turn in calls.chunks(3) {
         for (i, c) in turn.iter().enumerate() {
             let request: serde_json::Value = serde_json::from_str(&c.call.request_json).unwrap();
@@ -202,4 +206,65 @@ fn a_mixture_of_agents_stores_every_proposal_and_the_synthesis() {
     let text = stdout(&board);
     assert!(text.contains("moa · LLM Chess"), "{text}");
     assert!(text.contains("\"mix\""), "{text}");
+}
+
+/// An agentic player whose answers a llama.cpp grammar pins to `answer`, so that the limits can
+/// be checked on a real model deterministically.
+fn pinned(url: &str, name: &str, answer: &str) -> String {
+    format!(
+        r#"arena.llm {{
+      name = "{name}", base_url = "{url}", model = "smollm2-135m-instruct",
+      max_tokens = 16, max_concurrency = 1, timeout_s = 300, mode = "agentic",
+      extra_body = {{ grammar = 'root ::= "{answer}"' }},
+      options = {{ max_turns = 3, max_attempts = 2 }},
+    }}"#
+    )
+}
+
+#[test]
+fn the_limits_lose_games_with_their_own_terminations() {
+    let Some(url) = local_llm("the_limits_lose_games_with_their_own_terminations") else {
+        return;
+    };
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "limits", games_per_pair = 1, max_plies = 6, seed = 1, concurrency = 1,
+  players = {{
+    arena.random {{ name = "rnd" }},
+    {looper}, {babbler}, {nuller},
+  }},
+}}"#,
+            looper = pinned(&url, "looper", "get_current_board"),
+            babbler = pinned(&url, "babbler", "hello"),
+            nuller = pinned(&url, "nuller", "make_move 0000"),
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("limits").unwrap().unwrap();
+    for g in store.games(t.id).unwrap() {
+        // Whoever of the pinned players moves first loses at its first ply.
+        let loser = if g.white == "rnd" { &g.black } else { &g.white };
+        let ply = u32::from(g.white == "rnd");
+        let calls = store.llm_calls(g.id, ply).unwrap();
+        let outcomes: Vec<&str> = calls.iter().filter_map(|c| c.outcome.as_deref()).collect();
+        let (termination, expected) = match loser.as_str() {
+            "looper" => ("max_turns", vec!["get_current_board"; 3]),
+            "babbler" => ("too_many_wrong_actions", vec!["wrong_action"; 2]),
+            "nuller" => ("too_many_wrong_actions", vec!["wrong_move"; 2]),
+            other => panic!("unexpected loser {other}"),
+        };
+        assert_eq!(g.termination.as_deref(), Some(termination), "{g:?}");
+        assert_eq!(outcomes, expected, "{g:?}");
+        let black_won = g.result.as_deref() == Some("0-1");
+        assert_eq!(black_won, g.white == *loser, "{g:?}");
+    }
+    let standings = store.standings(t.id).unwrap();
+    let nuller = standings.iter().find(|r| r.player == "nuller").unwrap();
+    // It only moves against the random mover: the others, with White, lose before it plays.
+    assert_eq!((nuller.illegal_moves, nuller.forfeits), (2, 1));
 }
