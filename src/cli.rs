@@ -87,6 +87,10 @@ enum Command {
         /// finite rating for a player who won or lost every game).
         #[arg(long, default_value_t = 1.0)]
         virtual_draws: f64,
+        /// Add the LLM Chess table (Win/Loss, game duration, wrong actions, tokens, cost, Elo
+        /// against anchors); shown anyway when a player plays the agentic mode.
+        #[arg(long)]
+        llm_chess: bool,
         /// Output format.
         #[arg(long, value_enum, default_value_t = report::Format::Text)]
         format: report::Format,
@@ -375,6 +379,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             stats,
             ladder,
             virtual_draws,
+            llm_chess,
             format,
         } => {
             let store = open_existing(&db)?;
@@ -387,6 +392,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 max_rd,
                 show_all: all,
                 stats,
+                llm_chess,
             };
             let mut tables = Vec::new();
             for t in select(&store, tournament.as_deref())? {

@@ -35,15 +35,21 @@ pub enum Termination {
     SeventyFiveMoveRule,
     /// The arena's ply limit was reached (scored as a draw).
     MoveLimit,
-    /// A player lost by breaking the protocol (illegal moves, no parseable answer, ...).
+    /// A player lost by breaking the protocol: its play mode gave the game up.
     Forfeit,
+    /// A player lost by using up its failed attempts at one ply (unparseable answers, wrong
+    /// actions, illegal moves): LLM Chess's "too many wrong actions".
+    TooManyWrongActions,
+    /// A player lost by using up its dialog turns at one ply without moving: LLM Chess's "max
+    /// turns in a single dialog".
+    MaxTurns,
     /// An engine or the harness failed; the game carries no chess meaning.
     EngineFailure,
 }
 
 impl Termination {
     /// Every termination, in declaration order.
-    pub const ALL: [Termination; 8] = [
+    pub const ALL: [Termination; 10] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::InsufficientMaterial,
@@ -51,6 +57,8 @@ impl Termination {
         Termination::SeventyFiveMoveRule,
         Termination::MoveLimit,
         Termination::Forfeit,
+        Termination::TooManyWrongActions,
+        Termination::MaxTurns,
         Termination::EngineFailure,
     ];
 
@@ -64,8 +72,19 @@ impl Termination {
             Termination::SeventyFiveMoveRule => "seventy_five_move_rule",
             Termination::MoveLimit => "move_limit",
             Termination::Forfeit => "forfeit",
+            Termination::TooManyWrongActions => "too_many_wrong_actions",
+            Termination::MaxTurns => "max_turns",
             Termination::EngineFailure => "engine_failure",
         }
+    }
+
+    /// Whether the game was lost by a protocol failure of the loser (forfeit, too many wrong
+    /// actions, max turns) rather than decided on the board: LLM Chess's "interrupted" games.
+    pub const fn is_protocol_failure(self) -> bool {
+        matches!(
+            self,
+            Termination::Forfeit | Termination::TooManyWrongActions | Termination::MaxTurns
+        )
     }
 }
 

@@ -43,7 +43,9 @@ fn standard_termination(termination: Termination) -> &'static str {
         | Termination::InsufficientMaterial
         | Termination::FivefoldRepetition
         | Termination::SeventyFiveMoveRule => "normal",
-        Termination::Forfeit => "rules infraction",
+        Termination::Forfeit | Termination::TooManyWrongActions | Termination::MaxTurns => {
+            "rules infraction"
+        }
         Termination::MoveLimit => "adjudication",
         Termination::EngineFailure => "abandoned",
     }

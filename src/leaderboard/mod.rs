@@ -4,6 +4,8 @@
 
 pub mod ladder;
 
+pub mod llm_chess;
+
 use std::collections::BTreeMap;
 
 use crate::{
@@ -25,6 +27,9 @@ pub struct Options {
     pub show_all: bool,
     /// Add the attempt and termination statistics.
     pub stats: bool,
+    /// Add the LLM Chess table (added anyway when a player plays the agentic mode or is a mixture
+    /// of agents).
+    pub llm_chess: bool,
 }
 
 impl Default for Options {
@@ -34,6 +39,7 @@ impl Default for Options {
             max_rd: 100.0,
             show_all: false,
             stats: false,
+            llm_chess: false,
         }
     }
 }
@@ -57,6 +63,9 @@ pub fn tables(
     if options.stats {
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));
+    }
+    if options.llm_chess || llm_chess::applies(&players) {
+        out.push(llm_chess::table_for(store, tournament)?);
     }
     if let Some(table) = analysis_table(store, tournament.id)? {
         out.push(table);

@@ -23,8 +23,8 @@ use super::{
     state::{self, Limits},
 };
 use crate::tournament::spec::{
-    EnginePlayerSpec, LlmPlayerSpec, PlayerSpec, RandomPlayerSpec, TournamentSettings,
-    TournamentSpec,
+    EnginePlayerSpec, LlmPlayerSpec, MoaPlayerSpec, ModelSpec, PlayerSpec, RandomPlayerSpec,
+    TournamentSettings, TournamentSpec,
 };
 
 /// A validated snapshot of a tournament's scripts.
@@ -139,29 +139,30 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
     let mut modes = BTreeMap::new();
     let mut mode_options = BTreeMap::new();
     for player in &spec.players {
-        let PlayerSpec::Llm(llm) = player else {
+        let Some(binding) = player.mode_binding() else {
             continue;
         };
-        let at = spec.defined_at[&llm.name].clone();
-        match mode_module(&resolver, &llm.mode) {
+        let name = binding.name;
+        let at = spec.defined_at[name].clone();
+        match mode_module(&resolver, binding.mode) {
             Some(module) => {
                 // Loading the mode here both validates it and records its sources.
-                match ModeScript::load(&lua, &module, llm) {
+                match ModeScript::load(&lua, &module, binding) {
                     Ok(mode) => {
-                        mode_options.insert(llm.name.clone(), mode.options().clone());
-                        if let Err(e) = mode.smoke_test(llm) {
-                            errors.push(in_player(e, &at, &llm.name));
+                        mode_options.insert(name.to_string(), mode.options().clone());
+                        if let Err(e) = mode.smoke_test(binding) {
+                            errors.push(in_player(e, &at, name));
                         }
                     }
-                    Err(e) => errors.push(in_player(e, &at, &llm.name)),
+                    Err(e) => errors.push(in_player(e, &at, name)),
                 }
-                modes.insert(llm.name.clone(), module);
+                modes.insert(name.to_string(), module);
             }
             None => errors.push(ScriptError::at(
                 at,
                 format!(
-                    "player `{}`: unknown play mode `{}` (no modes/{}.lua in the script's folder or the built-ins)",
-                    llm.name, llm.mode, llm.mode
+                    "player `{name}`: unknown play mode `{}` (no modes/{}.lua in the script's folder or the built-ins)",
+                    binding.mode, binding.mode
                 ),
             )),
         }
@@ -328,7 +329,7 @@ pub(super) fn parse_player(
         return Err(ScriptError::at(
             tournament_at,
             format!(
-                "player {index} must be a table (arena.llm{{...}}, arena.engine{{...}} or arena.random{{...}}), not {}",
+                "player {index} must be a table (arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}} or arena.random{{...}}), not {}",
                 value.type_name()
             ),
         ));
@@ -369,24 +370,51 @@ pub(super) fn parse_player(
             .map(PlayerSpec::Engine),
         Some("random") => from_table::<RandomPlayerSpec>(lua, fields, &what, "a random player")
             .map(PlayerSpec::Random),
+        Some("moa") => from_table::<MoaPlayerSpec>(lua, fields, &what, "a mixture of agents")
+            .map(PlayerSpec::Moa),
         Some(other) => Err(format!(
-            "{what}: unknown kind `{other}` (expected \"llm\", \"engine\" or \"random\")"
+            "{what}: unknown kind `{other}` (expected \"llm\", \"moa\", \"engine\" or \"random\")"
         )),
         None => Err(format!(
-            "{what}: no `kind`; define players with arena.llm{{...}}, arena.engine{{...}} or arena.random{{...}}"
+            "{what}: no `kind`; define players with arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}} or arena.random{{...}}"
         )),
     }
     .map_err(|message| ScriptError::at(at.clone(), message))?;
-    if let PlayerSpec::Llm(llm) = &spec {
-        if llm.max_concurrency == 0 {
+    let check = |model: &ModelSpec, part: &str| -> Result<(), ScriptError> {
+        if model.max_concurrency == 0 {
             return Err(ScriptError::at(
-                at,
-                format!("{what}: `max_concurrency` must be at least 1"),
+                &at,
+                format!("{what}{part}: `max_concurrency` must be at least 1"),
             ));
         }
-        if let Err(e) = llm.provider() {
-            return Err(ScriptError::at(at, format!("{what}: {e}")));
+        model
+            .provider()
+            .map(|_| ())
+            .map_err(|e| ScriptError::at(&at, format!("{what}{part}: {e}")))
+    };
+    match &spec {
+        PlayerSpec::Llm(llm) => check(&llm.model_spec(), "")?,
+        PlayerSpec::Moa(moa) => {
+            if moa.proposers.is_empty() {
+                return Err(ScriptError::at(
+                    at,
+                    format!("{what}: a mixture of agents needs at least one proposer"),
+                ));
+            }
+            for (i, p) in moa.proposers.iter().enumerate() {
+                check(p, &format!(", proposer {}", i + 1))?;
+            }
+            check(&moa.synthesizer, ", synthesizer")?;
         }
+        PlayerSpec::Engine(_) | PlayerSpec::Random(_) => {}
+    }
+    if let Some(elo) = spec.anchor_elo()
+        && !elo.is_finite()
+    {
+        return Err(ScriptError::at(
+            at,
+            format!("{what}: `anchor_elo` must be a finite number"),
+        ));
     }
     Ok((spec, at))
 }

@@ -10,7 +10,7 @@ use super::{ScriptError, generation::Generation, state};
 use crate::{
     llm::ChatMessage,
     tournament::{
-        spec::LlmPlayerSpec,
+        spec::ModeBinding,
         turn::{Action, Decision, RetryAction, TurnContext},
     },
 };
@@ -26,6 +26,8 @@ pub struct PlyOpening {
 
 /// Attempts per ply when a mode declares none.
 const DEFAULT_MAX_ATTEMPTS: u32 = 1;
+/// The largest `max_attempts` or `max_turns` a mode may declare.
+const MAX_LIMIT: u64 = 1000;
 
 /// A loaded play mode bound to one player's options.
 pub struct ModeScript {
@@ -35,6 +37,7 @@ pub struct ModeScript {
     reply: Function,
     options: serde_json::Map<String, serde_json::Value>,
     max_attempts: u32,
+    max_turns: Option<u32>,
 }
 
 impl std::fmt::Debug for ModeScript {
@@ -52,9 +55,9 @@ impl ModeScript {
     /// # Errors
     /// When the mode no longer loads (it did when the generation was validated, so this means a
     /// resource limit or a lazily required module).
-    pub fn for_game(generation: &Generation, player: &LlmPlayerSpec) -> Result<Self, ScriptError> {
+    pub fn for_game(generation: &Generation, player: ModeBinding<'_>) -> Result<Self, ScriptError> {
         let lua = state::new_state(generation.resolver(), generation.limits)?;
-        let module = generation.modes.get(&player.name).ok_or_else(|| {
+        let module = generation.modes.get(player.name).ok_or_else(|| {
             ScriptError::bare(format!("player `{}` has no play mode", player.name))
         })?;
         ModeScript::load(&lua, module, player)
@@ -64,7 +67,7 @@ impl ModeScript {
     ///
     /// # Errors
     /// A missing hook, an option the mode does not know, or an error while loading the module.
-    pub fn load(lua: &Lua, module: &str, player: &LlmPlayerSpec) -> Result<Self, ScriptError> {
+    pub fn load(lua: &Lua, module: &str, player: ModeBinding<'_>) -> Result<Self, ScriptError> {
         let require: Function = lua.globals().get("require")?;
         let value: Value = state::call(lua, &require, module)?;
         let Value::Table(table) = value else {
@@ -76,18 +79,8 @@ impl ModeScript {
         let start = hook(&table, module, "start")?;
         let reply = hook(&table, module, "reply")?;
         let options = merge_options(lua, &table, module, player)?;
-        let max_attempts = match options.get("max_attempts") {
-            None => DEFAULT_MAX_ATTEMPTS,
-            Some(v) => v
-                .as_u64()
-                .filter(|n| (1..=1000).contains(n))
-                .map(|n| n as u32)
-                .ok_or_else(|| {
-                    ScriptError::bare(format!(
-                        "option `max_attempts` must be a whole number from 1 to 1000, not {v}"
-                    ))
-                })?,
-        };
+        let max_attempts = limit_option(&options, "max_attempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+        let max_turns = limit_option(&options, "max_turns")?;
         Ok(ModeScript {
             lua: lua.clone(),
             module: module.to_string(),
@@ -95,6 +88,7 @@ impl ModeScript {
             reply,
             options,
             max_attempts,
+            max_turns,
         })
     }
 
@@ -106,6 +100,12 @@ impl ModeScript {
     /// Attempts allowed per ply before the game is forfeited.
     pub fn max_attempts(&self) -> u32 {
         self.max_attempts
+    }
+
+    /// Model calls (dialog turns) allowed per ply, from the generic `max_turns` option; `None`
+    /// when the mode declares none (the game loop still caps runaway dialogs).
+    pub fn max_turns(&self) -> Option<u32> {
+        self.max_turns
     }
 
     /// Calls `start(ctx)`: the messages that open the ply's dialog, either as a plain list or as
@@ -162,7 +162,7 @@ impl ModeScript {
     ///
     /// # Errors
     /// Whatever the hooks raise.
-    pub fn smoke_test(&self, player: &LlmPlayerSpec) -> Result<(), ScriptError> {
+    pub fn smoke_test(&self, player: ModeBinding<'_>) -> Result<(), ScriptError> {
         let ctx = sample_context(player, self);
         let messages = self.start(&ctx)?.messages;
         if messages.is_empty() {
@@ -181,6 +181,25 @@ impl ModeScript {
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
         Ok(self.lua.to_value_with(ctx, options)?)
+    }
+}
+
+/// A whole-number limit option (`max_attempts`, `max_turns`) from 1 to [`MAX_LIMIT`], if set.
+fn limit_option(
+    options: &serde_json::Map<String, serde_json::Value>,
+    name: &str,
+) -> Result<Option<u32>, ScriptError> {
+    match options.get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=MAX_LIMIT).contains(n))
+            .map(|n| Some(n as u32))
+            .ok_or_else(|| {
+                ScriptError::bare(format!(
+                    "option `{name}` must be a whole number from 1 to {MAX_LIMIT}, not {v}"
+                ))
+            }),
     }
 }
 
@@ -203,7 +222,7 @@ fn merge_options(
     lua: &Lua,
     table: &Table,
     module: &str,
-    player: &LlmPlayerSpec,
+    player: ModeBinding<'_>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, ScriptError> {
     let defaults: serde_json::Map<String, serde_json::Value> =
         match table.get::<Value>("defaults")? {
@@ -219,7 +238,7 @@ fn merge_options(
             }
         };
     let mut merged = defaults.clone();
-    for (key, value) in &player.options {
+    for (key, value) in player.options {
         if !defaults.contains_key(key) {
             let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
             return Err(ScriptError::bare(format!(
@@ -321,7 +340,7 @@ fn parse_decision(value: Value) -> Result<Decision, String> {
 }
 
 /// The start position as a play mode would see it, for smoke tests.
-fn sample_context(player: &LlmPlayerSpec, mode: &ModeScript) -> TurnContext {
+fn sample_context(player: ModeBinding<'_>, mode: &ModeScript) -> TurnContext {
     use crate::board::render;
     let pos = shakmaty::Chess::default();
     TurnContext {
@@ -337,7 +356,7 @@ fn sample_context(player: &LlmPlayerSpec, mode: &ModeScript) -> TurnContext {
         last_move: None,
         attempt: 1,
         max_attempts: mode.max_attempts,
-        player: player.name.clone(),
+        player: player.name.to_string(),
         opponent: "opponent".into(),
         game: 0,
         options: mode.options.clone(),

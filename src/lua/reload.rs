@@ -166,6 +166,10 @@ fn fixed_parts_changed(old: &TournamentSpec, new: &TournamentSpec) -> Option<Str
                     && a.api_key_env == b.api_key_env
                     && a.max_concurrency == b.max_concurrency
             }
+            // Models and endpoints are fixed; the mode and its options may change.
+            (PlayerSpec::Moa(a), PlayerSpec::Moa(b)) => {
+                a.name == b.name && a.proposers == b.proposers && a.synthesizer == b.synthesizer
+            }
             (a, b) => a == b,
         };
         if !same {

@@ -49,6 +49,18 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../scripts/tasks/common.lua"),
     ),
     (
+        "modes/agentic.lua",
+        include_str!("../../scripts/modes/agentic.lua"),
+    ),
+    (
+        "prompts/agentic.lua",
+        include_str!("../../scripts/prompts/agentic.lua"),
+    ),
+    (
+        "parsers/actions.lua",
+        include_str!("../../scripts/parsers/actions.lua"),
+    ),
+    (
         "formats/round_robin.lua",
         include_str!("../../scripts/formats/round_robin.lua"),
     ),

@@ -114,14 +114,11 @@ mod modes {
     use crate::{
         llm::ChatMessage,
         lua::{Generation, ModeScript},
-        tournament::{
-            spec::PlayerSpec,
-            turn::{Action, RetryAction, TurnContext},
-        },
+        tournament::turn::{Action, RetryAction, TurnContext},
     };
 
-    /// The built-in `mode` with `options`, loaded the way a game loads it.
-    fn mode(mode: &str, options: &str) -> (ModeScript, TurnContext) {
+    /// Loads a tournament with the built-in `mode` and `options` for player `m`.
+    fn load(mode: &str, options: &str) -> Result<Generation, crate::lua::CheckErrors> {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("t.lua");
         std::fs::write(
@@ -134,11 +131,14 @@ mod modes {
             ),
         )
         .unwrap();
-        let generation = Generation::load(&script, 1).unwrap();
-        let Some(PlayerSpec::Llm(spec)) = generation.spec.player("m") else {
-            panic!("no LLM player");
-        };
-        let script = ModeScript::for_game(&generation, spec).unwrap();
+        Generation::load(&script, 1)
+    }
+
+    /// The built-in `mode` with `options`, loaded the way a game loads it.
+    fn mode(mode: &str, options: &str) -> (ModeScript, TurnContext) {
+        let generation = load(mode, options).unwrap();
+        let binding = generation.spec.player("m").unwrap().mode_binding().unwrap();
+        let script = ModeScript::for_game(&generation, binding).unwrap();
         let pos = shakmaty::Chess::default();
         let ctx = TurnContext {
             fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
@@ -258,4 +258,6 @@ mod modes {
         let ok = m.reply(&ctx, "Long thought... ```\ng1f3\n```").unwrap();
         assert_eq!(ok.action, Action::Move("g1f3".into()));
     }
+
+    mod agentic;
 }

@@ -78,6 +78,25 @@ pub struct EventRow {
     pub created_at: String,
 }
 
+/// The numbers of one stored call, without its texts: what reports add up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallSummary {
+    /// The game.
+    pub game_id: i64,
+    /// The ply the call was made for.
+    pub ply: u32,
+    /// The player's name.
+    pub player: String,
+    /// The model name sent to the provider (prices are looked up by it).
+    pub model: String,
+    /// Prompt tokens billed.
+    pub prompt_tokens: u64,
+    /// Completion tokens billed.
+    pub completion_tokens: u64,
+    /// What the reply led to, if it was used.
+    pub outcome: Option<String>,
+}
+
 fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
     Ok(LlmCallRow {
         id: r.get(0)?,
@@ -205,6 +224,39 @@ impl Store {
             .context(what)?;
         let rows = stmt
             .query_map(params![game_id, ply], call_row)
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
+    /// Every call of a tournament's finished games, without texts, in game, ply and seq order.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn call_summaries(&self, tournament: i64) -> Result<Vec<CallSummary>, StoreError> {
+        let what = || format!("read call summaries of tournament {tournament}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT c.game_id, c.ply, c.player, c.model, c.prompt_tokens, c.completion_tokens,
+                     c.outcome
+                 FROM llm_calls c JOIN games g ON g.id = c.game_id
+                 WHERE g.tournament_id = ?1 AND g.status = 'finished'
+                 ORDER BY c.game_id, c.ply, c.seq",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map([tournament], |r| {
+                Ok(CallSummary {
+                    game_id: r.get(0)?,
+                    ply: r.get(1)?,
+                    player: r.get(2)?,
+                    model: r.get(3)?,
+                    prompt_tokens: get_u64(r, 4)?,
+                    completion_tokens: get_u64(r, 5)?,
+                    outcome: r.get(6)?,
+                })
+            })
             .context(what)?;
         rows.collect::<rusqlite::Result<_>>().context(what)
     }

@@ -48,7 +48,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
-    calls::{EventRow, LlmCallRecord, LlmCallRow},
+    calls::{CallSummary, EventRow, LlmCallRecord, LlmCallRow},
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     games::{GameRow, GameStatus, PlyRecord, ScheduledGame},
     stats::{StandingRow, Totals},

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use super::{Context, Store, StoreError, get_u64};
 
 /// Outcomes of LLM calls that count as parse errors in the standings.
-const PARSE_ERROR_OUTCOMES: &str = "'no_move_found', 'unparseable'";
+const PARSE_ERROR_OUTCOMES: &str = "'no_move_found', 'unparseable', 'wrong_action'";
 /// Outcomes of LLM calls that count as illegal moves in the standings.
-const ILLEGAL_MOVE_OUTCOMES: &str = "'illegal', 'ambiguous'";
+const ILLEGAL_MOVE_OUTCOMES: &str = "'illegal', 'ambiguous', 'wrong_move'";
 
 /// One player's line in the standings, over the finished games of a tournament.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,11 +24,14 @@ pub struct StandingRow {
     pub losses: u32,
     /// Wins plus half the draws.
     pub score: f64,
-    /// Games lost by the termination `"forfeit"`.
+    /// Games lost by a protocol failure (terminations `forfeit`, `too_many_wrong_actions`,
+    /// `max_turns`).
     pub forfeits: u32,
-    /// LLM replies in which no move could be read (outcomes `no_move_found`, `unparseable`).
+    /// LLM replies in which no move could be read (outcomes `no_move_found`, `unparseable`, and
+    /// the agentic mode's `wrong_action`).
     pub parse_errors: u64,
-    /// LLM replies naming an illegal or ambiguous move (outcomes `illegal`, `ambiguous`).
+    /// LLM replies naming an illegal or ambiguous move (outcomes `illegal`, `ambiguous`, and the
+    /// agentic mode's `wrong_move`).
     pub illegal_moves: u64,
     /// LLM replies refused for forbidden reasoning (outcome `forbidden_reasoning`).
     pub forbidden_reasoning: u64,
@@ -142,7 +145,7 @@ impl Store {
                                OR (g.black = p.name AND g.result = '1-0')), 0),
                     COALESCE(SUM(((g.white = p.name AND g.result = '0-1')
                                OR (g.black = p.name AND g.result = '1-0'))
-                              AND g.termination = 'forfeit'), 0)
+                              AND g.termination IN ('forfeit', 'too_many_wrong_actions', 'max_turns')), 0)
                  FROM players p
                  LEFT JOIN games g ON g.tournament_id = p.tournament_id AND g.status = 'finished'
                                   AND (g.white = p.name OR g.black = p.name)

@@ -10,9 +10,9 @@ use rand::{SeedableRng, rngs::StdRng};
 use shakmaty::{Color, Position};
 
 use super::{
+    ask::{self, Models},
     players::{Participant, Roster},
     progress::Progress,
-    spec::{LlmPlayerSpec, PlayerSpec},
     turn::{Action, RetryAction, TurnContext},
 };
 use crate::{
@@ -20,11 +20,11 @@ use crate::{
     engine::EngineLease,
     llm::{ChatMessage, ChatRequest},
     lua::{Generation, ModeScript},
-    store::{GameRow, LlmCallRecord, PlyRecord, Store},
+    store::{GameRow, PlyRecord, Store},
 };
 
-/// Dialog calls allowed in one ply, whatever the mode says: a mode that keeps answering `say`
-/// must not run up an unbounded bill.
+/// Dialog turns allowed in one ply, whatever the mode says: a mode that keeps answering `say`
+/// must not run up an unbounded bill. A mode's `max_turns` option can only lower it.
 const MAX_CALLS_PER_PLY: u32 = 100;
 
 /// Everything a game needs from its tournament.
@@ -53,7 +53,7 @@ pub enum GameOutcome {
 /// One side of the game, ready to move.
 enum Side {
     Llm {
-        spec: Box<LlmPlayerSpec>,
+        models: Box<Models>,
         mode: ModeScript,
     },
     Engine(EngineLease),
@@ -164,11 +164,18 @@ async fn play_inner(
                     }
                 }
             }
-            Side::Llm { spec, mode } => {
-                match llm_turn(env, row, &game, spec, mode, name, opponent).await? {
+            Side::Llm { models, mode } => {
+                match llm_turn(env, row, &game, models, mode, name, opponent).await? {
                     TurnResult::Move { uci, attempts } => (uci, attempts),
-                    TurnResult::Forfeit(reason) => {
-                        game.forfeit(game.turn(), reason);
+                    TurnResult::Lost {
+                        termination,
+                        reason,
+                    } => {
+                        game.adjudicate(GameEnd {
+                            result: loss_for(game.turn()),
+                            termination,
+                            reason: Some(reason),
+                        });
                         break;
                     }
                 }
@@ -238,16 +245,18 @@ async fn side(env: &GameEnv, generation: &Generation, name: &str) -> Result<Side
                 .await
                 .map_err(|e| format!("cannot start engine `{name}`: {e}"))?,
         ),
-        Participant::Llm { .. } => {
+        Participant::Llm { .. } | Participant::Moa { .. } => {
             // Prompt-side settings come from the game's generation, so a reload can change them.
-            let Some(PlayerSpec::Llm(spec)) = generation.spec.player(name) else {
-                return Err(format!(
-                    "player `{name}` is not an LLM player in this generation"
-                ));
-            };
-            let mode = ModeScript::for_game(generation, spec).map_err(|e| e.to_string())?;
+            let spec = generation
+                .spec
+                .player(name)
+                .ok_or_else(|| format!("player `{name}` is not in this generation"))?;
+            let binding = spec
+                .mode_binding()
+                .ok_or_else(|| format!("player `{name}` has no play mode in this generation"))?;
+            let mode = ModeScript::for_game(generation, binding).map_err(|e| e.to_string())?;
             Side::Llm {
-                spec: Box::new(spec.clone()),
+                models: Box::new(Models::for_player(spec, participant)?),
                 mode,
             }
         }
@@ -283,106 +292,64 @@ fn mix(a: u64, b: u64) -> u64 {
 }
 
 enum TurnResult {
-    Move { uci: String, attempts: u32 },
-    Forfeit(String),
+    Move {
+        uci: String,
+        attempts: u32,
+    },
+    /// The mover loses without a move: a forfeit, too many wrong actions, or max turns.
+    Lost {
+        termination: Termination,
+        reason: String,
+    },
 }
 
-/// One LLM ply: the dialog between the play mode and the model until a move, a forfeit, or an
-/// error that sets the game aside.
+/// One LLM ply: the dialog between the play mode and the model until a move, a loss by protocol
+/// failure, or an error that sets the game aside.
+///
+/// Each model reply is one dialog turn. `say` answers it without spending an attempt; `retry`
+/// and a refused move spend one. Using up `max_attempts` loses by too many wrong actions; using up
+/// the turns (`max_turns`, at most [`MAX_CALLS_PER_PLY`]) loses by max turns.
 async fn llm_turn(
     env: &GameEnv,
     row: &GameRow,
     game: &Game,
-    spec: &LlmPlayerSpec,
+    models: &Models,
     mode: &ModeScript,
     name: &str,
     opponent: &str,
 ) -> Result<TurnResult, String> {
     let store = &env.store;
     let ply = game.ply();
-    let endpoint = match env.roster.players.get(name) {
-        Some(Participant::Llm { endpoint }) => endpoint,
-        _ => return Err(format!("player `{name}` has no endpoint")),
-    };
     // Replies already stored for this ply (a resumed game): used instead of new requests.
     let stored = store.llm_calls(row.id, ply).map_err(|e| e.to_string())?;
     let mut ctx = context(game, row, mode, name, opponent);
-    ctx.previous_dialog = previous_dialog(store, row.id, ply)?;
+    ctx.previous_dialog = previous_dialog(store, row.id, ply, models.calls_per_turn())?;
     let opening = mode.start(&ctx).map_err(|e| e.to_string())?;
     let mut dialog = opening.messages;
     let mut request_extra = opening.request;
     let mut attempt = 1;
     let mut last_failure;
-    for seq in 0..MAX_CALLS_PER_PLY {
-        let (text, reasoning, call_id) = match stored.iter().find(|c| c.call.seq == seq) {
-            Some(c) if c.call.reply_text.is_some() => (
-                c.call.reply_text.clone().unwrap_or_default(),
-                c.call.reasoning.clone(),
-                c.id,
-            ),
-            _ => {
-                let request = ChatRequest {
-                    model: spec.model.clone(),
-                    messages: dialog.clone(),
-                    temperature: spec.temperature,
-                    top_p: spec.top_p,
-                    max_tokens: spec.max_tokens,
-                    seed: spec.seed,
-                    extra_body: merged(spec.extra_body.as_ref(), &request_extra),
-                    reasoning: spec.reasoning(),
-                };
-                let reply = env
-                    .roster
-                    .client
-                    .chat(endpoint, &request)
-                    .await
-                    .map_err(|e| {
-                        let message = format!("player `{name}`: {e}");
-                        let kind = if e.is_transient() {
-                            "endpoint_unreachable"
-                        } else {
-                            "endpoint_error"
-                        };
-                        let _ = store.record_event(
-                            env.tournament,
-                            Some(row.id),
-                            "error",
-                            kind,
-                            &message,
-                        );
-                        message
-                    })?;
-                let usage = reply.usage.unwrap_or_default();
-                let id = store
-                    .record_llm_call(&LlmCallRecord {
-                        game_id: Some(row.id),
-                        ply,
-                        seq,
-                        player: name.to_string(),
-                        model: spec.model.clone(),
-                        endpoint: endpoint.base_url.clone(),
-                        request_json: serde_json::to_string(&request)
-                            .unwrap_or_else(|e| format!("{{\"unserializable\": \"{e}\"}}")),
-                        reply_text: Some(reply.content.clone()),
-                        reasoning: reply.reasoning.clone(),
-                        raw_body: Some(reply.raw_body.clone()),
-                        finish_reason: reply.finish_reason.clone(),
-                        http_status: Some(reply.http_status),
-                        prompt_tokens: usage.prompt_tokens,
-                        completion_tokens: usage.completion_tokens,
-                        latency_ms: reply.latency_ms,
-                        transport_retries: reply.transport_retries,
-                        error: None,
-                    })
-                    .map_err(|e| e.to_string())?;
-                env.progress
-                    .llm_call(usage.prompt_tokens + usage.completion_tokens);
-                (reply.content, reply.reasoning, id)
-            }
-        };
+    let max_turns = mode
+        .max_turns()
+        .unwrap_or(MAX_CALLS_PER_PLY)
+        .min(MAX_CALLS_PER_PLY);
+    for turn in 0..max_turns {
+        let answer = ask::ask(
+            env,
+            row,
+            ply,
+            turn,
+            models,
+            name,
+            &dialog,
+            &request_extra,
+            &stored,
+        )
+        .await?;
+        let (text, call_id) = (answer.text, answer.call_id);
         dialog.push(ChatMessage::new("assistant", text.clone()));
         ctx.dialog = dialog.clone();
-        ctx.reasoning = reasoning;
+        ctx.reasoning = answer.reasoning;
         ctx.attempt = attempt;
         let decision = mode.reply(&ctx, &text).map_err(|e| e.to_string())?;
         let outcome = |default: &str| decision.outcome.clone().unwrap_or_else(|| default.into());
@@ -428,14 +395,20 @@ async fn llm_turn(
             }
             Action::Forfeit(reason) => {
                 set_outcome(&outcome("forfeit"), Some(reason))?;
-                return Ok(TurnResult::Forfeit(format!("`{name}` forfeits: {reason}")));
+                return Ok(TurnResult::Lost {
+                    termination: Termination::Forfeit,
+                    reason: format!("`{name}` forfeits: {reason}"),
+                });
             }
         };
         // A failed attempt.
         if attempt >= mode.max_attempts() {
-            return Ok(TurnResult::Forfeit(format!(
-                "`{name}` gave no acceptable move in {attempt} attempts (last: {last_failure})"
-            )));
+            return Ok(TurnResult::Lost {
+                termination: Termination::TooManyWrongActions,
+                reason: format!(
+                    "`{name}` made too many wrong actions: {attempt} failed attempts at ply {ply} (last: {last_failure})"
+                ),
+            });
         }
         attempt += 1;
         ctx.attempt = attempt;
@@ -449,9 +422,12 @@ async fn llm_turn(
             }
         }
     }
-    Ok(TurnResult::Forfeit(format!(
-        "`{name}` used {MAX_CALLS_PER_PLY} dialog turns without moving"
-    )))
+    Ok(TurnResult::Lost {
+        termination: Termination::MaxTurns,
+        reason: format!(
+            "`{name}` reached max turns: {max_turns} dialog turns at ply {ply} without a move"
+        ),
+    })
 }
 
 fn context(
@@ -489,8 +465,15 @@ fn context(
 }
 
 /// The final dialog of the same side's previous ply, rebuilt from the store (so a resumed game sees
-/// exactly what an uninterrupted one would): the last call's messages plus its reply.
-fn previous_dialog(store: &Store, game_id: i64, ply: u32) -> Result<Vec<ChatMessage>, String> {
+/// exactly what an uninterrupted one would): the last turn's messages plus its reply. For a
+/// mixture of agents the messages are the first proposer's (the dialog itself, not the
+/// synthesizer's merged prompt) and the reply is the synthesizer's.
+fn previous_dialog(
+    store: &Store,
+    game_id: i64,
+    ply: u32,
+    calls_per_turn: u32,
+) -> Result<Vec<ChatMessage>, String> {
     let Some(previous) = ply.checked_sub(2) else {
         return Ok(Vec::new());
     };
@@ -500,21 +483,16 @@ fn previous_dialog(store: &Store, game_id: i64, ply: u32) -> Result<Vec<ChatMess
     let Some(last) = calls.iter().max_by_key(|c| c.call.seq) else {
         return Ok(Vec::new());
     };
-    let request: ChatRequest = serde_json::from_str(&last.call.request_json)
+    let first_of_turn = last.call.seq / calls_per_turn.max(1) * calls_per_turn.max(1);
+    let asked = calls
+        .iter()
+        .find(|c| c.call.seq == first_of_turn)
+        .unwrap_or(last);
+    let request: ChatRequest = serde_json::from_str(&asked.call.request_json)
         .map_err(|e| format!("the stored request of ply {previous} cannot be read back: {e}"))?;
     let mut dialog = request.messages;
     if let Some(reply) = &last.call.reply_text {
         dialog.push(ChatMessage::new("assistant", reply.clone()));
     }
     Ok(dialog)
-}
-
-/// The player's `extra_body` overlaid with what the mode asked for at this ply.
-fn merged(
-    player: Option<&serde_json::Map<String, serde_json::Value>>,
-    ply: &serde_json::Map<String, serde_json::Value>,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut body = player.cloned().unwrap_or_default();
-    body.extend(ply.iter().map(|(k, v)| (k.clone(), v.clone())));
-    body
 }

@@ -2,6 +2,7 @@
 //! analysis beside play.
 
 pub mod analysis;
+pub mod ask;
 pub mod game;
 pub mod players;
 pub mod progress;

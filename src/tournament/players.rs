@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, time::Duration};
 
 use thiserror::Error;
 
-use super::spec::{EnginePlayerSpec, LlmPlayerSpec, PlayerSpec, TournamentSpec};
+use super::spec::{EnginePlayerSpec, ModelSpec, PlayerSpec, TournamentSpec};
 use crate::{
     engine::{self, EnginePool, EngineSpec, SearchLimits},
     llm::{Endpoint, LlmClient, RetryPolicy},
@@ -36,6 +36,13 @@ pub enum Participant {
         pool: EnginePool,
         /// Search limits per move.
         limits: SearchLimits,
+    },
+    /// A mixture of agents: one endpoint per proposer, and the synthesizer's.
+    Moa {
+        /// The proposers' endpoints, in script order.
+        proposers: Vec<Endpoint>,
+        /// The synthesizer's endpoint.
+        synthesizer: Endpoint,
     },
     /// A seeded uniform random mover.
     Random {
@@ -78,23 +85,26 @@ impl Roster {
             };
             let participant = match player {
                 PlayerSpec::Llm(llm) => {
-                    let endpoint = endpoint(llm).map_err(|e| fail(e.to_string()))?;
-                    if let Some(var) = &llm.api_key_env
-                        && std::env::var(var)
-                            .map(|v| v.trim().is_empty())
-                            .unwrap_or(true)
-                    {
-                        return Err(fail(format!(
-                            "the environment variable `{var}` (api_key_env) is not set"
-                        )));
-                    }
-                    client.probe(&endpoint).await.map_err(|e| {
-                        fail(format!(
-                            "the model endpoint {} does not answer: {e}. Is the server running (for the local model: scripts/local-llm.sh start)?",
-                            llm.base_url
-                        ))
-                    })?;
+                    let endpoint = checked_endpoint(&client, &llm.model_spec())
+                        .await
+                        .map_err(fail)?;
                     Participant::Llm { endpoint }
+                }
+                PlayerSpec::Moa(moa) => {
+                    let mut proposers = Vec::new();
+                    for (i, p) in moa.proposers.iter().enumerate() {
+                        let endpoint = checked_endpoint(&client, p)
+                            .await
+                            .map_err(|m| fail(format!("proposer {}: {m}", i + 1)))?;
+                        proposers.push(endpoint);
+                    }
+                    let synthesizer = checked_endpoint(&client, &moa.synthesizer)
+                        .await
+                        .map_err(|m| fail(format!("synthesizer: {m}")))?;
+                    Participant::Moa {
+                        proposers,
+                        synthesizer,
+                    }
                 }
                 PlayerSpec::Engine(e) => {
                     let engine_spec = engine_spec(e).map_err(|err| fail(err.to_string()))?;
@@ -124,22 +134,43 @@ impl Roster {
     }
 }
 
-/// The HTTP endpoint of an LLM player.
+/// The HTTP endpoint of a model.
 ///
 /// # Errors
 /// An unknown provider name.
-pub fn endpoint(llm: &LlmPlayerSpec) -> Result<Endpoint, crate::llm::LlmError> {
+pub fn endpoint(model: &ModelSpec) -> Result<Endpoint, crate::llm::LlmError> {
     Ok(Endpoint {
-        provider: llm.provider()?,
-        base_url: llm.base_url.clone(),
-        api_key_env: llm.api_key_env.clone(),
-        max_concurrency: llm.max_concurrency,
-        timeout: Duration::from_secs_f64(llm.timeout_s.max(1.0)),
+        provider: model.provider()?,
+        base_url: model.base_url.clone(),
+        api_key_env: model.api_key_env.clone(),
+        max_concurrency: model.max_concurrency,
+        timeout: Duration::from_secs_f64(model.timeout_s.max(1.0)),
         retry: RetryPolicy {
-            give_up_after: Duration::from_secs_f64(llm.outage_s.max(0.0)),
+            give_up_after: Duration::from_secs_f64(model.outage_s.max(0.0)),
             ..RetryPolicy::default()
         },
     })
+}
+
+/// The endpoint of `model`, checked: its key variable set and the server answering.
+async fn checked_endpoint(client: &LlmClient, model: &ModelSpec) -> Result<Endpoint, String> {
+    let endpoint = endpoint(model).map_err(|e| e.to_string())?;
+    if let Some(var) = &model.api_key_env
+        && std::env::var(var)
+            .map(|v| v.trim().is_empty())
+            .unwrap_or(true)
+    {
+        return Err(format!(
+            "the environment variable `{var}` (api_key_env) is not set"
+        ));
+    }
+    client.probe(&endpoint).await.map_err(|e| {
+        format!(
+            "the model endpoint {} does not answer: {e}. Is the server running (for the local model: scripts/local-llm.sh start)?",
+            model.base_url
+        )
+    })?;
+    Ok(endpoint)
 }
 
 fn engine_spec(e: &EnginePlayerSpec) -> Result<EngineSpec, engine::EngineError> {

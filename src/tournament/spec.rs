@@ -220,6 +220,9 @@ pub enum PlayerSpec {
     Engine(EnginePlayerSpec),
     /// A uniform random mover.
     Random(RandomPlayerSpec),
+    /// A mixture of agents: several proposer models answer each turn, and a synthesizer model
+    /// merges their answers into the player's reply.
+    Moa(MoaPlayerSpec),
 }
 
 impl PlayerSpec {
@@ -229,17 +232,59 @@ impl PlayerSpec {
             PlayerSpec::Llm(p) => &p.name,
             PlayerSpec::Engine(p) => &p.name,
             PlayerSpec::Random(p) => &p.name,
+            PlayerSpec::Moa(p) => &p.name,
         }
     }
 
-    /// `llm`, `engine` or `random`.
+    /// `llm`, `engine`, `random` or `moa`.
     pub fn kind(&self) -> &'static str {
         match self {
             PlayerSpec::Llm(_) => "llm",
             PlayerSpec::Engine(_) => "engine",
             PlayerSpec::Random(_) => "random",
+            PlayerSpec::Moa(_) => "moa",
         }
     }
+
+    /// The calibrated Elo the script gave this player, used as an anchor when other players'
+    /// Elo is estimated against it.
+    pub fn anchor_elo(&self) -> Option<f64> {
+        match self {
+            PlayerSpec::Llm(p) => p.anchor_elo,
+            PlayerSpec::Engine(p) => p.anchor_elo,
+            PlayerSpec::Random(p) => p.anchor_elo,
+            PlayerSpec::Moa(p) => p.anchor_elo,
+        }
+    }
+
+    /// The name, play mode and mode options of a player that plays through a play mode (LLM and
+    /// mixture-of-agents players); `None` for engines and random movers.
+    pub fn mode_binding(&self) -> Option<ModeBinding<'_>> {
+        match self {
+            PlayerSpec::Llm(p) => Some(ModeBinding {
+                name: &p.name,
+                mode: &p.mode,
+                options: &p.options,
+            }),
+            PlayerSpec::Moa(p) => Some(ModeBinding {
+                name: &p.name,
+                mode: &p.mode,
+                options: &p.options,
+            }),
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => None,
+        }
+    }
+}
+
+/// What a play mode needs to know of its player.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModeBinding<'a> {
+    /// The player's name.
+    pub name: &'a str,
+    /// The play mode module as the script named it (`blitz`, `agentic`).
+    pub mode: &'a str,
+    /// The player's mode options, before the mode's defaults are merged in.
+    pub options: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 /// A language-model player.
@@ -297,9 +342,94 @@ pub struct LlmPlayerSpec {
     /// Options of the play mode (`legal_moves`, `history`, `max_attempts`, ...).
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
+    /// A calibrated Elo, when this player serves as an anchor for Elo estimates.
+    #[serde(default)]
+    pub anchor_elo: Option<f64>,
 }
 
 impl LlmPlayerSpec {
+    /// The model part of the player: where and how requests are sent.
+    pub fn model_spec(&self) -> ModelSpec {
+        ModelSpec {
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            provider: self.provider.clone(),
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget: self.thinking_budget,
+            api_key_env: self.api_key_env.clone(),
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: self.max_tokens,
+            seed: self.seed,
+            extra_body: self.extra_body.clone(),
+            timeout_s: self.timeout_s,
+            outage_s: self.outage_s,
+            max_concurrency: self.max_concurrency,
+        }
+    }
+
+    /// The reasoning settings to send, if any.
+    pub fn reasoning(&self) -> Option<crate::llm::Reasoning> {
+        self.model_spec().reasoning()
+    }
+
+    /// The wire format named by `provider`.
+    ///
+    /// # Errors
+    /// An unknown provider name.
+    pub fn provider(&self) -> Result<crate::llm::Provider, crate::llm::LlmError> {
+        self.model_spec().provider()
+    }
+}
+
+/// One model behind an endpoint, with its request settings: an LLM player's model, or one member
+/// of a mixture of agents.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Base URL of the API, e.g. `http://127.0.0.1:8765/v1`.
+    pub base_url: String,
+    /// Model name sent in each request.
+    pub model: String,
+    /// Wire format: `openai` (the default), `openai_responses`, `anthropic` or `gemini`.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Reasoning effort (`low`, `medium`, `high`) for APIs that take one.
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+    /// Thinking budget in tokens (Anthropic).
+    #[serde(default)]
+    pub thinking_budget: Option<u32>,
+    /// Name of the environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// Completion token cap per request.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Sampling seed, for servers that honour it.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Extra JSON merged into every request body.
+    #[serde(default)]
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Seconds one HTTP request may take.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: f64,
+    /// Seconds an unreachable endpoint is retried before the game is set aside.
+    #[serde(default = "default_outage_s")]
+    pub outage_s: f64,
+    /// Requests in flight at once against this endpoint.
+    #[serde(default = "default_max_concurrency")]
+    pub max_concurrency: usize,
+}
+
+impl ModelSpec {
     /// The reasoning settings to send, if any.
     pub fn reasoning(&self) -> Option<crate::llm::Reasoning> {
         if self.reasoning_effort.is_none() && self.thinking_budget.is_none() {
@@ -321,6 +451,29 @@ impl LlmPlayerSpec {
             Some(name) => name.parse(),
         }
     }
+}
+
+/// A mixture-of-agents player (`arena.moa{}`): at every dialog turn each proposer answers the
+/// same messages, then the synthesizer reads their answers and writes the player's reply. Tokens
+/// and cost add up over all of them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MoaPlayerSpec {
+    /// Unique player name.
+    pub name: String,
+    /// The models that propose answers (at least one).
+    pub proposers: Vec<ModelSpec>,
+    /// The model that merges the proposals into the reply.
+    pub synthesizer: ModelSpec,
+    /// Play mode module, as for an LLM player.
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    /// Options of the play mode.
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// A calibrated Elo, when this player serves as an anchor.
+    #[serde(default)]
+    pub anchor_elo: Option<f64>,
 }
 
 fn default_timeout_s() -> f64 {
@@ -354,6 +507,10 @@ pub struct EnginePlayerSpec {
     /// Search limit per move.
     #[serde(default)]
     pub limits: EngineLimits,
+    /// A calibrated Elo for this engine at these settings, used as an anchor for Elo estimates
+    /// (LLM Chess: Komodo Dragon level L is `125 (L + 1)`).
+    #[serde(default)]
+    pub anchor_elo: Option<f64>,
 }
 
 fn default_engine_command() -> String {
@@ -407,6 +564,9 @@ pub struct RandomPlayerSpec {
     /// Seed mixed with the tournament seed, game and ply.
     #[serde(default)]
     pub seed: u64,
+    /// A calibrated Elo for the random mover (LLM Chess calibrates it at about −122).
+    #[serde(default)]
+    pub anchor_elo: Option<f64>,
 }
 
 /// A whole tournament: settings, players, and where each player was defined.

@@ -2,6 +2,7 @@
 //! model over HTTP). Tests that need a part which is absent say so and pass without running; the
 //! README's test command (`scripts/test.sh`) installs and starts them all.
 
+mod agentic;
 mod analysis_run;
 mod analyze;
 mod books;

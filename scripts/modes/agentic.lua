@@ -1,0 +1,137 @@
+-- Agentic play (LLM Chess, in our own words): each ply opens a fresh dialog in which the model
+-- answers with one action at a time (get_current_board, get_legal_moves, optionally do_reflection,
+-- make_move <uci>); arena answers each action until a move is made.
+--
+-- Limits per ply, enforced by Rust: `max_turns` model replies and `max_attempts` failed actions
+-- (a reply that is no action, or a move that cannot be played). Exceeding them loses the game
+-- (terminations `max_turns` and `too_many_wrong_actions`). Every wrong action is stored with the
+-- outcome `wrong_action`, every refused move with `wrong_move`; answered actions with their name.
+--
+-- Switches for the paper's ablations: `board` (unicode, ascii, fen, fen_pgn), `board_in_prompt`,
+-- `legal_moves_in_prompt`, `only_make_move`, `legal_moves = false`, `previous_moves`, `memory`,
+-- `reflection`, and `single_request` (one request per ply, no actions but make_move).
+local prompts = require("prompts.agentic")
+local actions = require("parsers.actions")
+
+local M = {}
+
+M.defaults = {
+  board = "unicode", -- how the board is shown: "unicode", "ascii", "fen" or "fen_pgn"
+  board_in_prompt = false, -- always show the board; get_current_board is then not offered
+  legal_moves_in_prompt = false, -- always list the legal moves; get_legal_moves is then not offered
+  only_make_move = false, -- board and legal moves in the prompt, make_move the only action
+  legal_moves = true, -- false: legal moves are neither offered nor shown
+  previous_moves = false, -- start the prompt with the game's moves so far (UCI)
+  memory = false, -- carry the previous ply's dialog over (LLM Chess starts every ply afresh)
+  reflection = false, -- offer do_reflection
+  single_request = false, -- one request per ply with everything in it; the reply ends with make_move
+  rule = "llm_chess", -- how actions are read: "llm_chess" or "strict" (see parsers/actions.lua)
+  max_attempts = 3, -- failed actions per ply before the game is lost
+  max_turns = 10, -- model replies per ply before the game is lost
+}
+
+--- Which actions the model is offered and what the prompt shows by itself.
+function M.setup(options)
+  local board_shown = options.board_in_prompt or options.only_make_move or options.single_request
+  local legal_shown = options.legal_moves
+    and (options.legal_moves_in_prompt or options.only_make_move or options.single_request)
+  local offered = {
+    get_current_board = not board_shown,
+    get_legal_moves = options.legal_moves and not legal_shown,
+    do_reflection = options.reflection and not options.single_request,
+    make_move = true,
+  }
+  return offered, { board = board_shown, legal_moves = legal_shown }
+end
+
+local function legal_set(ctx)
+  local set = {}
+  for _, uci in ipairs(ctx.legal_uci) do
+    set[uci] = true
+  end
+  return set
+end
+
+local BOARDS = { unicode = true, ascii = true, fen = true, fen_pgn = true }
+local RULES = { llm_chess = true, strict = true }
+
+-- Misspelled option values fail when the script is checked, not in the middle of a game.
+local function check(o)
+  if not BOARDS[o.board] then
+    error("option `board` cannot be `" .. tostring(o.board) .. "` (expected unicode, ascii, fen or fen_pgn)")
+  end
+  if not RULES[o.rule] then
+    error("option `rule` cannot be `" .. tostring(o.rule) .. "` (expected llm_chess or strict)")
+  end
+end
+
+function M.start(ctx)
+  local o = ctx.options
+  check(o)
+  if o.single_request then
+    return {
+      { role = "system", content = prompts.single_system(ctx) },
+      { role = "user", content = prompts.single_user(ctx) },
+    }
+  end
+  local offered, shown = M.setup(o)
+  local messages = {}
+  if o.memory then
+    for _, m in ipairs(ctx.previous_dialog) do
+      table.insert(messages, { role = m.role, content = m.content })
+    end
+  end
+  table.insert(messages, { role = "user", content = prompts.kickoff(ctx, offered, shown) })
+  return messages
+end
+
+local function single_reply(ctx, text)
+  local legal = legal_set(ctx)
+  local move, candidate = actions.last_legal_move(text, legal)
+  if move then
+    return { move = move, outcome = "move" }
+  end
+  -- A fresh request with a note (start sees attempt > 1), as the one-request harness does.
+  return { retry = true, reset = true, outcome = candidate and "wrong_move" or "wrong_action" }
+end
+
+function M.reply(ctx, text)
+  local o = ctx.options
+  if o.single_request then
+    return single_reply(ctx, text)
+  end
+  local offered = M.setup(o)
+  -- The message before the reply is what arena said last.
+  local asked = ctx.dialog[#ctx.dialog - 1]
+  local after_reflection = asked ~= nil and asked.content == prompts.reflection(ctx)
+  local action, err = actions.parse(text, offered, o.rule)
+  if not action then
+    if after_reflection then
+      -- Notes written after do_reflection are expected; they are not a wrong action.
+      return { say = prompts.after_reflection(ctx, offered), outcome = "reflection_notes" }
+    end
+    if err.kind == "malformed_move" then
+      return {
+        retry = prompts.wrong_move(ctx, err.candidate or "", false),
+        outcome = "wrong_move",
+      }
+    end
+    return { retry = prompts.wrong_action(ctx, offered, err), outcome = "wrong_action" }
+  end
+  if action.name == "get_current_board" then
+    return { say = prompts.board(ctx), outcome = "get_current_board" }
+  elseif action.name == "get_legal_moves" then
+    return { say = prompts.legal_moves(ctx), outcome = "get_legal_moves" }
+  elseif action.name == "do_reflection" then
+    return { say = prompts.reflection(ctx), outcome = "do_reflection" }
+  end
+  -- make_move: the null move 0000 is never in the legal list, so it is always refused.
+  local uci = action.uci
+  if legal_set(ctx)[uci] then
+    return { move = uci, outcome = "move" }
+  end
+  local well_formed = uci:match("^[a-h][1-8][a-h][1-8][qrbn]?$") ~= nil
+  return { retry = prompts.wrong_move(ctx, uci, well_formed), outcome = "wrong_move" }
+end
+
+return M

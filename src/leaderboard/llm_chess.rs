@@ -1,0 +1,423 @@
+//! The LLM Chess leaderboard: per model player, Win/Loss with its 95 % margin, draws and their
+//! reasons, game duration, wrong actions and wrong moves per 1000 moves, action calls per ply,
+//! average plies, tokens per move, cost per game, material difference at the end, and Elo against
+//! the anchored opponents (LLM Chess's Algorithm 1, see [`crate::rating::elo_anchor`]).
+//!
+//! Definitions, after LLM Chess's `get_refined_csv.py` unless said otherwise:
+//! - Win/Loss is `((W − L) / N) / 2 + 0.5` in percent, its margin `1.96 · sd / √N` over per-game
+//!   scores 1, ½, 0.
+//! - Game duration is the mean over games of 1, or `plies / max_plies` for a game the player lost by
+//!   a protocol failure (terminations `forfeit`, `too_many_wrong_actions`, `max_turns`).
+//! - Wrong actions are replies that were no action (`wrong_action`, and the single-request modes'
+//!   `no_move_found`, `unparseable`, `forbidden_reasoning`); wrong moves are refused moves
+//!   (`wrong_move`, `illegal`, `ambiguous`). Both per 1000 plies of the player's games, both sides'
+//!   plies counted, as LLM Chess counts them.
+//! - Action calls per ply: the replies the play mode read (mixture proposals not counted) per ply
+//!   the player was asked to move at. Tokens per move: completion tokens of every call (proposals
+//!   included) per such ply.
+//! - Cost per game from the built-in [`PriceTable`]; `-` when a model has no price.
+//! - Material: pawn 1, knight 3, bishop 3, rook 5, queen 9, the player's minus the opponent's, in
+//!   the final position, averaged.
+//! - Elo: each game against an opponent with an `anchor_elo` is one observation, colour-corrected
+//!   by the colour the player actually had (±35). All wins or all losses give a one-sided bound
+//!   (`≥` or `≤`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use shakmaty::{Color, Position};
+
+use crate::{
+    board::{Game, GameResult, Termination},
+    llm::{PriceTable, Usage},
+    rating::elo_anchor::{self, AnchorGame, EloEstimate, WHITE_ADVANTAGE},
+    report::{Cell, Table},
+    store::{CallSummary, GameRow, GameStatus, PlayerRow, Store, StoreError, TournamentRow},
+};
+
+/// Outcomes counted as wrong actions.
+const WRONG_ACTIONS: &[&str] = &[
+    "wrong_action",
+    "no_move_found",
+    "unparseable",
+    "forbidden_reasoning",
+];
+/// Outcomes counted as wrong moves.
+const WRONG_MOVES: &[&str] = &["wrong_move", "illegal", "ambiguous"];
+/// The outcome of a mixture proposer's call (see `tournament::ask`).
+const PROPOSAL: &str = crate::tournament::ask::PROPOSAL_OUTCOME;
+
+/// One finished game as the table needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinishedGame {
+    /// The game's id (calls refer to it).
+    pub id: i64,
+    /// White's name.
+    pub white: String,
+    /// Black's name.
+    pub black: String,
+    /// The result.
+    pub result: GameResult,
+    /// How it ended.
+    pub termination: Termination,
+    /// Plies played.
+    pub plies: u32,
+    /// Material (1/3/3/5/9) of White and Black in the final position.
+    pub material: (u32, u32),
+}
+
+/// Whether a tournament has players that play the agentic mode or are mixtures of agents, so that
+/// `arena leaderboard` shows this table without being asked.
+pub fn applies(players: &[PlayerRow]) -> bool {
+    players.iter().any(|p| {
+        p.kind == "moa"
+            || serde_json::from_str::<serde_json::Value>(&p.settings_json)
+                .is_ok_and(|s| s["mode"] == "agentic")
+    })
+}
+
+/// The LLM Chess table of a stored tournament.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, StoreError> {
+    let players = store.players(tournament.id)?;
+    let mut games = Vec::new();
+    for g in store.games(tournament.id)? {
+        if let Some(f) = finished(store, &g)? {
+            games.push(f);
+        }
+    }
+    let calls = store.call_summaries(tournament.id)?;
+    let settings: serde_json::Value =
+        serde_json::from_str(&tournament.settings_json).unwrap_or_default();
+    let max_plies = settings["max_plies"].as_u64().unwrap_or(200) as u32;
+    Ok(table(
+        &players,
+        &games,
+        &calls,
+        max_plies,
+        &PriceTable::built_in(),
+    ))
+}
+
+fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreError> {
+    if g.status != GameStatus::Finished {
+        return Ok(None);
+    }
+    let (Some(result), Some(termination)) = (
+        g.result.as_deref().and_then(|r| r.parse().ok()),
+        g.termination.as_deref().and_then(|t| t.parse().ok()),
+    ) else {
+        return Ok(None);
+    };
+    let plies = store.plies(g.id)?;
+    let fen = match plies.last() {
+        Some(last) => Game::new(Some(&last.fen_before), 0)
+            .ok()
+            .and_then(|mut game| game.play_uci(&last.uci).ok().map(|_| game.fen())),
+        None => g.start_fen.clone(),
+    };
+    let material = fen
+        .and_then(|f| Game::new(Some(&f), 0).ok())
+        .map(|game| material(game.position()))
+        .unwrap_or((0, 0));
+    Ok(Some(FinishedGame {
+        id: g.id,
+        white: g.white.clone(),
+        black: g.black.clone(),
+        result,
+        termination,
+        plies: plies.len() as u32,
+        material,
+    }))
+}
+
+/// Material of White and Black with the values 1, 3, 3, 5, 9.
+pub fn material(pos: &shakmaty::Chess) -> (u32, u32) {
+    let board = pos.board();
+    let side = |color: Color| {
+        let of = board.by_color(color);
+        (board.pawns() & of).count() as u32
+            + 3 * (board.knights() & of).count() as u32
+            + 3 * (board.bishops() & of).count() as u32
+            + 5 * (board.rooks() & of).count() as u32
+            + 9 * (board.queens() & of).count() as u32
+    };
+    (side(Color::White), side(Color::Black))
+}
+
+/// Sums over one player's games and calls.
+#[derive(Default)]
+struct Tally {
+    wins: u32,
+    draws: u32,
+    losses: u32,
+    draw_reasons: BTreeMap<&'static str, u32>,
+    duration: f64,
+    plies: u64,
+    material_diff: i64,
+    opponents: BTreeMap<String, u32>,
+    anchored: Vec<AnchorGame>,
+    wrong_actions: u64,
+    wrong_moves: u64,
+    replies: u64,
+    asked: BTreeSet<(i64, u32)>,
+    completion_tokens: u64,
+    cost: Option<f64>,
+}
+
+/// The table from plain data (see the module docs for each column).
+pub fn table(
+    players: &[PlayerRow],
+    games: &[FinishedGame],
+    calls: &[CallSummary],
+    max_plies: u32,
+    prices: &PriceTable,
+) -> Table {
+    let anchors: HashMap<&str, f64> = players
+        .iter()
+        .filter_map(|p| {
+            let s: serde_json::Value = serde_json::from_str(&p.settings_json).ok()?;
+            Some((p.name.as_str(), s["anchor_elo"].as_f64()?))
+        })
+        .collect();
+    let model_players: Vec<&PlayerRow> = players
+        .iter()
+        .filter(|p| p.kind == "llm" || p.kind == "moa")
+        .collect();
+    let mut tallies: BTreeMap<&str, Tally> = model_players
+        .iter()
+        .map(|p| {
+            (
+                p.name.as_str(),
+                Tally {
+                    cost: Some(0.0),
+                    ..Tally::default()
+                },
+            )
+        })
+        .collect();
+
+    for g in games {
+        for (me, opponent, color) in [
+            (&g.white, &g.black, Color::White),
+            (&g.black, &g.white, Color::Black),
+        ] {
+            let Some(t) = tallies.get_mut(me.as_str()) else {
+                continue;
+            };
+            let score = g.result.score_for(color);
+            let lost = score < 0.25;
+            match score {
+                s if s > 0.75 => t.wins += 1,
+                s if s < 0.25 => t.losses += 1,
+                _ => {
+                    t.draws += 1;
+                    *t.draw_reasons.entry(g.termination.as_str()).or_default() += 1;
+                }
+            }
+            t.duration += if lost && g.termination.is_protocol_failure() && max_plies > 0 {
+                (f64::from(g.plies) / f64::from(max_plies)).min(1.0)
+            } else {
+                1.0
+            };
+            t.plies += u64::from(g.plies);
+            let (white, black) = (i64::from(g.material.0), i64::from(g.material.1));
+            t.material_diff += match color {
+                Color::White => white - black,
+                Color::Black => black - white,
+            };
+            *t.opponents.entry(opponent.clone()).or_default() += 1;
+            if let Some(&elo) = anchors.get(opponent.as_str()) {
+                t.anchored.push(AnchorGame {
+                    opponent_elo: elo,
+                    color: match color {
+                        Color::White => elo_anchor::Color::White,
+                        Color::Black => elo_anchor::Color::Black,
+                    },
+                    score,
+                });
+            }
+        }
+    }
+    let finished: BTreeSet<i64> = games.iter().map(|g| g.id).collect();
+    for c in calls.iter().filter(|c| finished.contains(&c.game_id)) {
+        let Some(t) = tallies.get_mut(c.player.as_str()) else {
+            continue;
+        };
+        let outcome = c.outcome.as_deref().unwrap_or("");
+        if WRONG_ACTIONS.contains(&outcome) {
+            t.wrong_actions += 1;
+        }
+        if WRONG_MOVES.contains(&outcome) {
+            t.wrong_moves += 1;
+        }
+        if outcome != PROPOSAL {
+            t.replies += 1;
+        }
+        t.asked.insert((c.game_id, c.ply));
+        t.completion_tokens += c.completion_tokens;
+        let usage = Usage {
+            prompt_tokens: c.prompt_tokens,
+            completion_tokens: c.completion_tokens,
+            total_tokens: c.prompt_tokens + c.completion_tokens,
+            ..Usage::default()
+        };
+        t.cost = match (t.cost, prices.cost(&usage, &c.model)) {
+            (Some(sum), Some(cost)) => Some(sum + cost),
+            _ => None,
+        };
+    }
+
+    let mut rows: Vec<(f64, f64, f64, Vec<Cell>)> = Vec::new();
+    for (name, t) in &tallies {
+        let n = t.wins + t.draws + t.losses;
+        let per = |count: u64, of: u64| {
+            if of == 0 {
+                Cell::Empty
+            } else {
+                Cell::Num(count as f64 / of as f64, 2)
+            }
+        };
+        let per_1000 = |count: u64| {
+            if t.plies == 0 {
+                Cell::Empty
+            } else {
+                Cell::Num(1000.0 * count as f64 / t.plies as f64, 1)
+            }
+        };
+        let (win_loss, margin) = match elo_anchor::win_loss(t.wins, t.draws, t.losses) {
+            Ok(wl) => (
+                Cell::Num(100.0 * wl.normalised, 1),
+                Cell::Num(100.0 * wl.normalised_margin95, 1),
+            ),
+            Err(_) => (Cell::Empty, Cell::Empty),
+        };
+        let (elo, elo_margin) = elo_cells(&t.anchored);
+        let asked = t.asked.len() as u64;
+        let tokens_per_move = if asked == 0 {
+            f64::INFINITY
+        } else {
+            t.completion_tokens as f64 / asked as f64
+        };
+        let duration = if n == 0 {
+            0.0
+        } else {
+            t.duration / f64::from(n)
+        };
+        let sort_wl =
+            elo_anchor::win_loss(t.wins, t.draws, t.losses).map_or(-1.0, |w| w.normalised);
+        let cells = vec![
+            (*name).into(),
+            n.into(),
+            win_loss,
+            margin,
+            t.wins.into(),
+            t.draws.into(),
+            t.losses.into(),
+            listing(
+                t.draw_reasons
+                    .iter()
+                    .map(|(k, v)| (k.replace('_', " "), *v)),
+            ),
+            if n == 0 {
+                Cell::Empty
+            } else {
+                Cell::Num(100.0 * duration, 1)
+            },
+            per_1000(t.wrong_actions),
+            per_1000(t.wrong_moves),
+            per(t.replies, asked),
+            if n == 0 {
+                Cell::Empty
+            } else {
+                Cell::Num(t.plies as f64 / f64::from(n), 1)
+            },
+            per(t.completion_tokens, asked),
+            match t.cost {
+                Some(cost) if n > 0 => Cell::Num(cost / f64::from(n), 4),
+                _ => Cell::Empty,
+            },
+            if n == 0 {
+                Cell::Empty
+            } else {
+                Cell::Num(t.material_diff as f64 / f64::from(n), 1)
+            },
+            elo,
+            elo_margin,
+            listing(t.opponents.iter().map(|(k, v)| (k.clone(), *v))),
+        ];
+        rows.push((sort_wl, duration, tokens_per_move, cells));
+    }
+    // LLM Chess's order: Win/Loss, then game duration (both descending), then tokens (ascending).
+    rows.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.total_cmp(&a.1))
+            .then(a.2.total_cmp(&b.2))
+    });
+    let mut table = Table::new(
+        "LLM Chess",
+        &[
+            "player",
+            "games",
+            "Win/Loss %",
+            "±95%",
+            "W",
+            "D",
+            "L",
+            "draws by",
+            "duration %",
+            "wrong actions/1000",
+            "wrong moves/1000",
+            "actions/ply",
+            "avg plies",
+            "tokens/move",
+            "cost/game $",
+            "material diff",
+            "Elo",
+            "Elo ±95%",
+            "games vs",
+        ],
+    );
+    table.rows = rows.into_iter().map(|r| r.3).collect();
+    table.notes.push(
+        "Win/Loss = ((W − L)/N)/2 + 50 %; duration counts games lost by forfeit, too many wrong \
+         actions or max turns as plies/max plies; Elo against opponents with anchor_elo, \
+         colour-corrected per game (±35)"
+            .into(),
+    );
+    table
+}
+
+fn elo_cells(games: &[AnchorGame]) -> (Cell, Cell) {
+    if games.is_empty() {
+        return (Cell::Empty, Cell::Empty);
+    }
+    let estimate = elo_anchor::blocks_from_games(games, WHITE_ADVANTAGE)
+        .and_then(|blocks| elo_anchor::estimate(&blocks));
+    match estimate {
+        Ok(EloEstimate::Point { elo, se }) => {
+            (Cell::Num(elo, 0), Cell::Num(crate::rating::Z95 * se, 0))
+        }
+        Ok(EloEstimate::AtLeast { lower95 }) => {
+            (Cell::Text(format!("≥ {lower95:.0}")), Cell::Empty)
+        }
+        Ok(EloEstimate::AtMost { upper95 }) => (Cell::Text(format!("≤ {upper95:.0}")), Cell::Empty),
+        Err(e) => {
+            tracing::warn!("no Elo estimate: {e}");
+            (Cell::Empty, Cell::Empty)
+        }
+    }
+}
+
+fn listing(items: impl Iterator<Item = (String, u32)>) -> Cell {
+    let parts: Vec<String> = items.map(|(k, v)| format!("{k} {v}")).collect();
+    if parts.is_empty() {
+        Cell::Empty
+    } else {
+        Cell::Text(parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,250 @@
+//! The LLM Chess table on hand-made results.
+
+use super::*;
+use crate::rating::elo_anchor::{Block, Color as EloColor};
+
+fn player(name: &str, kind: &str, settings: &str) -> PlayerRow {
+    PlayerRow {
+        id: 0,
+        tournament: 1,
+        name: name.into(),
+        kind: kind.into(),
+        settings_json: settings.into(),
+    }
+}
+
+fn game(
+    id: i64,
+    white: &str,
+    black: &str,
+    result: GameResult,
+    termination: Termination,
+    plies: u32,
+) -> FinishedGame {
+    FinishedGame {
+        id,
+        white: white.into(),
+        black: black.into(),
+        result,
+        termination,
+        plies,
+        material: (39, 39),
+    }
+}
+
+fn call(game_id: i64, ply: u32, outcome: &str, completion: u64) -> CallSummary {
+    CallSummary {
+        game_id,
+        ply,
+        player: "m".into(),
+        model: "gpt-4o-mini".into(),
+        prompt_tokens: 1000,
+        completion_tokens: completion,
+        outcome: Some(outcome.into()),
+    }
+}
+
+fn cell<'a>(t: &'a Table, row: usize, column: &str) -> &'a Cell {
+    let i = t.columns.iter().position(|c| c == column).unwrap();
+    &t.rows[row][i]
+}
+
+fn num(c: &Cell) -> f64 {
+    match c {
+        Cell::Num(x, _) => *x,
+        other => panic!("expected a number, got {other:?}"),
+    }
+}
+
+fn players() -> Vec<PlayerRow> {
+    vec![
+        player("m", "llm", r#"{"mode":"agentic"}"#),
+        player("rnd", "random", r#"{"anchor_elo":-122.27}"#),
+        player("sf", "engine", r#"{"anchor_elo":250.0}"#),
+    ]
+}
+
+#[test]
+fn the_metrics_of_a_hand_made_record() {
+    let mut lost = game(
+        4,
+        "m",
+        "sf",
+        GameResult::BlackWins,
+        Termination::TooManyWrongActions,
+        10,
+    );
+    lost.material = (30, 39);
+    let games = vec![
+        game(
+            1,
+            "rnd",
+            "m",
+            GameResult::BlackWins,
+            Termination::Checkmate,
+            40,
+        ),
+        game(
+            2,
+            "rnd",
+            "m",
+            GameResult::BlackWins,
+            Termination::Checkmate,
+            60,
+        ),
+        game(3, "rnd", "m", GameResult::Draw, Termination::MoveLimit, 200),
+        lost,
+        game(
+            5,
+            "m",
+            "sf",
+            GameResult::WhiteWins,
+            Termination::Checkmate,
+            90,
+        ),
+    ];
+    let calls = vec![
+        call(1, 1, "get_current_board", 10),
+        call(1, 1, "get_legal_moves", 10),
+        call(1, 1, "move", 10),
+        call(1, 3, "wrong_action", 10),
+        call(1, 3, "wrong_move", 10),
+        call(1, 3, "move", 10),
+        call(4, 0, "wrong_action", 10),
+        call(4, 0, "wrong_action", 10),
+        call(4, 0, "wrong_move", 10),
+        // A game that is not in the list (unfinished) is ignored.
+        call(99, 0, "wrong_action", 10),
+    ];
+    let t = table(&players(), &games, &calls, 200, &PriceTable::built_in());
+    assert_eq!(t.rows.len(), 1, "only model players get a row");
+    assert_eq!(cell(&t, 0, "player"), &Cell::Text("m".into()));
+    assert_eq!(cell(&t, 0, "games"), &Cell::Int(5));
+    // W 3, D 1, L 1: ((3 − 1)/5)/2 + 0.5 = 70 %.
+    assert!((num(cell(&t, 0, "Win/Loss %")) - 70.0).abs() < 1e-9);
+    let margin = elo_anchor::win_loss(3, 1, 1).unwrap().normalised_margin95 * 100.0;
+    assert!((num(cell(&t, 0, "±95%")) - margin).abs() < 1e-9);
+    assert_eq!(cell(&t, 0, "draws by"), &Cell::Text("move limit 1".into()));
+    // Four whole games and one cut at 10 of 200 plies.
+    assert!((num(cell(&t, 0, "duration %")) - 100.0 * (4.0 + 0.05) / 5.0).abs() < 1e-9);
+    // 3 wrong actions and 2 wrong moves in 400 plies.
+    assert!((num(cell(&t, 0, "wrong actions/1000")) - 7.5).abs() < 1e-9);
+    assert!((num(cell(&t, 0, "wrong moves/1000")) - 5.0).abs() < 1e-9);
+    // 9 replies over 3 plies asked.
+    assert!((num(cell(&t, 0, "actions/ply")) - 3.0).abs() < 1e-9);
+    assert!((num(cell(&t, 0, "avg plies")) - 80.0).abs() < 1e-9);
+    assert!((num(cell(&t, 0, "tokens/move")) - 30.0).abs() < 1e-9);
+    // gpt-4o-mini: $0.15 per million prompt tokens, $0.60 per million completion tokens.
+    let cost = 9.0 * (1000.0 * 0.15 + 10.0 * 0.60) / 1e6 / 5.0;
+    assert!((num(cell(&t, 0, "cost/game $")) - cost).abs() < 1e-12);
+    // Material: even in four games, 9 down in the lost one.
+    assert!((num(cell(&t, 0, "material diff")) + 9.0 / 5.0).abs() < 1e-9);
+    assert_eq!(cell(&t, 0, "games vs"), &Cell::Text("rnd 3, sf 2".into()));
+
+    // Elo from the colour actually played in each game.
+    let expected = elo_anchor::estimate(&[
+        Block::new(-122.27, 2, 1, 0).played_as(EloColor::Black, WHITE_ADVANTAGE),
+        Block::new(250.0, 1, 0, 1).played_as(EloColor::White, WHITE_ADVANTAGE),
+    ])
+    .unwrap();
+    assert!((num(cell(&t, 0, "Elo")) - expected.elo().unwrap()).abs() < 1e-9);
+    assert!((num(cell(&t, 0, "Elo ±95%")) - expected.margin95().unwrap()).abs() < 1e-9);
+}
+
+#[test]
+fn colour_is_corrected_per_game() {
+    let record = |white_is_model: bool| {
+        let games: Vec<FinishedGame> = (0..4)
+            .map(|i| {
+                let (w, b) = if white_is_model {
+                    ("m", "sf")
+                } else {
+                    ("sf", "m")
+                };
+                let model_wins = i < 3;
+                let result = match (white_is_model, model_wins) {
+                    (true, true) | (false, false) => GameResult::WhiteWins,
+                    _ => GameResult::BlackWins,
+                };
+                game(i, w, b, result, Termination::Checkmate, 50)
+            })
+            .collect();
+        let t = table(&players(), &games, &[], 200, &PriceTable::built_in());
+        num(cell(&t, 0, "Elo"))
+    };
+    // The same score is worth 70 points more with Black (35 each way).
+    assert!((record(false) - record(true) - 70.0).abs() < 1e-6);
+}
+
+#[test]
+fn sweeps_give_one_sided_bounds_and_unpriced_models_no_cost() {
+    let games = vec![
+        game(
+            1,
+            "rnd",
+            "m",
+            GameResult::BlackWins,
+            Termination::Checkmate,
+            30,
+        ),
+        game(
+            2,
+            "rnd",
+            "m",
+            GameResult::BlackWins,
+            Termination::Checkmate,
+            30,
+        ),
+    ];
+    let mut c = call(1, 1, "move", 5);
+    c.model = "smollm2-135m".into();
+    let t = table(&players(), &games, &[c], 200, &PriceTable::built_in());
+    let Cell::Text(elo) = cell(&t, 0, "Elo") else {
+        panic!("a bound is text");
+    };
+    assert!(elo.starts_with("≥ "), "{elo}");
+    assert_eq!(cell(&t, 0, "cost/game $"), &Cell::Empty);
+    assert!((num(cell(&t, 0, "Win/Loss %")) - 100.0).abs() < 1e-9);
+
+    let lost = vec![game(
+        1,
+        "rnd",
+        "m",
+        GameResult::WhiteWins,
+        Termination::MaxTurns,
+        20,
+    )];
+    let t = table(&players(), &lost, &[], 200, &PriceTable::built_in());
+    let Cell::Text(elo) = cell(&t, 0, "Elo") else {
+        panic!("a bound is text");
+    };
+    assert!(elo.starts_with("≤ "), "{elo}");
+    assert!((num(cell(&t, 0, "duration %")) - 10.0).abs() < 1e-9);
+}
+
+#[test]
+fn players_without_anchored_opponents_have_no_elo_and_the_order_follows_win_loss() {
+    let players = vec![
+        player("m", "llm", r#"{"mode":"agentic"}"#),
+        player("n", "moa", r#"{"mode":"agentic"}"#),
+    ];
+    let games = vec![game(
+        1,
+        "m",
+        "n",
+        GameResult::BlackWins,
+        Termination::Checkmate,
+        30,
+    )];
+    let t = table(&players, &games, &[], 200, &PriceTable::built_in());
+    assert_eq!(cell(&t, 0, "player"), &Cell::Text("n".into()));
+    assert_eq!(cell(&t, 0, "Elo"), &Cell::Empty);
+    assert!(applies(&players));
+    assert!(!applies(&[player("x", "llm", r#"{"mode":"blitz"}"#)]));
+}
+
+#[test]
+fn material_counts_pieces() {
+    let game = Game::new(Some("4k3/8/8/8/8/8/PPP5/RN2K2Q w - - 0 1"), 0).unwrap();
+    assert_eq!(material(game.position()), (3 + 5 + 3 + 9, 0));
+}
