@@ -268,3 +268,115 @@ fn the_limits_lose_games_with_their_own_terminations() {
     // It only moves against the random mover: the others, with White, lose before it plays.
     assert_eq!((nuller.illegal_moves, nuller.forfeits), (2, 1));
 }
+
+/// Every ablation switch of the paper, each in a real game against the local model: the model
+/// plays Black against the random mover for one ply, and its first request shows the switch.
+#[test]
+fn each_ablation_switch_shapes_the_real_dialog() {
+    let Some(url) = local_llm("each_ablation_switch_shapes_the_real_dialog") else {
+        return;
+    };
+    let switches: &[(&str, &str)] = &[
+        ("unicode", "board = \"unicode\", board_in_prompt = true"),
+        ("ascii", "board = \"ascii\", board_in_prompt = true"),
+        ("fen", "board = \"fen\", board_in_prompt = true"),
+        ("fen_pgn", "board = \"fen_pgn\", board_in_prompt = true"),
+        ("legal_in_prompt", "legal_moves_in_prompt = true"),
+        ("only_make_move", "only_make_move = true"),
+        ("no_legal_moves", "legal_moves = false"),
+        ("previous_moves", "previous_moves = true"),
+        ("single_request", "single_request = true"),
+    ];
+    let dir = TestDir::new();
+    let players: Vec<String> = switches
+        .iter()
+        .map(|(name, options)| {
+            format!(
+                r#"arena.llm {{ name = "{name}", base_url = "{url}", model = "smollm2-135m-instruct",
+      temperature = 0.3, max_tokens = 16, max_concurrency = 1, timeout_s = 300, mode = "agentic",
+      options = {{ max_turns = 2, max_attempts = 1, {options} }} }}"#
+            )
+        })
+        .collect();
+    dir.write(
+        "formats/black_vs_random.lua",
+        r#"return { pairings = function(state)
+  if #state.games > 0 then return nil end
+  local games = {}
+  for _, p in ipairs(state.players) do
+    if p ~= "rnd" then table.insert(games, { white = "rnd", black = p }) end
+  end
+  return games
+end }"#,
+    );
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "ablations", format = "black_vs_random", max_plies = 2, seed = 9, concurrency = 1,
+  players = {{ arena.random {{ name = "rnd" }}, {} }},
+}}"#,
+            players.join(",\n")
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("ablations").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), switches.len());
+    for g in &games {
+        assert_eq!(g.status, arena::store::GameStatus::Finished, "{g:?}");
+        let calls = store.llm_calls(g.id, 1).unwrap();
+        assert!(!calls.is_empty(), "{} was asked to move", g.black);
+        let first: arena::llm::ChatRequest =
+            serde_json::from_str(&calls[0].call.request_json).unwrap();
+        let prompt: String = first
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let opening = store.plies(g.id).unwrap()[0].clone();
+        let mut position = arena::board::Game::new(None, 0).unwrap();
+        position.play_uci(&opening.uci).unwrap();
+        let fen = position.fen();
+        let legal = arena::board::render::legal_uci(position.position());
+        let all_legal_listed = legal.iter().all(|m| prompt.contains(m.as_str()));
+        let name = g.black.as_str();
+        match name {
+            "unicode" => assert!(prompt.contains('♜') || prompt.contains('♖'), "{prompt}"),
+            "ascii" => assert!(
+                prompt.contains(&arena::board::render::ascii(position.position())),
+                "{prompt}"
+            ),
+            "fen" => assert!(prompt.contains(&fen), "{prompt}"),
+            "fen_pgn" => assert!(prompt.contains(&fen) && prompt.contains("PGN"), "{prompt}"),
+            "legal_in_prompt" => {
+                assert!(all_legal_listed, "{prompt}");
+                assert!(!prompt.contains("get_legal_moves"), "{prompt}");
+            }
+            "only_make_move" => {
+                assert!(
+                    all_legal_listed && (prompt.contains(&fen) || prompt.contains('♜')),
+                    "board and legal moves are in the prompt: {prompt}"
+                );
+                assert!(!prompt.contains("get_current_board"), "{prompt}");
+                assert!(!prompt.contains("get_legal_moves"), "{prompt}");
+            }
+            "no_legal_moves" => {
+                assert!(!prompt.contains("get_legal_moves"), "{prompt}");
+                assert!(!all_legal_listed, "{prompt}");
+            }
+            "previous_moves" => assert!(prompt.contains(&opening.uci), "{prompt}"),
+            "single_request" => {
+                assert!(all_legal_listed, "{prompt}");
+                // One request per attempt, no dialog of actions.
+                assert_eq!(calls.len(), 1, "max_attempts = 1 means one request");
+                assert_eq!(first.messages.len(), 2, "system and user");
+            }
+            other => panic!("unexpected player {other}"),
+        }
+    }
+}
