@@ -220,28 +220,71 @@ fn book_fens(
         task: task.label(),
         message,
     };
-    let book = build
-        .book
-        .as_deref()
-        .ok_or_else(|| data("`build` needs a `book` of positions".to_owned()))?;
-    let path = resolve_data_path(book, script_dir).map_err(data)?;
-    let openings = if path.extension().is_some_and(|e| e == "pgn") {
-        book::read_pgn_openings(&path)
-    } else {
-        book::read_epd(&path)
-    }
-    .map_err(|e| data(e.to_string()))?;
-    let mut fens: Vec<String> = openings
-        .iter()
-        .filter_map(|o| {
-            let pos = opening_position(o.fen.as_deref(), &o.moves).ok()?;
-            (!pos.legal_moves().is_empty()).then(|| fen_of(&pos))
-        })
-        .collect();
+    let mut fens: Vec<String> = match (&build.book, &build.games) {
+        (Some(book), None) => {
+            let path = resolve_data_path(book, script_dir).map_err(data)?;
+            let openings = if path.extension().is_some_and(|e| e == "pgn") {
+                book::read_pgn_openings(&path)
+            } else {
+                book::read_epd(&path)
+            }
+            .map_err(|e| data(e.to_string()))?;
+            openings
+                .iter()
+                .filter_map(|o| {
+                    let pos = opening_position(o.fen.as_deref(), &o.moves).ok()?;
+                    (!pos.legal_moves().is_empty()).then(|| fen_of(&pos))
+                })
+                .collect()
+        }
+        (None, Some(games)) => {
+            let path = resolve_data_path(games, script_dir).map_err(data)?;
+            stored_game_fens(&path, build.player.as_deref()).map_err(data)?
+        }
+        _ => {
+            return Err(data(
+                "`build` needs either a `book` of positions or `games` (an arena store)".to_owned(),
+            ));
+        }
+    };
     fens.sort();
     fens.dedup();
     fens.shuffle(&mut StdRng::seed_from_u64(seed));
     fens.truncate(count);
+    Ok(fens)
+}
+
+/// The positions of every game stored in the arena store at `path` in which `player` (or anyone)
+/// was to move; opening-book plies are left out, since nobody chose those moves.
+fn stored_game_fens(path: &Path, player: Option<&str>) -> Result<Vec<String>, String> {
+    if !path.is_file() {
+        return Err(format!("no arena store at `{}`", path.display()));
+    }
+    let store = crate::store::Store::open(path).map_err(|e| e.to_string())?;
+    let mut fens = Vec::new();
+    for tournament in store.tournaments().map_err(|e| e.to_string())? {
+        for game in store.games(tournament.id).map_err(|e| e.to_string())? {
+            for ply in store.plies(game.id).map_err(|e| e.to_string())? {
+                if ply.player == "book" || player.is_some_and(|p| p != ply.player) {
+                    continue;
+                }
+                if let Ok(pos) = lenient_position(&ply.fen_before)
+                    && !pos.legal_moves().is_empty()
+                {
+                    fens.push(fen_of(&pos));
+                }
+            }
+        }
+    }
+    if fens.is_empty() {
+        return Err(format!(
+            "the store `{}` has no stored positions{}",
+            path.display(),
+            player
+                .map(|p| format!(" of player `{p}`"))
+                .unwrap_or_default()
+        ));
+    }
     Ok(fens)
 }
 

@@ -566,10 +566,39 @@ pub fn report(store: &Store, name: &str, items: bool) -> Result<Vec<Table>, RunE
     if items {
         for task in &settings.tasks {
             let label = task.label();
-            tables.push(scoring::items_table(
-                &label,
-                &store.eval_results(run.id, &label)?,
-            ));
+            let keys: Vec<String> = store
+                .eval_items(run.id, &label)?
+                .into_iter()
+                .map(|(key, _)| key)
+                .collect();
+            let results = store.eval_results(run.id, &label)?;
+            // The last exchange of each item: what the player was asked and what it answered.
+            let mut exchanges = Vec::with_capacity(results.len());
+            for r in &results {
+                let last = store
+                    .eval_replies(run.id, &label, &r.player, r.idx)?
+                    .into_iter()
+                    .max_by_key(|reply| reply.seq);
+                let prompt = last
+                    .as_ref()
+                    .and_then(|l| l.prompt_json.as_deref())
+                    .and_then(|json| {
+                        serde_json::from_str::<Vec<crate::llm::ChatMessage>>(json).ok()
+                    })
+                    .and_then(|messages| messages.last().map(|m| m.content.clone()));
+                exchanges.push((prompt, last.map(|l| l.reply_text)));
+            }
+            let details: Vec<scoring::ItemDetail<'_>> = results
+                .iter()
+                .zip(&exchanges)
+                .map(|(r, (prompt, reply))| scoring::ItemDetail {
+                    result: r,
+                    key: keys.get(r.idx as usize).map_or("", String::as_str),
+                    prompt: prompt.as_deref(),
+                    reply: reply.as_deref(),
+                })
+                .collect();
+            tables.push(scoring::items_table(&label, &details));
         }
     }
     Ok(tables)

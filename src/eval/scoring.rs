@@ -240,21 +240,40 @@ pub fn task_table(
 }
 
 /// The per-item rows of a task for inspection: item, player, calls, parsed answer and score.
-pub fn items_table(label: &str, rows: &[EvalResultRow]) -> Table {
+pub fn items_table(label: &str, rows: &[ItemDetail<'_>]) -> Table {
     let mut t = Table::new(
         format!("{label} items"),
-        &["item", "player", "calls", "parsed", "score"],
+        &[
+            "item", "key", "player", "calls", "prompt", "reply", "parsed", "score",
+        ],
     );
-    for r in rows {
+    for d in rows {
+        let r = d.result;
         t.rows.push(vec![
             Cell::Int(i64::from(r.idx)),
+            d.key.into(),
             r.player.as_str().into(),
             Cell::Int(i64::from(r.calls)),
+            d.prompt.map_or(Cell::Empty, Cell::from),
+            d.reply.map_or(Cell::Empty, Cell::from),
             r.parsed_json.as_str().into(),
             r.score_json.as_str().into(),
         ]);
     }
     t
+}
+
+/// One scored item with what it was asked and answered, for [`items_table`].
+#[derive(Debug, Clone, Copy)]
+pub struct ItemDetail<'a> {
+    /// The scored result.
+    pub result: &'a EvalResultRow,
+    /// The item's key (its FEN, square, puzzle id...).
+    pub key: &'a str,
+    /// The last message the player was sent, if it was sent one.
+    pub prompt: Option<&'a str>,
+    /// The player's last reply.
+    pub reply: Option<&'a str>,
 }
 
 #[cfg(test)]

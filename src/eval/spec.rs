@@ -67,6 +67,13 @@ pub struct BuildSpec {
     /// An EPD or PGN book the positions come from (relative to the script, or `$VAR/...`).
     #[serde(default)]
     pub book: Option<String>,
+    /// Or an arena store: the positions of its stored games (every position a player was to move
+    /// in, book moves excluded).
+    #[serde(default)]
+    pub games: Option<String>,
+    /// With `games`: only the positions this player was to move in (default: every player's).
+    #[serde(default)]
+    pub player: Option<String>,
     /// How many items to build.
     pub count: usize,
     /// Engine search depth for move-selection sets (default 10 unless `nodes` is given).

@@ -332,3 +332,99 @@ return arena.evaluation {{
     let puzzle_items = items["puzzles items"].as_array().unwrap();
     assert!(puzzle_items[0]["calls"].as_i64().unwrap() >= 1);
 }
+
+#[test]
+fn move_selection_sets_are_built_from_stored_games() {
+    if !stockfish("move_selection_sets_are_built_from_stored_games") {
+        return;
+    }
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "source", games_per_pair = 2, max_plies = 30, seed = 4,
+  players = {
+    arena.engine { name = "sf", options = { ["Skill Level"] = 0 }, limits = { nodes = 50 } },
+    arena.random { name = "rnd" },
+  },
+}"#,
+    );
+    let run = dir.run("t.lua");
+    assert!(run.status.success(), "{}", stderr(&run));
+    let store = crate::common::open_store(&dir.db());
+    let t = store.find_tournament("source").unwrap().unwrap();
+    let random_positions: std::collections::BTreeSet<String> = store
+        .games(t.id)
+        .unwrap()
+        .iter()
+        .flat_map(|g| store.plies(g.id).unwrap())
+        .filter(|p| p.player == "rnd")
+        .map(|p| {
+            p.fen_before
+                .split(' ')
+                .take(4)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    drop(store);
+
+    dir.write(
+        "e.lua",
+        r#"return arena.evaluation {
+  name = "from games", seed = 1,
+  tasks = {
+    { task = "move_selection", build = { games = "t.db", player = "rnd", count = 6, depth = 4 } },
+  },
+  players = {
+    arena.engine { name = "sf", limits = { depth = 6 } },
+    arena.random { name = "rnd" },
+  },
+}"#,
+    );
+    let out = eval(&dir, "e.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = report(&dir, "from games");
+    assert_eq!(row(&r, "move_selection", "sf")["items"], 6);
+
+    let items = dir
+        .arena()
+        .args([
+            "eval-report",
+            "--db",
+            "t.db",
+            "--run",
+            "from games",
+            "--items",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&items.stdout).unwrap();
+    let text = v.to_string();
+    let used = random_positions
+        .iter()
+        .filter(|fen| text.contains(fen.as_str()))
+        .count();
+    assert!(
+        used >= 1,
+        "items come from the random player's positions: {text}"
+    );
+
+    // A store without the player's positions is a clear error.
+    dir.write(
+        "bad.lua",
+        r#"return arena.evaluation {
+  name = "bad", tasks = { { task = "move_selection", build = { games = "t.db", player = "nobody", count = 2 } } },
+  players = { arena.random { name = "rnd" } },
+}"#,
+    );
+    let out = eval(&dir, "bad.lua");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no stored positions of player `nobody`"),
+        "{}",
+        stderr(&out)
+    );
+}
