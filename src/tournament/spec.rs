@@ -288,6 +288,10 @@ pub struct ModeBinding<'a> {
 }
 
 /// A language-model player.
+///
+/// Its model fields repeat [`ModelSpec`]'s on purpose: serde cannot combine `flatten` with
+/// `deny_unknown_fields`, and a misspelled key must stay an error that names the script line.
+/// [`LlmPlayerSpec::model_spec`] is the one place that maps between the two.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LlmPlayerSpec {
