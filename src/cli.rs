@@ -79,6 +79,9 @@ enum Command {
         /// Add the attempt statistics and the terminations of each player.
         #[arg(long)]
         stats: bool,
+        /// Add one row per game (result, termination, length, each side's attempts).
+        #[arg(long)]
+        games: bool,
         /// Also fit a ladder: maximum-likelihood Elo of every player with this anchor pinned,
         /// as `NAME=RATING` (e.g. `sf-1350=1350`).
         #[arg(long, value_name = "ANCHOR=RATING")]
@@ -377,6 +380,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             max_rd,
             chessarena_compat,
             stats,
+            games,
             ladder,
             virtual_draws,
             llm_chess,
@@ -392,6 +396,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 max_rd,
                 show_all: all,
                 stats,
+                games,
                 llm_chess,
             };
             let mut tables = Vec::new();

@@ -15,6 +15,9 @@ local actions = require("parsers.actions")
 
 local M = {}
 
+-- Using up `max_attempts` at a ply ends the game with LLM Chess's own termination.
+M.exhausted = "too_many_wrong_actions"
+
 M.defaults = {
   board = "unicode", -- how the board is shown: "unicode", "ascii", "fen" or "fen_pgn"
   board_in_prompt = false, -- always show the board; get_current_board is then not offered

@@ -27,6 +27,8 @@ pub struct Options {
     pub show_all: bool,
     /// Add the attempt and termination statistics.
     pub stats: bool,
+    /// Add one row per game: result, termination, length and each side's attempts.
+    pub games: bool,
     /// Add the LLM Chess table (added anyway when a player plays the agentic mode or is a mixture
     /// of agents).
     pub llm_chess: bool,
@@ -39,6 +41,7 @@ impl Default for Options {
             max_rd: 100.0,
             show_all: false,
             stats: false,
+            games: false,
             llm_chess: false,
         }
     }
@@ -63,6 +66,9 @@ pub fn tables(
     if options.stats {
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));
+    }
+    if options.games {
+        out.push(games_table(&games, &store.call_summaries(tournament.id)?));
     }
     if options.llm_chess || llm_chess::applies(&players) {
         out.push(llm_chess::table_for(store, tournament)?);
@@ -370,6 +376,70 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
             }
         }
         table.rows.push(row);
+    }
+    table
+}
+
+/// One row per finished game: who played, the result and how it ended, its length, and each
+/// side's LLM attempts and failed attempts (answers that gave no playable move).
+pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Table {
+    let mut table = Table::new(
+        "games",
+        &[
+            "game",
+            "round",
+            "white",
+            "black",
+            "result",
+            "termination",
+            "plies",
+            "white attempts",
+            "white failed",
+            "black attempts",
+            "black failed",
+        ],
+    );
+    // (attempts, failed) by game and player.
+    let mut counts: BTreeMap<(i64, &str), (u64, u64)> = BTreeMap::new();
+    for c in calls {
+        let entry = counts.entry((c.game_id, c.player.as_str())).or_default();
+        entry.0 += 1;
+        // Answers to an agentic action (`say`) and proposals of a mixture are neither.
+        match c.outcome.as_deref() {
+            Some("move") | Some("proposal") | None => {}
+            Some(o) if o.starts_with("get_") || o == "do_reflection" || o == "reflection_notes" => {
+                entry.0 -= 1;
+            }
+            Some(_) => entry.1 += 1,
+        }
+    }
+    for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
+        let side = |name: &str| {
+            counts
+                .get(&(g.id, name))
+                .map_or((Cell::Empty, Cell::Empty), |(a, f)| {
+                    ((*a).into(), (*f).into())
+                })
+        };
+        let (white_attempts, white_failed) = side(&g.white);
+        let (black_attempts, black_failed) = side(&g.black);
+        table.rows.push(vec![
+            g.index.into(),
+            g.round.into(),
+            g.white.clone().into(),
+            g.black.clone().into(),
+            g.result.clone().unwrap_or_default().into(),
+            g.termination
+                .clone()
+                .unwrap_or_default()
+                .replace('_', " ")
+                .into(),
+            g.ply_count.into(),
+            white_attempts,
+            white_failed,
+            black_attempts,
+            black_failed,
+        ]);
     }
     table
 }

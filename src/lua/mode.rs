@@ -6,6 +6,8 @@
 
 use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerOptions};
 
+use crate::board::Termination;
+
 use super::{ScriptError, generation::Generation, state};
 use crate::{
     llm::ChatMessage,
@@ -38,6 +40,7 @@ pub struct ModeScript {
     options: serde_json::Map<String, serde_json::Value>,
     max_attempts: u32,
     max_turns: Option<u32>,
+    exhausted: Termination,
 }
 
 impl std::fmt::Debug for ModeScript {
@@ -81,6 +84,15 @@ impl ModeScript {
         let options = merge_options(lua, &table, module, player)?;
         let max_attempts = limit_option(&options, "max_attempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
         let max_turns = limit_option(&options, "max_turns")?;
+        let exhausted = match table.get::<Option<String>>("exhausted")?.as_deref() {
+            None | Some("forfeit") => Termination::Forfeit,
+            Some("too_many_wrong_actions") => Termination::TooManyWrongActions,
+            Some(other) => {
+                return Err(ScriptError::bare(format!(
+                    "play mode `{module}`: `exhausted` cannot be `{other}` (expected \"forfeit\" or \"too_many_wrong_actions\")"
+                )));
+            }
+        };
         Ok(ModeScript {
             lua: lua.clone(),
             module: module.to_string(),
@@ -89,7 +101,14 @@ impl ModeScript {
             options,
             max_attempts,
             max_turns,
+            exhausted,
         })
+    }
+
+    /// How a game ends when the player uses up `max_attempts` at one ply: the mode's `exhausted`
+    /// field, `forfeit` by default (ChessArena's word), `too_many_wrong_actions` for LLM Chess.
+    pub fn exhausted(&self) -> Termination {
+        self.exhausted
     }
 
     /// The effective options (mode defaults overlaid with the player's).

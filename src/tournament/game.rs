@@ -403,11 +403,18 @@ async fn llm_turn(
         };
         // A failed attempt.
         if attempt >= mode.max_attempts() {
-            return Ok(TurnResult::Lost {
-                termination: Termination::TooManyWrongActions,
-                reason: format!(
+            let termination = mode.exhausted();
+            let reason = match termination {
+                Termination::TooManyWrongActions => format!(
                     "`{name}` made too many wrong actions: {attempt} failed attempts at ply {ply} (last: {last_failure})"
                 ),
+                _ => format!(
+                    "`{name}` forfeits: no acceptable move in {attempt} attempts at ply {ply} (last: {last_failure})"
+                ),
+            };
+            return Ok(TurnResult::Lost {
+                termination,
+                reason,
             });
         }
         attempt += 1;

@@ -140,4 +140,13 @@ fn exported_games_read_back_with_python_chess() {
     assert!(ratings[0]["rating"].as_f64().unwrap() >= ratings[1]["rating"].as_f64().unwrap());
     let terminations = v["export test · terminations"].as_array().unwrap();
     assert_eq!(terminations.len(), 2);
+    let per_game = v["export test · games"].as_array().unwrap();
+    assert_eq!(per_game.len(), 4);
+    for g in per_game {
+        assert!(g["plies"].as_i64().unwrap() > 0, "{g}");
+        assert!(
+            ["1-0", "0-1", "1/2-1/2"].contains(&g["result"].as_str().unwrap()),
+            "{g}"
+        );
+    }
 }
