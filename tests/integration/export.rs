@@ -122,6 +122,7 @@ fn exported_games_read_back_with_python_chess() {
             "t.db",
             "--all",
             "--stats",
+            "--games",
             "--format",
             "json",
         ])
