@@ -14,65 +14,8 @@ use sha2::{Digest, Sha256};
 
 use super::ScriptError;
 
-/// The built-in scripts compiled into the binary, by path relative to `scripts/`.
-const EMBEDDED: &[(&str, &str)] = &[
-    (
-        "modes/blitz.lua",
-        include_str!("../../scripts/modes/blitz.lua"),
-    ),
-    (
-        "prompts/blitz.lua",
-        include_str!("../../scripts/prompts/blitz.lua"),
-    ),
-    (
-        "parsers/move.lua",
-        include_str!("../../scripts/parsers/move.lua"),
-    ),
-    (
-        "tasks/basic_understanding.lua",
-        include_str!("../../scripts/tasks/basic_understanding.lua"),
-    ),
-    (
-        "tasks/move_selection.lua",
-        include_str!("../../scripts/tasks/move_selection.lua"),
-    ),
-    (
-        "tasks/puzzles.lua",
-        include_str!("../../scripts/tasks/puzzles.lua"),
-    ),
-    (
-        "tasks/board_reconstruction.lua",
-        include_str!("../../scripts/tasks/board_reconstruction.lua"),
-    ),
-    (
-        "tasks/common.lua",
-        include_str!("../../scripts/tasks/common.lua"),
-    ),
-    (
-        "modes/agentic.lua",
-        include_str!("../../scripts/modes/agentic.lua"),
-    ),
-    (
-        "prompts/agentic.lua",
-        include_str!("../../scripts/prompts/agentic.lua"),
-    ),
-    (
-        "parsers/actions.lua",
-        include_str!("../../scripts/parsers/actions.lua"),
-    ),
-    (
-        "formats/round_robin.lua",
-        include_str!("../../scripts/formats/round_robin.lua"),
-    ),
-    (
-        "formats/matchmaker.lua",
-        include_str!("../../scripts/formats/matchmaker.lua"),
-    ),
-    (
-        "formats/ladder.lua",
-        include_str!("../../scripts/formats/ladder.lua"),
-    ),
-];
+// `EMBEDDED`: every built-in script, listed by build.rs.
+include!(concat!(env!("OUT_DIR"), "/embedded_scripts.rs"));
 
 /// The display prefix of built-in scripts in error messages and in the store.
 const BUILTIN_PREFIX: &str = "scripts/";
@@ -267,7 +210,9 @@ struct Candidate {
 /// In debug builds the built-ins are read from the source tree, so that they can be edited (and hot
 /// reloaded) without recompiling; release builds use the embedded copies only.
 fn builtin_dir() -> Option<PathBuf> {
-    if cfg!(debug_assertions) {
+    // ARENA_BUILTIN_FROM_BINARY makes a debug build behave like a release build, so tests can
+    // check that everything a script needs is embedded.
+    if cfg!(debug_assertions) && std::env::var_os("ARENA_BUILTIN_FROM_BINARY").is_none() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts");
         dir.is_dir().then_some(dir)
     } else {
