@@ -573,15 +573,33 @@ async fn analyze_with(
 }
 
 fn check(script: &Path) -> u8 {
-    match Generation::load(script, 1) {
-        Ok(g) => {
-            println!(
+    // An evaluation script (`arena.evaluation{}`) is checked as one; anything else as a tournament.
+    let is_evaluation = std::fs::read_to_string(script)
+        .map(|text| text.contains("arena.evaluation"))
+        .unwrap_or(false);
+    let result = if is_evaluation {
+        crate::lua::EvalScripts::load(script).map(|e| {
+            format!(
+                "{}: ok (evaluation: {} task(s), {} player(s))",
+                script.display(),
+                e.spec.tasks.len(),
+                e.spec.players.len()
+            )
+        })
+    } else {
+        Generation::load(script, 1).map(|g| {
+            format!(
                 "{}: ok ({} players, format {}, scripts {})",
                 script.display(),
                 g.spec.players.len(),
                 g.format_module,
                 g.hash
-            );
+            )
+        })
+    };
+    match result {
+        Ok(summary) => {
+            println!("{summary}");
             0
         }
         Err(errors) => {

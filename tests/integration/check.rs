@@ -193,10 +193,6 @@ fn every_shipped_script_loads_from_the_binary_alone() {
     }
     assert!(scripts.len() >= 8, "{scripts:?}");
     for script in scripts {
-        let text = std::fs::read_to_string(&script).unwrap();
-        if text.contains("arena.evaluation") {
-            continue; // evaluation scripts are run by tests/integration/eval.rs
-        }
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
             .arg("check")
             .arg(&script)
