@@ -174,6 +174,7 @@ pub async fn run(options: EvalOptions) -> Result<EvalSummary, RunError> {
             openings: None,
             format_options: None,
             analysis: None,
+            prices: Default::default(),
         },
         players: spec.players.clone(),
         defined_at: spec.defined_at.clone(),

@@ -91,13 +91,16 @@ pub fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, Sto
     let settings: serde_json::Value =
         serde_json::from_str(&tournament.settings_json).unwrap_or_default();
     let max_plies = settings["max_plies"].as_u64().unwrap_or(200) as u32;
-    Ok(table(
-        &players,
-        &games,
-        &calls,
-        max_plies,
-        &PriceTable::built_in(),
-    ))
+    // The script's own prices extend (and override) the built-in table.
+    let mut prices = PriceTable::built_in();
+    if let Ok(own) = serde_json::from_value::<std::collections::BTreeMap<String, crate::llm::Price>>(
+        settings["prices"].clone(),
+    ) {
+        for (model, price) in own {
+            prices.insert(model, price);
+        }
+    }
+    Ok(table(&players, &games, &calls, max_plies, &prices))
 }
 
 fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreError> {

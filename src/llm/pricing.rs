@@ -22,6 +22,7 @@ use super::Usage;
 
 /// The price of one model, in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Price {
     /// Prompt tokens.
     pub input_per_mtok: f64,

@@ -37,6 +37,11 @@ pub struct TournamentSettings {
     /// Extra settings passed to the format script as `state.options`.
     #[serde(default)]
     pub format_options: Option<serde_json::Value>,
+    /// Prices in USD per million tokens by model name, added to (or overriding) the built-in
+    /// table for the cost columns: `prices = { ["my-model"] = { input_per_mtok = 0.5,
+    /// output_per_mtok = 1.5 } }`.
+    #[serde(default)]
+    pub prices: std::collections::BTreeMap<String, crate::llm::Price>,
     /// Engine analysis of every finished game (none when absent).
     #[serde(default)]
     pub analysis: Option<AnalysisSpec>,

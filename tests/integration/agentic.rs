@@ -34,6 +34,7 @@ fn the_local_model_plays_agentic_games_and_the_llm_chess_table_prints() {
         &format!(
             r#"return arena.tournament {{
   name = "agentic", games_per_pair = 2, max_plies = 4, seed = 5, concurrency = 1,
+  prices = {{ ["smollm2-135m-instruct"] = {{ input_per_mtok = 1000, output_per_mtok = 2000 }} }},
   players = {{
     arena.random {{ name = "rnd", anchor_elo = -122 }},
     arena.llm {{
@@ -125,6 +126,22 @@ fn the_local_model_plays_agentic_games_and_the_llm_chess_table_prints() {
         assert!(text.contains(column), "{text}");
     }
     assert!(text.contains("rnd 2"), "{text}");
+
+    // The script's price for the local model gives it a cost per game.
+    let json = dir
+        .arena()
+        .args(["leaderboard", "--db", "t.db", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let row = v["agentic · LLM Chess"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["model"] == "smol" || r["player"] == "smol")
+        .unwrap_or_else(|| panic!("no row for smol: {v}"))
+        .clone();
+    assert!(row["cost/game $"].as_f64().unwrap_or(0.0) > 0.0, "{row}");
 }
 
 #[test]
