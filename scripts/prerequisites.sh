@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what arena's quickstart and tests need and starts the local model:
 #   - Stockfish from Debian (binary in /usr/games), if no `stockfish` is found;
+#   - with --tests, also the other UCI engines Debian packages (fairy-stockfish, ethereal-chess,
+#     toga2, glaurung, gnuchess), which the tests play as opponents (a few minutes, once);
 #   - python-chess from PyPI, used by the tests to read exported PGN back;
 #   - the offline SmolLM2-135M model server (scripts/local-llm.sh), started on 127.0.0.1:8765.
 # Safe to run again: whatever is present is left alone.
@@ -9,10 +11,21 @@ cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! command -v stockfish >/dev/null 2>&1 && [ ! -x /usr/games/stockfish ]; then
-  echo "installing Stockfish (Debian package stockfish)"
+# Debian package → the binary it installs in /usr/games.
+declare -A engines=([stockfish]=stockfish)
+if [ "${1:-}" = "--tests" ]; then
+  engines+=([fairy-stockfish]=fairy-stockfish [ethereal-chess]=ethereal-chess [toga2]=toga2
+            [glaurung]=glaurung [gnuchess]=gnuchess)
+fi
+missing=()
+for package in "${!engines[@]}"; do
+  binary=${engines[$package]}
+  command -v "$binary" >/dev/null 2>&1 || [ -x "/usr/games/$binary" ] || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing chess engines from Debian: ${missing[*]}"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stockfish >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 if ! python3 -c "import chess.pgn" >/dev/null 2>&1; then
