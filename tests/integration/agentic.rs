@@ -397,3 +397,105 @@ end }"#,
         }
     }
 }
+
+/// A mixture killed in the middle of a turn resumes without asking any stored proposal again:
+/// every call stored before the kill is still there, unchanged, and every turn ends complete.
+#[test]
+fn a_killed_mixture_resumes_mid_turn_without_asking_again() {
+    use std::{
+        process::Stdio,
+        thread::sleep,
+        time::{Duration, Instant},
+    };
+    let Some(url) = local_llm("a_killed_mixture_resumes_mid_turn_without_asking_again") else {
+        return;
+    };
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "moa-resume", games_per_pair = 3, max_plies = 4, seed = 6, concurrency = 1,
+  players = {{
+    arena.random {{ name = "rnd" }},
+    arena.moa {{
+      name = "mix",
+      proposers = {{ {p}, {p} }},
+      synthesizer = {p},
+      mode = "agentic",
+      options = {{ max_turns = 2, max_attempts = 2, only_make_move = true }},
+    }},
+  }},
+}}"#,
+            p = model(&url, 0.7),
+        ),
+    );
+    let mut child = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let count = || -> u64 {
+        arena::store::Store::open(&dir.db())
+            .ok()
+            .and_then(|s| {
+                let t = s.find_tournament("moa-resume").ok()??;
+                s.totals(t.id).ok().map(|x| x.llm_calls)
+            })
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while count() < 4 {
+        assert!(Instant::now() < deadline, "the mixture never answered");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended too early"
+        );
+        sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let snapshot = |store: &arena::store::Store| {
+        let t = store.find_tournament("moa-resume").unwrap().unwrap();
+        let mut calls = std::collections::BTreeMap::new();
+        for g in store.games(t.id).unwrap() {
+            for ply in 0..=g.ply_count {
+                for c in store.llm_calls(g.id, ply).unwrap() {
+                    calls.insert((g.id, ply, c.call.seq), (c.id, c.call.reply_text.clone()));
+                }
+            }
+        }
+        calls
+    };
+    let before = snapshot(&open_store(&dir.db()));
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let after = snapshot(&store);
+    for (key, value) in &before {
+        assert_eq!(
+            after.get(key),
+            Some(value),
+            "stored call {key:?} kept as it was"
+        );
+    }
+    // Every (game, ply) holds whole turns: two proposals and a synthesis each.
+    let mut per_ply: std::collections::BTreeMap<(i64, u32), usize> = Default::default();
+    for (game, ply, _) in after.keys() {
+        *per_ply.entry((*game, *ply)).or_default() += 1;
+    }
+    for ((game, ply), n) in per_ply {
+        assert!(n.is_multiple_of(3), "game {game} ply {ply} has {n} calls");
+    }
+    let t = store.find_tournament("moa-resume").unwrap().unwrap();
+    assert!(
+        store
+            .games(t.id)
+            .unwrap()
+            .iter()
+            .all(|g| g.status == arena::store::GameStatus::Finished)
+    );
+}
