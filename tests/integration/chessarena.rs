@@ -264,3 +264,94 @@ end }"#,
         .collect();
     assert!(outcomes.contains("move"), "{outcomes:?}");
 }
+
+/// Answers pinned by a llama.cpp grammar make the modes' rules testable on the real model:
+/// bullet refuses a reply with any word besides the move (forbidden reasoning, the ply starts over
+/// without feedback) until the game is forfeited; blitz reads a SAN answer.
+#[test]
+fn pinned_answers_show_bullet_rejection_and_san_answers_in_real_games() {
+    let Some(url) = local_llm("pinned_answers_show_bullet_rejection_and_san_answers_in_real_games")
+    else {
+        return;
+    };
+    let pinned = |name: &str, mode: &str, options: &str, answer: &str| {
+        format!(
+            r#"arena.llm {{ name = "{name}", base_url = "{url}", model = "smollm2-135m-instruct",
+      max_tokens = 24, max_concurrency = 1, timeout_s = 300, mode = "{mode}",
+      extra_body = {{ grammar = 'root ::= "{answer}"' }}, options = {{ {options} }} }}"#
+        )
+    };
+    let dir = TestDir::new();
+    dir.write(
+        "formats/white_vs_random.lua",
+        r#"return { pairings = function(state)
+  if #state.games > 0 then return nil end
+  local games = {}
+  for _, p in ipairs(state.players) do
+    if p ~= "rnd" then table.insert(games, { white = p, black = "rnd" }) end
+  end
+  return games
+end }"#,
+    );
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "pinned", format = "white_vs_random", max_plies = 1, seed = 1, concurrency = 1,
+  players = {{
+    arena.random {{ name = "rnd" }},
+    {chatty},
+    {terse},
+    {san},
+  }},
+}}"#,
+            chatty = pinned(
+                "chatty",
+                "bullet",
+                "max_attempts = 3",
+                "I like it. ```\\\\ne2e4\\\\n```"
+            ),
+            terse = pinned(
+                "terse",
+                "bullet",
+                "max_attempts = 3",
+                "```\\\\ne2e4\\\\n```"
+            ),
+            san = pinned("san", "blitz", "notation = \"san\"", "```\\\\nNf3\\\\n```"),
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("pinned").unwrap().unwrap();
+    for g in store.games(t.id).unwrap() {
+        let calls = store.llm_calls(g.id, 0).unwrap();
+        let outcomes: Vec<&str> = calls
+            .iter()
+            .map(|c| c.outcome.as_deref().unwrap())
+            .collect();
+        match g.white.as_str() {
+            "chatty" => {
+                assert_eq!(outcomes, ["forbidden_reasoning"; 3], "{g:?}");
+                assert_eq!(g.termination.as_deref(), Some("forfeit"));
+                assert_eq!(g.result.as_deref(), Some("0-1"));
+                // Each attempt starts over from the same two messages: no feedback is added.
+                for c in &calls {
+                    let request: serde_json::Value =
+                        serde_json::from_str(&c.call.request_json).unwrap();
+                    assert_eq!(request["messages"].as_array().unwrap().len(), 2);
+                }
+            }
+            "terse" => {
+                assert_eq!(outcomes, ["move"]);
+                assert_eq!(store.plies(g.id).unwrap()[0].uci, "e2e4");
+            }
+            "san" => {
+                assert_eq!(outcomes, ["move"]);
+                let ply = &store.plies(g.id).unwrap()[0];
+                assert_eq!((ply.uci.as_str(), ply.san.as_str()), ("g1f3", "Nf3"));
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+}
