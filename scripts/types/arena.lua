@@ -15,7 +15,23 @@ arena = {}
 ---@field concurrency? integer                 games at once (`--concurrency` wins)
 ---@field openings? { fens?: string[], file?: string, order?: "sequential"|"random", count?: integer }
 ---@field format_options? table                passed to the format as `state.options`
----@field players (arena.Llm|arena.Engine|arena.Random)[]
+---@field analysis? arena.Analysis              analyse every finished game with an engine
+---@field prices? table<string, { input_per_mtok: number, output_per_mtok: number, cached_input_per_mtok?: number, reasoning_per_mtok?: number }>   USD per million tokens, by model
+---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
+
+---@class arena.Analysis
+---@field engine? string                       default "stockfish"
+---@field args? string[]
+---@field depth? integer                       one of depth, nodes, movetime_ms (default depth 20)
+---@field nodes? integer
+---@field movetime_ms? integer
+---@field multipv? integer                     top moves kept per position (default 3)
+---@field threads? integer                     default 1
+---@field hash? integer                        MB, default 16
+---@field processes? integer                   engine searches at once (default: one per CPU)
+---@field win_model? "lichess"|"chessarena"
+---@field all_moves? boolean                   score every legal move (for the move-advantage rate)
+---@field during_play? boolean                 default true; false analyses after the last game
 
 ---@class arena.Llm
 ---@field name string
@@ -33,8 +49,34 @@ arena = {}
 ---@field timeout_s? number                    per request (default 120)
 ---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside (default 600)
 ---@field max_concurrency? integer             requests in flight against this endpoint (default 4)
----@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", or your module
+---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", "agentic", or your module
 ---@field options? table                       the mode's options (see its `defaults`)
+---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
+
+---@class arena.Model
+---@field base_url string
+---@field model string
+---@field provider? "openai"|"openai_responses"|"anthropic"|"gemini"
+---@field api_key_env? string
+---@field temperature? number
+---@field top_p? number
+---@field max_tokens? integer
+---@field seed? integer
+---@field reasoning_effort? "low"|"medium"|"high"
+---@field thinking_budget? integer
+---@field extra_body? table
+---@field timeout_s? number
+---@field outage_s? number
+---@field max_concurrency? integer
+
+---A mixture of agents: the proposers answer (concurrently), the synthesizer merges their answers.
+---@class arena.Moa
+---@field name string
+---@field proposers arena.Model[]
+---@field synthesizer arena.Model
+---@field mode? string
+---@field options? table
+---@field anchor_elo? number
 
 ---@class arena.Engine
 ---@field name string
@@ -42,10 +84,12 @@ arena = {}
 ---@field args? string[]
 ---@field options? table<string, string|integer|boolean>   UCI options, set in name order
 ---@field limits? { nodes?: integer, depth?: integer, movetime_ms?: integer }
+---@field anchor_elo? number
 
 ---@class arena.Random
 ---@field name string
 ---@field seed? integer
+---@field anchor_elo? number
 
 ---Marks a tournament table (records its line for error messages).
 ---@param t arena.Tournament
@@ -63,6 +107,15 @@ function arena.engine(t) end
 ---@param t arena.Random
 ---@return arena.Random
 function arena.random(t) end
+
+---@param t arena.Moa
+---@return arena.Moa
+function arena.moa(t) end
+
+---An evaluation script (`arena eval`): fine-grained tasks over data sets.
+---@param t { name: string, seed?: integer, concurrency?: integer, tasks: { task: "basic_understanding"|"move_selection"|"puzzles"|"board_reconstruction", name?: string, data?: string, build?: table, limit?: integer, scoring?: "strict"|"chessarena", max_attempts?: integer, options?: table }[], players: (arena.Llm|arena.Engine|arena.Random)[] }
+---@return table
+function arena.evaluation(t) end
 
 ---Replaces `{{name}}` with `vars.name`; a missing variable is an error.
 ---@param template string
@@ -159,7 +212,8 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 
 -- A play mode is a module returning:
 ---@class arena.Mode
----@field defaults? table                      the options it understands, with defaults (max_attempts is enforced by arena)
+---@field defaults? table                      the options it understands, with defaults (arena enforces max_attempts and max_turns)
+---@field exhausted? "forfeit"|"too_many_wrong_actions"   how a game ends when max_attempts are used up (default forfeit)
 ---@field start fun(ctx: arena.TurnContext): ({role: string, content: string}[] | { messages: {role: string, content: string}[], request?: table })
 ---@field reply fun(ctx: arena.TurnContext, text: string): arena.Decision
 
@@ -194,4 +248,4 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 
 -- A format is a module returning:
 ---@class arena.Format
----@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: string }[], games_per_pair: integer, openings: integer, seed: integer, options: table }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
+---@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: string }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
