@@ -249,3 +249,31 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 -- A format is a module returning:
 ---@class arena.Format
 ---@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: string }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
+
+-- Helpers for task scripts (`scripts/tasks/`).
+arena.eval = {}
+
+---The JSON answer of a reply: the last ```json block ("chessarena") or any JSON object ("tolerant").
+---@param text string
+---@param rule? "chessarena"|"tolerant"
+---@return table? answer
+function arena.eval.json_answer(text, rule) end
+
+---ChessArena's move parsing (last fenced UCI move, fenced SAN fallback; `any` also reads bare moves).
+---@param text string
+---@param fen string
+---@param any? boolean
+---@return { uci: string, read_as: "uci"|"san" }? move
+function arena.eval.chessarena_move(text, fen, any) end
+
+---arena's tolerant move parsing (fences, tags, bare moves, SAN or UCI).
+---@param text string
+---@param fen string
+---@return { uci: string, read_as: "uci"|"san" }? move
+function arena.eval.tolerant_move(text, fen) end
+
+---The FEN a reply states (board reconstruction).
+---@param text string
+---@param rule? "chessarena"|"tolerant"
+---@return string? fen
+function arena.eval.extract_fen(text, rule) end
