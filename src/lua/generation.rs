@@ -111,7 +111,8 @@ impl Generation {
     }
 }
 
-fn script_dir(entry: &Path) -> &Path {
+/// The folder of an entry script, where its own modules are looked up.
+pub(super) fn script_dir(entry: &Path) -> &Path {
     match entry.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -120,20 +121,14 @@ fn script_dir(entry: &Path) -> &Path {
 
 fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, CheckErrors> {
     let limits = Limits::default();
-    let lua = state::new_state(resolver.clone(), limits)?;
-    let main = resolver.entry(entry)?;
-    let value = state::run_chunk(&lua, &main.display, &main.content)?;
-    let Value::Table(table) = value else {
-        return Err(ScriptError::at(
-            format!("{}:1", main.display),
-            format!(
-                "the script must return a tournament table (`return arena.tournament {{ ... }}`), not {}",
-                value.type_name()
-            ),
-        )
-        .into());
-    };
-    let spec = parse_spec(&lua, &table, &main.display)?;
+    let (lua, display, table) = state::run_entry(
+        entry,
+        &resolver,
+        limits,
+        "a tournament table",
+        "arena.tournament",
+    )?;
+    let spec = parse_spec(&lua, &table, &display)?;
 
     let mut errors = Vec::new();
     let mut modes = BTreeMap::new();
@@ -179,7 +174,7 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
             spec.defined_at
                 .get("")
                 .cloned()
-                .unwrap_or_else(|| format!("{}:1", main.display)),
+                .unwrap_or_else(|| format!("{}:1", display)),
             format!(
                 "unknown format `{}` (no formats/{}.lua in the script's folder or the built-ins)",
                 spec.settings.format, spec.settings.format

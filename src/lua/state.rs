@@ -122,6 +122,33 @@ pub fn run_chunk(lua: &Lua, display: &str, source: &str) -> Result<Value, Script
         .map_err(|e| ScriptError::from_lua(&e))
 }
 
+/// Runs the entry script `entry` in a fresh state and returns the state, the entry's display path
+/// and the table it returned. `what` and `constructor` name what it should have returned ("a
+/// tournament table", `arena.tournament`) for the error message.
+///
+/// # Errors
+/// A missing or broken script, or one that returns something else than a table.
+pub fn run_entry(
+    entry: &std::path::Path,
+    resolver: &Resolver,
+    limits: Limits,
+    what: &str,
+    constructor: &str,
+) -> Result<(Lua, String, Table), ScriptError> {
+    let lua = new_state(resolver.clone(), limits)?;
+    let main = resolver.entry(entry)?;
+    match run_chunk(&lua, &main.display, &main.content)? {
+        Value::Table(table) => Ok((lua, main.display, table)),
+        other => Err(ScriptError::at(
+            format!("{}:1", main.display),
+            format!(
+                "the script must return {what} (`return {constructor} {{ ... }}`), not {}",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
 /// `require(name)`: the `arena` API, or a module found by the resolver, loaded once per state.
 fn install_require(lua: &Lua, resolver: Resolver, arena: Table) -> Result<(), ScriptError> {
     let require = lua.create_function(move |lua, name: String| {

@@ -18,7 +18,7 @@ use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerO
 use super::{
     CheckErrors, ScriptError,
     api::DEFINED_AT,
-    generation::{from_table, parse_player},
+    generation::{from_table, parse_player, script_dir},
     sources::{Resolver, SourceSet},
     state::{self, Limits},
 };
@@ -50,20 +50,14 @@ impl EvalScripts {
     pub fn load(entry: &Path) -> Result<EvalScripts, CheckErrors> {
         let resolver = Resolver::from_disk(script_dir(entry));
         let limits = Limits::default();
-        let lua = state::new_state(resolver.clone(), limits)?;
-        let main = resolver.entry(entry)?;
-        let value = state::run_chunk(&lua, &main.display, &main.content)?;
-        let Value::Table(table) = value else {
-            return Err(ScriptError::at(
-                format!("{}:1", main.display),
-                format!(
-                    "the script must return an evaluation table (`return arena.evaluation {{ ... }}`), not {}",
-                    value.type_name()
-                ),
-            )
-            .into());
-        };
-        let spec = parse_spec(&lua, &table, &main.display)?;
+        let (lua, display, table) = state::run_entry(
+            entry,
+            &resolver,
+            limits,
+            "an evaluation table",
+            "arena.evaluation",
+        )?;
+        let spec = parse_spec(&lua, &table, &display)?;
         let at = spec.defined_at[""].clone();
         let mut errors = Vec::new();
         let mut task_options = BTreeMap::new();
@@ -106,13 +100,6 @@ impl EvalScripts {
         let resolver = Resolver::pinned(script_dir(&self.entry), self.sources.clone());
         let lua = state::new_state(resolver, self.limits)?;
         TaskScript::load(&lua, &task.module(), &task.options)
-    }
-}
-
-fn script_dir(entry: &Path) -> &Path {
-    match entry.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
     }
 }
 
