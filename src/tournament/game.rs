@@ -56,7 +56,10 @@ enum Side {
         models: Box<Models>,
         mode: ModeScript,
     },
-    Engine(EngineLease),
+    Engine {
+        lease: EngineLease,
+        limits: crate::engine::SearchLimits,
+    },
     Random {
         seed: u64,
     },
@@ -138,13 +141,10 @@ async fn play_inner(
         let fen_before = game.fen();
         let (uci, attempts) = match mover {
             Side::Random { seed } => (random_move(&game, env.seed, *seed, row.index), 1),
-            Side::Engine(lease) => {
+            Side::Engine { lease, limits } => {
                 let moves = game.uci_moves().to_vec();
                 let start = (!game.starts_from_initial()).then(|| game.start_fen());
-                match lease
-                    .best_move(start.as_deref(), &moves, &engine_limits(env, name))
-                    .await
-                {
+                match lease.best_move(start.as_deref(), &moves, limits).await {
                     Ok(best) => (best.uci, 1),
                     Err(e) => {
                         let reason = format!("engine `{name}` failed: {e}");
@@ -240,11 +240,13 @@ async fn side(env: &GameEnv, generation: &Generation, name: &str) -> Result<Side
         })?;
     Ok(match participant {
         Participant::Random { seed } => Side::Random { seed: *seed },
-        Participant::Engine { pool, .. } => Side::Engine(
-            pool.lease()
+        Participant::Engine { pool, limits } => Side::Engine {
+            lease: pool
+                .lease()
                 .await
                 .map_err(|e| format!("cannot start engine `{name}`: {e}"))?,
-        ),
+            limits: *limits,
+        },
         Participant::Llm { .. } | Participant::Moa { .. } => {
             // Prompt-side settings come from the game's generation, so a reload can change them.
             let spec = generation
@@ -261,13 +263,6 @@ async fn side(env: &GameEnv, generation: &Generation, name: &str) -> Result<Side
             }
         }
     })
-}
-
-fn engine_limits(env: &GameEnv, name: &str) -> crate::engine::SearchLimits {
-    match env.roster.players.get(name) {
-        Some(Participant::Engine { limits, .. }) => *limits,
-        _ => crate::engine::SearchLimits::default(),
-    }
 }
 
 /// A uniform choice among the legal moves, seeded by the tournament, the player, the game and the
