@@ -1,7 +1,7 @@
 //! The agentic mode with the real local model: every action stored with its outcome, the per-ply
 //! limits enforced, the LLM Chess table printed; and a mixture of agents on the same model.
 
-use crate::common::{TestDir, local_llm, open_store, stderr, stdout};
+use crate::common::{TestDir, local_llm, open_store, run_then_kill, stderr, stdout};
 
 /// Outcomes an agentic reply can be stored with.
 const AGENTIC_OUTCOMES: &[&str] = &[
@@ -402,11 +402,7 @@ end }"#,
 /// every call stored before the kill is still there, unchanged, and every turn ends complete.
 #[test]
 fn a_killed_mixture_resumes_mid_turn_without_asking_again() {
-    use std::{
-        process::Stdio,
-        thread::sleep,
-        time::{Duration, Instant},
-    };
+    use std::time::Duration;
     let Some(url) = local_llm("a_killed_mixture_resumes_mid_turn_without_asking_again") else {
         return;
     };
@@ -430,33 +426,9 @@ fn a_killed_mixture_resumes_mid_turn_without_asking_again() {
             p = model(&url, 0.7),
         ),
     );
-    let mut child = dir
-        .arena()
-        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let count = || -> u64 {
-        arena::store::Store::open(&dir.db())
-            .ok()
-            .and_then(|s| {
-                let t = s.find_tournament("moa-resume").ok()??;
-                s.totals(t.id).ok().map(|x| x.llm_calls)
-            })
-            .unwrap_or(0)
-    };
-    let deadline = Instant::now() + Duration::from_secs(600);
-    while count() < 4 {
-        assert!(Instant::now() < deadline, "the mixture never answered");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended too early"
-        );
-        sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    run_then_kill(&dir, "moa-resume", Duration::from_secs(600), |store, t| {
+        store.totals(t).map(|x| x.llm_calls).unwrap_or(0) >= 4
+    });
 
     let snapshot = |store: &arena::store::Store| {
         let t = store.find_tournament("moa-resume").unwrap().unwrap();

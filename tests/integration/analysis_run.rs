@@ -2,17 +2,14 @@
 //! play or after it, across a `kill -9`; the papers' columns under the standings and in the
 //! leaderboard; engine faults retried and stored as events; formats see `state.analysis`.
 
-use std::{
-    path::Path,
-    process::Stdio,
-    thread::sleep,
-    time::{Duration, Instant},
-};
+use std::{path::Path, time::Duration};
 
-use arena::store::{GameStatus, Store};
+use arena::store::GameStatus;
 use rusqlite::Connection;
 
-use crate::common::{TestDir, llm_player, local_llm, open_store, stderr, stdout, stockfish};
+use crate::common::{
+    TestDir, llm_player, local_llm, open_store, run_then_kill, stderr, stdout, stockfish,
+};
 
 /// Checks that every finished game of `name` has exactly one analysis row per ply and is marked
 /// analysed; returns the number of finished games.
@@ -72,33 +69,10 @@ fn analysis_beside_play_survives_a_kill_and_shows_the_papers_columns() {
   },
 }"#,
     );
-    let log = std::fs::File::create(dir.path().join("first.log")).unwrap();
-    let mut child = dir
-        .arena()
-        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-
     // Kill once a game has been analysed beside play, while games are still to be played.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        assert!(Instant::now() < deadline, "no game was analysed in time");
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("the run ended before it could be killed: {status}");
-        }
-        if dir.db().exists()
-            && let Ok(store) = Store::open(&dir.db())
-            && let Ok(Some(t)) = store.find_tournament("ar")
-            && store.analysed_games(t.id).map_or(0, |g| g.len()) >= 1
-        {
-            break;
-        }
-        sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    run_then_kill(&dir, "ar", Duration::from_secs(300), |store, t| {
+        store.analysed_games(t).map_or(0, |g| g.len()) >= 1
+    });
     {
         let store = open_store(&dir.db());
         let t = store.find_tournament("ar").unwrap().unwrap();

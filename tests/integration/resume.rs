@@ -12,7 +12,7 @@ use std::{
 
 use arena::store::{GameStatus, Store};
 
-use crate::common::{TestDir, llm_player, local_llm, open_store, stderr};
+use crate::common::{TestDir, llm_player, local_llm, open_store, run_then_kill, stderr};
 
 /// (game id, ply, seq) → (call id, reply).
 type Calls = BTreeMap<(i64, u32, u32), (i64, Option<String>)>;
@@ -46,33 +46,10 @@ fn a_killed_tournament_resumes_without_losing_or_repeating_anything() {
 }}"#
         ),
     );
-    let log = std::fs::File::create(dir.path().join("first.log")).unwrap();
-    let mut child = dir
-        .arena()
-        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-
     // Wait until the model has answered a few times, then kill the run without warning.
-    let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
-        assert!(Instant::now() < deadline, "the model never answered");
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("the run ended before it could be killed: {status}");
-        }
-        if dir.db().exists()
-            && let Ok(store) = Store::open(&dir.db())
-            && let Ok(Some(t)) = store.find_tournament("resume")
-            && store.totals(t.id).map(|x| x.llm_calls).unwrap_or(0) >= 3
-        {
-            break;
-        }
-        sleep(Duration::from_millis(100));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    run_then_kill(&dir, "resume", Duration::from_secs(600), |store, t| {
+        store.totals(t).map(|x| x.llm_calls).unwrap_or(0) >= 3
+    });
 
     let store = open_store(&dir.db());
     let t = store.find_tournament("resume").unwrap().unwrap();
