@@ -32,16 +32,6 @@ fn a_valid_script_passes() {
 }
 
 #[test]
-fn the_builtin_quickstart_passes() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
-        .args(["check", "tournaments/quickstart.lua"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("arena runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-}
-
-#[test]
 fn unknown_tournament_keys_name_the_line() {
     let dir = TestDir::new();
     dir.write(
