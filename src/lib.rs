@@ -5,7 +5,6 @@
 
 pub mod analysis;
 pub mod board;
-pub mod cli;
 pub mod engine;
 pub mod eval;
 pub mod export;

@@ -8,6 +8,8 @@ use std::{
 use arena::tournament::progress::LogWriter;
 use tracing_subscriber::EnvFilter;
 
+mod cli;
+
 fn main() -> ExitCode {
     // reqwest is built without a default TLS provider; install ring before any client exists.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -20,5 +22,5 @@ fn main() -> ExitCode {
         .with_target(false)
         .without_time()
         .init();
-    arena::cli::main()
+    cli::main()
 }

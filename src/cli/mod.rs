@@ -14,7 +14,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
-use crate::{
+use arena::{
     analysis::{Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
     engine::EngineSpec,
     eval, export, leaderboard,
@@ -578,7 +578,7 @@ fn check(script: &Path) -> u8 {
         .map(|text| text.contains("arena.evaluation"))
         .unwrap_or(false);
     let result = if is_evaluation {
-        crate::lua::EvalScripts::load(script).map(|e| {
+        arena::lua::EvalScripts::load(script).map(|e| {
             format!(
                 "{}: ok (evaluation: {} task(s), {} player(s))",
                 script.display(),
