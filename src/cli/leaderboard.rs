@@ -1,0 +1,90 @@
+//! `arena leaderboard`: the ratings and standings of stored tournaments, and optionally a ladder.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use arena::{leaderboard, rating::glicko::Compat, report};
+
+use super::common::{open_existing, select, write_stdout};
+
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The SQLite store.
+    #[arg(long)]
+    db: PathBuf,
+    /// The tournament (default: every tournament in the store).
+    #[arg(long)]
+    tournament: Option<String>,
+    /// Also show players whose rating deviation is above `--max-rd` (marked provisional).
+    #[arg(long)]
+    all: bool,
+    /// The rating deviation above which a rating is provisional.
+    #[arg(long, default_value_t = 100.0)]
+    max_rd: f64,
+    /// Rate with ChessArena's published update rule (with its bug), to compare with their numbers.
+    #[arg(long)]
+    chessarena_compat: bool,
+    /// Add the attempt statistics and the terminations of each player.
+    #[arg(long)]
+    stats: bool,
+    /// Add one row per game (result, termination, length, each side's attempts).
+    #[arg(long)]
+    games: bool,
+    /// Also fit a ladder: maximum-likelihood Elo of every player with this anchor pinned,
+    /// as `NAME=RATING` (e.g. `sf-1350=1350`).
+    #[arg(long, value_name = "ANCHOR=RATING")]
+    ladder: Option<leaderboard::ladder::Anchor>,
+    /// Drawn games the ladder fit adds to every pair that met (0: the pure MLE, which has no
+    /// finite rating for a player who won or lost every game).
+    #[arg(long, default_value_t = 1.0)]
+    virtual_draws: f64,
+    /// Add the LLM Chess table (Win/Loss, game duration, wrong actions, tokens, cost, Elo
+    /// against anchors); shown anyway when a player plays the agentic mode.
+    #[arg(long)]
+    llm_chess: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = report::Format::Text)]
+    format: report::Format,
+}
+
+pub(super) fn run(args: Args) -> Result<u8> {
+    let Args {
+        db,
+        tournament,
+        all,
+        max_rd,
+        chessarena_compat,
+        stats,
+        games,
+        ladder,
+        virtual_draws,
+        llm_chess,
+        format,
+    } = args;
+    let store = open_existing(&db)?;
+    let options = leaderboard::Options {
+        compat: if chessarena_compat {
+            Compat::ChessArena
+        } else {
+            Compat::Correct
+        },
+        max_rd,
+        show_all: all,
+        stats,
+        games,
+        llm_chess,
+    };
+    let mut tables = Vec::new();
+    for t in select(&store, tournament.as_deref())? {
+        tables.extend(leaderboard::tables(&store, &t, options)?);
+        if let Some(anchor) = &ladder {
+            let mut table =
+                leaderboard::ladder::ladder_table(&store.games(t.id)?, anchor, virtual_draws)
+                    .with_context(|| format!("ladder of tournament `{}`", t.name))?;
+            table.title = format!("{} · {}", t.name, table.title);
+            tables.push(table);
+        }
+    }
+    write_stdout(&report::render(&tables, format))?;
+    Ok(0)
+}
