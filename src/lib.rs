@@ -2,9 +2,14 @@
 //!
 //! The Rust core owns the board, the engines, the LLM clients and the store; embedded Lua scripts
 //! decide play modes, prompts, reply parsing and tournament formats (see `DESIGN.md`).
+//!
+//! The arrows run one way: the binary (`src/main.rs`, `src/cli/`) uses [`lua`], which implements
+//! the traits the domain modules define ([`tournament::rules`], [`tournament::turn::PlayMode`],
+//! [`tournament::schedule::Format`], [`eval::task`]); no domain module imports [`lua`].
 
 pub mod analysis;
 pub mod board;
+pub mod calls;
 pub mod engine;
 pub mod eval;
 pub mod export;
@@ -13,5 +18,6 @@ pub mod llm;
 pub mod lua;
 pub mod rating;
 pub mod report;
+pub mod script;
 pub mod store;
 pub mod tournament;

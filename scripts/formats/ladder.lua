@@ -10,6 +10,10 @@
 -- (maximum likelihood, the anchor pinned to its rating). Returns the whole schedule at once.
 local M = {}
 
+-- The format options; arena refuses any other key when the script is checked. `anchor` must be
+-- set; `games_per_pair = false` takes the tournament's own.
+M.defaults = { anchor = false, anchor_rating = false, games_per_pair = false, span = 1 }
+
 local function pair_games(state, white, black, per_pair, round, out)
   for g = 1, per_pair do
     local w, b = white, black
@@ -28,7 +32,7 @@ function M.pairings(state)
   if #state.games > 0 then
     return nil -- the schedule is already stored
   end
-  local options = state.options or {}
+  local options = state.options
   local anchor = options.anchor
   if type(anchor) ~= "string" then
     error("ladder: format_options.anchor must name the anchor player")

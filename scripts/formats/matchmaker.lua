@@ -3,7 +3,7 @@
 -- among the best `top_k` by the chosen criterion, uniformly), plays two games with colours
 -- swapped, and repeats until every player's RD is at most `target_rd` or `max_games` are played.
 --
--- format_options (all optional):
+-- format_options (all optional, see M.defaults):
 --   target_rd = 100        stop when every player's rating deviation is at most this
 --   max_games = 200        stop after this many games in the tournament (the budget)
 --   top_k = 3              choose uniformly among this many best opponents (ChessArena: 3)
@@ -16,24 +16,16 @@
 -- players still above `target_rd`, so no game is spent on players that are already converged.
 local M = {}
 
-local KNOWN = { target_rd = true, max_games = true, top_k = true, criterion = true, focus = true, compat = true }
-
-local function options(state)
-  local o = state.options or {}
-  for key in pairs(o) do
-    if not KNOWN[key] then
-      error("matchmaker: unknown format option `" .. tostring(key) .. "`", 0)
-    end
-  end
-  return {
-    target_rd = o.target_rd or 100,
-    max_games = o.max_games or 200,
-    top_k = o.top_k or 3,
-    criterion = o.criterion or "chessarena",
-    focus = o.focus,
-    compat = o.compat or "correct",
-  }
-end
+-- The format options and their defaults; arena refuses any other key when the script is checked.
+-- `focus = false` means no player is focused.
+M.defaults = {
+  target_rd = 100,
+  max_games = 200,
+  top_k = 3,
+  criterion = "chessarena",
+  focus = false,
+  compat = "correct",
+}
 
 --- Current ratings of every player, from the finished games in schedule order.
 local function ratings(state, opts)
@@ -54,7 +46,7 @@ local function ratings(state, opts)
 end
 
 function M.pairings(state)
-  local opts = options(state)
+  local opts = state.options
   for _, g in ipairs(state.games) do
     if not g.result then
       return {} -- wait for the games in flight: the next choice needs their results

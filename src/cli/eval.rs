@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use arena::{eval, report};
+use arena::{eval, lua::LuaHost, report};
 
 use super::common::{default_db, write_stdout};
 
@@ -31,7 +31,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         db,
         concurrency,
     };
-    let summary = match eval::run::run(options).await {
+    let summary = match eval::run::run(options, &LuaHost).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");

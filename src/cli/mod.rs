@@ -8,6 +8,7 @@
 //! - 1: the run finished but left work for the next one: games set aside (`arena run`), a
 //!   tournament stopped (Ctrl-C) before the end, evaluation items still open (`arena eval`).
 //!   Running the same command again resumes them.
+//! - 130: a second Ctrl-C quit `arena run` at once; the next run resumes from the last stored ply.
 //! - 2: a fatal error (bad script, unreachable player, unusable store), or bad arguments (clap's
 //!   own code).
 

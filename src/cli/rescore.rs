@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use arena::{eval, report};
+use arena::{eval, lua::LuaHost, report};
 
 use super::common::{open_existing, write_stdout};
 
@@ -44,7 +44,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         scoring,
         name,
     };
-    let summary = eval::run::rescore(&store, &run, &options).await?;
+    let summary = eval::run::rescore(&store, &run, &options, &LuaHost).await?;
     eprintln!("re-scored `{run}` as `{}`", summary.run);
     for u in &summary.unreplayable {
         eprintln!("  unreplayable: {u}");

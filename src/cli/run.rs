@@ -1,12 +1,13 @@
 //! `arena run`: play (or resume) a tournament, then print its standings.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, sync::Arc};
 
 use anyhow::Result;
 use arena::{
     leaderboard,
+    lua::LuaHost,
     store::Store,
-    tournament::{self, RunOptions},
+    tournament::{self, RunOptions, Stop},
 };
 
 use super::common::{default_db, write_stdout};
@@ -40,13 +41,17 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         concurrency,
         watch: !no_watch,
     };
-    let summary = match tournament::run(options).await {
+    let summary = match tournament::run(options, Arc::new(LuaHost)).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(2);
         }
     };
+    if summary.stopped == Some(Stop::Aborted) {
+        eprintln!("quit before the end: run the same command again to resume the games");
+        return Ok(130);
+    }
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
     write_stdout(&leaderboard::standings_table(&rows).to_text())?;
@@ -60,7 +65,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
             );
         }
     }
-    if summary.stopped {
+    if summary.stopped == Some(Stop::Interrupted) {
         eprintln!("stopped before the end: run the same command again to play the remaining games");
         return Ok(1);
     }
@@ -71,8 +76,8 @@ pub(super) async fn run(args: Args) -> Result<u8> {
             "{} game(s) were set aside and resume when you run the same command again:",
             summary.errored.len()
         );
-        for (index, reason) in &summary.errored {
-            eprintln!("  game {index}: {reason}");
+        for (index, error) in &summary.errored {
+            eprintln!("  game {index}: {error} ({} error)", error.kind().as_str());
         }
         Ok(1)
     }

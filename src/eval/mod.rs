@@ -42,6 +42,7 @@ pub mod run;
 mod san_compat;
 pub mod scoring;
 pub mod spec;
+pub mod task;
 
 use std::{io, path::PathBuf};
 

@@ -23,11 +23,12 @@ use super::{
     respond::{Answerer, Native, Recorder, ReplyError, ReplySource},
     scoring::{self, PuzzleResult},
     spec::{EvalSettings, TaskKind, TaskSpec},
+    task::{EvalHost, Evaluation, Parsed, Task},
 };
 use crate::{
     llm::ChatMessage,
-    lua::{CheckErrors, EvalScripts, Parsed, ScriptError, TaskScript},
     report::Table,
+    script::{CheckErrors, ScriptError},
     store::{EvalResultRow, EvalRunRow, Store, StoreError},
     tournament::{
         players::{Participant, Roster, SetupError},
@@ -119,7 +120,7 @@ struct TaskRun {
     spec: TaskSpec,
     label: String,
     items: Vec<(String, String)>,
-    script: Mutex<TaskScript>,
+    script: Mutex<Box<dyn Task>>,
     scoring: Scoring,
 }
 
@@ -144,13 +145,14 @@ fn player_info(p: &PlayerSpec) -> PlayerInfo {
     }
 }
 
-/// Runs (or resumes) the evaluation a script describes and returns its tables.
+/// Runs (or resumes) the evaluation a script describes, its scripts loaded by `host`, and
+/// returns its tables.
 ///
 /// # Errors
 /// A script, setup, data or store failure; an item whose player fails is left open instead.
-pub async fn run(options: EvalOptions) -> Result<EvalSummary, RunError> {
-    let scripts = EvalScripts::load(&options.script)?;
-    let spec = &scripts.spec;
+pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummary, RunError> {
+    let scripts = host.load_evaluation(&options.script)?;
+    let spec = scripts.spec();
     let store = Store::open(&options.db)?;
     let settings = RunSettings {
         settings: spec.settings.clone(),
@@ -180,20 +182,20 @@ pub async fn run(options: EvalOptions) -> Result<EvalSummary, RunError> {
         defined_at: spec.defined_at.clone(),
     })
     .await?;
-    let result = run_with(&scripts, &store, &run, &roster, &settings, &options).await;
+    let result = run_with(scripts.as_ref(), &store, &run, &roster, &settings, &options).await;
     roster.shutdown().await;
     result
 }
 
 async fn run_with(
-    scripts: &EvalScripts,
+    scripts: &dyn Evaluation,
     store: &Store,
     run: &EvalRunRow,
     roster: &Roster,
     settings: &RunSettings,
     options: &EvalOptions,
 ) -> Result<EvalSummary, RunError> {
-    let spec = &scripts.spec;
+    let spec = scripts.spec();
     let script_dir = match options.script.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -218,7 +220,7 @@ async fn run_with(
             spec: task.clone(),
             label,
             items: stored,
-            script: Mutex::new(scripts.task_script(task)?),
+            script: Mutex::new(scripts.task(task)?),
             scoring: scoring_of(task)?,
         });
     }
@@ -638,6 +640,7 @@ pub async fn rescore(
     store: &Store,
     source_name: &str,
     options: &RescoreOptions,
+    host: &dyn EvalHost,
 ) -> Result<RescoreSummary, RunError> {
     let source = store
         .find_eval_run(source_name)?
@@ -682,11 +685,7 @@ pub async fn rescore(
             spec: task.clone(),
             label: label.clone(),
             items,
-            script: Mutex::new(TaskScript::from_disk(
-                &script_dir,
-                &task.module(),
-                &task.options,
-            )?),
+            script: Mutex::new(host.task_from_disk(&script_dir, &task.module(), &task.options)?),
             scoring: scoring_of(task)?,
         };
         for original in store.eval_results(source.id, &label)? {

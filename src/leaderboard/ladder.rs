@@ -150,6 +150,7 @@ mod tests {
             finished_at: None,
             error: None,
             ply_count: 10,
+            error_kind: None,
         }
     }
 

@@ -1,55 +1,17 @@
-//! Script errors that point at `file:line`.
+//! Lua errors turned into [`ScriptError`]s that point at `file:line`.
 
-use std::fmt;
+pub use crate::script::ScriptError;
 
-/// An error raised while loading or running a Lua script, located at `file:line` when Lua knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScriptError {
-    /// `path:line` of the offending code, when known.
-    pub location: Option<String>,
-    /// What went wrong, without the location prefix.
-    pub message: String,
+/// Converts an mlua error, moving Lua's own `chunk:line:` prefix into [`ScriptError::location`]
+/// and dropping mlua's internal frames, so that users read `file:line: message`.
+pub fn from_lua(err: &mlua::Error) -> ScriptError {
+    let text = innermost_message(err);
+    split_location(&text)
 }
-
-impl ScriptError {
-    /// An error at a known location.
-    pub fn at(location: impl Into<String>, message: impl Into<String>) -> Self {
-        ScriptError {
-            location: Some(location.into()),
-            message: message.into(),
-        }
-    }
-
-    /// An error with no location (for example a missing entry script).
-    pub fn bare(message: impl Into<String>) -> Self {
-        ScriptError {
-            location: None,
-            message: message.into(),
-        }
-    }
-
-    /// Converts an mlua error, moving Lua's own `chunk:line:` prefix into [`ScriptError::location`]
-    /// and dropping mlua's internal frames, so that users read `file:line: message`.
-    pub fn from_lua(err: &mlua::Error) -> Self {
-        let text = innermost_message(err);
-        split_location(&text)
-    }
-}
-
-impl fmt::Display for ScriptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.location {
-            Some(loc) => write!(f, "{loc}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for ScriptError {}
 
 impl From<mlua::Error> for ScriptError {
     fn from(err: mlua::Error) -> Self {
-        ScriptError::from_lua(&err)
+        from_lua(&err)
     }
 }
 
@@ -118,7 +80,7 @@ mod tests {
             .set_name("@modes/broken.lua")
             .exec()
             .unwrap_err();
-        let e = ScriptError::from_lua(&err);
+        let e = from_lua(&err);
         assert_eq!(e.location.as_deref(), Some("modes/broken.lua:1"));
         assert!(e.message.contains("unexpected symbol"), "{e}");
     }
@@ -135,11 +97,8 @@ mod tests {
             .set_name("@x.lua")
             .exec()
             .unwrap_err();
-        assert_eq!(
-            ScriptError::from_lua(&err).to_string(),
-            "x.lua:2: bad thing"
-        );
+        assert_eq!(from_lua(&err).to_string(), "x.lua:2: bad thing");
         let err = lua.load("f()").set_name("@y.lua").exec().unwrap_err();
-        assert!(ScriptError::from_lua(&err).message.contains("boom"));
+        assert!(from_lua(&err).message.contains("boom"));
     }
 }

@@ -7,7 +7,6 @@
 
 use std::{
     collections::BTreeMap,
-    fmt,
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -16,16 +15,44 @@ use mlua::{Lua, LuaSerdeExt, Table, Value};
 use serde::de::DeserializeOwned;
 
 use super::{
-    ScriptError,
+    CheckErrors, ScriptError,
     api::DEFINED_AT,
+    format::FormatScript,
+    hooks::Options,
     mode::ModeScript,
     sources::{Resolver, SourceSet},
     state::{self, Limits},
 };
-use crate::tournament::spec::{
-    EnginePlayerSpec, LlmPlayerSpec, MoaPlayerSpec, ModelSpec, PlayerSpec, RandomPlayerSpec,
-    TournamentSettings, TournamentSpec,
+use crate::tournament::{
+    rules::{Rules, ScriptHost, script_dir},
+    schedule::Format,
+    spec::{
+        CheckedPlayers, EnginePlayerSpec, LlmPlayerSpec, MoaPlayerSpec, ModeBinding, PlayerSpec,
+        RandomPlayerSpec, SpecProblem, TournamentSettings, TournamentSpec, check_players,
+    },
+    turn::PlayMode,
 };
+
+/// The Lua script host: loads tournament scripts into [`Generation`]s. The binary hands it to
+/// the tournament runner, which knows it only as a [`ScriptHost`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LuaHost;
+
+impl ScriptHost for LuaHost {
+    fn load(&self, entry: &Path, number: u64) -> Result<Arc<dyn Rules>, CheckErrors> {
+        Ok(Arc::new(Generation::load(entry, number)?))
+    }
+
+    fn rebuild(
+        &self,
+        entry: &Path,
+        number: u64,
+        sources: BTreeMap<String, String>,
+    ) -> Result<Arc<dyn Rules>, CheckErrors> {
+        let sources = Arc::new(SourceSet { files: sources });
+        Ok(Arc::new(Generation::from_sources(entry, number, sources)?))
+    }
+}
 
 /// A validated snapshot of a tournament's scripts.
 #[derive(Debug, Clone)]
@@ -50,30 +77,6 @@ pub struct Generation {
     pub format_module: String,
     /// Limits of every Lua state built from this generation.
     pub limits: Limits,
-}
-
-/// Everything wrong with a script, each at `file:line`.
-#[derive(Debug, Clone)]
-pub struct CheckErrors(pub Vec<ScriptError>);
-
-impl fmt::Display for CheckErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for CheckErrors {}
-
-impl From<ScriptError> for CheckErrors {
-    fn from(e: ScriptError) -> Self {
-        CheckErrors(vec![e])
-    }
 }
 
 impl Generation {
@@ -105,17 +108,51 @@ impl Generation {
         Resolver::pinned(script_dir(&self.entry), self.sources.clone())
     }
 
-    /// The folder of the entry script (where openings files are looked up).
-    pub fn script_dir(&self) -> &Path {
-        script_dir(&self.entry)
+    /// The tournament's `format_options` (before the format's defaults are merged in).
+    pub fn format_options(&self) -> Options {
+        self.spec
+            .settings
+            .format_options
+            .clone()
+            .unwrap_or_default()
     }
 }
 
-/// The folder of an entry script, where its own modules are looked up.
-pub(super) fn script_dir(entry: &Path) -> &Path {
-    match entry.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+impl Rules for Generation {
+    fn number(&self) -> u64 {
+        self.number
+    }
+
+    fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    fn spec(&self) -> &TournamentSpec {
+        &self.spec
+    }
+
+    fn sources(&self) -> &BTreeMap<String, String> {
+        &self.sources.files
+    }
+
+    fn entry(&self) -> &Path {
+        &self.entry
+    }
+
+    fn watched(&self) -> &[PathBuf] {
+        &self.watch
+    }
+
+    fn mode_options(&self, player: &str) -> Option<&Options> {
+        self.mode_options.get(player)
+    }
+
+    fn play_mode(&self, player: ModeBinding<'_>) -> Result<Box<dyn PlayMode>, ScriptError> {
+        Ok(Box::new(ModeScript::for_game(self, player)?))
+    }
+
+    fn format(&self) -> Result<Box<dyn Format>, ScriptError> {
+        Ok(Box::new(FormatScript::for_generation(self)?))
     }
 }
 
@@ -166,8 +203,12 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
     let format_module = format_module(&resolver, &spec.settings.format);
     match &format_module {
         Some(module) => {
-            if let Err(e) = super::format::FormatScript::load(&lua, module) {
-                errors.push(e);
+            let options = spec.settings.format_options.clone().unwrap_or_default();
+            if let Err(e) = FormatScript::load(&lua, module, &options) {
+                errors.push(match e.location {
+                    Some(_) => e,
+                    None => ScriptError::at(spec.defined_at[""].clone(), e.message),
+                });
             }
         }
         None => errors.push(ScriptError::at(
@@ -201,13 +242,16 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
 
 /// Errors inside a mode get the mode's own `file:line`; errors without one point at the player.
 fn in_player(e: ScriptError, player_at: &str, player: &str) -> ScriptError {
+    let e = e.within(&format!("player `{player}`"));
     match e.location {
-        Some(_) => ScriptError {
-            message: format!("player `{player}`: {}", e.message),
-            ..e
-        },
-        None => ScriptError::at(player_at, format!("player `{player}`: {}", e.message)),
+        Some(_) => e,
+        None => ScriptError::at(player_at, e.message),
     }
+}
+
+/// A spec problem as a script error at its line.
+pub(super) fn at_line(p: SpecProblem) -> ScriptError {
+    ScriptError::at(p.at, p.message)
 }
 
 /// `blitz` means `modes.blitz` (the user's folder first, then the built-ins); a name that exists
@@ -265,31 +309,13 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
         }
     }
 
-    let mut players = Vec::new();
-    let mut defined_at = BTreeMap::new();
+    let mut defined = Vec::new();
     match players_value {
         Value::Table(list) => {
-            let n = list.raw_len();
-            if n < 2 {
-                errors.push(ScriptError::at(
-                    at.clone(),
-                    format!("a tournament needs at least two players, `players` has {n}"),
-                ));
-            }
-            for i in 1..=n {
+            for i in 1..=list.raw_len() {
                 let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
                 match parse_player(lua, value, i, &at) {
-                    Ok((player, player_at)) => {
-                        if defined_at.contains_key(player.name()) {
-                            errors.push(ScriptError::at(
-                                player_at,
-                                format!("two players are named `{}`", player.name()),
-                            ));
-                        } else {
-                            defined_at.insert(player.name().to_string(), player_at);
-                            players.push(player);
-                        }
-                    }
+                    Ok(player) => defined.push(player),
                     Err(e) => errors.push(e),
                 }
             }
@@ -303,9 +329,17 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
             format!("`players` must be a list, not {}", other.type_name()),
         )),
     }
-    defined_at.insert(String::new(), at);
-    match settings {
-        Some(settings) if errors.is_empty() => Ok(TournamentSpec {
+    let players = check_players(defined, 2, "a tournament", &at)
+        .map_err(|problems| errors.extend(problems.into_iter().map(at_line)))
+        .ok();
+    match (settings, players) {
+        (
+            Some(settings),
+            Some(CheckedPlayers {
+                players,
+                defined_at,
+            }),
+        ) if errors.is_empty() => Ok(TournamentSpec {
             settings,
             players,
             defined_at,
@@ -314,6 +348,8 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
     }
 }
 
+/// Reads one entry of a `players` list into a player and the `file:line` of its definition
+/// (checked later, with the others, by [`check_players`]).
 pub(super) fn parse_player(
     lua: &Lua,
     value: Value,
@@ -375,42 +411,6 @@ pub(super) fn parse_player(
         )),
     }
     .map_err(|message| ScriptError::at(at.clone(), message))?;
-    let check = |model: &ModelSpec, part: &str| -> Result<(), ScriptError> {
-        if model.max_concurrency == 0 {
-            return Err(ScriptError::at(
-                &at,
-                format!("{what}{part}: `max_concurrency` must be at least 1"),
-            ));
-        }
-        model
-            .provider()
-            .map(|_| ())
-            .map_err(|e| ScriptError::at(&at, format!("{what}{part}: {e}")))
-    };
-    match &spec {
-        PlayerSpec::Llm(llm) => check(&llm.model_spec(), "")?,
-        PlayerSpec::Moa(moa) => {
-            if moa.proposers.is_empty() {
-                return Err(ScriptError::at(
-                    at,
-                    format!("{what}: a mixture of agents needs at least one proposer"),
-                ));
-            }
-            for (i, p) in moa.proposers.iter().enumerate() {
-                check(p, &format!(", proposer {}", i + 1))?;
-            }
-            check(&moa.synthesizer, ", synthesizer")?;
-        }
-        PlayerSpec::Engine(_) | PlayerSpec::Random(_) => {}
-    }
-    if let Some(elo) = spec.anchor_elo()
-        && !elo.is_finite()
-    {
-        return Err(ScriptError::at(
-            at,
-            format!("{what}: `anchor_elo` must be a finite number"),
-        ));
-    }
     Ok((spec, at))
 }
 

@@ -2,24 +2,25 @@
 //!
 //! Scripts are loaded into [`Generation`]s (validated snapshots of their sources); every game builds
 //! its own sandboxed state from the generation it started with ([`ModeScript::for_game`]), and the
-//! [`reload`] watcher publishes new generations while a tournament runs.
+//! [`LuaHost`] loads them for the tournament runner, which knows them only through the traits
+//! of `tournament::rules`.
 
 mod api;
 mod error;
 mod format;
 mod generation;
+mod hooks;
 mod mode;
-pub mod reload;
 mod sources;
 mod state;
 mod task;
 #[cfg(test)]
 mod tests;
 
-pub use error::ScriptError;
+pub use crate::script::{CheckErrors, ScriptError};
 pub use format::FormatScript;
-pub use generation::{CheckErrors, Generation};
-pub use mode::{ModeScript, PlyOpening};
+pub use generation::{Generation, LuaHost};
+pub use mode::ModeScript;
 pub use sources::SourceSet;
 pub use state::Limits;
-pub use task::{EvalScripts, Parsed, TaskScript};
+pub use task::{EvalScripts, TaskScript};

@@ -4,27 +4,17 @@
 //! optionally `defaults`, the options it understands. Rust owns the dialog, the attempt count and the
 //! board; the hooks only turn snapshots into text and text into decisions.
 
-use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerOptions};
+use mlua::{Function, Lua, LuaSerdeExt, Value, serde::ser::Options as SerOptions};
 
-use crate::board::Termination;
-
-use super::{ScriptError, generation::Generation, state};
+use super::{ScriptError, generation::Generation, hooks::HookModule, state};
 use crate::{
+    board::Termination,
     llm::ChatMessage,
     tournament::{
         spec::ModeBinding,
-        turn::{Action, Decision, RetryAction, TurnContext},
+        turn::{Action, Decision, PlayMode, PlyOpening, RetryAction, TurnContext},
     },
 };
-
-/// What `start` returns: the opening messages and extra request fields for the ply.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlyOpening {
-    /// The messages to send.
-    pub messages: Vec<ChatMessage>,
-    /// Fields merged into the request body for every call of this ply.
-    pub request: serde_json::Map<String, serde_json::Value>,
-}
 
 /// Attempts per ply when a mode declares none.
 const DEFAULT_MAX_ATTEMPTS: u32 = 1;
@@ -71,20 +61,13 @@ impl ModeScript {
     /// # Errors
     /// A missing hook, an option the mode does not know, or an error while loading the module.
     pub fn load(lua: &Lua, module: &str, player: ModeBinding<'_>) -> Result<Self, ScriptError> {
-        let require: Function = lua.globals().get("require")?;
-        let value: Value = state::call(lua, &require, module)?;
-        let Value::Table(table) = value else {
-            return Err(ScriptError::bare(format!(
-                "play mode `{module}` must return a table of hooks, not {}",
-                value.type_name()
-            )));
-        };
-        let start = hook(&table, module, "start")?;
-        let reply = hook(&table, module, "reply")?;
-        let options = merge_options(lua, &table, module, player)?;
+        let hooks = HookModule::require(lua, module, "play mode")?;
+        let start = hooks.hook("start")?;
+        let reply = hooks.hook("reply")?;
+        let options = hooks.options(lua, player.options)?;
         let max_attempts = limit_option(&options, "max_attempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
         let max_turns = limit_option(&options, "max_turns")?;
-        let exhausted = match table.get::<Option<String>>("exhausted")?.as_deref() {
+        let exhausted = match hooks.table().get::<Option<String>>("exhausted")?.as_deref() {
             None | Some("forfeit") => Termination::Forfeit,
             Some("too_many_wrong_actions") => Termination::TooManyWrongActions,
             Some(other) => {
@@ -105,35 +88,54 @@ impl ModeScript {
         })
     }
 
-    /// How a game ends when the player uses up `max_attempts` at one ply: the mode's `exhausted`
-    /// field, `forfeit` by default (ChessArena's word), `too_many_wrong_actions` for LLM Chess.
-    pub fn exhausted(&self) -> Termination {
+    /// Runs both hooks once on the initial position, so that a generation with a broken prompt or
+    /// parser is rejected before any game uses it.
+    ///
+    /// # Errors
+    /// Whatever the hooks raise.
+    pub fn smoke_test(&self, player: ModeBinding<'_>) -> Result<(), ScriptError> {
+        let ctx = sample_context(player, self);
+        let messages = self.start(&ctx)?.messages;
+        if messages.is_empty() {
+            return Err(ScriptError::bare(format!(
+                "`{}.start` returned no messages",
+                self.module
+            )));
+        }
+        self.reply(&ctx, "I play ```e2e4```")?;
+        self.reply(&ctx, "")?;
+        Ok(())
+    }
+
+    fn ctx_value(&self, ctx: &TurnContext) -> Result<Value, ScriptError> {
+        let options = SerOptions::new()
+            .serialize_none_to_null(false)
+            .serialize_unit_to_null(false);
+        Ok(self.lua.to_value_with(ctx, options)?)
+    }
+}
+
+impl PlayMode for ModeScript {
+    fn exhausted(&self) -> Termination {
         self.exhausted
     }
 
-    /// The effective options (mode defaults overlaid with the player's).
-    pub fn options(&self) -> &serde_json::Map<String, serde_json::Value> {
+    fn options(&self) -> &serde_json::Map<String, serde_json::Value> {
         &self.options
     }
 
-    /// Attempts allowed per ply before the game is forfeited.
-    pub fn max_attempts(&self) -> u32 {
+    fn max_attempts(&self) -> u32 {
         self.max_attempts
     }
 
-    /// Model calls (dialog turns) allowed per ply, from the generic `max_turns` option; `None`
-    /// when the mode declares none (the game loop still caps runaway dialogs).
-    pub fn max_turns(&self) -> Option<u32> {
+    fn max_turns(&self) -> Option<u32> {
         self.max_turns
     }
 
     /// Calls `start(ctx)`: the messages that open the ply's dialog, either as a plain list or as
     /// `{messages = {...}, request = {...}}`, where `request` holds extra request-body fields for
     /// this ply (a grammar built from the legal moves, say).
-    ///
-    /// # Errors
-    /// A hook error or a result that is not a list of `{role, content}` messages.
-    pub fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
+    fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
         let ctx = self.ctx_value(ctx)?;
         let value: Value = state::call(&self.lua, &self.start, ctx)?;
         let fail = |m: String| ScriptError::bare(format!("`{}.start` returned {m}", self.module));
@@ -166,40 +168,11 @@ impl ModeScript {
     }
 
     /// Calls `reply(ctx, text)`: what to do with the model's answer.
-    ///
-    /// # Errors
-    /// A hook error or a malformed decision.
-    pub fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
+    fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
         let ctx = self.ctx_value(ctx)?;
         let value: Value = state::call(&self.lua, &self.reply, (ctx, text))?;
         parse_decision(value)
             .map_err(|m| ScriptError::bare(format!("`{}.reply` returned {m}", self.module)))
-    }
-
-    /// Runs both hooks once on the initial position, so that a generation with a broken prompt or
-    /// parser is rejected before any game uses it.
-    ///
-    /// # Errors
-    /// Whatever the hooks raise.
-    pub fn smoke_test(&self, player: ModeBinding<'_>) -> Result<(), ScriptError> {
-        let ctx = sample_context(player, self);
-        let messages = self.start(&ctx)?.messages;
-        if messages.is_empty() {
-            return Err(ScriptError::bare(format!(
-                "`{}.start` returned no messages",
-                self.module
-            )));
-        }
-        self.reply(&ctx, "I play ```e2e4```")?;
-        self.reply(&ctx, "")?;
-        Ok(())
-    }
-
-    fn ctx_value(&self, ctx: &TurnContext) -> Result<Value, ScriptError> {
-        let options = SerOptions::new()
-            .serialize_none_to_null(false)
-            .serialize_unit_to_null(false);
-        Ok(self.lua.to_value_with(ctx, options)?)
     }
 }
 
@@ -220,58 +193,6 @@ fn limit_option(
                 ))
             }),
     }
-}
-
-fn hook(table: &Table, module: &str, name: &str) -> Result<Function, ScriptError> {
-    match table.get::<Value>(name)? {
-        Value::Function(f) => Ok(f),
-        Value::Nil => Err(ScriptError::bare(format!(
-            "play mode `{module}` has no `{name}` hook"
-        ))),
-        other => Err(ScriptError::bare(format!(
-            "play mode `{module}`: `{name}` must be a function, not {}",
-            other.type_name()
-        ))),
-    }
-}
-
-/// The mode's `defaults` overlaid with the player's `options`; an option the mode does not
-/// declare is a typo and an error.
-fn merge_options(
-    lua: &Lua,
-    table: &Table,
-    module: &str,
-    player: ModeBinding<'_>,
-) -> Result<serde_json::Map<String, serde_json::Value>, ScriptError> {
-    let defaults: serde_json::Map<String, serde_json::Value> =
-        match table.get::<Value>("defaults")? {
-            Value::Nil => serde_json::Map::new(),
-            v @ Value::Table(_) => lua.from_value(v).map_err(|e| {
-                ScriptError::bare(format!("play mode `{module}`: bad `defaults`: {e}"))
-            })?,
-            other => {
-                return Err(ScriptError::bare(format!(
-                    "play mode `{module}`: `defaults` must be a table, not {}",
-                    other.type_name()
-                )));
-            }
-        };
-    let mut merged = defaults.clone();
-    for (key, value) in player.options {
-        if !defaults.contains_key(key) {
-            let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
-            return Err(ScriptError::bare(format!(
-                "play mode `{module}` has no option `{key}` (its options: {})",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )));
-        }
-        merged.insert(key.clone(), value.clone());
-    }
-    Ok(merged)
 }
 
 fn parse_messages(lua: &Lua, value: Value) -> Result<Vec<ChatMessage>, String> {

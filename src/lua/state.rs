@@ -107,7 +107,7 @@ pub fn call<R: mlua::FromLuaMulti>(
     args: impl IntoLuaMulti,
 ) -> Result<R, ScriptError> {
     reset_budget(lua);
-    f.call(args).map_err(|e| ScriptError::from_lua(&e))
+    f.call(args).map_err(|e| super::error::from_lua(&e))
 }
 
 /// Runs a chunk of source text named `@display` and returns its value.
@@ -119,7 +119,7 @@ pub fn run_chunk(lua: &Lua, display: &str, source: &str) -> Result<Value, Script
     lua.load(source)
         .set_name(format!("@{display}"))
         .eval::<Value>()
-        .map_err(|e| ScriptError::from_lua(&e))
+        .map_err(|e| super::error::from_lua(&e))
 }
 
 /// Runs the entry script `entry` in a fresh state and returns the state, the entry's display path

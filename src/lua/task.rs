@@ -16,16 +16,49 @@ use std::{
 use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerOptions};
 
 use super::{
-    CheckErrors, ScriptError,
+    CheckErrors, LuaHost, ScriptError,
     api::DEFINED_AT,
-    generation::{from_table, parse_player, script_dir},
+    generation::{at_line, from_table, parse_player},
+    hooks::HookModule,
     sources::{Resolver, SourceSet},
     state::{self, Limits},
 };
 use crate::{
-    eval::spec::{EvalSettings, EvalSpec, TaskSpec},
+    eval::{
+        spec::{EvalSettings, EvalSpec, TaskSpec},
+        task::{EvalHost, Evaluation, Parsed, Task},
+    },
     llm::ChatMessage,
+    tournament::{
+        rules::script_dir,
+        spec::{CheckedPlayers, check_players},
+    },
 };
+
+impl EvalHost for LuaHost {
+    fn load_evaluation(&self, entry: &Path) -> Result<Box<dyn Evaluation>, CheckErrors> {
+        Ok(Box::new(EvalScripts::load(entry)?))
+    }
+
+    fn task_from_disk(
+        &self,
+        dir: &Path,
+        module: &str,
+        options: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Box<dyn Task>, ScriptError> {
+        Ok(Box::new(TaskScript::from_disk(dir, module, options)?))
+    }
+}
+
+impl Evaluation for EvalScripts {
+    fn spec(&self) -> &EvalSpec {
+        &self.spec
+    }
+
+    fn task(&self, task: &TaskSpec) -> Result<Box<dyn Task>, ScriptError> {
+        Ok(Box::new(self.task_script(task)?))
+    }
+}
 
 /// A validated evaluation script with the exact sources of every file it read.
 #[derive(Debug, Clone)]
@@ -122,15 +155,6 @@ impl std::fmt::Debug for TaskScript {
     }
 }
 
-/// What `parse` made of a reply.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Parsed {
-    /// The answer table, as JSON.
-    Answer(serde_json::Value),
-    /// No usable answer: the error the hook returned (`{kind, message}` or a string), as JSON.
-    Failed(serde_json::Value),
-}
-
 impl TaskScript {
     /// Loads `module` from disk (the script's folder `dir` first, then the built-ins) into a fresh
     /// state: for re-scoring stored replies with the current task scripts.
@@ -155,58 +179,11 @@ impl TaskScript {
         module: &str,
         options: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<TaskScript, ScriptError> {
-        let require: Function = lua.globals().get("require")?;
-        let value: Value = state::call(lua, &require, module)?;
-        let Value::Table(table) = value else {
-            return Err(ScriptError::bare(format!(
-                "task module `{module}` must return a table of hooks, not {}",
-                value.type_name()
-            )));
-        };
-        let hook = |name: &str, required: bool| -> Result<Option<Function>, ScriptError> {
-            match table.get::<Value>(name)? {
-                Value::Function(f) => Ok(Some(f)),
-                Value::Nil if !required => Ok(None),
-                Value::Nil => Err(ScriptError::bare(format!(
-                    "task module `{module}` has no `{name}` hook"
-                ))),
-                other => Err(ScriptError::bare(format!(
-                    "task module `{module}`: `{name}` must be a function, not {}",
-                    other.type_name()
-                ))),
-            }
-        };
-        let prompt = hook("prompt", true)?.expect("required");
-        let parse = hook("parse", true)?.expect("required");
-        let feedback = hook("feedback", false)?;
-        let defaults: serde_json::Map<String, serde_json::Value> =
-            match table.get::<Value>("defaults")? {
-                Value::Nil => serde_json::Map::new(),
-                v @ Value::Table(_) => lua.from_value(v).map_err(|e| {
-                    ScriptError::bare(format!("task module `{module}`: bad `defaults`: {e}"))
-                })?,
-                other => {
-                    return Err(ScriptError::bare(format!(
-                        "task module `{module}`: `defaults` must be a table, not {}",
-                        other.type_name()
-                    )));
-                }
-            };
-        let mut merged = defaults.clone();
-        for (key, value) in options {
-            if !defaults.contains_key(key) {
-                let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
-                return Err(ScriptError::bare(format!(
-                    "task module `{module}` has no option `{key}` (its options: {})",
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                )));
-            }
-            merged.insert(key.clone(), value.clone());
-        }
+        let hooks = HookModule::require(lua, module, "task module")?;
+        let prompt = hooks.hook("prompt")?;
+        let parse = hooks.hook("parse")?;
+        let feedback = hooks.optional_hook("feedback")?;
+        let merged = hooks.options(lua, options)?;
         Ok(TaskScript {
             lua: lua.clone(),
             module: module.to_owned(),
@@ -217,8 +194,28 @@ impl TaskScript {
         })
     }
 
+    fn to_lua(&self, v: &serde_json::Value) -> Result<Value, ScriptError> {
+        let options = SerOptions::new()
+            .serialize_none_to_null(false)
+            .serialize_unit_to_null(false);
+        Ok(self.lua.to_value_with(v, options)?)
+    }
+
+    fn ctx(&self, ctx: &serde_json::Value) -> Result<Value, ScriptError> {
+        let mut ctx = ctx.clone();
+        if let serde_json::Value::Object(map) = &mut ctx {
+            map.insert(
+                "options".to_owned(),
+                serde_json::Value::Object(self.options.clone()),
+            );
+        }
+        self.to_lua(&ctx)
+    }
+}
+
+impl Task for TaskScript {
     /// The effective options.
-    pub fn options(&self) -> &serde_json::Map<String, serde_json::Value> {
+    fn options(&self) -> &serde_json::Map<String, serde_json::Value> {
         &self.options
     }
 
@@ -226,7 +223,7 @@ impl TaskScript {
     ///
     /// # Errors
     /// A hook error or a result that is not a non-empty list of `{role, content}` messages.
-    pub fn prompt(
+    fn prompt(
         &self,
         item: &serde_json::Value,
         ctx: &serde_json::Value,
@@ -265,7 +262,7 @@ impl TaskScript {
     ///
     /// # Errors
     /// A hook error, or an answer that cannot be turned into JSON.
-    pub fn parse(
+    fn parse(
         &self,
         reply: &str,
         item: &serde_json::Value,
@@ -299,7 +296,7 @@ impl TaskScript {
     ///
     /// # Errors
     /// A hook error or a result that is not a string.
-    pub fn feedback(
+    fn feedback(
         &self,
         err: &serde_json::Value,
         item: &serde_json::Value,
@@ -318,24 +315,6 @@ impl TaskScript {
                 .unwrap_or("That answer could not be used; try again.")
                 .to_owned()),
         }
-    }
-
-    fn to_lua(&self, v: &serde_json::Value) -> Result<Value, ScriptError> {
-        let options = SerOptions::new()
-            .serialize_none_to_null(false)
-            .serialize_unit_to_null(false);
-        Ok(self.lua.to_value_with(v, options)?)
-    }
-
-    fn ctx(&self, ctx: &serde_json::Value) -> Result<Value, ScriptError> {
-        let mut ctx = ctx.clone();
-        if let serde_json::Value::Object(map) = &mut ctx {
-            map.insert(
-                "options".to_owned(),
-                serde_json::Value::Object(self.options.clone()),
-            );
-        }
-        self.to_lua(&ctx)
     }
 }
 
@@ -399,24 +378,13 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckEr
             "the evaluation needs a non-empty `tasks` list",
         )),
     }
-    let mut players = Vec::new();
-    let mut defined_at = BTreeMap::new();
+    let mut defined = Vec::new();
     match players_value {
         Value::Table(list) if list.raw_len() > 0 => {
             for i in 1..=list.raw_len() {
                 let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
                 match parse_player(lua, value, i, &at) {
-                    Ok((player, player_at)) => {
-                        if defined_at.contains_key(player.name()) {
-                            errors.push(ScriptError::at(
-                                player_at,
-                                format!("two players are named `{}`", player.name()),
-                            ));
-                        } else {
-                            defined_at.insert(player.name().to_owned(), player_at);
-                            players.push(player);
-                        }
-                    }
+                    Ok(player) => defined.push(player),
                     Err(e) => errors.push(e),
                 }
             }
@@ -426,9 +394,17 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckEr
             "the evaluation needs a non-empty `players` list",
         )),
     }
-    defined_at.insert(String::new(), at);
-    match settings {
-        Some(settings) if errors.is_empty() => Ok(EvalSpec {
+    let players = check_players(defined, 0, "an evaluation", &at)
+        .map_err(|problems| errors.extend(problems.into_iter().map(at_line)))
+        .ok();
+    match (settings, players) {
+        (
+            Some(settings),
+            Some(CheckedPlayers {
+                players,
+                defined_at,
+            }),
+        ) if errors.is_empty() => Ok(EvalSpec {
             settings,
             tasks,
             players,

@@ -114,7 +114,7 @@ mod modes {
     use crate::{
         llm::ChatMessage,
         lua::{Generation, ModeScript},
-        tournament::turn::{Action, RetryAction, TurnContext},
+        tournament::turn::{Action, PlayMode, RetryAction, TurnContext},
     };
 
     /// Loads a tournament with the built-in `mode` and `options` for player `m`.

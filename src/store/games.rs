@@ -120,8 +120,48 @@ pub struct GameRow {
     pub finished_at: Option<String>,
     /// The last error, while the game is errored.
     pub error: Option<String>,
+    /// What kind of fault that error was (stores older than schema 4 have none).
+    pub error_kind: Option<ErrorKind>,
     /// Number of stored plies.
     pub ply_count: u32,
+}
+
+/// The kind of fault that set a game aside. None of them is chess: the game is not scored and
+/// resumes on the next run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A model endpoint stayed down or refused the requests.
+    Api,
+    /// An engine could not be started.
+    Engine,
+    /// A play mode's or format's script failed.
+    Script,
+    /// The store refused an operation, or its record of the game does not replay.
+    Store,
+}
+
+impl ErrorKind {
+    /// The stored name: `api`, `engine`, `script` or `store`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Api => "api",
+            ErrorKind::Engine => "engine",
+            ErrorKind::Script => "script",
+            ErrorKind::Store => "store",
+        }
+    }
+
+    /// The kind named `name`, as stored.
+    pub fn parse(name: &str) -> Option<ErrorKind> {
+        [
+            ErrorKind::Api,
+            ErrorKind::Engine,
+            ErrorKind::Script,
+            ErrorKind::Store,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
 }
 
 /// One move of a game, written before the next ply starts.
@@ -146,7 +186,7 @@ pub struct PlyRecord {
 const GAME_COLUMNS: &str = "g.id, g.tournament_id, g.idx, g.round, g.white, g.black, g.start_fen,
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
     g.generation, g.started_at, g.finished_at, g.error,
-    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id)";
+    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind";
 
 fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
     let status: String = r.get(9)?;
@@ -171,6 +211,13 @@ fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
         finished_at: r.get(16)?,
         error: r.get(17)?,
         ply_count: r.get(18)?,
+        error_kind: match r.get::<_, Option<String>>(19)? {
+            None => None,
+            Some(kind) => Some(
+                ErrorKind::parse(&kind)
+                    .ok_or_else(|| bad_column(19, format!("unknown error kind `{kind}`")))?,
+            ),
+        },
     })
 }
 
@@ -360,7 +407,7 @@ impl Store {
                     script_hash = COALESCE(script_hash, ?2),
                     generation = COALESCE(generation, ?3),
                     started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-                    error = NULL
+                    error = NULL, error_kind = NULL
                  WHERE id = ?1 AND status <> 'finished'",
                 params![game_id, script_hash, sql_u64(generation)],
             )
@@ -392,7 +439,7 @@ impl Store {
         let changed = conn
             .execute(
                 "UPDATE games SET status = 'finished', result = ?2, termination = ?3, reason = ?4,
-                    finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), error = NULL
+                    finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), error = NULL, error_kind = NULL
                  WHERE id = ?1 AND status <> 'finished'",
                 params![game_id, result, termination, reason],
             )
@@ -408,15 +455,20 @@ impl Store {
     ///
     /// [`StoreError::InvalidState`] if the game is finished, [`StoreError::NotFound`] if there is no
     /// such game, [`StoreError::Database`] on a database failure.
-    pub fn mark_game_errored(&self, game_id: i64, error: &str) -> Result<(), StoreError> {
+    pub fn mark_game_errored(
+        &self,
+        game_id: i64,
+        kind: ErrorKind,
+        error: &str,
+    ) -> Result<(), StoreError> {
         let what = || format!("mark game {game_id} errored");
         let mut conn = self.conn();
         let tx = conn.transaction().context(what)?;
         let changed = tx
             .execute(
-                "UPDATE games SET status = 'errored', error = ?2
+                "UPDATE games SET status = 'errored', error = ?2, error_kind = ?3
                  WHERE id = ?1 AND status <> 'finished'",
-                params![game_id, error],
+                params![game_id, error, kind.as_str()],
             )
             .context(what)?;
         refused_unless_changed(&tx, changed, game_id, "mark errored")?;

@@ -50,7 +50,7 @@ pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     calls::{CallSummary, EventRow, LlmCallRecord, LlmCallRow},
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
-    games::{GameRow, GameStatus, PlyRecord, ScheduledGame},
+    games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame},
     stats::{StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };

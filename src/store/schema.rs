@@ -245,8 +245,15 @@ CREATE TABLE eval_results (
 ) WITHOUT ROWID;
 ";
 
+/// Version 4: the kind of a set-aside game's error (`api`, `engine`, `script`, `store`), so that
+/// reports and ratings can tell an outage from a broken script without parsing messages.
+pub(crate) const SCHEMA_V4: &str = r"
+ALTER TABLE games ADD COLUMN error_kind TEXT
+    CHECK (error_kind IN ('api', 'engine', 'script', 'store'));
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /// The schema version this build writes (and the newest it can read).
 pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -380,7 +380,7 @@ fn full_game_lifecycle() {
 
     // An outage stops the game; the resumed run keeps the first hash and start time.
     store
-        .mark_game_errored(g, "endpoint `local` unreachable")
+        .mark_game_errored(g, ErrorKind::Api, "endpoint `local` unreachable")
         .unwrap();
     let errored = store.game(g).unwrap();
     assert_eq!(errored.status, GameStatus::Errored);
@@ -388,6 +388,7 @@ fn full_game_lifecycle() {
         errored.error.as_deref(),
         Some("endpoint `local` unreachable")
     );
+    assert_eq!(errored.error_kind, Some(ErrorKind::Api));
     store.mark_game_started(g, "hash-2", 2).unwrap();
     let resumed = store.game(g).unwrap();
     assert_eq!(
@@ -396,8 +397,8 @@ fn full_game_lifecycle() {
     );
     assert_eq!(resumed.started_at, started.started_at);
     assert_eq!(
-        (resumed.status, resumed.error.clone()),
-        (GameStatus::Running, None)
+        (resumed.status, resumed.error.clone(), resumed.error_kind),
+        (GameStatus::Running, None, None)
     );
     let events = store.events(t).unwrap();
     assert_eq!(events.len(), 1);
@@ -436,7 +437,9 @@ fn full_game_lifecycle() {
     for err in [
         store.finish_game(g, "0-1", "resign", None).unwrap_err(),
         store.mark_game_started(g, "h", 3).unwrap_err(),
-        store.mark_game_errored(g, "late").unwrap_err(),
+        store
+            .mark_game_errored(g, ErrorKind::Api, "late")
+            .unwrap_err(),
     ] {
         assert!(
             matches!(
@@ -628,7 +631,9 @@ fn standings_count_results_forfeits_and_errors() {
             .unwrap();
     }
     store.mark_game_started(ids[4], "h", 1).unwrap();
-    store.mark_game_errored(ids[5], "engine died").unwrap();
+    store
+        .mark_game_errored(ids[5], ErrorKind::Engine, "engine died")
+        .unwrap();
 
     let standings = store.standings(t).unwrap();
     let names: Vec<&str> = standings.iter().map(|s| s.player.as_str()).collect();

@@ -62,6 +62,11 @@ impl AnalysisWorker {
         let _ = self.queue.send(game);
     }
 
+    /// Stops at once (a second Ctrl-C); the games left unanalysed are analysed by the next run.
+    pub fn abort(self) {
+        self.task.abort();
+    }
+
     /// Analyses whatever is still pending, waits for it, and stops the engines.
     pub async fn finish(self) -> AnalysisReport {
         drop(self.queue);

@@ -13,13 +13,15 @@
 use futures_util::future::join_all;
 
 use super::{
+    GameError,
     game::GameEnv,
     players::Participant,
     spec::{ModelSpec, PlayerSpec},
 };
 use crate::{
-    llm::{ChatMessage, ChatRequest, Endpoint},
-    store::{GameRow, LlmCallRecord, LlmCallRow},
+    calls::{self, CallError, CallRow, CallSlot, StoredReply},
+    llm::{ChatMessage, Endpoint},
+    store::LlmCallRow,
 };
 
 /// The outcome stored on a proposer's row: its reply went to the synthesizer, not to the mode.
@@ -51,13 +53,12 @@ pub enum Models {
 }
 
 impl Models {
-    /// The models of `spec` (an LLM or MoA player) joined with the roster's endpoints.
-    ///
-    /// # Errors
-    /// When the player is not a model player, or the roster disagrees with the spec.
-    pub fn for_player(spec: &PlayerSpec, participant: &Participant) -> Result<Models, String> {
+    /// The models of `spec` (an LLM or MoA player) joined with the roster's endpoints; `None`
+    /// when the player is not a model player in the roster, or the roster disagrees with the
+    /// spec.
+    pub fn for_player(spec: &PlayerSpec, participant: &Participant) -> Option<Models> {
         match (spec, participant) {
-            (PlayerSpec::Llm(llm), Participant::Llm { endpoint }) => Ok(Models::Single {
+            (PlayerSpec::Llm(llm), Participant::Llm { endpoint }) => Some(Models::Single {
                 spec: llm.model_spec(),
                 endpoint: endpoint.clone(),
             }),
@@ -67,7 +68,7 @@ impl Models {
                     proposers,
                     synthesizer,
                 },
-            ) if proposers.len() == moa.proposers.len() => Ok(Models::Moa {
+            ) if proposers.len() == moa.proposers.len() => Some(Models::Moa {
                 proposers: moa
                     .proposers
                     .iter()
@@ -76,10 +77,7 @@ impl Models {
                     .collect(),
                 synthesizer: (moa.synthesizer.clone(), synthesizer.clone()),
             }),
-            _ => Err(format!(
-                "player `{}` is not a model player in this tournament",
-                spec.name()
-            )),
+            _ => None,
         }
     }
 
@@ -99,183 +97,174 @@ pub struct Answer {
     pub text: String,
     /// Reasoning text, if any.
     pub reasoning: Option<String>,
-    /// The row whose outcome the game loop sets (the synthesizer's for a mixture).
-    pub call_id: i64,
+    /// The row the mode's outcome goes to (the synthesizer's for a mixture).
+    pub row: CallRow,
 }
 
-/// Where one call of a turn is stored and what it asks.
-struct Call<'a> {
-    seq: u32,
-    role: Option<String>,
-    spec: &'a ModelSpec,
-    endpoint: &'a Endpoint,
-    messages: Vec<ChatMessage>,
+/// One dialog turn of a ply: where its calls are stored and what they ask.
+pub struct Turn<'a> {
+    /// The game's id in the store.
+    pub game_id: i64,
+    /// The ply.
+    pub ply: u32,
+    /// The dialog turn within the ply (0-based).
+    pub turn: u32,
+    /// The player's name.
+    pub player: &'a str,
+    /// The dialog so far: what every model of the turn is asked.
+    pub dialog: &'a [ChatMessage],
+    /// Extra request fields the mode asked for at this ply.
+    pub extra: &'a serde_json::Map<String, serde_json::Value>,
+    /// Replies already stored for this ply (a resumed game), used instead of new requests.
+    pub stored: &'a [LlmCallRow],
 }
 
-/// Gets the reply of dialog turn `turn` at `ply`: stored replies are reused, missing ones requested.
+/// Gets the reply of one dialog turn: stored replies are reused, missing ones requested.
 ///
 /// # Errors
 /// An endpoint that stays down or refuses, or a store failure; the game is then set aside.
-#[allow(clippy::too_many_arguments)]
-pub async fn ask(
-    env: &GameEnv,
-    row: &GameRow,
-    ply: u32,
-    turn: u32,
-    models: &Models,
-    name: &str,
-    dialog: &[ChatMessage],
-    extra: &serde_json::Map<String, serde_json::Value>,
-    stored: &[LlmCallRow],
-) -> Result<Answer, String> {
+pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answer, GameError> {
     match models {
         Models::Single { spec, endpoint } => {
-            let call = Call {
-                seq: turn,
-                role: None,
+            one(
+                env,
+                turn,
+                turn.turn,
+                None,
                 spec,
                 endpoint,
-                messages: dialog.to_vec(),
-            };
-            one(env, row, ply, name, &call, extra, stored).await
+                turn.dialog.to_vec(),
+            )
+            .await
         }
         Models::Moa {
             proposers,
             synthesizer,
         } => {
             let k = proposers.len() as u32;
-            let base = turn * (k + 1);
+            let base = turn.turn * (k + 1);
             let synth_seq = base + k;
-            if let Some(answer) = stored_answer(stored, synth_seq) {
-                return Ok(answer);
+            if let Some(stored) = stored_reply(turn.stored, synth_seq) {
+                return Ok(answer(stored));
             }
-            let calls: Vec<Call<'_>> = proposers
-                .iter()
-                .enumerate()
-                .map(|(i, (spec, endpoint))| Call {
-                    seq: base + i as u32,
-                    role: Some(format!("proposer_{}", i + 1)),
-                    spec,
-                    endpoint,
-                    messages: dialog.to_vec(),
-                })
+            let roles: Vec<String> = (1..=proposers.len())
+                .map(|i| format!("proposer_{i}"))
                 .collect();
-            let proposals = join_all(
-                calls
-                    .iter()
-                    .map(|c| one(env, row, ply, name, c, extra, stored)),
-            )
+            let proposals = join_all(proposers.iter().zip(&roles).enumerate().map(
+                |(i, ((spec, endpoint), role))| {
+                    let seq = base + i as u32;
+                    one(
+                        env,
+                        turn,
+                        seq,
+                        Some(role),
+                        spec,
+                        endpoint,
+                        turn.dialog.to_vec(),
+                    )
+                },
+            ))
             .await;
             let mut texts = Vec::with_capacity(proposals.len());
             for p in proposals {
                 let p = p?;
-                env.store
-                    .set_llm_call_outcome(p.call_id, PROPOSAL_OUTCOME, None)
-                    .map_err(|e| e.to_string())?;
+                p.row.settle(&env.store, PROPOSAL_OUTCOME, None)?;
                 texts.push(p.text);
             }
             let (spec, endpoint) = synthesizer;
-            let call = Call {
-                seq: synth_seq,
-                role: Some("synthesizer".into()),
+            let messages = synthesis_prompt(turn.dialog, &texts);
+            one(
+                env,
+                turn,
+                synth_seq,
+                Some("synthesizer"),
                 spec,
                 endpoint,
-                messages: synthesis_prompt(dialog, &texts),
-            };
-            one(env, row, ply, name, &call, extra, stored).await
+                messages,
+            )
+            .await
         }
     }
 }
 
-fn stored_answer(stored: &[LlmCallRow], seq: u32) -> Option<Answer> {
-    stored
-        .iter()
-        .find(|c| c.call.seq == seq && c.call.reply_text.is_some())
-        .map(|c| Answer {
-            text: c.call.reply_text.clone().unwrap_or_default(),
+fn stored_reply(stored: &[LlmCallRow], seq: u32) -> Option<StoredReply> {
+    stored.iter().find(|c| c.call.seq == seq).and_then(|c| {
+        Some(StoredReply {
+            text: c.call.reply_text.clone()?,
             reasoning: c.call.reasoning.clone(),
-            call_id: c.id,
+            row_id: Some(c.id),
         })
+    })
+}
+
+fn answer(stored: StoredReply) -> Answer {
+    let reply = calls::replayed(stored);
+    Answer {
+        text: reply.text,
+        reasoning: reply.reasoning,
+        row: reply.row,
+    }
 }
 
 /// One call: the stored reply, or a new request recorded before it is returned.
 async fn one(
     env: &GameEnv,
-    row: &GameRow,
-    ply: u32,
-    name: &str,
-    call: &Call<'_>,
-    extra: &serde_json::Map<String, serde_json::Value>,
-    stored: &[LlmCallRow],
-) -> Result<Answer, String> {
-    if let Some(answer) = stored_answer(stored, call.seq) {
-        return Ok(answer);
-    }
-    let spec = call.spec;
-    let request = ChatRequest {
-        model: spec.model.clone(),
-        messages: call.messages.clone(),
-        temperature: spec.temperature,
-        top_p: spec.top_p,
-        max_tokens: spec.max_tokens,
-        seed: spec.seed,
-        extra_body: merged(spec.extra_body.as_ref(), extra),
-        reasoning: spec.reasoning(),
+    turn: &Turn<'_>,
+    seq: u32,
+    role: Option<&str>,
+    spec: &ModelSpec,
+    endpoint: &Endpoint,
+    messages: Vec<ChatMessage>,
+) -> Result<Answer, GameError> {
+    let slot = CallSlot::Ply {
+        game_id: turn.game_id,
+        ply: turn.ply,
+        seq,
+        player: turn.player,
+        role,
     };
-    let who = match &call.role {
-        Some(role) => format!("player `{name}` ({role})"),
-        None => format!("player `{name}`"),
-    };
-    let reply = env
-        .roster
-        .client
-        .chat(call.endpoint, &request)
-        .await
-        .map_err(|e| {
-            let message = format!("{who}: {e}");
-            let kind = if e.is_transient() {
-                "endpoint_unreachable"
-            } else {
-                "endpoint_error"
+    let request = spec.request(messages, turn.extra);
+    let stored = stored_reply(turn.stored, seq);
+    let asked = stored.is_none();
+    let reply = calls::record_or_replay(
+        &env.store,
+        &env.roster.client,
+        endpoint,
+        slot,
+        &request,
+        stored,
+    )
+    .await
+    .map_err(|e| match e {
+        CallError::Api(source) => {
+            let error = GameError::Api {
+                player: turn.player.to_string(),
+                role: role.map(str::to_string),
+                source: Box::new(source),
             };
-            let _ = env
-                .store
-                .record_event(env.tournament, Some(row.id), "error", kind, &message);
-            message
-        })?;
-    let mut request_json = serde_json::to_value(&request).unwrap_or_default();
-    if let (Some(role), Some(object)) = (&call.role, request_json.as_object_mut()) {
-        object.insert("arena_role".into(), serde_json::Value::String(role.clone()));
+            let kind = match &error {
+                GameError::Api { source, .. } if source.is_transient() => "endpoint_unreachable",
+                _ => "endpoint_error",
+            };
+            let _ = env.store.record_event(
+                env.tournament,
+                Some(turn.game_id),
+                "error",
+                kind,
+                &error.to_string(),
+            );
+            error
+        }
+        CallError::Store(e) => GameError::Store(e),
+        CallError::Encode(e) => GameError::Encode(e),
+    })?;
+    if asked {
+        env.progress.llm_call(reply.new_tokens);
     }
-    let usage = reply.usage.unwrap_or_default();
-    let id = env
-        .store
-        .record_llm_call(&LlmCallRecord {
-            game_id: Some(row.id),
-            ply,
-            seq: call.seq,
-            player: name.to_string(),
-            model: spec.model.clone(),
-            endpoint: call.endpoint.base_url.clone(),
-            request_json: request_json.to_string(),
-            reply_text: Some(reply.content.clone()),
-            reasoning: reply.reasoning.clone(),
-            raw_body: Some(reply.raw_body.clone()),
-            finish_reason: reply.finish_reason.clone(),
-            http_status: Some(reply.http_status),
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            latency_ms: reply.latency_ms,
-            transport_retries: reply.transport_retries,
-            error: None,
-        })
-        .map_err(|e| e.to_string())?;
-    env.progress
-        .llm_call(usage.prompt_tokens + usage.completion_tokens);
     Ok(Answer {
-        text: reply.content,
+        text: reply.text,
         reasoning: reply.reasoning,
-        call_id: id,
+        row: reply.row,
     })
 }
 
@@ -312,16 +301,6 @@ pub fn synthesis_prompt(dialog: &[ChatMessage], proposals: &[String]) -> Vec<Cha
     messages.extend(rest);
     messages.push(ChatMessage::new("user", merged));
     messages
-}
-
-/// The model's `extra_body` overlaid with what the mode asked for at this ply.
-fn merged(
-    model: Option<&serde_json::Map<String, serde_json::Value>>,
-    ply: &serde_json::Map<String, serde_json::Value>,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut body = model.cloned().unwrap_or_default();
-    body.extend(ply.iter().map(|(k, v)| (k.clone(), v.clone())));
-    body
 }
 
 #[cfg(test)]

@@ -7,20 +7,21 @@
 use std::{sync::Arc, time::Instant};
 
 use rand::{SeedableRng, rngs::StdRng};
-use shakmaty::{Color, Position};
+use shakmaty::{Color, Move, Position};
 
 use super::{
-    ask::{self, Models},
+    GameError, ReplayError,
+    ask::{self, Models, Turn},
     players::{Participant, Roster},
     progress::Progress,
-    turn::{Action, RetryAction, TurnContext},
+    rules::Rules,
+    turn::{Action, PlayMode, RetryAction, TurnContext},
 };
 use crate::{
     board::{Game, GameEnd, GameResult, Termination, render},
-    engine::EngineLease,
+    engine::{EngineLease, SearchLimits},
     llm::{ChatMessage, ChatRequest},
-    lua::{Generation, ModeScript},
-    store::{GameRow, PlyRecord, Store},
+    store::{GameRow, LlmCallRow, PlyRecord, Store},
 };
 
 /// Dialog turns allowed in one ply, whatever the mode says: a mode that keeps answering `say`
@@ -46,91 +47,99 @@ pub struct GameEnv {
 pub enum GameOutcome {
     /// The game is over and stored.
     Finished(GameEnd),
-    /// The game could not go on (endpoint down, script error); it stays resumable.
-    Errored(String),
+    /// The game could not go on (endpoint down, script error); it is stored as set aside, with
+    /// its error's kind, and resumes on the next run.
+    Errored(GameError),
 }
 
 /// One side of the game, ready to move.
 enum Side {
-    Llm {
-        models: Box<Models>,
-        mode: ModeScript,
-    },
+    Llm(Box<LlmSide>),
     Engine {
         lease: EngineLease,
-        limits: crate::engine::SearchLimits,
+        limits: SearchLimits,
     },
     Random {
         seed: u64,
     },
 }
 
-/// Plays (or resumes) the game `row` under `generation` and stores its result.
-pub async fn play(env: &GameEnv, row: &GameRow, generation: Arc<Generation>) -> GameOutcome {
-    match play_inner(env, row, generation).await {
+/// A model player's side: its models, its play mode for this game, and the dialog its next ply
+/// may build on.
+struct LlmSide {
+    models: Models,
+    mode: Box<dyn PlayMode>,
+    /// The final dialog of this side's previous ply (its last turn's messages and the reply):
+    /// what modes that keep one conversation per game build on. Kept in memory; read from the
+    /// store only when a game resumes.
+    previous_dialog: Vec<ChatMessage>,
+}
+
+/// Plays (or resumes) the game `row` under `rules` and stores its result, or stores it as set
+/// aside with its error.
+pub async fn play(env: &GameEnv, row: &GameRow, rules: Arc<dyn Rules>) -> GameOutcome {
+    match play_inner(env, row, rules.as_ref()).await {
         Ok(end) => GameOutcome::Finished(end),
-        Err(message) => {
-            if let Err(e) = env.store.mark_game_errored(row.id, &message) {
+        Err(error) => {
+            if let Err(e) = env
+                .store
+                .mark_game_errored(row.id, error.kind(), &error.to_string())
+            {
                 tracing::error!("cannot record that game {} failed: {e}", row.index);
             }
-            GameOutcome::Errored(message)
+            GameOutcome::Errored(error)
         }
     }
 }
 
-async fn play_inner(
-    env: &GameEnv,
-    row: &GameRow,
-    generation: Arc<Generation>,
-) -> Result<GameEnd, String> {
+async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<GameEnd, GameError> {
     let store = &env.store;
-    let db = |e: crate::store::StoreError| e.to_string();
-    let max_plies = generation.spec.settings.max_plies;
+    let replay = |what: String, source: ReplayError| GameError::Replay {
+        game: row.index,
+        what,
+        source,
+    };
+    let max_plies = rules.spec().settings.max_plies;
     let mut game = Game::new(row.start_fen.as_deref(), max_plies)
-        .map_err(|e| format!("game {}: {e}", row.index))?;
+        .map_err(|e| replay("the start position".into(), e.into()))?;
 
     // Replay what is stored; on a fresh game, store the opening line as book plies first.
-    let stored = store.plies(row.id).map_err(db)?;
+    let stored = store.plies(row.id)?;
     if stored.is_empty() {
         for uci in &row.opening_moves {
             let fen_before = game.fen();
             let played = game
                 .play_uci(uci)
-                .map_err(|e| format!("game {}: opening move `{uci}`: {e}", row.index))?;
-            store
-                .record_ply(
-                    row.id,
-                    &PlyRecord {
-                        ply: game.ply() - 1,
-                        fen_before,
-                        uci: played.uci,
-                        san: played.san,
-                        player: "book".into(),
-                        attempts: 0,
-                        elapsed_ms: 0,
-                    },
-                )
-                .map_err(db)?;
+                .map_err(|e| replay(format!("opening move `{uci}`"), e.into()))?;
+            store.record_ply(
+                row.id,
+                &PlyRecord {
+                    ply: game.ply() - 1,
+                    fen_before,
+                    uci: played.uci,
+                    san: played.san,
+                    player: "book".into(),
+                    attempts: 0,
+                    elapsed_ms: 0,
+                },
+            )?;
         }
     } else {
         for ply in &stored {
-            game.play_uci(&ply.uci).map_err(|e| {
-                format!(
-                    "game {}: stored ply {} (`{}`) does not replay: {e}",
-                    row.index, ply.ply, ply.uci
-                )
-            })?;
+            game.play_uci(&ply.uci)
+                .map_err(|e| replay(format!("stored ply {} (`{}`)", ply.ply, ply.uci), e.into()))?;
         }
     }
-    store
-        .mark_game_started(row.id, &generation.hash, generation.number)
-        .map_err(db)?;
+    store.mark_game_started(row.id, rules.hash(), rules.number())?;
     if let Some(end) = game.end().cloned() {
         return finish(env, row, end);
     }
 
-    let mut white = side(env, &generation, &row.white).await?;
-    let mut black = side(env, &generation, &row.black).await?;
+    // Only the first ply of this run can have stored replies (a run killed in the middle of
+    // it); every later ply is new.
+    let first_ply = game.ply();
+    let mut white = side(env, rules, &row.white, row.id, &game, Color::White).await?;
+    let mut black = side(env, rules, &row.black, row.id, &game, Color::Black).await?;
     while game.end().is_none() {
         let (mover, name, opponent) = match game.turn() {
             Color::White => (&mut white, &row.white, &row.black),
@@ -139,15 +148,21 @@ async fn play_inner(
         let started = Instant::now();
         let ply = game.ply();
         let fen_before = game.fen();
-        let (uci, attempts) = match mover {
+        let (mv, attempts) = match mover {
             Side::Random { seed } => (random_move(&game, env.seed, *seed, row.index), 1),
             Side::Engine { lease, limits } => {
                 let moves = game.uci_moves().to_vec();
                 let start = (!game.starts_from_initial()).then(|| game.start_fen());
-                match lease.best_move(start.as_deref(), &moves, limits).await {
-                    Ok(best) => (best.uci, 1),
-                    Err(e) => {
-                        let reason = format!("engine `{name}` failed: {e}");
+                let answer = lease.best_move(start.as_deref(), &moves, limits).await;
+                let legal = answer.map_err(|e| format!("engine `{name}` failed: {e}"));
+                let legal = legal.and_then(|best| {
+                    game.parse_uci(&best.uci).map_err(|e| {
+                        format!("`{name}` played `{}`, which is not legal: {e}", best.uci)
+                    })
+                });
+                match legal {
+                    Ok(mv) => (mv, 1),
+                    Err(reason) => {
                         let _ = store.record_event(
                             env.tournament,
                             Some(row.id),
@@ -164,10 +179,22 @@ async fn play_inner(
                     }
                 }
             }
-            Side::Llm { models, mode } => {
-                match llm_turn(env, row, &game, models, mode, name, opponent).await? {
-                    TurnResult::Move { uci, attempts } => (uci, attempts),
-                    TurnResult::Lost {
+            Side::Llm(side) => {
+                let stored = if ply == first_ply {
+                    store.llm_calls(row.id, ply)?
+                } else {
+                    Vec::new()
+                };
+                let at = PlyAt {
+                    row,
+                    game: &game,
+                    name,
+                    opponent,
+                    stored: &stored,
+                };
+                match llm_ply(env, &at, side).await? {
+                    PlyResult::Move { mv, attempts } => (mv, attempts),
+                    PlyResult::Lost {
                         termination,
                         reason,
                     } => {
@@ -181,48 +208,32 @@ async fn play_inner(
                 }
             }
         };
-        let played = match game.play_uci(&uci) {
-            Ok(p) => p,
-            Err(e) => {
-                // Engines' moves are checked here; LLM moves were checked in llm_turn.
-                let reason = format!("`{name}` played `{uci}`, which is not legal: {e}");
-                game.adjudicate(GameEnd {
-                    result: loss_for(game.turn()),
-                    termination: Termination::EngineFailure,
-                    reason: Some(reason),
-                });
-                break;
-            }
-        };
-        store
-            .record_ply(
-                row.id,
-                &PlyRecord {
-                    ply,
-                    fen_before,
-                    uci: played.uci,
-                    san: played.san,
-                    player: name.clone(),
-                    attempts,
-                    elapsed_ms: started.elapsed().as_millis() as u64,
-                },
-            )
-            .map_err(db)?;
+        let played = game.play(&mv);
+        store.record_ply(
+            row.id,
+            &PlyRecord {
+                ply,
+                fen_before,
+                uci: played.uci,
+                san: played.san,
+                player: name.clone(),
+                attempts,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+            },
+        )?;
         env.progress.ply();
     }
     let end = game.end().cloned().expect("the loop ends with the game");
     finish(env, row, end)
 }
 
-fn finish(env: &GameEnv, row: &GameRow, end: GameEnd) -> Result<GameEnd, String> {
-    env.store
-        .finish_game(
-            row.id,
-            end.result.as_pgn(),
-            end.termination.as_str(),
-            end.reason.as_deref(),
-        )
-        .map_err(|e| e.to_string())?;
+fn finish(env: &GameEnv, row: &GameRow, end: GameEnd) -> Result<GameEnd, GameError> {
+    env.store.finish_game(
+        row.id,
+        end.result.as_pgn(),
+        end.termination.as_str(),
+        end.reason.as_deref(),
+    )?;
     Ok(end)
 }
 
@@ -233,49 +244,71 @@ fn loss_for(color: Color) -> GameResult {
     }
 }
 
-async fn side(env: &GameEnv, generation: &Generation, name: &str) -> Result<Side, String> {
-    let participant =
-        env.roster.players.get(name).ok_or_else(|| {
-            format!("player `{name}` is scheduled but not in the tournament script")
-        })?;
+/// The side `name` plays as `color`, ready for its first ply of this run.
+async fn side(
+    env: &GameEnv,
+    rules: &dyn Rules,
+    name: &str,
+    game_id: i64,
+    game: &Game,
+    color: Color,
+) -> Result<Side, GameError> {
+    let unknown = || GameError::UnknownPlayer(name.to_string());
+    let participant = env.roster.players.get(name).ok_or_else(unknown)?;
     Ok(match participant {
         Participant::Random { seed } => Side::Random { seed: *seed },
         Participant::Engine { pool, limits } => Side::Engine {
-            lease: pool
-                .lease()
-                .await
-                .map_err(|e| format!("cannot start engine `{name}`: {e}"))?,
+            lease: pool.lease().await.map_err(|source| GameError::Engine {
+                player: name.to_string(),
+                source,
+            })?,
             limits: *limits,
         },
         Participant::Llm { .. } | Participant::Moa { .. } => {
             // Prompt-side settings come from the game's generation, so a reload can change them.
-            let spec = generation
-                .spec
-                .player(name)
-                .ok_or_else(|| format!("player `{name}` is not in this generation"))?;
-            let binding = spec
-                .mode_binding()
-                .ok_or_else(|| format!("player `{name}` has no play mode in this generation"))?;
-            let mode = ModeScript::for_game(generation, binding).map_err(|e| e.to_string())?;
-            Side::Llm {
-                models: Box::new(Models::for_player(spec, participant)?),
+            let spec = rules.spec().player(name).ok_or_else(unknown)?;
+            let binding = spec.mode_binding().ok_or_else(unknown)?;
+            let mode = rules
+                .play_mode(binding)
+                .map_err(|source| GameError::Script {
+                    player: name.to_string(),
+                    source,
+                })?;
+            let models = Models::for_player(spec, participant).ok_or_else(unknown)?;
+            // A resumed game: this side's next ply builds on its last one, read back once.
+            let next_ply = if game.turn() == color {
+                game.ply()
+            } else {
+                game.ply() + 1
+            };
+            let previous_dialog =
+                stored_dialog(&env.store, game_id, next_ply, models.calls_per_turn())?;
+            Side::Llm(Box::new(LlmSide {
+                models,
                 mode,
-            }
+                previous_dialog,
+            }))
         }
     })
 }
 
-/// A uniform choice among the legal moves, seeded by the tournament, the player, the game and the
-/// ply: reproducible, and the same again when a game is resumed.
-fn random_move(game: &Game, tournament_seed: u64, player_seed: u64, index: u32) -> String {
-    let legal = render::legal_uci(game.position());
+/// A uniform choice among the legal moves (in UCI order), seeded by the tournament, the player,
+/// the game and the ply: reproducible, and the same again when a game is resumed.
+fn random_move(game: &Game, tournament_seed: u64, player_seed: u64, index: u32) -> Move {
+    let mut legal: Vec<(String, Move)> = game
+        .position()
+        .legal_moves()
+        .into_iter()
+        .map(|m| (m.to_uci(shakmaty::CastlingMode::Standard).to_string(), m))
+        .collect();
+    legal.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let seed = mix(
         mix(mix(tournament_seed, player_seed), u64::from(index)),
         u64::from(game.ply()),
     );
     let mut rng = StdRng::seed_from_u64(seed);
     let i = rand::RngExt::random_range(&mut rng, 0..legal.len());
-    legal[i].clone()
+    legal.swap_remove(i).1
 }
 
 /// SplitMix64 step: spreads small inputs over the whole seed space.
@@ -286,11 +319,10 @@ fn mix(a: u64, b: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-enum TurnResult {
-    Move {
-        uci: String,
-        attempts: u32,
-    },
+/// How an LLM ply ended.
+enum PlyResult {
+    /// A legal move, after this many attempts.
+    Move { mv: Move, attempts: u32 },
     /// The mover loses without a move: a forfeit, too many wrong actions, or max turns.
     Lost {
         termination: Termination,
@@ -298,28 +330,38 @@ enum TurnResult {
     },
 }
 
+/// Where an LLM ply happens.
+struct PlyAt<'a> {
+    row: &'a GameRow,
+    game: &'a Game,
+    name: &'a str,
+    opponent: &'a str,
+    /// Replies already stored for this ply (a resumed game): used instead of new requests.
+    stored: &'a [LlmCallRow],
+}
+
 /// One LLM ply: the dialog between the play mode and the model until a move, a loss by protocol
 /// failure, or an error that sets the game aside.
 ///
 /// Each model reply is one dialog turn. `say` answers it without spending an attempt; `retry`
-/// and a refused move spend one. Using up `max_attempts` loses by too many wrong actions; using up
-/// the turns (`max_turns`, at most [`MAX_CALLS_PER_PLY`]) loses by max turns.
-async fn llm_turn(
+/// and a refused move spend one. Using up `max_attempts` loses by the mode's `exhausted`
+/// termination; using up the turns (`max_turns`, at most [`MAX_CALLS_PER_PLY`]) loses by max
+/// turns. The ply's final dialog becomes the side's `previous_dialog`.
+async fn llm_ply(
     env: &GameEnv,
-    row: &GameRow,
-    game: &Game,
-    models: &Models,
-    mode: &ModeScript,
-    name: &str,
-    opponent: &str,
-) -> Result<TurnResult, String> {
-    let store = &env.store;
+    at: &PlyAt<'_>,
+    side: &mut LlmSide,
+) -> Result<PlyResult, GameError> {
+    let (game, name) = (at.game, at.name);
+    let mode = side.mode.as_ref();
+    let script = |source| GameError::Script {
+        player: name.to_string(),
+        source,
+    };
     let ply = game.ply();
-    // Replies already stored for this ply (a resumed game): used instead of new requests.
-    let stored = store.llm_calls(row.id, ply).map_err(|e| e.to_string())?;
-    let mut ctx = context(game, row, mode, name, opponent);
-    ctx.previous_dialog = previous_dialog(store, row.id, ply, models.calls_per_turn())?;
-    let opening = mode.start(&ctx).map_err(|e| e.to_string())?;
+    let mut ctx = context(at, mode);
+    ctx.previous_dialog = std::mem::take(&mut side.previous_dialog);
+    let opening = mode.start(&ctx).map_err(script)?;
     let mut dialog = opening.messages;
     let mut request_extra = opening.request;
     let mut attempt = 1;
@@ -331,66 +373,61 @@ async fn llm_turn(
     for turn in 0..max_turns {
         let answer = ask::ask(
             env,
-            row,
-            ply,
-            turn,
-            models,
-            name,
-            &dialog,
-            &request_extra,
-            &stored,
+            &side.models,
+            &Turn {
+                game_id: at.row.id,
+                ply,
+                turn,
+                player: name,
+                dialog: &dialog,
+                extra: &request_extra,
+                stored: at.stored,
+            },
         )
         .await?;
-        let (text, call_id) = (answer.text, answer.call_id);
-        dialog.push(ChatMessage::new("assistant", text.clone()));
+        dialog.push(ChatMessage::new("assistant", answer.text.clone()));
         ctx.dialog = dialog.clone();
         ctx.reasoning = answer.reasoning;
         ctx.attempt = attempt;
-        let decision = mode.reply(&ctx, &text).map_err(|e| e.to_string())?;
+        let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
         let outcome = |default: &str| decision.outcome.clone().unwrap_or_else(|| default.into());
-        let set_outcome = |kind: &str, detail: Option<&str>| {
-            store
-                .set_llm_call_outcome(call_id, kind, detail)
-                .map_err(|e| e.to_string())
-        };
+        let settle = |kind: &str, detail: Option<&str>| answer.row.settle(&env.store, kind, detail);
         let feedback = match &decision.action {
             Action::Move(uci) => match game.parse_uci(uci) {
-                Ok(_) => {
-                    set_outcome(&outcome("move"), None)?;
-                    return Ok(TurnResult::Move {
-                        uci: uci.clone(),
+                Ok(mv) => {
+                    settle(&outcome("move"), None)?;
+                    side.previous_dialog = dialog;
+                    return Ok(PlyResult::Move {
+                        mv,
                         attempts: attempt,
                     });
                 }
                 Err(e) => {
                     // The mode accepted a move the board refuses: count it as illegal.
                     let message = format!("`{uci}` is not a legal move in this position ({e}).");
-                    set_outcome("illegal", Some(&message))?;
+                    settle("illegal", Some(&message))?;
                     last_failure = "illegal".into();
                     Some(message)
                 }
             },
             Action::Retry(retry) => {
                 let kind = outcome("retry");
-                let detail = match retry {
-                    RetryAction::Feedback(text) => Some(text.as_str()),
-                    RetryAction::Reset => None,
-                };
-                set_outcome(&kind, detail)?;
-                last_failure = kind;
-                match retry {
+                let feedback = match retry {
                     RetryAction::Feedback(text) => Some(text.clone()),
                     RetryAction::Reset => None,
-                }
+                };
+                settle(&kind, feedback.as_deref())?;
+                last_failure = kind;
+                feedback
             }
             Action::Say(text) => {
-                set_outcome(&outcome("say"), None)?;
+                settle(&outcome("say"), None)?;
                 dialog.push(ChatMessage::new("user", text.clone()));
                 continue;
             }
             Action::Forfeit(reason) => {
-                set_outcome(&outcome("forfeit"), Some(reason))?;
-                return Ok(TurnResult::Lost {
+                settle(&outcome("forfeit"), Some(reason))?;
+                return Ok(PlyResult::Lost {
                     termination: Termination::Forfeit,
                     reason: format!("`{name}` forfeits: {reason}"),
                 });
@@ -407,7 +444,7 @@ async fn llm_turn(
                     "`{name}` forfeits: no acceptable move in {attempt} attempts at ply {ply} (last: {last_failure})"
                 ),
             };
-            return Ok(TurnResult::Lost {
+            return Ok(PlyResult::Lost {
                 termination,
                 reason,
             });
@@ -418,13 +455,13 @@ async fn llm_turn(
             Some(text) => dialog.push(ChatMessage::new("user", text)),
             None => {
                 ctx.dialog = Vec::new();
-                let opening = mode.start(&ctx).map_err(|e| e.to_string())?;
+                let opening = mode.start(&ctx).map_err(script)?;
                 dialog = opening.messages;
                 request_extra = opening.request;
             }
         }
     }
-    Ok(TurnResult::Lost {
+    Ok(PlyResult::Lost {
         termination: Termination::MaxTurns,
         reason: format!(
             "`{name}` reached max turns: {max_turns} dialog turns at ply {ply} without a move"
@@ -432,13 +469,8 @@ async fn llm_turn(
     })
 }
 
-fn context(
-    game: &Game,
-    row: &GameRow,
-    mode: &ModeScript,
-    name: &str,
-    opponent: &str,
-) -> TurnContext {
+fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
+    let game = at.game;
     let pos = game.position();
     TurnContext {
         fen: game.fen(),
@@ -456,9 +488,9 @@ fn context(
         last_move: game.uci_moves().last().cloned(),
         attempt: 1,
         max_attempts: mode.max_attempts(),
-        player: name.to_string(),
-        opponent: opponent.to_string(),
-        game: row.index,
+        player: at.name.to_string(),
+        opponent: at.opponent.to_string(),
+        game: at.row.index,
         options: mode.options().clone(),
         dialog: Vec::new(),
         previous_dialog: Vec::new(),
@@ -466,22 +498,20 @@ fn context(
     }
 }
 
-/// The final dialog of the same side's previous ply, rebuilt from the store (so a resumed game sees
-/// exactly what an uninterrupted one would): the last turn's messages plus its reply. For a
-/// mixture of agents the messages are the first proposer's (the dialog itself, not the
-/// synthesizer's merged prompt) and the reply is the synthesizer's.
-fn previous_dialog(
+/// The final dialog of the ply before `next_ply` of the same side, rebuilt from the store when a
+/// game resumes (so it sees exactly what an uninterrupted one would): the last turn's messages
+/// plus its reply. For a mixture of agents the messages are the first proposer's (the dialog
+/// itself, not the synthesizer's merged prompt) and the reply is the synthesizer's.
+fn stored_dialog(
     store: &Store,
     game_id: i64,
-    ply: u32,
+    next_ply: u32,
     calls_per_turn: u32,
-) -> Result<Vec<ChatMessage>, String> {
-    let Some(previous) = ply.checked_sub(2) else {
+) -> Result<Vec<ChatMessage>, GameError> {
+    let Some(previous) = next_ply.checked_sub(2) else {
         return Ok(Vec::new());
     };
-    let calls = store
-        .llm_calls(game_id, previous)
-        .map_err(|e| e.to_string())?;
+    let calls = store.llm_calls(game_id, previous)?;
     let Some(last) = calls.iter().max_by_key(|c| c.call.seq) else {
         return Ok(Vec::new());
     };
@@ -490,8 +520,13 @@ fn previous_dialog(
         .iter()
         .find(|c| c.call.seq == first_of_turn)
         .unwrap_or(last);
-    let request: ChatRequest = serde_json::from_str(&asked.call.request_json)
-        .map_err(|e| format!("the stored request of ply {previous} cannot be read back: {e}"))?;
+    let request: ChatRequest =
+        serde_json::from_str(&asked.call.request_json).map_err(|source| {
+            GameError::StoredRequest {
+                ply: previous,
+                source,
+            }
+        })?;
     let mut dialog = request.messages;
     if let Some(reply) = &last.call.reply_text {
         dialog.push(ChatMessage::new("assistant", reply.clone()));

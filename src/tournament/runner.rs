@@ -13,16 +13,17 @@ use tokio::{
 };
 
 use super::{
-    TournamentError,
+    GameError, TournamentError,
     analysis::{AnalysisReport, AnalysisWorker},
     game::{self, GameEnv, GameOutcome},
     players::Roster,
     progress::Progress,
-    schedule::{self, FormatAnalysis, FormatGame, FormatState},
+    reload,
+    rules::{Rules, ScriptHost},
+    schedule::{self, FormatAnalysis, FormatError, FormatGame, FormatState},
 };
 use crate::{
     leaderboard,
-    lua::{FormatScript, Generation, SourceSet, reload},
     store::{GameRow, GameStatus, PlayerRecord, Store},
 };
 
@@ -42,6 +43,16 @@ pub struct RunOptions {
     pub watch: bool,
 }
 
+/// How a run was stopped before its schedule was complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// One Ctrl-C: no new game started and the running ones finished.
+    Interrupted,
+    /// A second Ctrl-C: the running games were abandoned where they stood (every stored move
+    /// and reply is kept, and the next run resumes them, as after a kill).
+    Aborted,
+}
+
 /// What a run did.
 #[derive(Debug)]
 pub struct RunSummary {
@@ -49,22 +60,25 @@ pub struct RunSummary {
     pub tournament: i64,
     /// Games finished in this run.
     pub finished: usize,
-    /// Games set aside in this run (resumable): schedule number and reason.
-    pub errored: Vec<(u32, String)>,
-    /// The run was stopped (Ctrl-C) before the schedule was complete.
-    pub stopped: bool,
+    /// Games set aside in this run (resumable): schedule number and error.
+    pub errored: Vec<(u32, GameError)>,
+    /// Whether, and how, the run was stopped (Ctrl-C) before the schedule was complete.
+    pub stopped: Option<Stop>,
     /// What the engine analysis did, when the script asks for one.
     pub analysis: Option<AnalysisReport>,
 }
 
-/// Runs (or resumes) the tournament of `options.script`.
+/// Runs (or resumes) the tournament of `options.script`, its scripts loaded by `host`.
 ///
 /// # Errors
 /// Problems found before play (script, players, openings, store); problems during play set single
 /// games aside and are reported in [`RunSummary::errored`].
-pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
-    let first = Arc::new(Generation::load(&options.script, 1)?);
-    let spec = first.spec.clone();
+pub async fn run(
+    options: RunOptions,
+    host: Arc<dyn ScriptHost>,
+) -> Result<RunSummary, TournamentError> {
+    let first = host.load(&options.script, 1)?;
+    let spec = first.spec().clone();
     let settings = &spec.settings;
     let at = spec.defined_at.get("").cloned().unwrap_or_default();
     let openings = schedule::load_openings(
@@ -76,7 +90,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
     let roster = Arc::new(Roster::prepare(&spec).await?);
 
     let store = Arc::new(Store::open(&options.db)?);
-    let settings_json = serde_json::to_string(settings).unwrap_or_default();
+    let settings_json = serde_json::to_string(settings)?;
     let tournament = store.open_tournament(
         &settings.name,
         &options.script.display().to_string(),
@@ -85,11 +99,10 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
     for player in &spec.players {
         // The spec as written, plus the mode's effective options, so that reports can tell how
         // the player played (mode, legal moves shown) without re-running scripts.
-        let mut settings = serde_json::to_value(player).unwrap_or_default();
-        if let (Some(object), Some(options)) = (
-            settings.as_object_mut(),
-            first.mode_options.get(player.name()),
-        ) {
+        let mut settings = serde_json::to_value(player)?;
+        if let (Some(object), Some(options)) =
+            (settings.as_object_mut(), first.mode_options(player.name()))
+        {
             object.insert(
                 "mode_options".into(),
                 serde_json::Value::Object(options.clone()),
@@ -104,10 +117,10 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             },
         )?;
     }
-    save_scripts(&store, &first)?;
+    save_scripts(&store, first.as_ref())?;
 
     let (generations, _watcher) = if options.watch {
-        match reload::watch(first.clone()) {
+        match reload::watch(host.clone(), first.clone()) {
             Ok((rx, w)) => (rx, Some(w)),
             Err(e) => {
                 tracing::warn!("scripts will not be reloaded: cannot watch them: {e}");
@@ -147,7 +160,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
         tournament: tournament.id,
         finished: 0,
         errored: Vec::new(),
-        stopped: false,
+        stopped: None,
         analysis: None,
     };
     let mut tried = std::collections::HashSet::new();
@@ -162,8 +175,7 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
     loop {
         // Ask the format (of the newest generation) for more games.
         let current = generations.borrow().clone();
-        let format = FormatScript::for_generation(&current)
-            .map_err(|e| TournamentError::Format(e.to_string()))?;
+        let format = current.format().map_err(FormatError::from)?;
         let stored = store.games(tournament.id)?;
         let state = FormatState {
             players: spec.players.iter().map(|p| p.name().to_string()).collect(),
@@ -171,18 +183,12 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             games_per_pair: settings.games_per_pair,
             openings: openings.len() as u32,
             seed: settings.seed,
-            options: settings
-                .format_options
-                .clone()
-                .unwrap_or_else(|| serde_json::Value::Object(Default::default())),
+            options: format.options().clone(),
             analysis: format_analysis(&store, tournament.id),
         };
-        let pairings = format
-            .pairings(&state)
-            .map_err(|e| TournamentError::Format(e.to_string()))?;
+        let pairings = schedule::next_pairings(format.as_ref(), &state)?;
         if let Some(pairings) = &pairings {
-            let games = schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings)
-                .map_err(TournamentError::Format)?;
+            let games = schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings)?;
             store.schedule_games(tournament.id, &games)?;
         }
         let pending: Vec<GameRow> = store
@@ -201,9 +207,13 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             }
         }
         tried.extend(pending.iter().map(|g| g.id));
+        let scripts = Scripts {
+            host: host.as_ref(),
+            generations: &generations,
+        };
         let stopped = play_all(
             &env,
-            &generations,
+            scripts,
             pending,
             concurrency,
             worker.as_ref(),
@@ -211,13 +221,18 @@ pub async fn run(options: RunOptions) -> Result<RunSummary, TournamentError> {
             &mut interrupt,
         )
         .await;
-        if stopped {
-            summary.stopped = true;
+        if stopped.is_some() {
+            summary.stopped = stopped;
             break;
         }
     }
     roster.shutdown().await;
-    if let Some(worker) = worker {
+    if summary.stopped == Some(Stop::Aborted) {
+        // Quit now: the analysis left resumes with the next run (or `arena analyze`).
+        if let Some(worker) = worker {
+            worker.abort();
+        }
+    } else if let Some(worker) = worker {
         tracing::info!("play is over; waiting for the engine analysis to finish");
         summary.analysis = Some(worker.finish().await);
     }
@@ -250,36 +265,49 @@ fn format_analysis(store: &Store, tournament: i64) -> Option<BTreeMap<String, Fo
     }
 }
 
+/// Where a game's scripts come from: the newest generation, or one rebuilt by the host.
+#[derive(Clone, Copy)]
+struct Scripts<'a> {
+    host: &'a dyn ScriptHost,
+    generations: &'a watch::Receiver<Arc<dyn Rules>>,
+}
+
 /// Plays `pending` with at most `concurrency` games at once; each game takes the newest generation
-/// when it starts (or, when resumed, the one it started with). Returns whether a Ctrl-C stopped it.
+/// when it starts (or, when resumed, the one it started with). Returns how a Ctrl-C stopped it,
+/// if one did.
 async fn play_all(
     env: &Arc<GameEnv>,
-    generations: &watch::Receiver<Arc<Generation>>,
+    scripts: Scripts<'_>,
     pending: Vec<GameRow>,
     concurrency: usize,
     analysis: Option<&AnalysisWorker>,
     summary: &mut RunSummary,
     interrupt: &mut Option<Signal>,
-) -> bool {
+) -> Option<Stop> {
     let mut queue = pending.into_iter();
     let mut running = JoinSet::new();
-    let mut pinned: HashMap<String, Arc<Generation>> = HashMap::new();
+    let mut pinned: HashMap<String, Arc<dyn Rules>> = HashMap::new();
     let mut stopping = false;
     let store = &env.store;
     loop {
         while running.len() < concurrency && !stopping {
             let Some(row) = queue.next() else { break };
-            let current = generations.borrow().clone();
+            let current = scripts.generations.borrow().clone();
             let generation = match &row.script_hash {
-                Some(hash) if *hash != current.hash => {
-                    pinned_generation(store, &current, hash, row.generation, &mut pinned)
-                }
+                Some(hash) if hash != current.hash() => pinned_generation(
+                    scripts.host,
+                    store,
+                    &current,
+                    hash,
+                    row.generation,
+                    &mut pinned,
+                ),
                 _ => current,
             };
-            if let Err(e) = save_scripts(store, &generation) {
+            if let Err(e) = save_scripts(store, generation.as_ref()) {
                 tracing::error!(
                     "cannot store the scripts of generation {}: {e}",
-                    generation.number
+                    generation.number()
                 );
             }
             let env = env.clone();
@@ -293,8 +321,10 @@ async fn play_all(
             joined = running.join_next() => joined,
             _ = interrupted(interrupt) => {
                 if stopping {
-                    // Second Ctrl-C: quit now; everything played so far is stored and resumes.
-                    std::process::exit(130);
+                    // Second Ctrl-C: quit now. Dropping `running` abandons the games where they
+                    // stand; everything played so far is stored and resumes.
+                    tracing::warn!("quitting now: {} running game(s) resume on the next run", running.len());
+                    return Some(Stop::Aborted);
                 }
                 // First Ctrl-C: start nothing new and let the running games finish.
                 stopping = true;
@@ -338,15 +368,18 @@ async fn play_all(
                     ),
                 );
             }
-            GameOutcome::Errored(message) => {
-                tracing::error!("{title} set aside (it resumes on the next run): {message}");
+            GameOutcome::Errored(error) => {
+                tracing::error!(
+                    "{title} set aside (it resumes on the next run): {} error: {error}",
+                    error.kind().as_str()
+                );
                 env.progress
-                    .game_ended(false, &format!("{title}: set aside: {message}"));
-                summary.errored.push((row.index, message));
+                    .game_ended(false, &format!("{title}: set aside: {error}"));
+                summary.errored.push((row.index, error));
             }
         }
     }
-    stopping
+    stopping.then_some(Stop::Interrupted)
 }
 
 /// Resolves on the next Ctrl-C (never, without a listener).
@@ -362,48 +395,47 @@ async fn interrupted(interrupt: &mut Option<Signal>) {
 /// The generation a resumed game started with, rebuilt from the sources stored with it; the
 /// current one when that is impossible (sources missing or no longer valid).
 fn pinned_generation(
+    host: &dyn ScriptHost,
     store: &Store,
-    current: &Arc<Generation>,
+    current: &Arc<dyn Rules>,
     hash: &str,
     number: Option<u64>,
-    cache: &mut HashMap<String, Arc<Generation>>,
-) -> Arc<Generation> {
+    cache: &mut HashMap<String, Arc<dyn Rules>>,
+) -> Arc<dyn Rules> {
     if let Some(g) = cache.get(hash) {
         return g.clone();
     }
     let rebuilt = match store.scripts(hash) {
-        Ok(Some(files)) => {
-            let sources = SourceSet {
-                files: files.into_iter().collect(),
-            };
-            Generation::from_sources(&current.entry, number.unwrap_or(0), Arc::new(sources))
-                .map_err(|e| e.to_string())
-        }
+        Ok(Some(files)) => host
+            .rebuild(
+                current.entry(),
+                number.unwrap_or(0),
+                files.into_iter().collect(),
+            )
+            .map_err(|e| e.to_string()),
         Ok(None) => Err("its scripts are not in the store".to_string()),
         Err(e) => Err(e.to_string()),
     };
     match rebuilt {
         Ok(g) => {
-            let g = Arc::new(g);
             cache.insert(hash.to_string(), g.clone());
             g
         }
         Err(e) => {
             tracing::warn!(
                 "a resumed game started under scripts {hash}, which cannot be rebuilt ({e}); it continues under generation {}",
-                current.number
+                current.number()
             );
             current.clone()
         }
     }
 }
 
-fn save_scripts(store: &Store, generation: &Generation) -> Result<(), crate::store::StoreError> {
+fn save_scripts(store: &Store, generation: &dyn Rules) -> Result<(), crate::store::StoreError> {
     let files: Vec<(String, String)> = generation
-        .sources
-        .files
+        .sources()
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    store.save_scripts(&generation.hash, &files)
+    store.save_scripts(generation.hash(), &files)
 }

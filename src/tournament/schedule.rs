@@ -1,10 +1,12 @@
-//! Between the format script and the store: the state a format sees, the pairings it returns, and
-//! turning pairings into stored, numbered games with their openings.
+//! Between the format and the store: what the scheduler needs from a format ([`Format`]), the
+//! state a format sees, the pairings it returns, and turning pairings into stored, numbered games
+//! with their openings.
 
 use std::{collections::BTreeMap, path::Path};
 
 use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 use super::spec::{OpeningOrder, OpeningsSpec};
 use crate::{
@@ -12,8 +14,70 @@ use crate::{
         BoardError,
         book::{self, Opening},
     },
+    script::ScriptError,
     store::{GameRow, GameStatus, PlayerAnalysisRow, ScheduledGame},
 };
+
+/// A tournament format: decides which games to play, a few at a time or all at once. The
+/// built-in formats are Lua scripts (`src/lua` implements this trait).
+pub trait Format: Send {
+    /// The format's options: its defaults overlaid with the tournament's `format_options`.
+    fn options(&self) -> &serde_json::Map<String, serde_json::Value>;
+
+    /// The next games to schedule, `Some(vec![])` to wait for the games in flight, or `None`
+    /// when the tournament is complete. Callers use [`next_pairings`], which checks the answer.
+    ///
+    /// # Errors
+    /// A script error.
+    fn pairings(&self, state: &FormatState) -> Result<Option<Vec<Pairing>>, ScriptError>;
+}
+
+/// Why the format could not say which games come next.
+#[derive(Debug, Clone, Error)]
+pub enum FormatError {
+    /// The format script failed.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    /// A pairing names a player the tournament does not have.
+    #[error("the format paired an unknown player `{0}`")]
+    UnknownPlayer(String),
+    /// A pairing has a player play itself.
+    #[error("the format paired `{0}` with itself")]
+    SelfPairing(String),
+    /// A pairing names an opening the tournament does not have.
+    #[error("the format asked for opening {asked}, but the tournament has {available}")]
+    NoSuchOpening {
+        /// The 1-based opening number asked for.
+        asked: u32,
+        /// How many openings there are.
+        available: usize,
+    },
+}
+
+/// Asks `format` for the next games and checks that they pair two different players of the
+/// tournament.
+///
+/// # Errors
+/// A script error or an impossible pairing.
+pub fn next_pairings(
+    format: &dyn Format,
+    state: &FormatState,
+) -> Result<Option<Vec<Pairing>>, FormatError> {
+    let Some(pairings) = format.pairings(state)? else {
+        return Ok(None);
+    };
+    for p in &pairings {
+        for name in [&p.white, &p.black] {
+            if !state.players.contains(name) {
+                return Err(FormatError::UnknownPlayer(name.clone()));
+            }
+        }
+        if p.white == p.black {
+            return Err(FormatError::SelfPairing(p.white.clone()));
+        }
+    }
+    Ok(Some(pairings))
+}
 
 /// What a format's `pairings(state)` hook sees.
 #[derive(Debug, Clone, Serialize)]
@@ -28,8 +92,8 @@ pub struct FormatState {
     pub openings: u32,
     /// The tournament seed.
     pub seed: u64,
-    /// The tournament's `format_options`.
-    pub options: serde_json::Value,
+    /// The format's options: its defaults overlaid with the tournament's `format_options`.
+    pub options: serde_json::Map<String, serde_json::Value>,
     /// Each analysed player's engine analysis so far, by name; absent (nil in Lua) until a game
     /// of the tournament is analysed. Analysis runs beside play, so a format called between games
     /// sees the games analysed by then.
@@ -174,19 +238,19 @@ pub fn to_scheduled(
     pairings: &[Pairing],
     first_index: u32,
     openings: &[Opening],
-) -> Result<Vec<ScheduledGame>, String> {
+) -> Result<Vec<ScheduledGame>, FormatError> {
     pairings
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let opening = match p.opening {
                 None => None,
-                Some(n) => Some(openings.get((n as usize).wrapping_sub(1)).ok_or_else(|| {
-                    format!(
-                        "the format asked for opening {n}, but the tournament has {}",
-                        openings.len()
-                    )
-                })?),
+                Some(n) => Some(openings.get((n as usize).wrapping_sub(1)).ok_or(
+                    FormatError::NoSuchOpening {
+                        asked: n,
+                        available: openings.len(),
+                    },
+                )?),
             };
             Ok(ScheduledGame {
                 index: first_index + i as u32,

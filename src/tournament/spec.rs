@@ -1,5 +1,7 @@
 //! What a tournament script asks for, as plain Rust data validated strictly (unknown keys are
-//! errors). The Lua side (`lua::generation`) fills these from the script's returned table.
+//! errors), and the rules a valid tournament keeps: unique player names, usable model settings,
+//! what a reload may change. The script host fills these from the script's returned table and
+//! reports [`SpecProblem`]s at the script line they concern.
 
 use std::collections::BTreeMap;
 
@@ -36,7 +38,7 @@ pub struct TournamentSettings {
     pub openings: Option<OpeningsSpec>,
     /// Extra settings passed to the format script as `state.options`.
     #[serde(default)]
-    pub format_options: Option<serde_json::Value>,
+    pub format_options: Option<serde_json::Map<String, serde_json::Value>>,
     /// Prices in USD per million tokens by model name, added to (or overriding) the built-in
     /// table for the cost columns: `prices = { ["my-model"] = { input_per_mtok = 0.5,
     /// output_per_mtok = 1.5 } }`.
@@ -281,6 +283,133 @@ impl PlayerSpec {
     }
 }
 
+impl PlayerSpec {
+    /// What is wrong with this player on its own, each message naming it (empty when nothing):
+    /// a model setting no request could be sent with, an empty mixture, a non-finite anchor.
+    pub fn problems(&self) -> Vec<String> {
+        let what = format!("player `{}`", self.name());
+        let mut problems = Vec::new();
+        let mut check = |model: &ModelSpec, part: &str| {
+            if model.max_concurrency == 0 {
+                problems.push(format!(
+                    "{what}{part}: `max_concurrency` must be at least 1"
+                ));
+            } else if let Err(e) = model.provider() {
+                problems.push(format!("{what}{part}: {e}"));
+            }
+        };
+        match self {
+            PlayerSpec::Llm(llm) => check(&llm.model_spec(), ""),
+            PlayerSpec::Moa(moa) => {
+                for (i, p) in moa.proposers.iter().enumerate() {
+                    check(p, &format!(", proposer {}", i + 1));
+                }
+                check(&moa.synthesizer, ", synthesizer");
+                if moa.proposers.is_empty() {
+                    problems.push(format!(
+                        "{what}: a mixture of agents needs at least one proposer"
+                    ));
+                }
+            }
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => {}
+        }
+        if let Some(elo) = self.anchor_elo()
+            && !elo.is_finite()
+        {
+            problems.push(format!("{what}: `anchor_elo` must be a finite number"));
+        }
+        problems
+    }
+}
+
+/// A problem in a tournament or evaluation definition, at the `file:line` it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecProblem {
+    /// `file:line` of the definition at fault.
+    pub at: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl SpecProblem {
+    fn new(at: &str, message: impl Into<String>) -> Self {
+        SpecProblem {
+            at: at.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Players that passed [`check_players`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedPlayers {
+    /// The players, in script order.
+    pub players: Vec<PlayerSpec>,
+    /// `file:line` of each player's definition by name, and of the script itself under `""`.
+    pub defined_at: BTreeMap<String, String>,
+}
+
+/// The players of a script as defined, each with the `file:line` of its definition: checked on
+/// their own ([`PlayerSpec::problems`]), for unique names, and for being at least `min` (the
+/// script itself is defined at `at`).
+///
+/// # Errors
+/// Every problem, each at the definition it concerns.
+pub fn check_players(
+    defined: Vec<(PlayerSpec, String)>,
+    min: usize,
+    what: &str,
+    at: &str,
+) -> Result<CheckedPlayers, Vec<SpecProblem>> {
+    let mut problems = Vec::new();
+    if defined.len() < min {
+        problems.push(SpecProblem::new(
+            at,
+            format!(
+                "{what} needs at least {} players, `players` has {}",
+                number_word(min),
+                defined.len()
+            ),
+        ));
+    }
+    let mut players = Vec::new();
+    let mut defined_at = BTreeMap::new();
+    for (player, player_at) in defined {
+        problems.extend(
+            player
+                .problems()
+                .into_iter()
+                .map(|m| SpecProblem::new(&player_at, m)),
+        );
+        if defined_at.contains_key(player.name()) {
+            problems.push(SpecProblem::new(
+                &player_at,
+                format!("two players are named `{}`", player.name()),
+            ));
+        } else {
+            defined_at.insert(player.name().to_string(), player_at);
+            players.push(player);
+        }
+    }
+    defined_at.insert(String::new(), at.to_string());
+    if problems.is_empty() {
+        Ok(CheckedPlayers {
+            players,
+            defined_at,
+        })
+    } else {
+        Err(problems)
+    }
+}
+
+fn number_word(n: usize) -> String {
+    match n {
+        1 => "one".into(),
+        2 => "two".into(),
+        n => n.to_string(),
+    }
+}
+
 /// What a play mode needs to know of its player.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModeBinding<'a> {
@@ -439,6 +568,27 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
+    /// The request that asks this model `messages`, with `extra` (what a play mode asked for at
+    /// this ply) overlaid on the model's own `extra_body`.
+    pub fn request(
+        &self,
+        messages: Vec<crate::llm::ChatMessage>,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> crate::llm::ChatRequest {
+        let mut extra_body = self.extra_body.clone().unwrap_or_default();
+        extra_body.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        crate::llm::ChatRequest {
+            model: self.model.clone(),
+            messages,
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: self.max_tokens,
+            seed: self.seed,
+            extra_body,
+            reasoning: self.reasoning(),
+        }
+    }
+
     /// The reasoning settings to send, if any.
     pub fn reasoning(&self) -> Option<crate::llm::Reasoning> {
         if self.reasoning_effort.is_none() && self.thinking_budget.is_none() {
@@ -590,6 +740,38 @@ pub struct TournamentSpec {
 }
 
 impl TournamentSpec {
+    /// What a reload may not change, named, or `None`: the schedule's inputs and the players'
+    /// identities are fixed while a tournament runs; prompts, parsers, modes and mode options may
+    /// change freely.
+    pub fn fixed_parts_changed(&self, new: &TournamentSpec) -> Option<String> {
+        if self.settings != new.settings {
+            return Some("the tournament settings".into());
+        }
+        if self.players.len() != new.players.len() {
+            return Some("the list of players".into());
+        }
+        for (a, b) in self.players.iter().zip(&new.players) {
+            let same = match (a, b) {
+                (PlayerSpec::Llm(a), PlayerSpec::Llm(b)) => {
+                    a.name == b.name
+                        && a.base_url == b.base_url
+                        && a.model == b.model
+                        && a.api_key_env == b.api_key_env
+                        && a.max_concurrency == b.max_concurrency
+                }
+                // Models and endpoints are fixed; the mode and its options may change.
+                (PlayerSpec::Moa(a), PlayerSpec::Moa(b)) => {
+                    a.name == b.name && a.proposers == b.proposers && a.synthesizer == b.synthesizer
+                }
+                (a, b) => a == b,
+            };
+            if !same {
+                return Some(format!("player `{}`", a.name()));
+            }
+        }
+        None
+    }
+
     /// The player named `name`.
     pub fn player(&self, name: &str) -> Option<&PlayerSpec> {
         self.players.iter().find(|p| p.name() == name)

@@ -1,8 +1,53 @@
-//! The snapshot a play mode sees on each call, and the decision it returns.
+//! What the game loop needs from a play mode: the [`PlayMode`] trait, the snapshot a mode sees on
+//! each call ([`TurnContext`]) and the decision it returns ([`Decision`]).
+//!
+//! The built-in modes are Lua scripts (`src/lua` implements [`PlayMode`] for them); the game loop
+//! only knows this trait, so it runs the same with a Rust test double.
 
 use serde::Serialize;
 
-use crate::llm::ChatMessage;
+use crate::{board::Termination, llm::ChatMessage, script::ScriptError};
+
+/// A play mode bound to one player's options, for one game: it writes the prompts of each ply
+/// and reads the model's replies. Rust owns the board, the dialog and the attempt count.
+pub trait PlayMode: Send + Sync {
+    /// The messages that open a ply's dialog (or restart it after a reset), and extra request
+    /// fields for every call of the ply.
+    ///
+    /// # Errors
+    /// A script error: the game is set aside, never scored.
+    fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError>;
+
+    /// What to do with the model's reply `text` (`ctx.dialog` already ends with it).
+    ///
+    /// # Errors
+    /// A script error: the game is set aside, never scored.
+    fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError>;
+
+    /// The effective options (the mode's defaults overlaid with the player's).
+    fn options(&self) -> &serde_json::Map<String, serde_json::Value>;
+
+    /// Failed attempts allowed per ply before the game is lost.
+    fn max_attempts(&self) -> u32;
+
+    /// Dialog turns (model calls) allowed per ply, if the mode limits them; the game loop caps
+    /// them anyway.
+    fn max_turns(&self) -> Option<u32>;
+
+    /// How the game ends when the attempts of one ply are used up (`forfeit` for ChessArena's
+    /// modes, `too_many_wrong_actions` for LLM Chess's).
+    fn exhausted(&self) -> Termination;
+}
+
+/// What [`PlayMode::start`] returns: the opening messages and extra request fields for the ply.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlyOpening {
+    /// The messages to send.
+    pub messages: Vec<ChatMessage>,
+    /// Fields merged into the request body for every call of this ply (a grammar built from the
+    /// legal moves, say).
+    pub request: serde_json::Map<String, serde_json::Value>,
+}
 
 /// A read-only view of the game for one call of a play-mode hook (`ctx` in Lua).
 #[derive(Debug, Clone, Serialize)]

@@ -133,6 +133,58 @@ fn modes_without_hooks_and_unknown_options_are_rejected() {
 }
 
 #[test]
+fn format_options_are_checked_against_the_formats_defaults_with_every_other_problem() {
+    let dir = TestDir::new();
+    dir.write(
+        "formats/strict.lua",
+        "return { defaults = { rounds = 1 }, pairings = function() return nil end }",
+    );
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "t",
+  format = "matchmaker",
+  format_options = { target_rd = 80, max_game = 10 },
+  players = {
+    arena.random { name = "a" },
+    arena.llm { name = "n", base_url = "http://127.0.0.1:1/v1", model = "x", options = { histroy = 3 } },
+  },
+}"#,
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(
+            "t.lua:1: format `formats.matchmaker` has no option `max_game` (its options: "
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("no option `histroy`"),
+        "both problems at once: {out}"
+    );
+
+    dir.write(
+        "u.lua",
+        r#"return arena.tournament { name = "u", format = "strict", format_options = { rounds = 2 },
+  players = { arena.random { name = "a" }, arena.random { name = "b" } } }"#,
+    );
+    let (code, out) = check(&dir, "u.lua");
+    assert_eq!(code, 0, "a declared option is accepted: {out}");
+    dir.write(
+        "v.lua",
+        r#"return arena.tournament { name = "v", format = "strict", format_options = { round = 2 },
+  players = { arena.random { name = "a" }, arena.random { name = "b" } } }"#,
+    );
+    let (code, out) = check(&dir, "v.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("format `formats.strict` has no option `round` (its options: rounds)"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_mode_that_fails_its_smoke_test_points_at_its_own_line() {
     let dir = TestDir::new();
     dir.write(

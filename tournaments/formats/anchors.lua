@@ -4,13 +4,16 @@
 -- Chess; `anchor_color = "alternate"` alternates colours instead. Anchors never play each other.
 local M = {}
 
+-- The format options; arena refuses any other key when the script is checked.
+M.defaults = { models = {}, anchor_color = "white" }
+
 function M.pairings(state)
   if #state.games > 0 then
     return nil
   end
-  local options = state.options or {}
+  local options = state.options
   local is_model = {}
-  for _, name in ipairs(options.models or {}) do
+  for _, name in ipairs(options.models) do
     is_model[name] = true
   end
   local alternate = options.anchor_color == "alternate"

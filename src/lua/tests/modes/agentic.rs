@@ -3,7 +3,7 @@
 use super::{load, mode};
 use crate::{
     llm::ChatMessage,
-    tournament::turn::{Action, Decision, RetryAction},
+    tournament::turn::{Action, Decision, PlayMode, RetryAction},
 };
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";

@@ -20,8 +20,8 @@ use notify_debouncer_full::{
 };
 use tokio::sync::watch;
 
-use super::{Generation, generation::CheckErrors};
-use crate::tournament::spec::{PlayerSpec, TournamentSpec};
+use super::rules::{Rules, ScriptHost};
+use crate::script::CheckErrors;
 
 /// How long the file system must be quiet before a change is acted on.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -46,13 +46,15 @@ impl Drop for ScriptWatcher {
     }
 }
 
-/// Starts watching the files of `initial` and returns the channel new generations arrive on.
+/// Starts watching the files of `initial` and returns the channel new generations (loaded by
+/// `host`) arrive on.
 ///
 /// # Errors
 /// When the operating system refuses to watch the script folders.
 pub fn watch(
-    initial: Arc<Generation>,
-) -> Result<(watch::Receiver<Arc<Generation>>, ScriptWatcher), notify_debouncer_full::notify::Error>
+    host: Arc<dyn ScriptHost>,
+    initial: Arc<dyn Rules>,
+) -> Result<(watch::Receiver<Arc<dyn Rules>>, ScriptWatcher), notify_debouncer_full::notify::Error>
 {
     let (publish, generations) = watch::channel(initial.clone());
     let (tx, rx) = mpsc::channel::<Message>();
@@ -70,7 +72,7 @@ pub fn watch(
         }
     })?;
     let mut watched = BTreeSet::new();
-    for dir in folders(&initial) {
+    for dir in folders(initial.as_ref()) {
         debouncer.watch(&dir, RecursiveMode::NonRecursive)?;
         watched.insert(dir);
     }
@@ -87,8 +89,8 @@ pub fn watch(
                         Message::Stop => return,
                     }
                 }
-                if let Some(next) = reload(&current, &changed) {
-                    for dir in folders(&next) {
+                if let Some(next) = reload(host.as_ref(), current.as_ref(), &changed) {
+                    for dir in folders(next.as_ref()) {
                         if watched.insert(dir.clone())
                             && let Err(e) = debouncer.watch(&dir, RecursiveMode::NonRecursive)
                         {
@@ -111,36 +113,40 @@ pub fn watch(
 }
 
 /// Builds the candidate generation after `changed` files were saved; `None` keeps `current`.
-fn reload(current: &Generation, changed: &BTreeSet<PathBuf>) -> Option<Arc<Generation>> {
+fn reload(
+    host: &dyn ScriptHost,
+    current: &dyn Rules,
+    changed: &BTreeSet<PathBuf>,
+) -> Option<Arc<dyn Rules>> {
     let names = changed
         .iter()
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
-    match Generation::load(&current.entry, current.number + 1) {
-        Ok(next) if next.hash == current.hash => None,
-        Ok(next) => match fixed_parts_changed(&current.spec, &next.spec) {
+    match host.load(current.entry(), current.number() + 1) {
+        Ok(next) if next.hash() == current.hash() => None,
+        Ok(next) => match current.spec().fixed_parts_changed(next.spec()) {
             Some(what) => {
                 tracing::error!(
                     "reload rejected, keeping script generation {}: {what} cannot change while the tournament runs (stop and start it again to change it)",
-                    current.number
+                    current.number()
                 );
                 None
             }
             None => {
                 tracing::info!(
                     "scripts reloaded: generation {} ({}) after changes to {names}; games that start from now on use it",
-                    next.number,
-                    next.hash
+                    next.number(),
+                    next.hash()
                 );
-                Some(Arc::new(next))
+                Some(next)
             }
         },
         Err(CheckErrors(errors)) => {
             for e in &errors {
                 tracing::error!(
                     "reload rejected, keeping script generation {}: {e}",
-                    current.number
+                    current.number()
                 );
             }
             None
@@ -148,41 +154,10 @@ fn reload(current: &Generation, changed: &BTreeSet<PathBuf>) -> Option<Arc<Gener
     }
 }
 
-/// What a reload may not change: the schedule's inputs and the players' identities. Prompts,
-/// parsers, modes and mode options may change freely.
-fn fixed_parts_changed(old: &TournamentSpec, new: &TournamentSpec) -> Option<String> {
-    if old.settings != new.settings {
-        return Some("the tournament settings".into());
-    }
-    if old.players.len() != new.players.len() {
-        return Some("the list of players".into());
-    }
-    for (a, b) in old.players.iter().zip(&new.players) {
-        let same = match (a, b) {
-            (PlayerSpec::Llm(a), PlayerSpec::Llm(b)) => {
-                a.name == b.name
-                    && a.base_url == b.base_url
-                    && a.model == b.model
-                    && a.api_key_env == b.api_key_env
-                    && a.max_concurrency == b.max_concurrency
-            }
-            // Models and endpoints are fixed; the mode and its options may change.
-            (PlayerSpec::Moa(a), PlayerSpec::Moa(b)) => {
-                a.name == b.name && a.proposers == b.proposers && a.synthesizer == b.synthesizer
-            }
-            (a, b) => a == b,
-        };
-        if !same {
-            return Some(format!("player `{}`", a.name()));
-        }
-    }
-    None
-}
-
 /// The folders holding a generation's files on disk, plus the entry's own folder.
-fn folders(generation: &Generation) -> BTreeSet<PathBuf> {
+fn folders(generation: &dyn Rules) -> BTreeSet<PathBuf> {
     let mut dirs: BTreeSet<PathBuf> = generation
-        .watch
+        .watched()
         .iter()
         .filter_map(|p| p.parent().map(Path::to_path_buf))
         .map(|d| {

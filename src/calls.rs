@@ -1,0 +1,205 @@
+//! The one path every model request takes, from game plies and evaluation items alike: a reply
+//! already in the store is replayed (never asked, never paid for twice); otherwise the request is
+//! sent and its reply written to the store before the caller can read it.
+//!
+//! A ply call's row (`llm_calls`) also gets the outcome the play mode gave the reply (`move`,
+//! `illegal`, ...). That is written through the [`CallRow`] the call returns, so the row is
+//! created and settled by this module alone.
+
+use thiserror::Error;
+
+use crate::{
+    llm::{ChatMessage, ChatRequest, Endpoint, LlmClient, LlmError},
+    store::{EvalReplyRecord, LlmCallRecord, Store, StoreError},
+};
+
+/// Where a call's row lives.
+#[derive(Debug, Clone, Copy)]
+pub enum CallSlot<'a> {
+    /// A dialog turn of a game ply (`llm_calls`).
+    Ply {
+        /// The game's id in the store.
+        game_id: i64,
+        /// The ply.
+        ply: u32,
+        /// The call's number within the ply.
+        seq: u32,
+        /// The player's name.
+        player: &'a str,
+        /// The model's role in a mixture of agents (`proposer_1`, `synthesizer`), stored in the
+        /// request as `arena_role`.
+        role: Option<&'a str>,
+    },
+    /// A call for an evaluation item (`eval_replies`).
+    EvalItem {
+        /// The evaluation run's id.
+        run_id: i64,
+        /// The task label.
+        task: &'a str,
+        /// The player's name.
+        player: &'a str,
+        /// The item's number.
+        idx: u32,
+        /// The call's number for this item (puzzles take several).
+        seq: u32,
+    },
+}
+
+/// A reply found in the store for a slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredReply {
+    /// The reply text.
+    pub text: String,
+    /// Reasoning text, if any.
+    pub reasoning: Option<String>,
+    /// The `llm_calls` row, for ply calls.
+    pub row_id: Option<i64>,
+}
+
+/// A reply the caller may read: it is in the store.
+#[derive(Debug, Clone)]
+pub struct RecordedReply {
+    /// The reply text (reasoning already split off).
+    pub text: String,
+    /// Reasoning text, if any.
+    pub reasoning: Option<String>,
+    /// Prompt plus completion tokens spent now (0 for a replayed reply).
+    pub new_tokens: u64,
+    /// The row the reply is stored in.
+    pub row: CallRow,
+}
+
+/// The stored row of a call; for ply calls, the place its outcome goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallRow(Option<i64>);
+
+impl CallRow {
+    /// Records what the play mode made of the reply (`move`, `illegal`, `proposal`, ...). Rows
+    /// of evaluation items have no outcome column; for them this does nothing.
+    ///
+    /// # Errors
+    /// The store refused the update.
+    pub fn settle(
+        &self,
+        store: &Store,
+        outcome: &str,
+        detail: Option<&str>,
+    ) -> Result<(), StoreError> {
+        match self.0 {
+            Some(id) => store.set_llm_call_outcome(id, outcome, detail),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A stored reply as the caller reads it.
+pub fn replayed(stored: StoredReply) -> RecordedReply {
+    RecordedReply {
+        text: stored.text,
+        reasoning: stored.reasoning,
+        new_tokens: 0,
+        row: CallRow(stored.row_id),
+    }
+}
+
+/// Why a call has no reply.
+#[derive(Debug, Error)]
+pub enum CallError {
+    /// The endpoint stayed down or refused the request (after its retries).
+    #[error(transparent)]
+    Api(#[from] LlmError),
+    /// The reply could not be stored, so it cannot be used.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The request could not be written as JSON for the store.
+    #[error("the request cannot be stored as JSON: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// The reply for `slot`: `stored` when there is one, else `request` sent to `endpoint` and its
+/// reply stored before it is returned.
+///
+/// # Errors
+/// The endpoint failing, or the store refusing the reply.
+pub async fn record_or_replay(
+    store: &Store,
+    client: &LlmClient,
+    endpoint: &Endpoint,
+    slot: CallSlot<'_>,
+    request: &ChatRequest,
+    stored: Option<StoredReply>,
+) -> Result<RecordedReply, CallError> {
+    if let Some(stored) = stored {
+        return Ok(replayed(stored));
+    }
+    let reply = client.chat(endpoint, request).await?;
+    let usage = reply.usage.unwrap_or_default();
+    let row = match slot {
+        CallSlot::Ply {
+            game_id,
+            ply,
+            seq,
+            player,
+            role,
+        } => {
+            let mut request_json = serde_json::to_value(request)?;
+            if let (Some(role), Some(object)) = (role, request_json.as_object_mut()) {
+                object.insert("arena_role".into(), role.into());
+            }
+            let id = store.record_llm_call(&LlmCallRecord {
+                game_id: Some(game_id),
+                ply,
+                seq,
+                player: player.to_string(),
+                model: request.model.clone(),
+                endpoint: endpoint.base_url.clone(),
+                request_json: request_json.to_string(),
+                reply_text: Some(reply.content.clone()),
+                reasoning: reply.reasoning.clone(),
+                raw_body: Some(reply.raw_body),
+                finish_reason: reply.finish_reason,
+                http_status: Some(reply.http_status),
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+                latency_ms: reply.latency_ms,
+                transport_retries: reply.transport_retries,
+                error: None,
+            })?;
+            CallRow(Some(id))
+        }
+        CallSlot::EvalItem {
+            run_id,
+            task,
+            player,
+            idx,
+            seq,
+        } => {
+            store.record_eval_reply(
+                run_id,
+                task,
+                player,
+                idx,
+                &EvalReplyRecord {
+                    seq,
+                    prompt_json: Some(messages_json(&request.messages)?),
+                    reply_text: reply.content.clone(),
+                    reasoning: reply.reasoning.clone(),
+                    prompt_tokens: usage.prompt_tokens,
+                    completion_tokens: usage.completion_tokens,
+                    latency_ms: reply.latency_ms,
+                },
+            )?;
+            CallRow(None)
+        }
+    };
+    Ok(RecordedReply {
+        text: reply.content,
+        reasoning: reply.reasoning,
+        new_tokens: usage.prompt_tokens + usage.completion_tokens,
+        row,
+    })
+}
+
+fn messages_json(messages: &[ChatMessage]) -> Result<String, serde_json::Error> {
+    serde_json::to_string(messages)
+}
