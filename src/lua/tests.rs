@@ -111,6 +111,7 @@ fn constructors_record_where_players_are_defined() {
 }
 
 mod golden;
+mod stubs;
 
 mod modes {
     use crate::{
