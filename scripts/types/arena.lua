@@ -13,11 +13,26 @@ arena = {}
 ---@field max_plies? integer                   draw by move limit after this many plies (default 200, 0 = none)
 ---@field seed? integer                        seeds random movers and random opening order
 ---@field concurrency? integer                 games at once (`--concurrency` wins)
----@field openings? { fens?: string[], file?: string, order?: "sequential"|"random", count?: integer }
+---@field openings? arena.Openings           start positions (default: the initial position)
 ---@field format_options? table                passed to the format as `state.options`
 ---@field analysis? arena.Analysis              analyse every finished game with an engine
----@field prices? table<string, { input_per_mtok: number, output_per_mtok: number, cached_input_per_mtok?: number, reasoning_per_mtok?: number }>   USD per million tokens, by model
+---@field prices? table<string, arena.Price>  by model name: added to (or overriding) the built-in price table
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
+
+---Where games start: FENs given inline or a book file. The built-in formats play each opening once
+---with each colour.
+---@class arena.Openings
+---@field fens? string[]                       start positions given inline
+---@field file? string                         an .epd or .pgn book, relative to the script
+---@field order? "sequential"|"random"         "sequential" (default, as in the file) or shuffled with the tournament seed
+---@field count? integer                       use only the first N openings (after ordering)
+
+---A model's price, US dollars per million tokens, for the cost columns.
+---@class arena.Price
+---@field input_per_mtok number                prompt tokens
+---@field output_per_mtok number               generated tokens
+---@field reasoning_per_mtok? number           reasoning tokens, when billed apart from the output (default: as output)
+---@field cached_input_per_mtok? number        prompt tokens read from the provider's cache (default: as input)
 
 ---@class arena.Analysis
 ---@field engine? string                       default "stockfish"
@@ -83,8 +98,14 @@ arena = {}
 ---@field command? string                      path or name (PATH, then /usr/games); default "stockfish"
 ---@field args? string[]
 ---@field options? table<string, string|integer|boolean>   UCI options, set in name order
----@field limits? { nodes?: integer, depth?: integer, movetime_ms?: integer }
+---@field limits? arena.EngineLimits          search limit per move
 ---@field anchor_elo? number
+
+---How long an engine searches per move; UCI combines the limits given.
+---@class arena.EngineLimits
+---@field nodes? integer                       `go nodes N`
+---@field depth? integer                       `go depth N`
+---@field movetime_ms? integer                 `go movetime N` (not reproducible)
 
 ---@class arena.Random
 ---@field name string
@@ -113,8 +134,40 @@ function arena.random(t) end
 function arena.moa(t) end
 
 ---An evaluation script (`arena eval`): fine-grained tasks over data sets.
----@param t { name: string, seed?: integer, concurrency?: integer, tasks: { task: "basic_understanding"|"move_selection"|"puzzles"|"board_reconstruction", name?: string, data?: string, build?: table, limit?: integer, scoring?: "strict"|"chessarena", max_attempts?: integer, options?: table }[], players: (arena.Llm|arena.Engine|arena.Random)[] }
----@return table
+---@class arena.Evaluation
+---@field name string                          told apart by name inside one store
+---@field seed? integer                        seeds random players and built data sets
+---@field concurrency? integer                 items answered at once (`--concurrency` wins)
+---@field tasks arena.Task[]
+---@field players (arena.Llm|arena.Engine|arena.Random)[]
+
+---One task of an evaluation; give `data` or `build`.
+---@class arena.Task
+---@field task "basic_understanding"|"move_selection"|"puzzles"|"board_reconstruction"
+---@field name? string                         label in reports and the store (default: the task name); two entries of one task need different names
+---@field data? string                         a data file or folder, relative to the script or `$VAR/...` (a folder from the environment)
+---@field build? arena.Build                   build the data set instead of reading it
+---@field limit? integer                       use only the first N items
+---@field scoring? "strict"|"chessarena"       basic understanding (default "strict")
+---@field max_attempts? integer                puzzles: replies allowed per solver move (default 5)
+---@field options? table                       the task script's options (see its `defaults`: `parser`, `legal_moves`, ...)
+---@field script? string                       the task module (default "tasks.<task>"; a `tasks/` copy in the script's folder wins)
+
+---How a task's data set is built when no file gives it.
+---@class arena.Build
+---@field count integer                        how many items to build
+---@field book? string                         an EPD or PGN book the positions come from (relative to the script, or `$VAR/...`)
+---@field games? string                        or an arena store: the positions of its stored games (book moves left out)
+---@field player? string                       with `games`: only the positions this player was to move in (default: every player's)
+---@field depth? integer                       engine depth for move-selection sets (default 10 unless `nodes` is given)
+---@field nodes? integer                       engine nodes per search instead of a depth
+---@field plies? integer                       board reconstruction: plies per move list (default 12)
+---@field seed? integer                        seed of the sampling (default: the evaluation's seed)
+---@field engine? string                       the analysis engine (default "stockfish")
+---@field processes? integer                   engine processes for the analysis (default 1)
+
+---@param t arena.Evaluation
+---@return arena.Evaluation
 function arena.evaluation(t) end
 
 ---Replaces `{{name}}` with `vars.name`; a missing variable is an error.

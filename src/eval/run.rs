@@ -325,14 +325,52 @@ enum ItemError {
 }
 
 fn ctx_base(task: &TaskRun, player: &PlayerInfo) -> serde_json::Map<String, Value> {
+    hook_ctx(&task.label, player.mode.as_deref(), &player.name)
+}
+
+/// What every task hook finds in `ctx`: the task's label, the player's play mode (`blitz` for
+/// players without one) and name. [`item_ctx`] and [`puzzle_ctx`] add the rest.
+pub(crate) fn hook_ctx(
+    label: &str,
+    mode: Option<&str>,
+    player: &str,
+) -> serde_json::Map<String, Value> {
     let mut ctx = serde_json::Map::new();
-    ctx.insert("task".into(), task.label.clone().into());
-    ctx.insert(
-        "mode".into(),
-        player.mode.clone().unwrap_or_else(|| "blitz".into()).into(),
-    );
-    ctx.insert("player".into(), player.name.clone().into());
+    ctx.insert("task".into(), label.into());
+    ctx.insert("mode".into(), mode.unwrap_or("blitz").into());
+    ctx.insert("player".into(), player.into());
     ctx
+}
+
+/// The `ctx` of a one-answer item (every task but puzzles): `base` and its single attempt.
+pub(crate) fn item_ctx(mut base: serde_json::Map<String, Value>) -> Value {
+    base.insert("attempt".into(), 1.into());
+    base.insert("max_attempts".into(), 1.into());
+    Value::Object(base)
+}
+
+/// The `ctx` of a puzzle's move `step`: `base` with the position the solver is to move in, the
+/// moves since the puzzle's FEN, the legal moves and the attempt at this move.
+pub(crate) fn puzzle_ctx(
+    mut base: serde_json::Map<String, Value>,
+    session: &PuzzleSession,
+    step: usize,
+    max_attempts: u32,
+) -> Value {
+    base.insert("fen".into(), session.fen().into());
+    base.insert("history".into(), json!(session.history()));
+    base.insert(
+        "legal_uci".into(),
+        json!(crate::board::render::legal_uci(session.position())),
+    );
+    base.insert(
+        "legal_san".into(),
+        json!(crate::board::render::legal_san(session.position())),
+    );
+    base.insert("step".into(), step.into());
+    base.insert("attempt".into(), (session.attempts() + 1).into());
+    base.insert("max_attempts".into(), max_attempts.into());
+    Value::Object(base)
 }
 
 fn parsed_json(p: &Parsed) -> Value {
@@ -358,10 +396,7 @@ async fn answer_item(
     if kind == TaskKind::Puzzles {
         return answer_puzzle(task, player, idx, &item, source).await;
     }
-    let mut ctx = ctx_base(task, player);
-    ctx.insert("attempt".into(), 1.into());
-    ctx.insert("max_attempts".into(), 1.into());
-    let ctx = Value::Object(ctx);
+    let ctx = item_ctx(ctx_base(task, player));
     let messages = if source.answerer.reads_prompts() {
         task.script
             .lock()
@@ -425,21 +460,7 @@ async fn answer_puzzle(
     let mut parsed_all = Vec::new();
     while let SessionState::Awaiting { step } = session.state().clone() {
         let fen = session.fen();
-        let mut ctx = ctx_base(task, player);
-        ctx.insert("fen".into(), fen.clone().into());
-        ctx.insert("history".into(), json!(session.history()));
-        ctx.insert(
-            "legal_uci".into(),
-            json!(crate::board::render::legal_uci(session.position())),
-        );
-        ctx.insert(
-            "legal_san".into(),
-            json!(crate::board::render::legal_san(session.position())),
-        );
-        ctx.insert("step".into(), step.into());
-        ctx.insert("attempt".into(), (session.attempts() + 1).into());
-        ctx.insert("max_attempts".into(), max_attempts.into());
-        let ctx = Value::Object(ctx);
+        let ctx = puzzle_ctx(ctx_base(task, player), &session, step, max_attempts);
         if dialog.is_empty() && source.answerer.reads_prompts() {
             dialog = task
                 .script

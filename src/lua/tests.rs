@@ -110,6 +110,9 @@ fn constructors_record_where_players_are_defined() {
     "#);
 }
 
+mod golden;
+mod stubs;
+
 mod modes {
     use crate::{
         llm::ChatMessage,
@@ -135,7 +138,7 @@ mod modes {
     }
 
     /// The built-in `mode` with `options`, loaded the way a game loads it.
-    fn mode(mode: &str, options: &str) -> (ModeScript, TurnContext) {
+    pub(super) fn mode(mode: &str, options: &str) -> (ModeScript, TurnContext) {
         let generation = load(mode, options).unwrap();
         let binding = generation.spec.player("m").unwrap().mode_binding().unwrap();
         let script = ModeScript::for_game(&generation, binding).unwrap();
