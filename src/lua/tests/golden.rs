@@ -21,10 +21,11 @@ use crate::{
         items::reconstruction_item,
         puzzles::{Outcome, PuzzleSession, SessionState},
         run::{hook_ctx, item_ctx, puzzle_ctx},
+        task::{Parsed, Task},
     },
     llm::ChatMessage,
-    lua::{ModeScript, Parsed, TaskScript},
-    tournament::turn::{Action, RetryAction, TurnContext},
+    lua::{ModeScript, TaskScript},
+    tournament::turn::{Action, PlayMode, RetryAction, TurnContext},
 };
 
 /// The environment variable that makes the test write the golden files instead of checking them.
