@@ -225,7 +225,7 @@ fn every_shipped_script_loads_from_the_binary_alone() {
     // build: a script that a mode requires but the binary lacks fails here.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut scripts = Vec::new();
-    for folder in ["tournaments", "examples"] {
+    for folder in ["tournaments", "examples", "benches"] {
         for entry in std::fs::read_dir(root.join(folder)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "lua") {

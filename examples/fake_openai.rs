@@ -1,0 +1,374 @@
+//! A fake OpenAI-compatible chat-completions server that plays random legal moves, for measuring
+//! arena's own cost per LLM ply (`benches/ply_cpu.sh`) without a model in the way.
+//!
+//! ```sh
+//! cargo run --release --example fake_openai -- --port 8799 [--latency-ms 0] [--seed 1]
+//! ```
+//!
+//! It listens on `127.0.0.1` only (`--port 0` picks a free port) and prints
+//! `listening on http://127.0.0.1:PORT/v1` once it accepts connections; point an `arena.llm`
+//! player's `base_url` there. It answers
+//!
+//! - `GET /v1/models`: a one-model list (arena's reachability probe before a tournament);
+//! - `POST /v1/chat/completions`: it takes the last FEN found in the user messages (the last user
+//!   message first), picks a uniformly random legal move and answers in the blitz mode's format,
+//!   a short sentence and the UCI move alone in a fence (```` ```\ne2e4\n``` ````), with a `usage`
+//!   object (tokens estimated as bytes / 4). A request without a FEN, or with a FEN that has no
+//!   legal move, gets a reply without a fence, which arena treats as a bad answer.
+//!
+//! The moves come from one random generator seeded by `--seed` and advanced once per completion,
+//! so a fresh server sees the same games again whenever the requests arrive in the same order
+//! (a tournament at concurrency 1). `--latency-ms` sleeps that long before each completion,
+//! without holding a thread, for concurrency benchmarks. On Ctrl-C or SIGTERM it prints how many
+//! requests it served.
+//!
+//! The HTTP/1.1 is hand-written and minimal, so that the server costs as little CPU as possible
+//! next to the arena it serves: keep-alive and pipelining, `Content-Length` request bodies only
+//! (no chunked uploads), no TLS.
+
+use std::{
+    sync::{
+        Arc, LazyLock, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use clap::Parser;
+use rand::{RngExt, SeedableRng, rngs::StdRng};
+use regex::Regex;
+use serde_json::{Value, json};
+use shakmaty::{CastlingMode, Chess, Position, fen::Fen};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+};
+
+/// Largest request head or body accepted; arena's prompts are a few kilobytes.
+const MAX_REQUEST_BYTES: usize = 8 << 20;
+
+/// A FEN's board, side to move, castling and en-passant fields; the move counters are optional.
+static FEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"[pnbrqkPNBRQK1-8]{1,8}(?:/[pnbrqkPNBRQK1-8]{1,8}){7}\s+[wb]\s+(?:-|[KQkqA-Ha-h]{1,4})\s+(?:-|[a-h][36])(?:\s+\d+\s+\d+)?",
+    )
+    .expect("the FEN pattern is valid")
+});
+
+#[derive(Parser)]
+#[command(about = "A fake OpenAI-compatible server answering random legal chess moves")]
+struct Args {
+    /// Port on 127.0.0.1 (0: any free port; the chosen one is printed).
+    #[arg(long, default_value_t = 8799)]
+    port: u16,
+    /// Milliseconds to wait before each chat completion.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Seed of the move choice.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// What every connection shares.
+struct Server {
+    rng: Mutex<StdRng>,
+    latency: Duration,
+    completions: AtomicU64,
+    listings: AtomicU64,
+    other: AtomicU64,
+}
+
+/// One parsed request.
+struct Request {
+    method: String,
+    path: String,
+    body: Vec<u8>,
+    close: bool,
+}
+
+/// A reply ready to be written.
+struct Reply {
+    status: &'static str,
+    body: String,
+}
+
+impl Reply {
+    fn json(status: &'static str, body: &Value) -> Self {
+        Self {
+            status,
+            body: body.to_string(),
+        }
+    }
+
+    fn error(status: &'static str, message: &str) -> Self {
+        Self::json(
+            status,
+            &json!({"error": {"message": message, "type": "invalid_request_error"}}),
+        )
+    }
+}
+
+// One thread is plenty (a reply costs microseconds) and keeps the server off arena's second core.
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> std::io::Result<()> {
+    let args = Args::parse();
+    let listener = TcpListener::bind(("127.0.0.1", args.port)).await?;
+    let port = listener.local_addr()?.port();
+    println!("listening on http://127.0.0.1:{port}/v1");
+    let server = Arc::new(Server {
+        rng: Mutex::new(StdRng::seed_from_u64(args.seed)),
+        latency: Duration::from_millis(args.latency_ms),
+        completions: AtomicU64::new(0),
+        listings: AtomicU64::new(0),
+        other: AtomicU64::new(0),
+    });
+    let accept = async {
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    let server = Arc::clone(&server);
+                    tokio::spawn(async move {
+                        if let Err(e) = serve(stream, &server).await {
+                            eprintln!("fake_openai: connection dropped: {e}");
+                        }
+                    });
+                }
+                Err(e) => eprintln!("fake_openai: accept failed: {e}"),
+            }
+        }
+    };
+    tokio::select! {
+        () = accept => {}
+        () = shutdown_signal() => {}
+    }
+    eprintln!(
+        "fake_openai: served {} chat completions, {} model listings, {} other requests",
+        server.completions.load(Ordering::Relaxed),
+        server.listings.load(Ordering::Relaxed),
+        server.other.load(Ordering::Relaxed),
+    );
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM (how the benchmark runner stops the server).
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM can be watched");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Answers the requests of one connection until the client closes it or asks to.
+async fn serve(mut stream: TcpStream, server: &Server) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf = Vec::with_capacity(16 << 10);
+    loop {
+        let Some(request) = read_request(&mut stream, &mut buf).await? else {
+            return Ok(());
+        };
+        let reply = route(&request, server).await;
+        let head = format!(
+            "HTTP/1.1 {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}\r\n",
+            reply.status,
+            reply.body.len(),
+            if request.close {
+                "connection: close\r\n"
+            } else {
+                ""
+            },
+        );
+        let mut out = head.into_bytes();
+        out.extend_from_slice(reply.body.as_bytes());
+        stream.write_all(&out).await?;
+        if request.close {
+            return Ok(());
+        }
+    }
+}
+
+/// Reads one request, keeping any bytes of the next one in `buf`. `None` when the client closed
+/// the connection between requests.
+async fn read_request(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<Request>> {
+    let head_end = loop {
+        if let Some(i) = find(buf, b"\r\n\r\n") {
+            break i;
+        }
+        if buf.len() > MAX_REQUEST_BYTES {
+            return Err(invalid("request head too large"));
+        }
+        if !fill(stream, buf).await? {
+            return if buf.is_empty() {
+                Ok(None)
+            } else {
+                Err(invalid("connection closed inside a request head"))
+            };
+        }
+    };
+    let head = std::str::from_utf8(&buf[..head_end]).map_err(|_| invalid("non-UTF-8 head"))?;
+    let mut lines = head.split("\r\n");
+    let mut start = lines.next().unwrap_or_default().split(' ');
+    let method = start.next().unwrap_or_default().to_owned();
+    let path = start.next().unwrap_or_default().to_owned();
+    let http10 = start.next() == Some("HTTP/1.0");
+    let mut length = 0;
+    let mut close = http10;
+    for line in lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse().map_err(|_| invalid("bad content-length"))?;
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            return Err(invalid("chunked request bodies are not supported"));
+        } else if name.eq_ignore_ascii_case("connection") {
+            close = value.eq_ignore_ascii_case("close");
+        }
+    }
+    if length > MAX_REQUEST_BYTES {
+        return Err(invalid("request body too large"));
+    }
+    let body_start = head_end + 4;
+    while buf.len() < body_start + length {
+        if !fill(stream, buf).await? {
+            return Err(invalid("connection closed inside a request body"));
+        }
+    }
+    let body = buf[body_start..body_start + length].to_vec();
+    buf.drain(..body_start + length);
+    Ok(Some(Request {
+        method,
+        path,
+        body,
+        close,
+    }))
+}
+
+/// Appends what the socket has; `false` at end of stream.
+async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    let mut chunk = [0u8; 16 << 10];
+    let n = stream.read(&mut chunk).await?;
+    buf.extend_from_slice(&chunk[..n]);
+    Ok(n > 0)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn invalid(message: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, message.to_owned())
+}
+
+async fn route(request: &Request, server: &Server) -> Reply {
+    let path = request.path.split('?').next().unwrap_or_default();
+    match (request.method.as_str(), path) {
+        ("GET", "/v1/models") => {
+            server.listings.fetch_add(1, Ordering::Relaxed);
+            Reply::json(
+                "200 OK",
+                &json!({"object": "list", "data": [
+                    {"id": "fake-random-mover", "object": "model", "created": 0, "owned_by": "fake_openai"}
+                ]}),
+            )
+        }
+        ("POST", "/v1/chat/completions") => {
+            server.completions.fetch_add(1, Ordering::Relaxed);
+            if !server.latency.is_zero() {
+                tokio::time::sleep(server.latency).await;
+            }
+            complete(&request.body, server)
+        }
+        _ => {
+            server.other.fetch_add(1, Ordering::Relaxed);
+            Reply::error(
+                "404 Not Found",
+                &format!("no route for {} {path}", request.method),
+            )
+        }
+    }
+}
+
+/// The chat completion for one request body.
+fn complete(body: &[u8], server: &Server) -> Reply {
+    let request: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return Reply::error("400 Bad Request", &format!("invalid json: {e}")),
+    };
+    let Some(messages) = request["messages"].as_array() else {
+        return Reply::error("400 Bad Request", "`messages` is missing");
+    };
+    let texts: Vec<String> = messages.iter().map(text_of).collect();
+    let fen = messages
+        .iter()
+        .zip(&texts)
+        .rev()
+        .filter(|(m, _)| m["role"] == "user")
+        .find_map(|(_, text)| FEN.find_iter(text).last().map(|m| m.as_str().to_owned()));
+    let content = match fen.as_deref().map(|fen| random_move(fen, server)) {
+        Some(Ok(uci)) => format!("I pick a random legal move.\n```\n{uci}\n```"),
+        Some(Err(why)) => format!("I cannot move: {why}."),
+        None => "I see no FEN in your message.".to_owned(),
+    };
+    let prompt_tokens = texts.iter().map(String::len).sum::<usize>() / 4 + 1;
+    let completion_tokens = content.len() / 4 + 1;
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let n = server.completions.load(Ordering::Relaxed);
+    Reply::json(
+        "200 OK",
+        &json!({
+            "id": format!("chatcmpl-fake-{n}"),
+            "object": "chat.completion",
+            "created": created,
+            "model": request["model"].as_str().unwrap_or("fake-random-mover"),
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }),
+    )
+}
+
+/// A message's text: a string, or the text parts of a content array.
+fn text_of(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A uniformly random legal move of `fen` in UCI, drawn from the server's generator.
+fn random_move(fen: &str, server: &Server) -> Result<String, String> {
+    let fen: Fen = fen.parse().map_err(|e| format!("bad FEN: {e}"))?;
+    let position: Chess = fen
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| format!("illegal position: {e}"))?;
+    let legal = position.legal_moves();
+    if legal.is_empty() {
+        return Err("the position has no legal move".to_owned());
+    }
+    let i = server
+        .rng
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .random_range(0..legal.len());
+    Ok(legal[i].to_uci(CastlingMode::Standard).to_string())
+}
