@@ -533,3 +533,6 @@ fn stored_dialog(
     }
     Ok(dialog)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,367 @@
+//! The game loop on its own: a Rust play mode instead of a Lua one, and a loopback model that
+//! answers a fixed script of replies, so each rule of the loop (attempts, feedback, `say`, the
+//! previous dialog, losses by protocol, script faults) is checked without Lua.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+};
+
+use serde_json::json;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers::method};
+
+use super::{GameEnv, GameOutcome, play};
+use crate::{
+    board::Termination,
+    llm::{ChatMessage, LlmClient},
+    script::ScriptError,
+    store::{ErrorKind, GameRow, GameStatus, PlayerRecord, ScheduledGame, Store},
+    tournament::{
+        players::{Participant, Roster, endpoint},
+        progress::Progress,
+        rules::Rules,
+        schedule::Format,
+        spec::{LlmPlayerSpec, ModeBinding, PlayerSpec, TournamentSettings, TournamentSpec},
+        turn::{Action, Decision, PlayMode, PlyOpening, RetryAction, TurnContext},
+    },
+};
+
+/// A play mode that reads the model's reply as a command: `move X`, `retry TEXT`, `reset`,
+/// `say TEXT`, `forfeit TEXT`, or `flaky` (a script error while `broken` is set, else the move
+/// d2d4); anything else is a script error. It records every context it is given.
+struct CommandMode {
+    max_attempts: u32,
+    max_turns: Option<u32>,
+    seen: Arc<Mutex<Vec<TurnContext>>>,
+    broken: Arc<AtomicBool>,
+    options: serde_json::Map<String, serde_json::Value>,
+}
+
+impl PlayMode for CommandMode {
+    fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
+        self.seen.lock().unwrap().push(ctx.clone());
+        Ok(PlyOpening {
+            messages: vec![ChatMessage::new(
+                "user",
+                format!("ply {} at {}", ctx.ply, ctx.fen),
+            )],
+            request: Default::default(),
+        })
+    }
+
+    fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
+        self.seen.lock().unwrap().push(ctx.clone());
+        let (command, rest) = text.split_once(' ').unwrap_or((text, ""));
+        let action = match command {
+            "move" => Action::Move(rest.into()),
+            "retry" => Action::Retry(RetryAction::Feedback(rest.into())),
+            "reset" => Action::Retry(RetryAction::Reset),
+            "say" => Action::Say(rest.into()),
+            "forfeit" => Action::Forfeit(rest.into()),
+            "flaky" if !self.broken.load(Ordering::SeqCst) => Action::Move("d2d4".into()),
+            _ => {
+                return Err(ScriptError::at(
+                    "modes/command.lua:7",
+                    "cannot read the reply",
+                ));
+            }
+        };
+        Ok(Decision {
+            action,
+            outcome: None,
+        })
+    }
+
+    fn options(&self) -> &serde_json::Map<String, serde_json::Value> {
+        &self.options
+    }
+
+    fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    fn max_turns(&self) -> Option<u32> {
+        self.max_turns
+    }
+
+    fn exhausted(&self) -> Termination {
+        Termination::TooManyWrongActions
+    }
+}
+
+/// Rules whose only play mode is a [`CommandMode`].
+struct TestRules {
+    spec: TournamentSpec,
+    sources: BTreeMap<String, String>,
+    max_attempts: u32,
+    max_turns: Option<u32>,
+    seen: Arc<Mutex<Vec<TurnContext>>>,
+    broken: Arc<AtomicBool>,
+}
+
+impl Rules for TestRules {
+    fn number(&self) -> u64 {
+        1
+    }
+    fn hash(&self) -> &str {
+        "test-rules"
+    }
+    fn spec(&self) -> &TournamentSpec {
+        &self.spec
+    }
+    fn sources(&self) -> &BTreeMap<String, String> {
+        &self.sources
+    }
+    fn entry(&self) -> &Path {
+        Path::new("t.lua")
+    }
+    fn watched(&self) -> &[PathBuf] {
+        &[]
+    }
+    fn mode_options(&self, _: &str) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        None
+    }
+    fn play_mode(&self, _: ModeBinding<'_>) -> Result<Box<dyn PlayMode>, ScriptError> {
+        Ok(Box::new(CommandMode {
+            max_attempts: self.max_attempts,
+            max_turns: self.max_turns,
+            seen: self.seen.clone(),
+            broken: self.broken.clone(),
+            options: Default::default(),
+        }))
+    }
+    fn format(&self) -> Result<Box<dyn Format>, ScriptError> {
+        Err(ScriptError::bare("no format in these tests"))
+    }
+}
+
+/// Answers the chat requests with `replies` in order (the last one again when they run out).
+struct Replies {
+    replies: Vec<&'static str>,
+    next: AtomicUsize,
+}
+
+impl Respond for Replies {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let i = self.next.fetch_add(1, Ordering::SeqCst);
+        let text = self.replies[i.min(self.replies.len() - 1)];
+        ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+        }))
+    }
+}
+
+/// A game of the model player `m` (White) against a random mover, over at most `max_plies`.
+struct Setup {
+    env: GameEnv,
+    row: GameRow,
+    rules: Arc<TestRules>,
+    _server: MockServer,
+}
+
+async fn setup(replies: Vec<&'static str>, max_plies: u32, max_attempts: u32) -> Setup {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Replies {
+            replies,
+            next: AtomicUsize::new(0),
+        })
+        .mount(&server)
+        .await;
+    let llm: LlmPlayerSpec = serde_json::from_value(json!({
+        "name": "m", "base_url": format!("{}/v1", server.uri()), "model": "test", "outage_s": 0.0,
+    }))
+    .unwrap();
+    let random = serde_json::from_value(json!({ "name": "r" })).unwrap();
+    let spec = TournamentSpec {
+        settings: TournamentSettings {
+            name: "t".into(),
+            format: "round_robin".into(),
+            games_per_pair: 1,
+            max_plies,
+            seed: 7,
+            concurrency: None,
+            openings: None,
+            format_options: None,
+            analysis: None,
+            prices: Default::default(),
+        },
+        players: vec![PlayerSpec::Llm(llm.clone()), PlayerSpec::Random(random)],
+        defined_at: BTreeMap::new(),
+    };
+    let store = Arc::new(Store::open_in_memory().unwrap());
+    let t = store.open_tournament("t", "t.lua", "{}").unwrap();
+    for (name, kind) in [("m", "llm"), ("r", "random")] {
+        store
+            .upsert_player(t.id, &PlayerRecord::new(name, kind, "{}"))
+            .unwrap();
+    }
+    store
+        .schedule_games(t.id, &[ScheduledGame::new(1, 1, "m", "r")])
+        .unwrap();
+    let row = store.games(t.id).unwrap().remove(0);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut players = BTreeMap::new();
+    players.insert(
+        "m".to_string(),
+        Participant::Llm {
+            endpoint: endpoint(&llm.model_spec()).unwrap(),
+        },
+    );
+    players.insert("r".to_string(), Participant::Random { seed: 3 });
+    let env = GameEnv {
+        store,
+        roster: Arc::new(Roster {
+            players,
+            client: LlmClient::new().unwrap(),
+        }),
+        tournament: t.id,
+        seed: 7,
+        progress: Arc::new(Progress::new(1, 0, 0, 0, 0)),
+    };
+    let rules = Arc::new(TestRules {
+        spec,
+        sources: BTreeMap::new(),
+        max_attempts,
+        max_turns: None,
+        seen: Arc::default(),
+        broken: Arc::new(AtomicBool::new(true)),
+    });
+    Setup {
+        env,
+        row,
+        rules,
+        _server: server,
+    }
+}
+
+/// The stored outcome of every call of the game, in order.
+fn outcomes(store: &Store, game: i64, plies: u32) -> Vec<String> {
+    (0..plies)
+        .flat_map(|ply| store.llm_calls(game, ply).unwrap())
+        .map(|c| c.outcome.unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn feedback_say_and_moves_are_played_and_stored_in_order() {
+    let s = setup(
+        vec!["retry not that", "move e2e4", "say look again", "move d2d4"],
+        4,
+        3,
+    )
+    .await;
+    let outcome = play(&s.env, &s.row, s.rules.clone()).await;
+    let GameOutcome::Finished(end) = outcome else {
+        panic!("the game should finish: {outcome:?}");
+    };
+    assert_eq!(end.termination, Termination::MoveLimit);
+    let plies = s.env.store.plies(s.row.id).unwrap();
+    let played: Vec<(&str, &str, u32)> = plies
+        .iter()
+        .map(|p| (p.uci.as_str(), p.player.as_str(), p.attempts))
+        .collect();
+    assert_eq!(played.len(), 4);
+    assert_eq!((played[0].0, played[0].1, played[0].2), ("e2e4", "m", 2));
+    assert_eq!((played[2].0, played[2].1, played[2].2), ("d2d4", "m", 1));
+    assert_eq!(
+        outcomes(&s.env.store, s.row.id, 4),
+        ["retry", "move", "say", "move"]
+    );
+
+    let seen = s.rules.seen.lock().unwrap();
+    // Ply 0: start, reply (retry), reply (move); the retry's feedback follows the reply.
+    assert_eq!(seen[2].attempt, 2);
+    let dialog: Vec<&str> = seen[2].dialog.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(dialog[1..], ["retry not that", "not that", "move e2e4"]);
+    // Ply 2 builds on ply 0's final dialog, kept in memory.
+    let ply2 = &seen[3];
+    assert_eq!(ply2.ply, 2);
+    assert_eq!(ply2.previous_dialog, seen[2].dialog);
+    // `say` answered without spending an attempt.
+    assert_eq!(seen[5].attempt, 1);
+}
+
+#[tokio::test]
+async fn a_resumed_game_replays_stored_replies_and_rebuilds_the_previous_dialog() {
+    let s = setup(vec!["move e2e4", "flaky"], 4, 3).await;
+    // Ply 2's reply is stored, then the mode fails on it: the game is set aside there.
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the broken mode sets the game aside");
+    };
+    assert_eq!(error.kind(), ErrorKind::Script);
+    let first: Vec<TurnContext> = s.rules.seen.lock().unwrap().clone();
+    let asked = s._server.received_requests().await.unwrap().len();
+    assert_eq!(asked, 2);
+
+    // Fixed, the game resumes at ply 2 from the stored reply, with ply 0's dialog rebuilt.
+    s.rules.broken.store(false, Ordering::SeqCst);
+    s.rules.seen.lock().unwrap().clear();
+    let row = s.env.store.game(s.row.id).unwrap();
+    let GameOutcome::Finished(end) = play(&s.env, &row, s.rules.clone()).await else {
+        panic!("the resumed game should finish");
+    };
+    assert_eq!(end.termination, Termination::MoveLimit);
+    assert_eq!(
+        s._server.received_requests().await.unwrap().len(),
+        asked,
+        "the stored reply is used, not asked again"
+    );
+    let resumed = s.rules.seen.lock().unwrap();
+    assert_eq!(resumed[0].ply, 2);
+    assert_eq!(resumed[0].previous_dialog, first[1].dialog);
+    let plies = s.env.store.plies(s.row.id).unwrap();
+    assert_eq!(plies[2].uci, "d2d4");
+    assert_eq!(s.env.store.game(s.row.id).unwrap().error_kind, None);
+}
+
+#[tokio::test]
+async fn using_up_the_attempts_loses_by_the_modes_termination() {
+    let s = setup(vec!["move e2e5", "reset", "retry no"], 10, 3).await;
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the game should finish");
+    };
+    assert_eq!(end.termination, Termination::TooManyWrongActions);
+    assert_eq!(end.result.as_pgn(), "0-1");
+    assert!(
+        end.reason
+            .as_deref()
+            .unwrap()
+            .contains("3 failed attempts at ply 0"),
+        "{end:?}"
+    );
+    assert_eq!(
+        outcomes(&s.env.store, s.row.id, 1),
+        ["illegal", "retry", "retry"]
+    );
+    // The reset started the ply's dialog over: the third call saw only the new opening.
+    let seen = s.rules.seen.lock().unwrap();
+    let last = seen.last().unwrap();
+    assert_eq!(last.dialog.len(), 2, "{:?}", last.dialog);
+}
+
+#[tokio::test]
+async fn a_script_fault_sets_the_game_aside_with_its_kind_and_is_not_scored() {
+    let s = setup(vec!["gibberish"], 10, 3).await;
+    let outcome = play(&s.env, &s.row, s.rules.clone()).await;
+    let GameOutcome::Errored(error) = outcome else {
+        panic!("a script error is not chess: {outcome:?}");
+    };
+    assert_eq!(error.kind(), ErrorKind::Script);
+    assert!(
+        error
+            .to_string()
+            .contains("player `m`: modes/command.lua:7: cannot read the reply"),
+        "{error}"
+    );
+    let row = s.env.store.game(s.row.id).unwrap();
+    assert_eq!(row.status, GameStatus::Errored);
+    assert_eq!(row.error_kind, Some(ErrorKind::Script));
+    assert_eq!(row.result, None);
+}
