@@ -19,8 +19,9 @@ use shakmaty::{CastlingMode, Position, Square, uci::UciMove};
 use super::{datasets::BasicItem, items::ReconstructionItem, lenient_position};
 use crate::{
     board::game::fen_of,
+    calls::{self, CallError, CallSlot, StoredReply},
     engine::{EnginePool, SearchLimits},
-    llm::{ChatMessage, ChatRequest, Endpoint, LlmClient},
+    llm::{ChatMessage, Endpoint, LlmClient},
     store::{EvalReplyRecord, Store},
     tournament::spec::LlmPlayerSpec,
 };
@@ -65,9 +66,13 @@ impl Answerer<'_> {
 /// Why an item could not get a reply.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ReplyError {
-    /// The model endpoint failed (after its retries): the item stays open and resumes later.
+    /// The model call failed (after its retries) or its reply could not be stored: the item
+    /// stays open and resumes later.
     #[error("the model call failed: {0}")]
-    Llm(String),
+    Llm(#[from] CallError),
+    /// A model player without a place to store its replies (a bug: every live run records).
+    #[error("a model reply would not be stored")]
+    Unrecorded,
     /// The engine failed.
     #[error("the engine failed: {0}")]
     Engine(String),
@@ -112,59 +117,67 @@ impl ReplySource<'_> {
         native: Native<'_>,
     ) -> Result<String, ReplyError> {
         let seq = self.next;
-        if let Some(stored) = self.stored.get(seq) {
-            self.next += 1;
-            return Ok(stored.reply_text.clone());
-        }
-        let record = match &self.answerer {
-            Answerer::ReplayOnly => return Err(ReplyError::Exhausted(seq)),
-            Answerer::Llm {
-                spec,
-                endpoint,
-                client,
-            } => {
-                let request = ChatRequest {
-                    model: spec.model.clone(),
-                    messages: messages.to_vec(),
-                    temperature: spec.temperature,
-                    top_p: spec.top_p,
-                    max_tokens: spec.max_tokens,
-                    seed: spec.seed,
-                    extra_body: spec.extra_body.clone().unwrap_or_default(),
-                    reasoning: spec.reasoning(),
-                };
-                let reply = client
-                    .chat(endpoint, &request)
-                    .await
-                    .map_err(|e| ReplyError::Llm(e.to_string()))?;
-                let usage = reply.usage.unwrap_or_default();
-                EvalReplyRecord {
+        let stored = self.stored.get(seq).cloned();
+        let text = match (&self.answerer, &self.recorder, stored) {
+            // Models go through the one record-or-replay path that games use too.
+            (
+                Answerer::Llm {
+                    spec,
+                    endpoint,
+                    client,
+                },
+                Some(r),
+                stored,
+            ) => {
+                let request = spec
+                    .model_spec()
+                    .request(messages.to_vec(), &Default::default());
+                let slot = CallSlot::EvalItem {
+                    run_id: r.run_id,
+                    task: r.task,
+                    player: r.player,
+                    idx: r.idx,
                     seq: seq as u32,
-                    prompt_json: Some(serde_json::to_string(messages).expect("messages serialize")),
-                    reply_text: reply.content,
-                    reasoning: reply.reasoning,
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
-                    latency_ms: reply.latency_ms,
-                }
+                };
+                let stored = stored.map(|s| StoredReply {
+                    text: s.reply_text,
+                    reasoning: s.reasoning,
+                    row_id: None,
+                });
+                calls::record_or_replay(r.store, client, endpoint, slot, &request, stored)
+                    .await?
+                    .text
             }
-            Answerer::Engine { pool, limits } => {
-                native_record(seq, engine_answer(pool, limits, native).await?)
+            (Answerer::Llm { .. }, None, _) => return Err(ReplyError::Unrecorded),
+            (_, _, Some(stored)) => stored.reply_text,
+            (Answerer::ReplayOnly, _, None) => return Err(ReplyError::Exhausted(seq)),
+            (Answerer::Engine { pool, limits }, recorder, None) => {
+                let record = native_record(seq, engine_answer(pool, limits, native).await?);
+                record_native(recorder.as_ref(), record)?
             }
-            Answerer::Random { seed } => {
+            (Answerer::Random { seed }, recorder, None) => {
                 let mut h = DefaultHasher::new();
                 (seed, &self.salt, seq).hash(&mut h);
                 let mut rng = StdRng::seed_from_u64(h.finish());
-                native_record(seq, random_answer(&mut rng, native))
+                let record = native_record(seq, random_answer(&mut rng, native));
+                record_native(recorder.as_ref(), record)?
             }
         };
-        if let Some(r) = &self.recorder {
-            r.store
-                .record_eval_reply(r.run_id, r.task, r.player, r.idx, &record)?;
-        }
         self.next += 1;
-        Ok(record.reply_text)
+        Ok(text)
     }
+}
+
+/// Stores an engine's or the random player's answer (when the run records) and returns its text.
+fn record_native(
+    recorder: Option<&Recorder<'_>>,
+    record: EvalReplyRecord,
+) -> Result<String, ReplyError> {
+    if let Some(r) = recorder {
+        r.store
+            .record_eval_reply(r.run_id, r.task, r.player, r.idx, &record)?;
+    }
+    Ok(record.reply_text)
 }
 
 fn native_record(seq: usize, text: String) -> EvalReplyRecord {
