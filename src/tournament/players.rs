@@ -8,19 +8,63 @@ use thiserror::Error;
 use super::spec::{EnginePlayerSpec, ModelSpec, PlayerSpec, TournamentSpec};
 use crate::{
     engine::{self, EnginePool, EngineSpec, SearchLimits},
-    llm::{Endpoint, LlmClient, RetryPolicy},
+    llm::{Endpoint, LlmClient, LlmError, RetryPolicy},
 };
 
 /// A player that cannot take part, found before any game starts.
 #[derive(Debug, Error)]
-#[error("{at}: player `{player}`: {message}")]
+#[error("{at}: player `{player}`: {problem}")]
 pub struct SetupError {
     /// `file:line` of the player's definition.
     pub at: String,
     /// The player's name.
     pub player: String,
     /// What is wrong and how to fix it.
-    pub message: String,
+    pub problem: SetupProblem,
+}
+
+/// What keeps a player from taking part.
+#[derive(Debug, Error)]
+pub enum SetupProblem {
+    /// The shared HTTP client cannot be built.
+    #[error("cannot create the HTTP client: {0}")]
+    Client(Box<LlmError>),
+    /// The model settings name no known wire format.
+    #[error(transparent)]
+    Provider(Box<LlmError>),
+    /// The API key variable is unset or empty.
+    #[error("the environment variable `{0}` (api_key_env) is not set")]
+    KeyUnset(String),
+    /// The endpoint does not answer its probe.
+    #[error(
+        "the model endpoint {url} does not answer: {source}. Is the server running (for the local model: scripts/local-llm.sh start)?"
+    )]
+    Unreachable {
+        /// The endpoint's base URL.
+        url: String,
+        /// The probe's failure.
+        source: Box<LlmError>,
+    },
+    /// The engine cannot be found or started, or does not speak UCI.
+    #[error(transparent)]
+    Engine(#[from] engine::EngineError),
+    /// A node-limited engine does not stop on its node limit.
+    #[error(
+        "the engine ignores the nodes limit: `go nodes 1` did not finish within {0}s (Toga II \
+         and GNU Chess search until stopped); give it `depth` or `movetime_ms` instead"
+    )]
+    IgnoresNodeLimit(u64),
+    /// One proposer of a mixture of agents cannot take part.
+    #[error("proposer {index}: {problem}")]
+    Proposer {
+        /// Its 1-based position.
+        index: usize,
+        /// What is wrong with it.
+        problem: Box<SetupProblem>,
+    },
+    /// The synthesizer of a mixture of agents cannot take part.
+    #[error("synthesizer: {0}")]
+    Synthesizer(Box<SetupProblem>),
 }
 
 /// A player with its live resources.
@@ -69,7 +113,7 @@ impl Roster {
         let client = LlmClient::new().map_err(|e| SetupError {
             at: spec.defined_at.get("").cloned().unwrap_or_default(),
             player: "-".into(),
-            message: format!("cannot create the HTTP client: {e}"),
+            problem: SetupProblem::Client(Box::new(e)),
         })?;
         let mut players = BTreeMap::new();
         for player in &spec.players {
@@ -78,10 +122,10 @@ impl Roster {
                 .get(player.name())
                 .cloned()
                 .unwrap_or_default();
-            let fail = |message: String| SetupError {
+            let fail = |problem: SetupProblem| SetupError {
                 at: at.clone(),
                 player: player.name().to_string(),
-                message,
+                problem,
             };
             let participant = match player {
                 PlayerSpec::Llm(llm) => {
@@ -93,26 +137,29 @@ impl Roster {
                 PlayerSpec::Moa(moa) => {
                     let mut proposers = Vec::new();
                     for (i, p) in moa.proposers.iter().enumerate() {
-                        let endpoint = checked_endpoint(&client, p)
-                            .await
-                            .map_err(|m| fail(format!("proposer {}: {m}", i + 1)))?;
+                        let endpoint = checked_endpoint(&client, p).await.map_err(|m| {
+                            fail(SetupProblem::Proposer {
+                                index: i + 1,
+                                problem: Box::new(m),
+                            })
+                        })?;
                         proposers.push(endpoint);
                     }
                     let synthesizer = checked_endpoint(&client, &moa.synthesizer)
                         .await
-                        .map_err(|m| fail(format!("synthesizer: {m}")))?;
+                        .map_err(|m| fail(SetupProblem::Synthesizer(Box::new(m))))?;
                     Participant::Moa {
                         proposers,
                         synthesizer,
                     }
                 }
                 PlayerSpec::Engine(e) => {
-                    let engine_spec = engine_spec(e).map_err(|err| fail(err.to_string()))?;
+                    let engine_spec = engine_spec(e).map_err(|err| fail(err.into()))?;
                     let pool = EnginePool::new(engine_spec);
                     let limits = limits(e);
                     // Start one process now: a binary that is not a UCI engine fails here, before
                     // any game, rather than as a forfeit in the middle of the tournament.
-                    let lease = pool.lease().await.map_err(|err| fail(err.to_string()))?;
+                    let lease = pool.lease().await.map_err(|err| fail(err.into()))?;
                     probe_node_limit(&lease, &limits).await.map_err(fail)?;
                     drop(lease);
                     Participant::Engine { pool, limits }
@@ -153,23 +200,22 @@ pub fn endpoint(model: &ModelSpec) -> Result<Endpoint, crate::llm::LlmError> {
 }
 
 /// The endpoint of `model`, checked: its key variable set and the server answering.
-async fn checked_endpoint(client: &LlmClient, model: &ModelSpec) -> Result<Endpoint, String> {
-    let endpoint = endpoint(model).map_err(|e| e.to_string())?;
+async fn checked_endpoint(client: &LlmClient, model: &ModelSpec) -> Result<Endpoint, SetupProblem> {
+    let endpoint = endpoint(model).map_err(|e| SetupProblem::Provider(Box::new(e)))?;
     if let Some(var) = &model.api_key_env
         && std::env::var(var)
             .map(|v| v.trim().is_empty())
             .unwrap_or(true)
     {
-        return Err(format!(
-            "the environment variable `{var}` (api_key_env) is not set"
-        ));
+        return Err(SetupProblem::KeyUnset(var.clone()));
     }
-    client.probe(&endpoint).await.map_err(|e| {
-        format!(
-            "the model endpoint {} does not answer: {e}. Is the server running (for the local model: scripts/local-llm.sh start)?",
-            model.base_url
-        )
-    })?;
+    client
+        .probe(&endpoint)
+        .await
+        .map_err(|source| SetupProblem::Unreachable {
+            url: model.base_url.clone(),
+            source: Box::new(source),
+        })?;
     Ok(endpoint)
 }
 
@@ -193,7 +239,7 @@ const NODE_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 async fn probe_node_limit(
     engine: &engine::EngineHandle,
     limits: &SearchLimits,
-) -> Result<(), String> {
+) -> Result<(), SetupProblem> {
     if limits.nodes.is_none() || limits.movetime_ms.is_some() {
         return Ok(());
     }
@@ -211,11 +257,7 @@ async fn probe_node_limit(
             tracing::warn!(engine = %engine.name(), error = %e, "one-node test search failed");
             Ok(())
         }
-        Err(_) => Err(format!(
-            "the engine ignores the nodes limit: `go nodes 1` did not finish within {}s (Toga II \
-             and GNU Chess search until stopped); give it `depth` or `movetime_ms` instead",
-            NODE_PROBE_TIMEOUT.as_secs()
-        )),
+        Err(_) => Err(SetupProblem::IgnoresNodeLimit(NODE_PROBE_TIMEOUT.as_secs())),
     }
 }
 
