@@ -14,7 +14,7 @@ arena = {}
 ---@field seed? integer                        seeds random movers and random opening order
 ---@field concurrency? integer                 games at once (`--concurrency` wins)
 ---@field openings? arena.Openings           start positions (default: the initial position)
----@field format_options? table                passed to the format as `state.options`
+---@field format_options? table                the format's options, overlaid on its `defaults` and passed as `state.options`; an option the format does not declare is an error
 ---@field analysis? arena.Analysis              analyse every finished game with an engine
 ---@field prices? table<string, arena.Price>  by model name: added to (or overriding) the built-in price table
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
@@ -301,6 +301,7 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 
 -- A format is a module returning:
 ---@class arena.Format
+---@field defaults? table                      the `format_options` it understands, with their defaults (any other key is an error)
 ---@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: string }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
 
 -- Helpers for task scripts (`scripts/tasks/`).
