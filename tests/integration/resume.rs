@@ -12,7 +12,7 @@ use std::{
 
 use arena::store::{GameStatus, Store};
 
-use crate::common::{TestDir, llm_player, local_llm, open_store, run_then_kill, stderr};
+use crate::common::{TestDir, llm_player, local_llm, open_store, run_then_kill, stderr, stockfish};
 
 /// (game id, ply, seq) → (call id, reply).
 type Calls = BTreeMap<(i64, u32, u32), (i64, Option<String>)>;
@@ -177,4 +177,80 @@ fn ctrl_c_lets_running_games_finish_and_the_rest_resumes() {
             .iter()
             .all(|g| g.status == GameStatus::Finished)
     );
+}
+
+/// Sends SIGINT to `pid`.
+fn interrupt(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_second_ctrl_c_quits_at_once_with_130_and_the_games_resume() {
+    if !stockfish("a_second_ctrl_c_quits_at_once_with_130_and_the_games_resume") {
+        return;
+    }
+    let dir = TestDir::new();
+    // Slow games (the engine thinks 300 ms a move), so both signals land while they run.
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "quit", games_per_pair = 2, max_plies = 16, seed = 3, concurrency = 2,
+  players = {
+    arena.engine { name = "sf", limits = { movetime_ms = 300 } },
+    arena.random { name = "r" },
+  },
+}"#,
+    );
+    let child = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(Instant::now() < deadline, "no ply was stored");
+        if dir.db().exists()
+            && let Ok(store) = Store::open(&dir.db())
+            && let Ok(Some(t)) = store.find_tournament("quit")
+            && store.totals(t.id).map(|x| x.plies).unwrap_or(0) >= 2
+        {
+            break;
+        }
+        sleep(Duration::from_millis(20));
+    }
+    interrupt(child.id());
+    sleep(Duration::from_millis(200));
+    interrupt(child.id());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("quit before the end"), "{err}");
+
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("quit").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert!(
+        games
+            .iter()
+            .any(|g| g.status != GameStatus::Finished && g.ply_count > 0),
+        "a game was abandoned mid-way: {games:?}"
+    );
+    drop(store);
+
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), 2);
+    for g in &games {
+        assert_eq!(g.status, GameStatus::Finished, "{g:?}");
+        let plies = store.plies(g.id).unwrap();
+        assert!(plies.iter().enumerate().all(|(i, p)| p.ply == i as u32));
+    }
 }
