@@ -97,6 +97,45 @@ pub fn open_store(path: &Path) -> arena::store::Store {
     arena::store::Store::open(path).expect("the store opens")
 }
 
+/// Starts `arena run t.lua --db t.db --no-watch` in `dir`, its stderr going to `stderr`.
+pub fn start_run(dir: &TestDir, stderr: std::process::Stdio) -> std::process::Child {
+    dir.arena()
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("arena starts")
+}
+
+/// Waits until `ready(store, tournament id)` holds for the tournament `name` of the running
+/// `child`. Fails if the run ends first or nothing happens in `patience`.
+pub fn wait_for_store(
+    dir: &TestDir,
+    child: &mut std::process::Child,
+    name: &str,
+    patience: std::time::Duration,
+    ready: impl Fn(&arena::store::Store, i64) -> bool,
+) {
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "`{name}` did not reach the awaited point in {patience:?}"
+        );
+        if let Some(status) = child.try_wait().expect("child status") {
+            panic!("the run ended before the awaited point: {status}");
+        }
+        if dir.db().exists()
+            && let Ok(store) = arena::store::Store::open(&dir.db())
+            && let Ok(Some(t)) = store.find_tournament(name)
+            && ready(&store, t.id)
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Starts `arena run t.lua --db t.db --no-watch` in `dir`, stderr to `first.log`, and kills it
 /// with SIGKILL as soon as `ready(store, tournament id)` holds for the tournament `name`: the
 /// `kill -9` of the resume tests. Fails if the run ends first or nothing happens in `patience`.
@@ -106,33 +145,9 @@ pub fn run_then_kill(
     patience: std::time::Duration,
     ready: impl Fn(&arena::store::Store, i64) -> bool,
 ) {
-    use std::time::Instant;
     let log = std::fs::File::create(dir.path().join("first.log")).expect("log file");
-    let mut child = dir
-        .arena()
-        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-        .stdout(std::process::Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("arena starts");
-    let deadline = Instant::now() + patience;
-    loop {
-        assert!(
-            Instant::now() < deadline,
-            "`{name}` did not reach the point to kill it in {patience:?}"
-        );
-        if let Some(status) = child.try_wait().expect("child status") {
-            panic!("the run ended before it could be killed: {status}");
-        }
-        if dir.db().exists()
-            && let Ok(store) = arena::store::Store::open(&dir.db())
-            && let Ok(Some(t)) = store.find_tournament(name)
-            && ready(&store, t.id)
-        {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut child = start_run(dir, log.into());
+    wait_for_store(dir, &mut child, name, patience, ready);
     child.kill().expect("SIGKILL");
     child.wait().expect("the killed run is reaped");
 }

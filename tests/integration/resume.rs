@@ -3,16 +3,14 @@
 //! second request for a stored reply would hit the store's unique key and fail the game), and the
 //! tournament ends with exactly the scheduled games.
 
-use std::{
-    collections::BTreeMap,
-    process::Stdio,
-    thread::sleep,
-    time::{Duration, Instant},
-};
+use std::{collections::BTreeMap, process::Stdio, thread::sleep, time::Duration};
 
 use arena::store::{GameStatus, Store};
 
-use crate::common::{TestDir, llm_player, local_llm, open_store, run_then_kill, stderr, stockfish};
+use crate::common::{
+    TestDir, llm_player, local_llm, open_store, run_then_kill, start_run, stderr, stockfish,
+    wait_for_store,
+};
 
 /// (game id, ply, seq) → (call id, reply).
 type Calls = BTreeMap<(i64, u32, u32), (i64, Option<String>)>;
@@ -121,30 +119,15 @@ fn ctrl_c_lets_running_games_finish_and_the_rest_resumes() {
   players = { arena.random { name = "a" }, arena.random { name = "b", seed = 1 } },
 }"#,
     );
-    let child = dir
-        .arena()
-        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        assert!(Instant::now() < deadline, "no game finished");
-        if dir.db().exists()
-            && let Ok(store) = Store::open(&dir.db())
-            && let Ok(Some(t)) = store.find_tournament("interrupt")
-            && store.totals(t.id).map(|x| x.games_finished).unwrap_or(0) >= 2
-        {
-            break;
-        }
-        sleep(Duration::from_millis(20));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let mut child = start_run(&dir, Stdio::piped());
+    wait_for_store(
+        &dir,
+        &mut child,
+        "interrupt",
+        Duration::from_secs(300),
+        |store, t| store.totals(t).map(|x| x.games_finished).unwrap_or(0) >= 2,
+    );
+    interrupt(child.id());
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -205,25 +188,14 @@ fn a_second_ctrl_c_quits_at_once_with_130_and_the_games_resume() {
   },
 }"#,
     );
-    let child = dir
-        .arena()
-        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        assert!(Instant::now() < deadline, "no ply was stored");
-        if dir.db().exists()
-            && let Ok(store) = Store::open(&dir.db())
-            && let Ok(Some(t)) = store.find_tournament("quit")
-            && store.totals(t.id).map(|x| x.plies).unwrap_or(0) >= 2
-        {
-            break;
-        }
-        sleep(Duration::from_millis(20));
-    }
+    let mut child = start_run(&dir, Stdio::piped());
+    wait_for_store(
+        &dir,
+        &mut child,
+        "quit",
+        Duration::from_secs(120),
+        |store, t| store.totals(t).map(|x| x.plies).unwrap_or(0) >= 2,
+    );
     interrupt(child.id());
     sleep(Duration::from_millis(200));
     interrupt(child.id());
