@@ -225,6 +225,19 @@ impl Draft {
 pub fn read_pgn_openings(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
     let path: PathBuf = path.as_ref().to_path_buf();
     let text = read_book(&path)?;
+    parse_pgn_openings(&text, &path)
+}
+
+/// Reads PGN text as [`read_pgn_openings`] reads a file (for PGN embedded in another format, such
+/// as LLM Chess's game logs); `path` only names the text in errors, whose lines count from the
+/// text's first line.
+///
+/// # Errors
+///
+/// [`BoardError::Book`] naming the line and the text of the first invalid tag, FEN or move.
+pub fn parse_pgn_openings(text: &str, path: &Path) -> Result<Vec<Opening>, BoardError> {
+    let path: PathBuf = path.to_path_buf();
+    let text = text.to_owned();
     let mut openings = Vec::new();
     let mut draft = Draft::default();
     let mut line = 1;

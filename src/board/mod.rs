@@ -22,7 +22,7 @@ pub mod render;
 
 use std::{io, path::PathBuf};
 
-pub use book::{Opening, parse_opening_fen, read_epd, read_pgn_openings};
+pub use book::{Opening, parse_opening_fen, parse_pgn_openings, read_epd, read_pgn_openings};
 pub use game::{Game, GameEnd, GameResult, MoveError, PlayedMove, Termination, UnknownName};
 pub use notation::{
     ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, extract_move,
