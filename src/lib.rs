@@ -13,6 +13,7 @@ pub mod calls;
 pub mod engine;
 pub mod eval;
 pub mod export;
+pub mod import;
 pub mod leaderboard;
 pub mod llm;
 pub mod lua;

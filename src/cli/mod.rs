@@ -1,4 +1,5 @@
-//! The command line: `arena run`, `arena check`, `arena export pgn`, `arena leaderboard`,
+//! The command line: `arena run`, `arena check`, `arena export pgn`, `arena import`,
+//! `arena leaderboard`,
 //! `arena analyze`, and the fine-grained evaluations: `arena eval`, `arena eval-report`,
 //! `arena rescore`, `arena score-recorded`. One file per command, each with its arguments and
 //! its `run`; `common` holds what they share.
@@ -7,7 +8,7 @@
 //! - 0: success.
 //! - 1: the run finished but left work for the next one: games set aside (`arena run`), a
 //!   tournament stopped (Ctrl-C) before the end, evaluation items still open (`arena eval`).
-//!   Running the same command again resumes them.
+//!   Running the same command again resumes them. `arena import`: a broken record was skipped.
 //! - 130: a second Ctrl-C quit `arena run` at once; the next run resumes from the last stored ply.
 //! - 2: a fatal error (bad script, unreachable player, unusable store), or bad arguments (clap's
 //!   own code).
@@ -18,6 +19,7 @@ mod common;
 mod eval;
 mod eval_report;
 mod export;
+mod import;
 mod leaderboard;
 mod rescore;
 mod run;
@@ -45,6 +47,8 @@ enum Command {
     Check(check::Args),
     /// Write stored games out.
     Export(export::Args),
+    /// Import the anchors' own game records (ChessArena, LLM Chess) into a store; idempotent.
+    Import(import::Args),
     /// Print the ratings and standings of a stored tournament.
     Leaderboard(leaderboard::Args),
     /// Analyse stored finished games with a chess engine (resumable), then print per-player quality.
@@ -89,6 +93,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::Run(args) => run::run(args).await,
         Command::Check(args) => Ok(check::run(&args)),
         Command::Export(args) => export::run(args),
+        Command::Import(args) => import::run(args),
         Command::Leaderboard(args) => leaderboard::run(args),
         Command::Analyze(args) => analyze::run(args).await,
         Command::Eval(args) => eval::run(args).await,

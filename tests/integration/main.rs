@@ -15,6 +15,7 @@ mod errors;
 mod eval;
 mod export;
 mod fastchess;
+mod import;
 mod ladder;
 mod outage;
 mod reload;
