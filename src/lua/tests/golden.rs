@@ -81,7 +81,12 @@ const MIDDLEGAME: Scene = scene("middlegame", At::Middlegame, &[]);
 const PROMOTION: Scene = scene("promotion", At::Promotion, &[]);
 const RETRY: Scene = scene("retry", At::Opening, &["```\ne2e5\n```"]);
 const RETRY_NO_MOVE: Scene = scene("retry_no_move", At::Opening, &["I would rather not say."]);
-const RETRY_UNPARSEABLE: Scene = scene("retry_unparseable", At::Opening, &["```\ne2e9\n```"]);
+const RETRY_UNPARSEABLE: Scene = scene(
+    "retry_unparseable",
+    At::Opening,
+    // python-chess refuses the same square twice: ChessArena's "Invalid UCI format".
+    &["```\ne2e2\n```"],
+);
 const AGENTIC_RETRY: Scene = scene("retry", At::Opening, &["make_move e9e4"]);
 /// The two actions that show the position (wrong actions where the variant does not offer them).
 const ACTIONS: Scene = scene(
