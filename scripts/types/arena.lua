@@ -204,7 +204,11 @@ arena.board = {}
 ---@field message string
 ---@field candidate? string
 
----@alias arena.ParseRule "chessarena"|"tolerant"|{ pick?: "first"|"last", scope?: "fenced"|"tagged"|"fenced_or_tagged"|"anywhere", notations?: ("uci"|"san")[] }
+---"chessarena": ChessArena's reader exactly (last fenced UCI move, else last fenced SAN move converted
+---by python-chess; `unparseable` is a move python-chess cannot read, never `ambiguous`);
+---"chessarena_any": the same, also reading unfenced moves; "tolerant": arena's forgiving search;
+---or a table for arena's search.
+---@alias arena.ParseRule "chessarena"|"chessarena_any"|"tolerant"|{ pick?: "first"|"last", scope?: "fenced"|"tagged"|"fenced_or_tagged"|"anywhere", notations?: ("uci"|"san")[] }
 
 ---Reads a move out of free text.
 ---@param text string
@@ -223,10 +227,13 @@ function arena.board.legal_moves(fen, notation) end
 ---@return string
 function arena.board.render(fen, style) end
 
----True when the text holds anything besides the move (bullet mode's rule).
+---True when the text holds anything besides the move (bullet mode's rule). "arena" (default): one
+---move, UCI or SAN, fenced, tagged or bare, and nothing else; "chessarena": ChessArena's
+---`judge_thinking` (anything left after deleting UCI-shaped moves and fences).
 ---@param text string
+---@param rule? "arena"|"chessarena"
 ---@return boolean
-function arena.board.forbidden_reasoning(text) end
+function arena.board.forbidden_reasoning(text, rule) end
 
 arena.rating = {}
 arena.rating.glicko = {}

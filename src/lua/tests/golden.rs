@@ -133,7 +133,7 @@ const SINGLE_REQUEST: &[Scene] = &[OPENING, MIDDLEGAME, PROMOTION, AGENTIC_RETRY
 const MODES: &[(&str, &str, &str, &[Scene])] = &[
     ("bullet", "default", "", CHESS),
     ("bullet", "no_legal_moves", "legal_moves = false", CHESS),
-    ("bullet", "san", "notation = \"san\"", CHESS),
+    ("bullet", "san", "notation = \"san\", reasoning_rule = \"arena\"", CHESS),
     ("bullet", "grammar", "grammar = true", CHESS),
     ("blitz", "default", "", BLITZ),
     ("blitz", "no_legal_moves", "legal_moves = false", CHESS),
