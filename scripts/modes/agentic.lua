@@ -108,11 +108,16 @@ function M.reply(ctx, text)
   local asked = ctx.dialog[#ctx.dialog - 1]
   local after_reflection = asked ~= nil and asked.content == prompts.reflection(ctx)
   local action, err = actions.parse(text, offered, o.rule)
-  if not action then
-    if after_reflection then
-      -- Notes written after do_reflection are expected; they are not a wrong action.
+  if after_reflection then
+    -- The reply to the reflection prompt. LLM Chess answers a board or legal-moves request and
+    -- meets anything else, a make_move included, with its follow-up text; the strict rule
+    -- carries out any action and follows up only on notes. Neither is a wrong action.
+    local shows = action and (action.name == "get_current_board" or action.name == "get_legal_moves")
+    if not action or (o.rule == "llm_chess" and not shows) then
       return { say = prompts.after_reflection(ctx, offered), outcome = "reflection_notes" }
     end
+  end
+  if not action then
     if err.kind == "malformed_move" then
       return {
         retry = prompts.wrong_move(ctx, err.candidate or "", false),

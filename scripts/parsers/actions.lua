@@ -7,7 +7,8 @@
 --                the board, even if it also makes a move: that is their behaviour, kept on purpose.
 --   "strict":    the reply must name exactly one action, as written (lower case), and make_move
 --                must be followed by one well-formed UCI move.
--- Whether a move is legal is the mode's business: the parser only reads what was asked for.
+-- Whether a move is legal is the mode's business: the parser only reads what was asked for. So is
+-- the reply to the reflection prompt, which LLM Chess reads differently (modes/agentic.lua).
 local M = {}
 
 --- Every action name, in the order the llm_chess rule checks them (make_move last).

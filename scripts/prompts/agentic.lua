@@ -118,7 +118,8 @@ function P.reflection(_ctx)
   }, "\n")
 end
 
---- What the model hears when its reply after a reflection names no action.
+--- What the model hears after its reply to the reflection prompt, unless that reply asked for the
+--- board or the legal moves (with the strict rule: unless it named an action).
 function P.after_reflection(_ctx, offered)
   return "Now that you have thought it over, answer with one action: " .. offered_list(offered)
 end

@@ -31,10 +31,13 @@ function M.prompt(item, ctx)
 end
 
 function M.parse(reply, item, ctx)
-  if ctx.mode == "bullet" and arena.board.forbidden_reasoning(reply) then
+  local parser = ctx.options.parser
+  -- A bullet reply is judged before it is read, as ChessArena's move_choose_metric does; with
+  -- ChessArena's parsers by their judge_thinking, with the tolerant one by arena's rule.
+  local rule = parser == "tolerant" and "arena" or "chessarena"
+  if ctx.mode == "bullet" and arena.board.forbidden_reasoning(reply, rule) then
     return nil, { kind = "forbidden_reasoning", message = "a bullet answer must hold the move alone" }
   end
-  local parser = ctx.options.parser
   local move
   if parser == "tolerant" then
     move = arena.eval.tolerant_move(reply, item.fen)

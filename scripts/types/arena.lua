@@ -10,7 +10,8 @@ arena = {}
 ---@field name string                          told apart by name inside one database
 ---@field format? string                       "round_robin" (default), "matchmaker", or a module of your folder
 ---@field games_per_pair? integer              round robin: games each pair plays (default 2, colours alternate)
----@field max_plies? integer                   draw by move limit after this many plies (default 200, 0 = none)
+---@field max_plies? integer                   draw by move limit after this many plies played from the opening position (default 200, 0 = none); an opening line's book plies do not count
+---@field max_plies_include_book? boolean       count the book plies toward `max_plies` too (default false)
 ---@field seed? integer                        seeds random movers and random opening order
 ---@field concurrency? integer                 games at once (`--concurrency` wins)
 ---@field openings? arena.Openings           start positions (default: the initial position)
@@ -204,7 +205,11 @@ arena.board = {}
 ---@field message string
 ---@field candidate? string
 
----@alias arena.ParseRule "chessarena"|"tolerant"|{ pick?: "first"|"last", scope?: "fenced"|"tagged"|"fenced_or_tagged"|"anywhere", notations?: ("uci"|"san")[] }
+---"chessarena": ChessArena's reader exactly (last fenced UCI move, else last fenced SAN move converted
+---by python-chess; `unparseable` is a move python-chess cannot read, never `ambiguous`);
+---"chessarena_any": the same, also reading unfenced moves; "tolerant": arena's forgiving search;
+---or a table for arena's search.
+---@alias arena.ParseRule "chessarena"|"chessarena_any"|"tolerant"|{ pick?: "first"|"last", scope?: "fenced"|"tagged"|"fenced_or_tagged"|"anywhere", notations?: ("uci"|"san")[] }
 
 ---Reads a move out of free text.
 ---@param text string
@@ -223,10 +228,13 @@ function arena.board.legal_moves(fen, notation) end
 ---@return string
 function arena.board.render(fen, style) end
 
----True when the text holds anything besides the move (bullet mode's rule).
+---True when the text holds anything besides the move (bullet mode's rule). "arena" (default): one
+---move, UCI or SAN, fenced, tagged or bare, and nothing else; "chessarena": ChessArena's
+---`judge_thinking` (anything left after deleting UCI-shaped moves and fences).
 ---@param text string
+---@param rule? "arena"|"chessarena"
 ---@return boolean
-function arena.board.forbidden_reasoning(text) end
+function arena.board.forbidden_reasoning(text, rule) end
 
 arena.rating = {}
 arena.rating.glicko = {}

@@ -246,6 +246,8 @@ pub struct Game {
     /// Hashes of every position so far, the start included, for the repetition rule.
     hashes: Vec<Zobrist64>,
     max_plies: u32,
+    /// Plies at the start that the move limit does not count (an opening line from a book).
+    book_plies: u32,
     end: Option<GameEnd>,
 }
 
@@ -306,8 +308,23 @@ impl Game {
             uci: Vec::new(),
             san: Vec::new(),
             max_plies,
+            book_plies: 0,
             end: None,
         })
+    }
+
+    /// The first `plies` plies of the game are an opening line (book plies): the move limit
+    /// counts only the plies after them. Set it before the book plies are played. The ply count
+    /// ([`Game::ply`]) and the record keep every ply.
+    #[must_use]
+    pub fn with_book_plies(mut self, plies: u32) -> Game {
+        self.book_plies = plies;
+        self
+    }
+
+    /// Plies played after the book plies: what the move limit counts.
+    pub fn counted_plies(&self) -> u32 {
+        self.ply().saturating_sub(self.book_plies)
     }
 
     /// The FEN of the start position (normalized by shakmaty).
@@ -345,7 +362,7 @@ impl Game {
         u32::try_from(self.uci.len()).expect("a game never has more than u32::MAX plies")
     }
 
-    /// The ply limit (`0` = none).
+    /// The ply limit (`0` = none), counted after the book plies ([`Game::with_book_plies`]).
     pub fn max_plies(&self) -> u32 {
         self.max_plies
     }
@@ -440,7 +457,7 @@ impl Game {
             let occurrences = self.hashes.iter().filter(|h| *h == current).count();
             if occurrences >= FIVEFOLD {
                 Some(Termination::FivefoldRepetition)
-            } else if self.max_plies != 0 && self.ply() >= self.max_plies {
+            } else if self.max_plies != 0 && self.counted_plies() >= self.max_plies {
                 Some(Termination::MoveLimit)
             } else {
                 None
@@ -669,6 +686,18 @@ mod tests {
         let mut game = Game::new(None, 4).unwrap();
         play_all(&mut game, &["f2f3", "e7e5", "g2g4", "d8h4"]);
         assert_eq!(game.end().unwrap().termination, Termination::Checkmate);
+    }
+
+    #[test]
+    fn book_plies_do_not_count_toward_the_move_limit() {
+        let mut game = Game::new(None, 2).unwrap().with_book_plies(4);
+        play_all(&mut game, &["e2e4", "e7e5", "g1f3", "b8c6"]);
+        assert_eq!((game.ply(), game.counted_plies()), (4, 0));
+        play_all(&mut game, &["f1c4"]);
+        assert!(game.end().is_none());
+        play_all(&mut game, &["g8f6"]);
+        assert_eq!(game.end().unwrap().termination, Termination::MoveLimit);
+        assert_eq!((game.ply(), game.counted_plies()), (6, 2));
     }
 
     #[test]

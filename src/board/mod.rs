@@ -15,18 +15,20 @@
 //! ```
 
 pub mod book;
+pub mod chessarena;
 pub mod game;
 pub mod notation;
 pub mod pgn;
 pub mod render;
+pub(crate) mod san_compat;
 
 use std::{io, path::PathBuf};
 
 pub use book::{Opening, parse_opening_fen, parse_pgn_openings, read_epd, read_pgn_openings};
 pub use game::{Game, GameEnd, GameResult, MoveError, PlayedMove, Termination, UnknownName};
 pub use notation::{
-    ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, extract_move,
-    judge_forbidden_reasoning,
+    ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, SearchRule,
+    extract_move, judge_forbidden_reasoning,
 };
 pub use pgn::{PgnGame, write_pgn};
 pub use render::{ascii, last_moves, legal_san, legal_uci, unicode};

@@ -1,5 +1,9 @@
 //! Finding the move in a language model's free-text reply.
 //!
+//! Two readers: ChessArena's, reproduced exactly in [`super::chessarena`]
+//! ([`ExtractRule::ChessArena`]), and arena's own search ([`ExtractRule::Search`]), described
+//! here; [`ExtractRule::tolerant`] is its most forgiving setting.
+//!
 //! A reply is searched in *regions*: fenced blocks (```` ``` ... ``` ````, an optional language tag
 //! such as ```` ```uci ```` tolerated), `<move>...</move>` tags (the closing tag may be missing,
 //! because llama.cpp strips stop strings), or, as a last resort, the bare text. A fenced block or a
@@ -62,9 +66,23 @@ pub enum Scope {
     Anywhere,
 }
 
-/// How a reply is searched for a move.
+/// How a reply is read for a move: ChessArena's reader, or arena's own configurable search.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExtractRule {
+pub enum ExtractRule {
+    /// ChessArena's reader exactly ([`super::chessarena`]): the last fenced UCI move, else the
+    /// last fenced SAN move converted by python-chess's rules, with their error categories.
+    /// `any_move` also reads unfenced moves (their `--parse_any_move`).
+    ChessArena {
+        /// Read unfenced moves when the fenced patterns find nothing.
+        any_move: bool,
+    },
+    /// arena's own search, as configured.
+    Search(SearchRule),
+}
+
+/// arena's own search of a reply: where to look, which candidate wins, which notations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchRule {
     /// Which candidate wins.
     pub pick: Pick,
     /// Where to look.
@@ -75,24 +93,34 @@ pub struct ExtractRule {
 }
 
 impl ExtractRule {
-    /// ChessArena's rule: the last fenced UCI move, else the last fenced SAN move. Unlike the
-    /// original, a language tag after the fence and an upper-case promotion letter are accepted.
+    /// ChessArena's reader, as their game loop uses it (fenced moves only).
     pub fn chessarena() -> Self {
-        ExtractRule {
-            pick: Pick::Last,
-            scope: Scope::Fenced,
-            notations: vec![Notation::Uci, Notation::San],
-        }
+        ExtractRule::ChessArena { any_move: false }
     }
 
-    /// A forgiving rule: the last move in fences or `<move>` tags, else the last bare move in the
-    /// text; UCI before SAN.
+    /// A forgiving rule: the last move in fences (a language tag, quotes, bold markers, a move
+    /// number and trailing punctuation forgiven; an unclosed last fence runs to the end) or
+    /// `<move>` tags, else the last bare move in the text; UCI before SAN, upper-case promotion
+    /// letters accepted, `<think>` blocks dropped.
     pub fn tolerant() -> Self {
-        ExtractRule {
+        ExtractRule::Search(SearchRule::tolerant())
+    }
+}
+
+impl SearchRule {
+    /// The search of [`ExtractRule::tolerant`].
+    pub fn tolerant() -> Self {
+        SearchRule {
             pick: Pick::Last,
             scope: Scope::Anywhere,
             notations: vec![Notation::Uci, Notation::San],
         }
+    }
+}
+
+impl From<SearchRule> for ExtractRule {
+    fn from(rule: SearchRule) -> Self {
+        ExtractRule::Search(rule)
     }
 }
 
@@ -207,6 +235,14 @@ pub fn extract_move(
     pos: &Chess,
     rule: &ExtractRule,
 ) -> Result<Extracted, ExtractError> {
+    match rule {
+        ExtractRule::ChessArena { any_move } => super::chessarena::read_move(text, pos, *any_move),
+        ExtractRule::Search(search) => search_move(text, pos, search),
+    }
+}
+
+/// arena's own search ([`ExtractRule::Search`]).
+fn search_move(text: &str, pos: &Chess, rule: &SearchRule) -> Result<Extracted, ExtractError> {
     let body = strip_thinking(text);
     let structured = match rule.scope {
         Scope::Fenced => fenced_regions(body),
@@ -396,7 +432,7 @@ where
 fn first_notation_match(
     regions: &[Region<'_>],
     pos: &Chess,
-    rule: &ExtractRule,
+    rule: &SearchRule,
 ) -> Option<Result<Extracted, ExtractError>> {
     rule.notations.iter().find_map(|&notation| {
         let candidates: Vec<&Region<'_>> = regions
@@ -502,14 +538,14 @@ fn quote(text: &str) -> String {
     }
 }
 
-fn notation_hint(rule: &ExtractRule) -> &'static str {
+fn notation_hint(rule: &SearchRule) -> &'static str {
     match rule.notations.first() {
         Some(Notation::San) => "in SAN, like Nf3",
         _ => "in UCI notation, like e2e4",
     }
 }
 
-fn placement_hint(rule: &ExtractRule) -> String {
+fn placement_hint(rule: &SearchRule) -> String {
     let example = match rule.notations.first() {
         Some(Notation::San) => "Nf3",
         _ => "e2e4",
@@ -549,36 +585,45 @@ mod tests {
             .expect("test FEN is legal")
     }
 
+    /// The search with fences only (what `"chessarena"` meant before the faithful reader).
+    fn fenced() -> ExtractRule {
+        ExtractRule::Search(SearchRule {
+            pick: Pick::Last,
+            scope: Scope::Fenced,
+            notations: vec![Notation::Uci, Notation::San],
+        })
+    }
+
     fn fenced_first() -> ExtractRule {
-        ExtractRule {
+        ExtractRule::Search(SearchRule {
             pick: Pick::First,
             scope: Scope::Fenced,
             notations: vec![Notation::Uci, Notation::San],
-        }
+        })
     }
 
     fn tagged() -> ExtractRule {
-        ExtractRule {
+        ExtractRule::Search(SearchRule {
             pick: Pick::Last,
             scope: Scope::Tagged,
             notations: vec![Notation::Uci, Notation::San],
-        }
+        })
     }
 
     fn either_first() -> ExtractRule {
-        ExtractRule {
+        ExtractRule::Search(SearchRule {
             pick: Pick::First,
             scope: Scope::FencedOrTagged,
             notations: vec![Notation::Uci, Notation::San],
-        }
+        })
     }
 
     fn san_only() -> ExtractRule {
-        ExtractRule {
+        ExtractRule::Search(SearchRule {
             pick: Pick::Last,
             scope: Scope::Fenced,
             notations: vec![Notation::San],
-        }
+        })
     }
 
     /// The expected outcome: `Ok(uci)` or `Err(kind name)`.
@@ -589,7 +634,7 @@ mod tests {
 
     #[test]
     fn replies_table() {
-        let ca = ExtractRule::chessarena;
+        let ca = fenced;
         let tol = ExtractRule::tolerant;
         let cases: Vec<Case> = vec![
             (
@@ -764,12 +809,7 @@ mod tests {
 
     #[test]
     fn details_of_found_moves_and_errors() {
-        let found = extract_move(
-            "```\nQxf7#\n```",
-            &position(SCHOLAR),
-            &ExtractRule::chessarena(),
-        )
-        .unwrap();
+        let found = extract_move("```\nQxf7#\n```", &position(SCHOLAR), &fenced()).unwrap();
         assert_eq!(
             (
                 found.uci.as_str(),
@@ -778,23 +818,13 @@ mod tests {
             ),
             ("h5f7", "Qxf7#", "Qxf7#")
         );
-        let found = extract_move(
-            "```e7e8Q```",
-            &position(PROMOTE),
-            &ExtractRule::chessarena(),
-        )
-        .unwrap();
+        let found = extract_move("```e7e8Q```", &position(PROMOTE), &fenced()).unwrap();
         assert_eq!(
             (found.san.as_str(), found.matched.as_str()),
             ("e8=Q", "e7e8Q")
         );
 
-        let err = extract_move(
-            "```Nd2```",
-            &position(TWO_KNIGHTS),
-            &ExtractRule::chessarena(),
-        )
-        .unwrap_err();
+        let err = extract_move("```Nd2```", &position(TWO_KNIGHTS), &fenced()).unwrap_err();
         assert_eq!(err.candidate.as_deref(), Some("Nd2"));
         assert!(
             err.message.contains("Nbd2") && err.message.contains("Nfd2"),
@@ -802,21 +832,13 @@ mod tests {
             err.message
         );
 
-        let err = extract_move(
-            "```\nI like this one\n```",
-            &position(START),
-            &ExtractRule::chessarena(),
-        )
-        .unwrap_err();
+        let err =
+            extract_move("```\nI like this one\n```", &position(START), &fenced()).unwrap_err();
         assert_eq!(err.candidate.as_deref(), Some("I like this one"));
         assert!(err.to_string().contains("UCI"));
 
-        let err = extract_move(
-            "```The move is unclear```",
-            &position(START),
-            &ExtractRule::chessarena(),
-        )
-        .unwrap_err();
+        let err =
+            extract_move("```The move is unclear```", &position(START), &fenced()).unwrap_err();
         assert_eq!(err.candidate.as_deref(), Some("The move is unclear"));
 
         let err = extract_move("nothing", &position(START), &tagged()).unwrap_err();
@@ -824,7 +846,7 @@ mod tests {
         assert_eq!(err.candidate, None);
 
         let long = format!("```\n{}\n```", "word ".repeat(40));
-        let err = extract_move(&long, &position(START), &ExtractRule::chessarena()).unwrap_err();
+        let err = extract_move(&long, &position(START), &fenced()).unwrap_err();
         assert!(err.candidate.unwrap().ends_with("..."));
     }
 

@@ -29,8 +29,8 @@ use std::{collections::BTreeSet, sync::LazyLock};
 use regex::Regex;
 use serde_json::Value;
 
-use super::{datasets::BasicItem, lenient_position, san_compat};
-use crate::board::{ExtractRule, Notation, Pick, Scope, extract_move};
+use super::{datasets::BasicItem, lenient_position};
+use crate::board::{ExtractRule, Notation, Pick, Scope, SearchRule, extract_move};
 
 /// Which scoring rules apply; see the module docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -236,7 +236,7 @@ fn score_chessarena(item: &BasicItem, parsed: Option<&Value>) -> ItemScore {
                 .map(|m| {
                     let text = python_str(m);
                     match &position {
-                        Some(pos) => san_compat::san_to_uci(&text, pos),
+                        Some(pos) => crate::board::san_compat::san_to_uci(&text, pos),
                         None => text,
                     }
                 })
@@ -291,11 +291,11 @@ fn score_strict(item: &BasicItem, parsed: Option<&Value>) -> ItemScore {
         .map(str::trim)
         .filter(|p| !p.is_empty());
     let position = lenient_position(&item.fen).ok();
-    let rule = ExtractRule {
+    let rule = ExtractRule::Search(SearchRule {
         pick: Pick::Last,
         scope: Scope::Anywhere,
         notations: vec![Notation::Uci, Notation::San],
-    };
+    });
     let predicted_moves: Vec<String> = match answer.get("legal_moves") {
         Some(Value::Array(list)) => list
             .iter()

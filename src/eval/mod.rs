@@ -39,7 +39,6 @@ pub mod reconstruction;
 pub mod recorded;
 mod respond;
 pub mod run;
-mod san_compat;
 pub mod scoring;
 pub mod spec;
 pub mod task;

@@ -7,27 +7,19 @@
 //! `1e-5` guards a position where every move loses outright. Win% values are on a 0–100 scale, so
 //! a missing move in a balanced position scores about −1 and a move twice as good as average +1.
 //!
-//! Two parsers give the chosen move: [`parse_chessarena`] reproduces ChessArena's
-//! (`parse_uci_move` then `parse_san_move` + `san_to_uci`, legality by membership in the item's
-//! `legal_moves` list), and [`parse_tolerant`] uses the arena's own extraction
-//! ([`crate::board::extract_move`]).
+//! Two parsers give the chosen move: [`parse_chessarena`] is ChessArena's reader
+//! ([`crate::board::chessarena::candidate`], the same one games use), with legality decided as
+//! their `move_choose_metric` does, by membership of the candidate in the item's `legal_moves`
+//! list; [`parse_tolerant`] uses arena's tolerant search ([`crate::board::extract_move`]).
+//!
+//! Their script judges a bullet reply first and scores a judged one as a failure without
+//! reading it ([`chessarena_judge_thinking`]); it does not fall back on SAN when a UCI match is
+//! illegal. It reads `reasoning_content + content` (their `connect_gpt`); arena's tasks see
+//! the answer only, the reasoning stored apart.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
-use super::{datasets::MoveSelectionItem, lenient_position, san_compat};
-use crate::board::{ExtractRule, Notation, extract_move};
-
-/// The notation a chosen move was read in (ChessArena reports `uci_nums` and `san_nums`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReadAs {
-    /// Read as UCI.
-    Uci,
-    /// Read as SAN and converted.
-    San,
-}
+use super::{datasets::MoveSelectionItem, lenient_position};
+pub use crate::board::chessarena::ReadAs;
+use crate::board::{ExtractRule, Notation, SearchRule, chessarena, extract_move};
 
 /// A move taken from a reply, in UCI, before the legality check.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,51 +30,14 @@ pub struct ChosenMove {
     pub read_as: ReadAs,
 }
 
-static FENCED_UCI: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?s)```\s*([a-h][1-8][a-h][1-8](?:[qrbnQRBN])?)\s*```")
-        .expect("the fenced UCI pattern is valid")
-});
-static BARE_UCI: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?s)\s*([a-h][1-8][a-h][1-8](?:[qrbnQRBN])?)\s*")
-        .expect("the bare UCI pattern is valid")
-});
-static FENCED_SAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?s)```\s*(O-O-O|O-O|[KQRBN]?[a-h]?[1-8]?x?[a-h][1-8](?:=[KQRBN])?[+#]?)\s*```")
-        .expect("the fenced SAN pattern is valid")
-});
-static BARE_SAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?s)\s*(O-O-O|O-O|[KQRBN]?[a-h]?[1-8]?x?[a-h][1-8](?:=[KQRBN])?[+#]?)\s*")
-        .expect("the bare SAN pattern is valid")
-});
-
-fn last_capture(re: &Regex, text: &str) -> Option<String> {
-    re.captures_iter(text).last().map(|c| c[1].to_owned())
-}
-
-/// ChessArena's move parsing: the last fenced UCI move, else the last fenced SAN move converted
+/// ChessArena's move reading: the last fenced UCI move, else the last fenced SAN move converted
 /// with python-chess rules; with `parse_any_move`, unfenced matches are tried after the fenced
-/// ones of the same notation.
+/// ones of the same notation. `None` when nothing matches (or the FEN is unusable).
 pub fn parse_chessarena(reply: &str, fen: &str, parse_any_move: bool) -> Option<ChosenMove> {
-    let uci = last_capture(&FENCED_UCI, reply).or_else(|| {
-        parse_any_move
-            .then(|| last_capture(&BARE_UCI, reply))
-            .flatten()
-    });
-    if let Some(uci) = uci {
-        return Some(ChosenMove {
-            uci,
-            read_as: ReadAs::Uci,
-        });
-    }
-    let san = last_capture(&FENCED_SAN, reply).or_else(|| {
-        parse_any_move
-            .then(|| last_capture(&BARE_SAN, reply))
-            .flatten()
-    })?;
     let pos = lenient_position(fen).ok()?;
-    Some(ChosenMove {
-        uci: san_compat::san_to_uci(&san, &pos),
-        read_as: ReadAs::San,
+    chessarena::candidate(reply, &pos, parse_any_move).map(|c| ChosenMove {
+        uci: c.uci,
+        read_as: c.read_as,
     })
 }
 
@@ -90,16 +45,11 @@ pub fn parse_chessarena(reply: &str, fen: &str, parse_any_move: bool) -> Option<
 pub fn parse_tolerant(reply: &str, fen: &str) -> Option<ChosenMove> {
     let pos = lenient_position(fen).ok()?;
     let found = extract_move(reply, &pos, &ExtractRule::tolerant()).ok()?;
-    let read_as = if crate::board::extract_move(
-        &found.matched,
-        &pos,
-        &ExtractRule {
-            notations: vec![Notation::Uci],
-            ..ExtractRule::tolerant()
-        },
-    )
-    .is_ok()
-    {
+    let uci_only = ExtractRule::Search(SearchRule {
+        notations: vec![Notation::Uci],
+        ..SearchRule::tolerant()
+    });
+    let read_as = if extract_move(&found.matched, &pos, &uci_only).is_ok() {
         ReadAs::Uci
     } else {
         ReadAs::San
@@ -110,11 +60,11 @@ pub fn parse_tolerant(reply: &str, fen: &str) -> Option<ChosenMove> {
     })
 }
 
-/// ChessArena's `judge_thinking` for bullet replies: true when anything besides UCI moves and
-/// fences remains. In bullet mode such a reply is a failure whatever move it holds.
+/// ChessArena's `judge_thinking` for bullet replies ([`chessarena::judge_thinking`]): true
+/// when anything besides UCI moves and fences remains. In bullet mode such a reply is a failure
+/// whatever move it holds.
 pub fn chessarena_judge_thinking(reply: &str) -> bool {
-    let stripped = BARE_UCI.replace_all(reply.trim(), "");
-    stripped.split("```").any(|part| !part.trim().is_empty())
+    chessarena::judge_thinking(reply)
 }
 
 /// The score of one item.

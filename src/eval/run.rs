@@ -171,6 +171,7 @@ pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummar
             format: "round_robin".to_owned(),
             games_per_pair: 0,
             max_plies: 0,
+            max_plies_include_book: false,
             seed: spec.settings.seed,
             concurrency: None,
             openings: None,

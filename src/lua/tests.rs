@@ -263,4 +263,5 @@ mod modes {
     }
 
     mod agentic;
+    mod bullet;
 }

@@ -99,9 +99,17 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         what,
         source,
     };
-    let max_plies = rules.spec().settings.max_plies;
-    let mut game = Game::new(row.start_fen.as_deref(), max_plies)
-        .map_err(|e| replay("the start position".into(), e.into()))?;
+    let settings = &rules.spec().settings;
+    // The move limit counts the plies played from the opening position, not the book line
+    // that set it up (unless the tournament asks for the whole game); PlyCount keeps them all.
+    let book_plies = if settings.max_plies_include_book {
+        0
+    } else {
+        u32::try_from(row.opening_moves.len()).unwrap_or(u32::MAX)
+    };
+    let mut game = Game::new(row.start_fen.as_deref(), settings.max_plies)
+        .map_err(|e| replay("the start position".into(), e.into()))?
+        .with_book_plies(book_plies);
 
     // Replay what is stored; on a fresh game, store the opening line as book plies first.
     let stored = store.plies(row.id)?;

@@ -24,9 +24,15 @@ pub struct TournamentSettings {
     /// Games each pair plays (colours alternate, so keep it even).
     #[serde(default = "default_games_per_pair")]
     pub games_per_pair: u32,
-    /// Plies after which a game is drawn by the move limit (0: no limit).
+    /// Plies after which a game is drawn by the move limit (0: no limit), counted from the
+    /// opening position: the book plies of an opening line do not count, unless
+    /// `max_plies_include_book` is set.
     #[serde(default = "default_max_plies")]
     pub max_plies: u32,
+    /// Count the book plies of an opening line toward `max_plies` too (default false: every game
+    /// gets `max_plies` plies of play whatever the length of its opening line).
+    #[serde(default)]
+    pub max_plies_include_book: bool,
     /// Seed of random movers and random opening order, so that a tournament is reproducible.
     #[serde(default)]
     pub seed: u64,

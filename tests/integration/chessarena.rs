@@ -177,22 +177,17 @@ end }"#,
             .collect::<Vec<_>>()
     };
 
-    // Bullet: every reply is either the move alone or refused as forbidden reasoning (or a parse
-    // failure), and refusals start the ply over without feedback.
+    // Bullet (ChessArena's reasoning rule, the default): every reply is either a move ChessArena's
+    // judge lets through or refused as forbidden reasoning (or a parse failure), and refusals
+    // start the ply over without feedback.
     for (_, c) in calls_of("bullet") {
         let outcome = c.outcome.clone().unwrap();
         let text = c.call.reply_text.clone().unwrap();
         if outcome == "move" {
-            assert!(
-                !arena::board::notation::judge_forbidden_reasoning(&text),
-                "{text}"
-            );
+            assert!(!arena::board::chessarena::judge_thinking(&text), "{text}");
         }
         if outcome == "forbidden_reasoning" {
-            assert!(
-                arena::board::notation::judge_forbidden_reasoning(&text),
-                "{text}"
-            );
+            assert!(arena::board::chessarena::judge_thinking(&text), "{text}");
         }
         let request: serde_json::Value = serde_json::from_str(&c.call.request_json).unwrap();
         if c.call.seq > 0 && outcome != "move" {

@@ -6,7 +6,10 @@ use mlua::{Lua, Table, Value};
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 
 use crate::board::{
-    notation::{ExtractRule, Notation, Pick, Scope, extract_move, judge_forbidden_reasoning},
+    chessarena,
+    notation::{
+        ExtractRule, Notation, Pick, Scope, SearchRule, extract_move, judge_forbidden_reasoning,
+    },
     render,
 };
 
@@ -63,7 +66,15 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
     )?;
     board.set(
         "forbidden_reasoning",
-        lua.create_function(|_, text: String| Ok(judge_forbidden_reasoning(&text)))?,
+        lua.create_function(|_, (text, rule): (String, Option<String>)| {
+            match rule.as_deref().unwrap_or("arena") {
+                "arena" => Ok(judge_forbidden_reasoning(&text)),
+                "chessarena" => Ok(chessarena::judge_thinking(&text)),
+                other => Err(mlua::Error::runtime(format!(
+                    "unknown reasoning rule `{other}` (expected \"chessarena\" or \"arena\")"
+                ))),
+            }
+        })?,
     )?;
     arena.set("board", board)?;
     Ok(())
@@ -78,16 +89,18 @@ fn position(fen: &str) -> mlua::Result<Chess> {
         .map_err(|e| mlua::Error::runtime(format!("impossible position `{fen}`: {e}")))
 }
 
-/// A rule by name (`"chessarena"`, `"tolerant"`) or as a table
+/// A rule by name (`"chessarena"`: ChessArena's reader; `"chessarena_any"`: the same, also
+/// reading unfenced moves; `"tolerant"`) or as a table
 /// `{pick = "first"|"last", scope = "fenced"|"tagged"|"fenced_or_tagged"|"anywhere", notations = {"uci", "san"}}`.
 fn extract_rule(value: &Value) -> mlua::Result<ExtractRule> {
     match value {
         Value::Nil => Ok(ExtractRule::tolerant()),
         Value::String(name) => match &*name.to_str()? {
             "chessarena" => Ok(ExtractRule::chessarena()),
+            "chessarena_any" => Ok(ExtractRule::ChessArena { any_move: true }),
             "tolerant" => Ok(ExtractRule::tolerant()),
             other => Err(mlua::Error::runtime(format!(
-                "unknown parsing rule `{other}` (expected \"chessarena\", \"tolerant\" or a table)"
+                "unknown parsing rule `{other}` (expected \"chessarena\", \"chessarena_any\", \"tolerant\" or a table)"
             ))),
         },
         Value::Table(t) => {
@@ -128,11 +141,11 @@ fn extract_rule(value: &Value) -> mlua::Result<ExtractRule> {
                     })
                     .collect::<mlua::Result<_>>()?,
             };
-            Ok(ExtractRule {
+            Ok(ExtractRule::Search(SearchRule {
                 pick,
                 scope,
                 notations,
-            })
+            }))
         }
         other => Err(mlua::Error::runtime(format!(
             "a parsing rule is a name or a table, not a {}",

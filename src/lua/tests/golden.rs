@@ -81,7 +81,12 @@ const MIDDLEGAME: Scene = scene("middlegame", At::Middlegame, &[]);
 const PROMOTION: Scene = scene("promotion", At::Promotion, &[]);
 const RETRY: Scene = scene("retry", At::Opening, &["```\ne2e5\n```"]);
 const RETRY_NO_MOVE: Scene = scene("retry_no_move", At::Opening, &["I would rather not say."]);
-const RETRY_UNPARSEABLE: Scene = scene("retry_unparseable", At::Opening, &["```\ne2e9\n```"]);
+const RETRY_UNPARSEABLE: Scene = scene(
+    "retry_unparseable",
+    At::Opening,
+    // python-chess refuses the same square twice: ChessArena's "Invalid UCI format".
+    &["```\ne2e2\n```"],
+);
 const AGENTIC_RETRY: Scene = scene("retry", At::Opening, &["make_move e9e4"]);
 /// The two actions that show the position (wrong actions where the variant does not offer them).
 const ACTIONS: Scene = scene(
@@ -128,7 +133,7 @@ const SINGLE_REQUEST: &[Scene] = &[OPENING, MIDDLEGAME, PROMOTION, AGENTIC_RETRY
 const MODES: &[(&str, &str, &str, &[Scene])] = &[
     ("bullet", "default", "", CHESS),
     ("bullet", "no_legal_moves", "legal_moves = false", CHESS),
-    ("bullet", "san", "notation = \"san\"", CHESS),
+    ("bullet", "san", "notation = \"san\", reasoning_rule = \"arena\"", CHESS),
     ("bullet", "grammar", "grammar = true", CHESS),
     ("blitz", "default", "", BLITZ),
     ("blitz", "no_legal_moves", "legal_moves = false", CHESS),

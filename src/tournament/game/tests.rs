@@ -166,6 +166,17 @@ struct Setup {
 }
 
 async fn setup(replies: Vec<&'static str>, max_plies: u32, max_attempts: u32) -> Setup {
+    setup_with_opening(replies, max_plies, max_attempts, &[], false).await
+}
+
+/// As [`setup`], the game starting with the book line `opening`.
+async fn setup_with_opening(
+    replies: Vec<&'static str>,
+    max_plies: u32,
+    max_attempts: u32,
+    opening: &[&str],
+    include_book: bool,
+) -> Setup {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(Replies {
@@ -185,6 +196,7 @@ async fn setup(replies: Vec<&'static str>, max_plies: u32, max_attempts: u32) ->
             format: "round_robin".into(),
             games_per_pair: 1,
             max_plies,
+            max_plies_include_book: include_book,
             seed: 7,
             concurrency: None,
             openings: None,
@@ -203,7 +215,13 @@ async fn setup(replies: Vec<&'static str>, max_plies: u32, max_attempts: u32) ->
             .unwrap();
     }
     store
-        .schedule_games(t.id, &[ScheduledGame::new(1, 1, "m", "r")])
+        .schedule_games(
+            t.id,
+            &[ScheduledGame {
+                opening_moves: opening.iter().map(|m| m.to_string()).collect(),
+                ..ScheduledGame::new(1, 1, "m", "r")
+            }],
+        )
         .unwrap();
     let row = store.games(t.id).unwrap().remove(0);
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -364,4 +382,31 @@ async fn a_script_fault_sets_the_game_aside_with_its_kind_and_is_not_scored() {
     assert_eq!(row.status, GameStatus::Errored);
     assert_eq!(row.error_kind, Some(ErrorKind::Script));
     assert_eq!(row.result, None);
+}
+
+#[tokio::test]
+async fn the_move_limit_counts_the_plies_after_the_book_line_and_pgn_counts_them_all() {
+    // Two book plies, then four played: White (the model) plays twice, the random mover twice.
+    let replies = vec!["move g1f3", "move f1c4"];
+    let s = setup_with_opening(replies.clone(), 4, 3, &["e2e4", "e7e5"], false).await;
+    let outcome = play(&s.env, &s.row, s.rules.clone()).await;
+    let GameOutcome::Finished(end) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(end.termination, Termination::MoveLimit);
+    let plies = s.env.store.plies(s.row.id).unwrap();
+    let players: Vec<&str> = plies.iter().map(|p| p.player.as_str()).collect();
+    assert_eq!(players, ["book", "book", "m", "r", "m", "r"]);
+    let t = s.env.store.find_tournament("t").unwrap().unwrap();
+    let pgn = crate::export::pgn(&s.env.store, &[t]).unwrap();
+    assert!(pgn.contains("[PlyCount \"6\"]"), "{pgn}");
+    assert!(pgn.contains("1. e4 e5 2. Nf3"), "{pgn}");
+
+    // Counting the book too, as before: the limit is reached after two played plies.
+    let s = setup_with_opening(replies, 4, 3, &["e2e4", "e7e5"], true).await;
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the game ends")
+    };
+    assert_eq!(end.termination, Termination::MoveLimit);
+    assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 4);
 }

@@ -142,9 +142,64 @@ fn reflection_is_offered_on_request_and_its_notes_are_not_wrong_actions() {
     let d = m.reply(&ctx, "The centre matters most.").unwrap();
     assert_eq!(d.outcome.as_deref(), Some("reflection_notes"));
     assert!(said(&d).contains("make_move <move>"));
-    // An action right after the reflection is carried out.
+}
+
+/// The dialog of a ply in which the model asked for a reflection and now answers `reply`.
+fn after_reflection(options: &str, reply: &str) -> Decision {
+    let (m, mut ctx) = mode("agentic", options);
+    let reflect = said(&m.reply(&ctx, "do_reflection").unwrap()).to_string();
+    ctx.dialog = vec![
+        ChatMessage::new("user", "opening"),
+        ChatMessage::new("assistant", "do_reflection"),
+        ChatMessage::new("user", reflect),
+        ChatMessage::new("assistant", reply),
+    ];
+    m.reply(&ctx, reply).unwrap()
+}
+
+#[test]
+fn after_the_reflection_prompt_llm_chess_answers_only_board_and_legal_moves_requests() {
+    // LLM Chess (AutoReplyAgent): board and legal-moves requests are answered; any other reply,
+    // a move included, gets the follow-up text and is no wrong action.
+    let options = "reflection = true";
+    for reply in [
+        "make_move e2e4",
+        "I choose e4.\nmake_move e2e4",
+        "do_reflection",
+        "make_move e2e5",
+        "Nothing to add.",
+    ] {
+        let d = after_reflection(options, reply);
+        assert_eq!(d.outcome.as_deref(), Some("reflection_notes"), "{reply}");
+        assert!(said(&d).contains("make_move <move>"), "{reply}");
+    }
+    let d = after_reflection(options, "Let me get_current_board first.");
+    assert_eq!(d.outcome.as_deref(), Some("get_current_board"));
+    assert!(said(&d).contains('♔'));
+    let d = after_reflection(options, "get_legal_moves");
+    assert_eq!(d.outcome.as_deref(), Some("get_legal_moves"));
+    // The reply after the follow-up is read as usual: the move is made then.
+    let (m, mut ctx) = mode("agentic", options);
+    let follow_up = said(&after_reflection(options, "make_move e2e4")).to_string();
+    ctx.dialog = vec![
+        ChatMessage::new("user", "opening"),
+        ChatMessage::new("assistant", "do_reflection"),
+        ChatMessage::new("user", "reflect"),
+        ChatMessage::new("assistant", "make_move e2e4"),
+        ChatMessage::new("user", follow_up),
+        ChatMessage::new("assistant", "make_move e2e4"),
+    ];
     let d = m.reply(&ctx, "make_move e2e4").unwrap();
     assert_eq!(d.action, Action::Move("e2e4".into()));
+}
+
+#[test]
+fn after_the_reflection_prompt_the_strict_rule_carries_out_any_action() {
+    let options = "reflection = true, rule = \"strict\"";
+    let d = after_reflection(options, "make_move e2e4");
+    assert_eq!(d.action, Action::Move("e2e4".into()));
+    let d = after_reflection(options, "The centre matters most.");
+    assert_eq!(d.outcome.as_deref(), Some("reflection_notes"));
 }
 
 #[test]

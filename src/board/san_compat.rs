@@ -154,11 +154,17 @@ fn role_of(c: char) -> Role {
 
 #[cfg(test)]
 mod tests {
+    use shakmaty::fen::Fen;
+
     use super::*;
-    use crate::eval::lenient_position;
 
     fn conv(fen: &str, text: &str) -> String {
-        san_to_uci(text, &lenient_position(fen).expect("test FEN"))
+        let pos = fen
+            .parse::<Fen>()
+            .expect("test FEN parses")
+            .into_position(CastlingMode::Standard)
+            .expect("test FEN is legal");
+        san_to_uci(text, &pos)
     }
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
