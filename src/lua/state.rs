@@ -670,7 +670,10 @@ mod tests {
         let err = run_chunk(&lua, "t.lua", "require('nope')").unwrap_err();
         assert!(err.to_string().contains("module `nope` not found"), "{err}");
         let err = run_chunk(&lua, "t.lua", "require('/etc/passwd')").unwrap_err();
-        assert!(err.to_string().contains("module `/etc/passwd` is refused"), "{err}");
+        assert!(
+            err.to_string().contains("module `/etc/passwd` is refused"),
+            "{err}"
+        );
         let arena_is_api: bool = lua.load("return require('arena') == arena").eval().unwrap();
         assert!(arena_is_api);
     }
