@@ -62,7 +62,12 @@ impl Format for FormatScript {
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
         let state_value = self.lua.to_value_with(state, options)?;
-        let value: Value = state::call(&self.lua, &self.pairings, state_value)?;
+        let value: Value = state::call(
+            &self.lua,
+            &format!("`{}.pairings`", self.module),
+            &self.pairings,
+            state_value,
+        )?;
         if value.is_nil() {
             return Ok(None);
         }

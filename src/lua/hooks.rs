@@ -29,7 +29,7 @@ impl HookModule {
         what: &'static str,
     ) -> Result<Self, ScriptError> {
         let require: Function = lua.globals().get("require")?;
-        let value: Value = state::call(lua, &require, module)?;
+        let value: Value = state::call(lua, &format!("`require(\"{module}\")`"), &require, module)?;
         let Value::Table(table) = value else {
             return Err(ScriptError::bare(format!(
                 "{what} `{module}` must return a table of hooks, not {}",

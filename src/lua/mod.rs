@@ -11,6 +11,7 @@ mod format;
 mod generation;
 mod hooks;
 mod mode;
+mod patterns;
 mod sources;
 mod state;
 mod task;

@@ -137,7 +137,12 @@ impl PlayMode for ModeScript {
     /// this ply (a grammar built from the legal moves, say).
     fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
         let ctx = self.ctx_value(ctx)?;
-        let value: Value = state::call(&self.lua, &self.start, ctx)?;
+        let value: Value = state::call(
+            &self.lua,
+            &format!("`{}.start`", self.module),
+            &self.start,
+            ctx,
+        )?;
         let fail = |m: String| ScriptError::bare(format!("`{}.start` returned {m}", self.module));
         let (messages, request) = match &value {
             Value::Table(t) if t.contains_key("messages")? => {
@@ -170,7 +175,12 @@ impl PlayMode for ModeScript {
     /// Calls `reply(ctx, text)`: what to do with the model's answer.
     fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
         let ctx = self.ctx_value(ctx)?;
-        let value: Value = state::call(&self.lua, &self.reply, (ctx, text))?;
+        let value: Value = state::call(
+            &self.lua,
+            &format!("`{}.reply`", self.module),
+            &self.reply,
+            (ctx, text),
+        )?;
         parse_decision(value)
             .map_err(|m| ScriptError::bare(format!("`{}.reply` returned {m}", self.module)))
     }

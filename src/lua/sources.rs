@@ -106,6 +106,9 @@ impl Resolver {
 
     /// Whether `module` can be found, without recording it.
     pub fn exists(&self, module: &str) -> bool {
+        if check_name(module).is_err() {
+            return false;
+        }
         self.candidates(module).iter().any(|c| {
             self.pinned
                 .as_ref()
@@ -118,8 +121,11 @@ impl Resolver {
     /// Finds `module` (dotted name, `modes.blitz`).
     ///
     /// # Errors
-    /// When no candidate file exists (the message lists where it looked), or one is unreadable.
+    /// A name that would leave the script's folder and the built-ins (an absolute path, `..`),
+    /// a file found through a link that leads out of them, no candidate file (the message lists
+    /// where it looked), or an unreadable one.
     pub fn resolve(&self, module: &str) -> Result<ResolvedModule, ScriptError> {
+        check_name(module)?;
         let candidates = self.candidates(module);
         for c in &candidates {
             if let Some(content) = self.pinned.as_ref().and_then(|p| p.files.get(&c.display)) {
@@ -130,6 +136,7 @@ impl Resolver {
             if let Some(disk) = &c.disk
                 && disk.is_file()
             {
+                c.check_inside(module)?;
                 let content = std::fs::read_to_string(disk).map_err(|e| {
                     ScriptError::bare(format!("cannot read module `{}`: {e}", c.display))
                 })?;
@@ -185,6 +192,7 @@ impl Resolver {
             out.push(Candidate {
                 display: display_path(&disk),
                 disk: Some(disk),
+                root: Some(self.script_dir.clone()),
                 embedded: None,
             });
         }
@@ -192,6 +200,7 @@ impl Resolver {
         out.push(Candidate {
             display: format!("{BUILTIN_PREFIX}{file}"),
             disk: builtin_dir().map(|dir| dir.join(&file)),
+            root: builtin_dir(),
             embedded: EMBEDDED
                 .iter()
                 .find(|(name, _)| *name == file)
@@ -204,7 +213,44 @@ impl Resolver {
 struct Candidate {
     display: String,
     disk: Option<PathBuf>,
+    /// The folder `disk` must stay inside.
+    root: Option<PathBuf>,
     embedded: Option<&'static str>,
+}
+
+impl Candidate {
+    /// Refuses a file that a symbolic link places outside its folder.
+    fn check_inside(&self, module: &str) -> Result<(), ScriptError> {
+        let (Some(disk), Some(root)) = (&self.disk, &self.root) else {
+            return Ok(());
+        };
+        let inside = match (disk.canonicalize(), root.canonicalize()) {
+            (Ok(file), Ok(root)) => file.starts_with(root),
+            _ => false,
+        };
+        if inside {
+            Ok(())
+        } else {
+            Err(ScriptError::bare(format!(
+                "module `{module}`: `{}` leads outside the script's folder (a symbolic link?); only the script's folder and the built-ins may be required",
+                self.display
+            )))
+        }
+    }
+}
+
+/// A module name is dotted (`modes.blitz`, or `modes/blitz`): no absolute path, no `..`, no
+/// empty part, so that `require` cannot climb out of the script's folder or the built-ins.
+fn check_name(module: &str) -> Result<(), ScriptError> {
+    let rel = module.replace('.', "/");
+    let bad =
+        rel.is_empty() || rel.split('/').any(str::is_empty) || rel.contains(['\\', ':', '\0']);
+    if bad {
+        return Err(ScriptError::bare(format!(
+            "module `{module}` is refused: require takes a module name such as `modes.blitz`, found in the script's folder or the built-ins; absolute paths and `..` are not allowed"
+        )));
+    }
+    Ok(())
 }
 
 /// In debug builds the built-ins are read from the source tree, so that they can be edited (and hot
@@ -252,6 +298,55 @@ mod tests {
         assert!(err.contains("scripts/modes/nope.lua"), "{err}");
         assert!(!resolver.exists("modes.nope"));
         assert!(resolver.exists("modes.blitz"));
+    }
+
+    #[test]
+    fn require_stays_inside_the_script_folder_and_the_builtins() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("tour");
+        std::fs::create_dir_all(dir.join("lib")).unwrap();
+        std::fs::write(root.path().join("secret.lua"), "return 'outside'").unwrap();
+        std::fs::write(dir.join("lib/ok.lua"), "return 'inside'").unwrap();
+        let resolver = Resolver::from_disk(&dir);
+        assert_eq!(
+            resolver.resolve("lib.ok").unwrap().content,
+            "return 'inside'"
+        );
+        assert_eq!(
+            resolver.resolve("lib/ok").unwrap().content,
+            "return 'inside'"
+        );
+        let absolute = root.path().join("secret").to_string_lossy().into_owned();
+        for name in [
+            absolute.as_str(),
+            "../secret",
+            "..secret",
+            "lib..ok",
+            "lib/../../secret",
+            "/etc/passwd",
+            "",
+        ] {
+            let err = resolver.resolve(name).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("module `{name}` is refused")),
+                "{name}: {err}"
+            );
+            assert!(!resolver.exists(name), "{name}");
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root.path().join("secret.lua"), dir.join("link.lua"))
+                .unwrap();
+            let err = resolver.resolve("link").unwrap_err().to_string();
+            assert!(err.contains("leads outside the script's folder"), "{err}");
+        }
+        assert!(
+            resolver
+                .sources()
+                .files
+                .values()
+                .all(|c| c != "return 'outside'")
+        );
     }
 
     #[test]

@@ -230,6 +230,7 @@ impl Task for TaskScript {
     ) -> Result<Vec<ChatMessage>, ScriptError> {
         let value: Value = state::call(
             &self.lua,
+            &format!("`{}.prompt`", self.module),
             &self.prompt,
             (self.to_lua(item)?, self.ctx(ctx)?),
         )?;
@@ -270,6 +271,7 @@ impl Task for TaskScript {
     ) -> Result<Parsed, ScriptError> {
         let (answer, err): (Value, Value) = state::call(
             &self.lua,
+            &format!("`{}.parse`", self.module),
             &self.parse,
             (reply, self.to_lua(item)?, self.ctx(ctx)?),
         )?;
@@ -305,6 +307,7 @@ impl Task for TaskScript {
         match &self.feedback {
             Some(f) => state::call(
                 &self.lua,
+                &format!("`{}.feedback`", self.module),
                 f,
                 (self.to_lua(err)?, self.to_lua(item)?, self.ctx(ctx)?),
             ),

@@ -285,3 +285,69 @@ fn every_builtin_mode_loads_from_the_binary_alone() {
         assert!(out.status.success(), "{format}: {}", stderr(&out));
     }
 }
+
+/// `arena check SCRIPT`, killed (and the test failed) if it has not ended in `patience`: before
+/// the fix, a backtracking pattern made it run for ever.
+fn check_within(dir: &TestDir, script: &str, patience: std::time::Duration) -> (i32, String) {
+    let mut child = dir
+        .arena()
+        .args(["check", script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("arena runs");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("child status").is_none() {
+        if start.elapsed() > patience {
+            child.kill().expect("kill");
+            panic!("`arena check {script}` still ran after {patience:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("output");
+    (
+        out.status.code().unwrap_or(-1),
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
+/// `string.find` that backtracks inside Lua's C matcher: it never returns to the VM.
+const BACKTRACKING: &str = r#"local hit = string.find(("a"):rep(40), ("a-"):rep(30) .. "b")"#;
+
+#[test]
+fn a_backtracking_pattern_in_the_script_fails_at_its_line() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            "local x = 1\n{BACKTRACKING}\nreturn arena.tournament {{ name = 't', players = {{ {PLAYERS} }} }}"
+        ),
+    );
+    let (code, out) = check_within(&dir, "t.lua", std::time::Duration::from_secs(120));
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("t.lua:2: "), "{out}");
+    assert!(out.contains("limit"), "{out}");
+    assert!(out.contains("in `t.lua`"), "{out}");
+}
+
+#[test]
+fn a_backtracking_pattern_in_a_mode_hook_fails_at_its_line_and_names_the_hook() {
+    let dir = TestDir::new();
+    dir.write(
+        "modes/slow.lua",
+        &format!(
+            "return {{\n  start = function(ctx) return {{ {{ role = 'user', content = 'move?' }} }} end,\n  reply = function(ctx, text)\n    {BACKTRACKING}\n    return {{ move = 'e2e4' }}\n  end,\n}}"
+        ),
+    );
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament { name = "t", players = {
+    arena.random { name = "a" },
+    arena.llm { name = "m", base_url = "http://127.0.0.1:9/v1", model = "x", mode = "slow" },
+} }"#,
+    );
+    let (code, out) = check_within(&dir, "t.lua", std::time::Duration::from_secs(120));
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("modes/slow.lua:4: "), "{out}");
+    assert!(out.contains("in `modes.slow.reply`"), "{out}");
+}

@@ -133,3 +133,50 @@ fn a_file_that_is_not_a_store_is_refused_and_left_alone() {
         "these are my notes, not a database\n"
     );
 }
+
+/// A reply hook that runs into its limits (a pattern that backtracks inside Lua's C matcher, which
+/// used to hang the game for ever) sets its own game aside as a script error at its `file:line`;
+/// the other game of the tournament is played to the end.
+#[test]
+fn a_reply_hook_that_hangs_sets_only_its_game_aside() {
+    let Some(url) = crate::common::local_llm("a_reply_hook_that_hangs_sets_only_its_game_aside")
+    else {
+        return;
+    };
+    let dir = TestDir::new();
+    dir.write(
+        "modes/hang.lua",
+        r#"return {
+  start = function(ctx) return { { role = "user", content = "Say hello." } } end,
+  reply = function(ctx, text)
+    if ctx.side == "black" then string.find(text .. ("a"):rep(40), ("a-"):rep(30) .. "b") end
+    return { move = ctx.legal_uci[1] }
+  end,
+}"#,
+    );
+    let model = crate::common::llm_player(&url, "m", "")
+        .replace("name = \"m\",", "name = \"m\", mode = \"hang\",");
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "t", games_per_pair = 2, max_plies = 6,
+  players = {{ arena.random {{ name = "r" }}, {model} }},
+}}"#
+        ),
+    );
+    let out = dir.run("t.lua");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("1 game(s) were set aside"), "{err}");
+    assert!(err.contains("modes/hang.lua:4: "), "{err}");
+    assert!(err.contains("in `modes.hang.reply`"), "{err}");
+    assert!(err.contains("(script error)"), "{err}");
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("t").unwrap().unwrap();
+    let rows = store.standings(t.id).unwrap();
+    assert!(
+        rows.iter().any(|r| r.games == 1),
+        "the other game was played: {rows:?}"
+    );
+}
