@@ -13,6 +13,9 @@
 //! pattern fails deterministically with the instruction-limit error, at the caller's `file:line`.
 //! The plain (`find(s, p, i, true)`) search uses `memchr::memmem`, linear where C's is not.
 //!
+//! Lua is © 1994–2026 Lua.org, PUC-Rio, under the MIT licence; the port keeps it: see
+//! `patterns/LICENSE-lua.txt` and `patterns/PROVENANCE.md`.
+//!
 //! Subject and pattern are byte strings, as in Lua. Reading one past the end yields `0`, as C's
 //! terminating NUL does, so edge cases (`%f` at the end, `%b` against the end) behave alike.
 
