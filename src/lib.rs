@@ -21,4 +21,5 @@ pub mod rating;
 pub mod report;
 pub mod script;
 pub mod store;
+pub mod test_parts;
 pub mod tournament;

@@ -382,7 +382,11 @@ mod tests {
 
     fn pool() -> Option<AnalysisPool> {
         if !Path::new(STOCKFISH).exists() {
-            eprintln!("skipping: {STOCKFISH} is not installed (apt-get install stockfish)");
+            crate::test_parts::missing(
+                "analysis::game tests",
+                STOCKFISH,
+                "apt-get install stockfish",
+            );
             return None;
         }
         let spec = EngineSpec::new("sf", STOCKFISH)

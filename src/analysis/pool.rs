@@ -329,7 +329,11 @@ mod tests {
 
     fn stockfish() -> Option<EngineSpec> {
         if !Path::new(STOCKFISH).exists() {
-            eprintln!("skipping: {STOCKFISH} is not installed (apt-get install stockfish)");
+            crate::test_parts::missing(
+                "analysis::pool tests",
+                STOCKFISH,
+                "apt-get install stockfish",
+            );
             return None;
         }
         Some(

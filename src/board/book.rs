@@ -388,11 +388,7 @@ mod tests {
     }
 
     fn reference_data() -> Option<PathBuf> {
-        let dir = std::env::var_os("ARENA_REFERENCE_DATA").map(PathBuf::from);
-        if dir.is_none() {
-            eprintln!("skipping: ARENA_REFERENCE_DATA is not set (the reference data folder)");
-        }
-        dir
+        crate::test_parts::reference_data("board::book tests")
     }
 
     /// Plays an opening into a game, as the tournament loop will.

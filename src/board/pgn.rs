@@ -257,13 +257,7 @@ mod tests {
     /// Writes games, reads them back with python-chess and compares the final positions.
     #[test]
     fn python_chess_reads_our_pgn() {
-        let probe = Command::new("python3")
-            .args(["-c", "import chess.pgn"])
-            .output();
-        if !probe.is_ok_and(|o| o.status.success()) {
-            eprintln!(
-                "skipping python_chess_reads_our_pgn: python3 with chess (python-chess) is not available"
-            );
+        if !crate::test_parts::python_chess("python_chess_reads_our_pgn") {
             return;
         }
         let games = [

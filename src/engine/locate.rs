@@ -114,7 +114,11 @@ mod tests {
     #[test]
     fn finds_stockfish_in_usr_games_without_path() {
         if !Path::new("/usr/games/stockfish").exists() {
-            eprintln!("skipping: /usr/games/stockfish is not installed");
+            crate::test_parts::missing(
+                "finds_stockfish_in_usr_games_without_path",
+                "/usr/games/stockfish",
+                "apt-get install stockfish",
+            );
             return;
         }
         // Whatever PATH holds, /usr/games is searched last, so a bare name resolves.

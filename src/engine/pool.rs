@@ -148,7 +148,11 @@ mod tests {
 
     fn pool() -> Option<EnginePool> {
         if !Path::new(STOCKFISH).exists() {
-            eprintln!("skipping: {STOCKFISH} is not installed (apt-get install stockfish)");
+            crate::test_parts::missing(
+                "engine::pool tests",
+                STOCKFISH,
+                "apt-get install stockfish",
+            );
             return None;
         }
         Some(EnginePool::new(

@@ -695,7 +695,11 @@ mod tests {
     /// A deterministic Stockfish spec, or `None` (after saying so) when Stockfish is not installed.
     fn stockfish(name: &str) -> Option<EngineSpec> {
         if !Path::new(STOCKFISH).exists() {
-            eprintln!("skipping: {STOCKFISH} is not installed (apt-get install stockfish)");
+            crate::test_parts::missing(
+                "engine::process tests",
+                STOCKFISH,
+                "apt-get install stockfish",
+            );
             return None;
         }
         Some(

@@ -114,9 +114,6 @@ pub fn lenient_position(fen: &str) -> Result<Chess, EvalError> {
 /// `ARENA_REFERENCE_DATA` is unset.
 #[cfg(test)]
 pub(crate) fn chessarena_data(relative: &str) -> Option<PathBuf> {
-    let Some(root) = std::env::var_os("ARENA_REFERENCE_DATA") else {
-        eprintln!("skipping: ARENA_REFERENCE_DATA is not set (the reference data folder)");
-        return None;
-    };
-    Some(PathBuf::from(root).join("ChessArena").join(relative))
+    let root = crate::test_parts::reference_data(&format!("eval tests on `{relative}`"))?;
+    Some(root.join("ChessArena").join(relative))
 }

@@ -552,18 +552,12 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 // --- The real local llama.cpp server (skipped unless LOCAL_LLM_URL is set). ---
 
 fn local_endpoint(test: &str, provider: Provider) -> Option<Endpoint> {
-    match std::env::var("LOCAL_LLM_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(Endpoint {
-            provider,
-            // Other test suites may share the one-thread server.
-            timeout: Duration::from_secs(180),
-            ..Endpoint::new(url.trim())
-        }),
-        _ => {
-            eprintln!("skipping {test}: LOCAL_LLM_URL is not set");
-            None
-        }
-    }
+    crate::test_parts::local_llm(test).map(|url| Endpoint {
+        provider,
+        // Other test suites may share the one-thread server.
+        timeout: Duration::from_secs(180),
+        ..Endpoint::new(url)
+    })
 }
 
 fn local_request() -> ChatRequest {

@@ -595,17 +595,11 @@ fn long_bodies_are_cut_in_messages() {
 // --- The real local model (skipped unless LOCAL_LLM_URL is set). ---
 
 fn local_endpoint(test: &str) -> Option<Endpoint> {
-    match std::env::var("LOCAL_LLM_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(Endpoint {
-            // Other test suites may share the one-thread server.
-            timeout: Duration::from_secs(180),
-            ..Endpoint::new(url.trim())
-        }),
-        _ => {
-            eprintln!("skipping {test}: LOCAL_LLM_URL is not set");
-            None
-        }
-    }
+    crate::test_parts::local_llm(test).map(|url| Endpoint {
+        // Other test suites may share the one-thread server.
+        timeout: Duration::from_secs(180),
+        ..Endpoint::new(url)
+    })
 }
 
 fn local_request(prompt: &str, max_tokens: u32) -> ChatRequest {

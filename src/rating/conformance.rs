@@ -13,11 +13,8 @@ use super::{
 };
 
 fn reference(relative: &str) -> Option<PathBuf> {
-    let Some(root) = std::env::var_os("ARENA_REFERENCE_DATA") else {
-        eprintln!("skipped: ARENA_REFERENCE_DATA is not set (needs `{relative}`)");
-        return None;
-    };
-    Some(PathBuf::from(root).join(relative))
+    let root = crate::test_parts::reference_data(&format!("rating conformance on `{relative}`"))?;
+    Some(root.join(relative))
 }
 
 fn read_json(path: &PathBuf) -> Value {

@@ -61,24 +61,12 @@ pub fn stderr(o: &Output) -> String {
 
 /// The local model's base URL, or `None` (with a note) when the tests run without it.
 pub fn local_llm(test: &str) -> Option<String> {
-    match std::env::var("LOCAL_LLM_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!(
-                "skipping {test}: LOCAL_LLM_URL is not set (scripts/test.sh starts the local model)"
-            );
-            None
-        }
-    }
+    arena::test_parts::local_llm(test)
 }
 
 /// Whether Stockfish can be found (with a note when it cannot).
 pub fn stockfish(test: &str) -> bool {
-    let found = arena::engine::locate("stockfish").is_ok();
-    if !found {
-        eprintln!("skipping {test}: Stockfish is not installed (apt-get install stockfish)");
-    }
-    found
+    arena::test_parts::stockfish(test).is_some()
 }
 
 /// An LLM player entry for the local model.

@@ -8,13 +8,7 @@ use crate::common::{TestDir, local_llm, stderr, stdout, stockfish};
 
 /// The reference data root, or `None` (with a note) when the tests run without it.
 fn reference(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("ARENA_REFERENCE_DATA") {
-        Some(root) if !root.is_empty() => Some(PathBuf::from(root)),
-        _ => {
-            eprintln!("skipping {test}: ARENA_REFERENCE_DATA is not set");
-            None
-        }
-    }
+    arena::test_parts::reference_data(test)
 }
 
 /// Copies the CC0 position sample next to the test's scripts.

@@ -22,14 +22,7 @@ with open(sys.argv[1]) as f:
 "#;
 
 fn python_chess() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import chess.pgn"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipping: python-chess is not installed (pip install chess)");
-    }
-    ok
+    arena::test_parts::python_chess("export tests")
 }
 
 #[test]

@@ -21,13 +21,7 @@ struct Reference {
 
 /// The reference folder, or `None` (with a note) when the tests run without the reference data.
 fn reference_dir(test: &str) -> Option<PathBuf> {
-    match std::env::var("ARENA_REFERENCE_DATA") {
-        Ok(dir) if !dir.is_empty() => Some(Path::new(&dir).join("fastchess-reference")),
-        _ => {
-            eprintln!("skipping {test}: ARENA_REFERENCE_DATA is not set");
-            None
-        }
-    }
+    arena::test_parts::reference_data(test).map(|dir| dir.join("fastchess-reference"))
 }
 
 /// Reads the reference PGN keyed by (start FEN, White). Moves come from arena's own PGN book

@@ -15,13 +15,7 @@ use crate::common::{TestDir, open_store, stderr, stdout};
 
 /// The reference data root, or `None` (with a note) when the tests run without it.
 fn reference(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("ARENA_REFERENCE_DATA") {
-        Some(root) if !root.is_empty() => Some(PathBuf::from(root)),
-        _ => {
-            eprintln!("skipping {test}: ARENA_REFERENCE_DATA is not set");
-            None
-        }
-    }
+    arena::test_parts::reference_data(test)
 }
 
 fn read_json(path: &Path) -> Value {

@@ -1,0 +1,139 @@
+//! The real parts the tests need, and what a test does when one is missing.
+//!
+//! Tests run against the real parts: the anchors' reference data (`ARENA_REFERENCE_DATA`), the
+//! local model (`LOCAL_LLM_URL`), Stockfish and Debian's other engines, python-chess. A test
+//! whose part is missing must not pass silently: with `ARENA_REQUIRE_ALL=1` (which `.ci/run`
+//! sets) it fails with a message that names the part; otherwise it prints that it skips and
+//! returns early, so a developer without the parts can still run the rest. Every test that needs
+//! a part asks through these functions, unit and integration tests alike.
+
+use std::{
+    path::PathBuf,
+    process::{Command, Stdio},
+};
+
+/// The environment variable that turns a missing part into a test failure.
+pub const REQUIRE_ALL: &str = "ARENA_REQUIRE_ALL";
+
+/// Whether every part is required (`ARENA_REQUIRE_ALL` set to anything but empty or `0`).
+pub fn required() -> bool {
+    std::env::var(REQUIRE_ALL).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Reports that `test` cannot run because `part` is missing (`how` says how to get it): panics
+/// under [`REQUIRE_ALL`], else prints the skip.
+///
+/// # Panics
+/// When every part is required.
+pub fn missing(test: &str, part: &str, how: &str) {
+    match verdict(required(), test, part, how) {
+        Verdict::Fail(message) => panic!("{message}"),
+        Verdict::Skip(message) => eprintln!("{message}"),
+    }
+}
+
+/// What a missing part means for a test.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Fail(String),
+    Skip(String),
+}
+
+fn verdict(required: bool, test: &str, part: &str, how: &str) -> Verdict {
+    if required {
+        Verdict::Fail(format!(
+            "{test} needs {part}, which is missing ({how}); {REQUIRE_ALL} is set"
+        ))
+    } else {
+        Verdict::Skip(format!("skipping {test}: {part} is missing ({how})"))
+    }
+}
+
+/// The reference data folder, or `None` after [`missing`].
+pub fn reference_data(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("ARENA_REFERENCE_DATA") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ => {
+            missing(
+                test,
+                "the reference data",
+                "set ARENA_REFERENCE_DATA to ../shared/data; scripts/test.sh does",
+            );
+            None
+        }
+    }
+}
+
+/// The local model's base URL, or `None` after [`missing`].
+pub fn local_llm(test: &str) -> Option<String> {
+    match std::env::var("LOCAL_LLM_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
+        _ => {
+            missing(
+                test,
+                "the local model",
+                "set LOCAL_LLM_URL; scripts/test.sh starts the model and sets it",
+            );
+            None
+        }
+    }
+}
+
+/// The UCI engine `command` (`stockfish`, `toga2`, ...) as found on this machine, or `None`
+/// after [`missing`].
+pub fn engine(test: &str, command: &str) -> Option<PathBuf> {
+    match crate::engine::locate(command) {
+        Ok(path) => Some(path),
+        Err(_) => {
+            missing(
+                test,
+                &format!("the engine `{command}`"),
+                &format!("apt-get install {command}; scripts/prerequisites.sh --tests does"),
+            );
+            None
+        }
+    }
+}
+
+/// Stockfish, or `None` after [`missing`].
+pub fn stockfish(test: &str) -> Option<PathBuf> {
+    engine(test, "stockfish")
+}
+
+/// Whether python3 with python-chess runs, or `false` after [`missing`].
+pub fn python_chess(test: &str) -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import chess.pgn"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        missing(
+            test,
+            "python-chess",
+            "pip install chess; scripts/prerequisites.sh --tests does",
+        );
+    }
+    ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_part_fails_when_every_part_is_required_and_skips_otherwise() {
+        assert_eq!(
+            verdict(true, "t", "the local model", "start it"),
+            Verdict::Fail(
+                "t needs the local model, which is missing (start it); ARENA_REQUIRE_ALL is set"
+                    .into()
+            )
+        );
+        assert_eq!(
+            verdict(false, "t", "the local model", "start it"),
+            Verdict::Skip("skipping t: the local model is missing (start it)".into())
+        );
+    }
+}
