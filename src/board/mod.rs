@@ -1,6 +1,7 @@
 //! What shakmaty lacks for an arena: the game record with the end-of-game rules that shakmaty leaves
 //! to the caller (fivefold repetition, the seventy-five-move rule, move limits, forfeits), move
-//! extraction from free model text, board renderings for prompts, PGN writing and opening books.
+//! extraction from free model text, board renderings for prompts, PGN writing, opening books and
+//! opening names (ECO).
 //!
 //! ```
 //! use arena::board::{ExtractRule, Game, extract_move};
@@ -15,6 +16,7 @@
 //! ```
 
 pub mod book;
+pub mod eco;
 pub mod game;
 pub mod notation;
 pub mod pgn;
@@ -23,6 +25,7 @@ pub mod render;
 use std::{io, path::PathBuf};
 
 pub use book::{Opening, parse_opening_fen, read_epd, read_pgn_openings};
+pub use eco::{EcoTable, NamedOpening};
 pub use game::{Game, GameEnd, GameResult, MoveError, PlayedMove, Termination, UnknownName};
 pub use notation::{
     ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, extract_move,
