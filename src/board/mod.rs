@@ -31,7 +31,7 @@ pub use notation::{
     ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, extract_move,
     judge_forbidden_reasoning,
 };
-pub use pgn::{PgnGame, write_pgn};
+pub use pgn::{MoveAnnotation, PgnGame, escape_comment, write_pgn};
 pub use render::{ascii, last_moves, legal_san, legal_uci, unicode};
 
 /// Errors of the board module: bad positions and bad opening books.

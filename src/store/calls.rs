@@ -97,6 +97,24 @@ pub struct CallSummary {
     pub outcome: Option<String>,
 }
 
+/// What an LLM call led to, with its texts but without the request and raw body: what the
+/// annotated PGN export reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOutcome {
+    /// The ply the call was made for.
+    pub ply: u32,
+    /// The call number within the ply.
+    pub seq: u32,
+    /// What the reply led to, if it was used.
+    pub outcome: Option<String>,
+    /// Detail of the outcome (the feedback, the forfeit reason, ...).
+    pub outcome_detail: Option<String>,
+    /// The reply text, if any came back.
+    pub reply_text: Option<String>,
+    /// The reasoning text, if the provider returned one.
+    pub reasoning: Option<String>,
+}
+
 fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
     Ok(LlmCallRow {
         id: r.get(0)?,
@@ -224,6 +242,35 @@ impl Store {
             .context(what)?;
         let rows = stmt
             .query_map(params![game_id, ply], call_row)
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
+    /// The outcomes of every call of a game, in ply and seq order.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn call_outcomes(&self, game_id: i64) -> Result<Vec<CallOutcome>, StoreError> {
+        let what = || format!("read the call outcomes of game {game_id}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT ply, seq, outcome, outcome_detail, reply_text, reasoning
+                 FROM llm_calls WHERE game_id = ?1 ORDER BY ply, seq",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map([game_id], |r| {
+                Ok(CallOutcome {
+                    ply: r.get(0)?,
+                    seq: r.get(1)?,
+                    outcome: r.get(2)?,
+                    outcome_detail: r.get(3)?,
+                    reply_text: r.get(4)?,
+                    reasoning: r.get(5)?,
+                })
+            })
             .context(what)?;
         rows.collect::<rusqlite::Result<_>>().context(what)
     }
