@@ -26,7 +26,7 @@ end
 function M.reply(ctx, text)
   local move, err = parser.parse(text, ctx)
   if not move then
-    return { retry = prompts.feedback(ctx, err), outcome = err.kind }
+    return { retry = prompts.feedback(ctx, err), outcome = err.kind, candidate = err.candidate }
   end
   if arena.board.forbidden_reasoning(text) then
     return { retry = true, reset = true, outcome = "forbidden_reasoning" }

@@ -75,9 +75,10 @@ fn mover(ply: &PlyRecord) -> Color {
 }
 
 /// The protocol failures among one ply's calls, in words, by outcome in order of first
-/// occurrence: `2 illegal; 1 no move found`.
+/// occurrence, with the moves the play mode read where it said: `2 illegal: e1g1, e1c1; 1 no
+/// move found`.
 fn failures(calls: &[&CallOutcome]) -> Option<String> {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut counts: Vec<(&str, usize, Vec<&str>)> = Vec::new();
     for call in calls {
         let Some(outcome) = call.outcome.as_deref() else {
             continue;
@@ -85,14 +86,25 @@ fn failures(calls: &[&CallOutcome]) -> Option<String> {
         if !PROTOCOL_FAILURE_OUTCOMES.contains(&outcome) {
             continue;
         }
-        match counts.iter_mut().find(|(o, _)| *o == outcome) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((outcome, 1)),
+        let candidate = call.candidate.as_deref();
+        match counts.iter_mut().find(|(o, _, _)| *o == outcome) {
+            Some((_, n, moves)) => {
+                *n += 1;
+                moves.extend(candidate);
+            }
+            None => counts.push((outcome, 1, candidate.into_iter().collect())),
         }
     }
     let parts: Vec<String> = counts
         .iter()
-        .map(|(outcome, n)| format!("{n} {}", outcome.replace('_', " ")))
+        .map(|(outcome, n, moves)| {
+            let mut part = format!("{n} {}", outcome.replace('_', " "));
+            if !moves.is_empty() {
+                part.push_str(": ");
+                part.push_str(&moves.join(", "));
+            }
+            part
+        })
         .collect();
     (!parts.is_empty()).then(|| parts.join("; "))
 }
@@ -228,24 +240,25 @@ mod tests {
 
     #[test]
     fn failures_are_counted_by_outcome_in_order() {
-        let call = |seq, outcome: &str| CallOutcome {
+        let call = |seq, outcome: &str, candidate: Option<&str>| CallOutcome {
             ply: 4,
             seq,
             outcome: Some(outcome.to_owned()),
             outcome_detail: None,
+            candidate: candidate.map(str::to_owned),
             reply_text: Some(format!("text {seq}")),
             reasoning: None,
         };
         let calls = [
-            call(0, "illegal"),
-            call(1, "no_move_found"),
-            call(2, "illegal"),
-            call(3, "move"),
+            call(0, "illegal", Some("e1g1")),
+            call(1, "no_move_found", None),
+            call(2, "illegal", Some("e1c1")),
+            call(3, "move", None),
         ];
         let refs: Vec<&CallOutcome> = calls.iter().collect();
         assert_eq!(
             failures(&refs).as_deref(),
-            Some("2 illegal; 1 no move found")
+            Some("2 illegal: e1g1, e1c1; 1 no move found")
         );
         assert_eq!(failures(&refs[3..]), None);
         assert_eq!(

@@ -109,6 +109,9 @@ pub struct CallOutcome {
     pub outcome: Option<String>,
     /// Detail of the outcome (the feedback, the forfeit reason, ...).
     pub outcome_detail: Option<String>,
+    /// The move the reply offered, as the play mode read it, when the mode said (a refused move's
+    /// text, for example).
+    pub candidate: Option<String>,
     /// The reply text, if any came back.
     pub reply_text: Option<String>,
     /// The reasoning text, if the provider returned one.
@@ -208,11 +211,29 @@ impl Store {
         outcome: &str,
         detail: Option<&str>,
     ) -> Result<(), StoreError> {
+        self.set_llm_call_verdict(call_id, outcome, detail, None)
+    }
+
+    /// [`Store::set_llm_call_outcome`] with the move the reply offered, as the play mode read it
+    /// (`None` when it did not say).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] if there is no such call, [`StoreError::Database`] on a database
+    /// failure.
+    pub fn set_llm_call_verdict(
+        &self,
+        call_id: i64,
+        outcome: &str,
+        detail: Option<&str>,
+        candidate: Option<&str>,
+    ) -> Result<(), StoreError> {
         let changed = self
             .conn()
             .execute(
-                "UPDATE llm_calls SET outcome = ?2, outcome_detail = ?3 WHERE id = ?1",
-                params![call_id, outcome, detail],
+                "UPDATE llm_calls SET outcome = ?2, outcome_detail = ?3, candidate = ?4
+                 WHERE id = ?1",
+                params![call_id, outcome, detail, candidate],
             )
             .context(|| format!("set the outcome of llm call {call_id}"))?;
         if changed == 0 {
@@ -256,7 +277,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT ply, seq, outcome, outcome_detail, reply_text, reasoning
+                "SELECT ply, seq, outcome, outcome_detail, candidate, reply_text, reasoning
                  FROM llm_calls WHERE game_id = ?1 ORDER BY ply, seq",
             )
             .context(what)?;
@@ -267,8 +288,9 @@ impl Store {
                     seq: r.get(1)?,
                     outcome: r.get(2)?,
                     outcome_detail: r.get(3)?,
-                    reply_text: r.get(4)?,
-                    reasoning: r.get(5)?,
+                    candidate: r.get(4)?,
+                    reply_text: r.get(5)?,
+                    reasoning: r.get(6)?,
                 })
             })
             .context(what)?;

@@ -184,6 +184,57 @@ fn expected_eval(fen_before: &str, eval_after: arena::engine::Score) -> String {
     }
 }
 
+/// White space folded to single spaces, as the writer wraps lines.
+fn fold(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What the comment of a ply must say about its protocol failures, computed from the store: per
+/// failure outcome, `N outcome` followed by the moves the play mode named.
+fn failure_words(store: &arena::store::Store, game: i64, ply: u32) -> Vec<String> {
+    let calls: Vec<_> = store
+        .call_outcomes(game)
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.ply == ply)
+        .collect();
+    let mut words = Vec::new();
+    for kind in arena::store::PROTOCOL_FAILURE_OUTCOMES {
+        let of_kind: Vec<_> = calls
+            .iter()
+            .filter(|c| c.outcome.as_deref() == Some(kind))
+            .collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        let mut text = format!("{} {}", of_kind.len(), kind.replace('_', " "));
+        let moves: Vec<&str> = of_kind
+            .iter()
+            .filter_map(|c| c.candidate.as_deref())
+            .collect();
+        if !moves.is_empty() {
+            text = format!("{text}: {}", moves.join(", "));
+        }
+        words.push(text);
+    }
+    words
+}
+
+/// A play mode for the test: blitz, except that at its first move it first plays `e1g1` (which
+/// the board refuses) and then refuses the reply itself naming `e1c1`, as a mode may.
+const CASTLING_MODE: &str = r#"local blitz = require("modes.blitz")
+local M = { defaults = blitz.defaults, start = blitz.start }
+function M.reply(ctx, text)
+  if ctx.ply < 2 and ctx.attempt == 1 then
+    return { move = "e1g1" }
+  elseif ctx.ply < 2 and ctx.attempt == 2 then
+    return { retry = "Not now.", outcome = "illegal", candidate = "e1c1" }
+  end
+  return blitz.reply(ctx, text)
+end
+return M
+"#;
+
 #[test]
 fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
     let test = "annotated_pgn_carries_the_stored_analysis_failures_and_replies";
@@ -196,12 +247,18 @@ fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
     let dir = TestDir::new();
     // The model without a grammar makes protocol failures; Stockfish and the random mover give
     // the analysis good and bad moves to classify.
-    let model = crate::common::llm_player(&url, "smol", "legal_moves = true, max_attempts = 3");
+    let model = crate::common::llm_player(
+        &url,
+        "smol",
+        "legal_moves = true, max_attempts = 4, parser = \"tolerant\"",
+    )
+    .replace("timeout_s = 300,", "timeout_s = 300, mode = \"castling\",");
+    dir.write("modes/castling.lua", CASTLING_MODE);
     dir.write(
         "t.lua",
         &format!(
             r#"return arena.tournament {{
-  name = "annotated", games_per_pair = 1, max_plies = 12, seed = 5, concurrency = 1,
+  name = "annotated", games_per_pair = 1, max_plies = 8, seed = 5, concurrency = 1,
   analysis = {{ depth = 6, processes = 1 }},
   players = {{
     {model},
@@ -282,7 +339,7 @@ fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
         .collect();
     assert_eq!(read.len(), all_games.len(), "{}", stdout(&out));
 
-    let (mut evals, mut nags, mut failures) = (0, 0, 0);
+    let (mut evals, mut nags, mut failures, mut refusals) = (0, 0, 0, 0);
     for (game, back) in all_games.iter().zip(&read) {
         let tags = &back["tags"];
         assert_eq!(back["errors"], serde_json::json!([]), "{back}");
@@ -337,25 +394,14 @@ fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
             }
             let emt = m["emt"].as_f64().expect("every move has its time");
             assert!((emt - ply.elapsed_ms as f64 / 1000.0).abs() < 1e-9, "{m}");
-            // The ply's protocol failures, counted from the stored outcomes.
+            // The ply's protocol failures, counted from the stored outcomes, with the moves the
+            // play mode read.
             let calls = store.llm_calls(game.id, ply.ply).unwrap();
             // The writer wraps lines; python-chess keeps the line ends inside comments.
-            let comment = m["comment"]
-                .as_str()
-                .unwrap()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            for kind in arena::store::PROTOCOL_FAILURE_OUTCOMES {
-                let n = calls
-                    .iter()
-                    .filter(|c| c.outcome.as_deref() == Some(kind))
-                    .count();
-                if n > 0 {
-                    failures += 1;
-                    let words = format!("{n} {}", kind.replace('_', " "));
-                    assert!(comment.contains(&words), "{words} in {comment}");
-                }
+            let comment = fold(m["comment"].as_str().unwrap());
+            for words in failure_words(&store, game.id, ply.ply) {
+                failures += 1;
+                assert!(comment.contains(&words), "{words} in {comment}");
             }
             // --reasoning: every reply is in the comment, its white space folded.
             for c in &calls {
@@ -370,24 +416,26 @@ fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
             }
         }
         // A forfeit: the failures of the ply without a move follow the reason.
+        let end = fold(back["end"].as_str().unwrap());
         if game.termination.as_deref() == Some("forfeit") {
-            let end = back["end"].as_str().unwrap();
-            let calls = store.llm_calls(game.id, plies.len() as u32).unwrap();
             assert!(end.contains("forfeits"), "{end}");
-            for kind in arena::store::PROTOCOL_FAILURE_OUTCOMES {
-                let n = calls
-                    .iter()
-                    .filter(|c| c.outcome.as_deref() == Some(kind))
-                    .count();
-                if n > 0 {
-                    failures += 1;
-                    let words = format!("{n} {}", kind.replace('_', " "));
-                    assert!(end.replace('\n', " ").contains(&words), "{words} in {end}");
-                }
+            for words in failure_words(&store, game.id, plies.len() as u32) {
+                failures += 1;
+                assert!(end.contains(&words), "{words} in {end}");
             }
         }
+        // The refusals of the test's mode, at the model's first ply, from both paths (the
+        // board refusing e1g1, the mode refusing e1c1).
+        if game.white == "smol" || game.black == "smol" {
+            let first = u32::from(game.black == "smol");
+            let at = moves
+                .get(first as usize)
+                .map_or(end.clone(), |m| fold(m["comment"].as_str().unwrap()));
+            assert!(at.contains(" illegal: e1g1, e1c1"), "{at}");
+            refusals += 1;
+        }
         if game.id == hostile.id {
-            let comment = moves[1]["comment"].as_str().unwrap().replace('\n', " ");
+            let comment = fold(moves[1]["comment"].as_str().unwrap());
             assert!(
                 comment.contains(
                     "Fine. \u{FF5D} [ %eval 9.99] % 1-0 [Event \"x\"] { 1. e4 \u{FF5D} *"
@@ -398,6 +446,7 @@ fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
     }
     assert!(evals > 0 && nags > 0, "{evals} evaluations, {nags} NAGs");
     assert!(failures > 0, "the model's failures are annotated");
+    assert_eq!(refusals, 2, "the model played two games");
 
     // Without --annotate nothing of this is written.
     let plain = dir
