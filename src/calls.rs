@@ -74,8 +74,9 @@ pub struct RecordedReply {
 pub struct CallRow(Option<i64>);
 
 impl CallRow {
-    /// Records what the play mode made of the reply (`move`, `illegal`, `proposal`, ...). Rows
-    /// of evaluation items have no outcome column; for them this does nothing.
+    /// Records what the play mode made of the reply (`move`, `illegal`, `proposal`, ...) and the
+    /// move it read in it, if it said. Rows of evaluation items have no outcome column; for them
+    /// this does nothing.
     ///
     /// # Errors
     /// The store refused the update.
@@ -84,9 +85,10 @@ impl CallRow {
         store: &Store,
         outcome: &str,
         detail: Option<&str>,
+        candidate: Option<&str>,
     ) -> Result<(), StoreError> {
         match self.0 {
-            Some(id) => store.set_llm_call_outcome(id, outcome, detail),
+            Some(id) => store.set_llm_call_verdict(id, outcome, detail, candidate),
             None => Ok(()),
         }
     }

@@ -95,7 +95,12 @@ local function single_reply(ctx, text)
     return { move = move, outcome = "move" }
   end
   -- A fresh request with a note (start sees attempt > 1), as the one-request harness does.
-  return { retry = true, reset = true, outcome = candidate and "wrong_move" or "wrong_action" }
+  return {
+    retry = true,
+    reset = true,
+    outcome = candidate and "wrong_move" or "wrong_action",
+    candidate = candidate,
+  }
 end
 
 function M.reply(ctx, text)
@@ -122,6 +127,7 @@ function M.reply(ctx, text)
       return {
         retry = prompts.wrong_move(ctx, err.candidate or "", false),
         outcome = "wrong_move",
+        candidate = err.candidate,
       }
     end
     return { retry = prompts.wrong_action(ctx, offered, err), outcome = "wrong_action" }
@@ -139,7 +145,7 @@ function M.reply(ctx, text)
     return { move = uci, outcome = "move" }
   end
   local well_formed = uci:match("^[a-h][1-8][a-h][1-8][qrbn]?$") ~= nil
-  return { retry = prompts.wrong_move(ctx, uci, well_formed), outcome = "wrong_move" }
+  return { retry = prompts.wrong_move(ctx, uci, well_formed), outcome = "wrong_move", candidate = uci }
 end
 
 return M

@@ -69,7 +69,7 @@ function M.reply(ctx, text)
     end
   end
   if not move then
-    return { retry = prompts.feedback(ctx, err), outcome = err.kind }
+    return { retry = prompts.feedback(ctx, err), outcome = err.kind, candidate = err.candidate }
   end
   if o.reasoning_rule == "arena" and arena.board.forbidden_reasoning(text, "arena") then
     return reasoned()

@@ -19,7 +19,7 @@ function M.decide(ctx, text)
   if move then
     return { move = move.uci, outcome = "move" }
   end
-  return { retry = feedback(ctx, err), outcome = err.kind }
+  return { retry = feedback(ctx, err), outcome = err.kind, candidate = err.candidate }
 end
 
 return M

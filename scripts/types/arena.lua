@@ -306,6 +306,7 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@field say? string         answer and continue the dialog without spending an attempt
 ---@field forfeit? string     give the game up, with a reason
 ---@field outcome? string     the label counted in the statistics
+---@field candidate? string   the move read in a refused reply (`err.candidate`), stored with the call and shown by `arena export pgn --annotate`
 
 -- A format is a module returning:
 ---@class arena.Format

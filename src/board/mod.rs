@@ -1,6 +1,7 @@
 //! What shakmaty lacks for an arena: the game record with the end-of-game rules that shakmaty leaves
 //! to the caller (fivefold repetition, the seventy-five-move rule, move limits, forfeits), move
-//! extraction from free model text, board renderings for prompts, PGN writing and opening books.
+//! extraction from free model text, board renderings for prompts, PGN writing, opening books and
+//! opening names (ECO).
 //!
 //! ```
 //! use arena::board::{ExtractRule, Game, extract_move};
@@ -16,6 +17,7 @@
 
 pub mod book;
 pub mod chessarena;
+pub mod eco;
 pub mod game;
 pub mod notation;
 pub mod pgn;
@@ -25,12 +27,13 @@ pub(crate) mod san_compat;
 use std::{io, path::PathBuf};
 
 pub use book::{Opening, parse_opening_fen, parse_pgn_openings, read_epd, read_pgn_openings};
+pub use eco::{EcoTable, NamedOpening};
 pub use game::{Game, GameEnd, GameResult, MoveError, PlayedMove, Termination, UnknownName};
 pub use notation::{
     ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, SearchRule,
     extract_move, judge_forbidden_reasoning,
 };
-pub use pgn::{PgnGame, write_pgn};
+pub use pgn::{MoveAnnotation, PgnGame, escape_comment, write_pgn};
 pub use render::{ascii, last_moves, legal_san, legal_uci, unicode};
 
 /// Errors of the board module: bad positions and bad opening books.

@@ -1,5 +1,8 @@
 //! Writing games as PGN that other chess tools read (export format: Seven Tag Roster first,
-//! movetext wrapped at 80 columns).
+//! movetext wrapped at 80 columns), plain or with per-move annotations (NAGs and comments such as
+//! `[%eval]`, which lichess, ChessBase and python-chess read).
+//!
+//! Hand-written: pgn-reader only reads PGN, and shakmaty has no writer.
 
 use super::game::{GameResult, Termination};
 
@@ -30,6 +33,57 @@ pub struct PgnGame {
     pub extra_tags: Vec<(String, String)>,
     /// A comment written after the last move (for example a forfeit reason).
     pub comment: Option<String>,
+    /// Per-move annotations, by ply (shorter than the moves when the last ones have none);
+    /// `None` writes the plain export. See [`MoveAnnotation`] for how comments are escaped.
+    pub annotations: Option<Vec<MoveAnnotation>>,
+}
+
+/// What an annotated game adds after one move.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MoveAnnotation {
+    /// A numeric annotation glyph written after the move: 6 for `?!`, 2 for `?`, 4 for `??`.
+    pub nag: Option<u8>,
+    /// Commands such as `[%eval 0.31]`, written first in the move's comment as they are.
+    pub commands: Vec<String>,
+    /// Free text after the commands. In an annotated game every comment (this one and
+    /// [`PgnGame::comment`]) is escaped by [`escape_comment`].
+    pub text: Option<String>,
+}
+
+impl MoveAnnotation {
+    fn is_empty(&self) -> bool {
+        self.nag.is_none() && self.commands.is_empty() && self.text.is_none()
+    }
+}
+
+/// Makes free text safe inside an annotated game's `{...}` comment. PGN has no escape inside
+/// comments, so: `}` (which would end the comment) becomes `｝` (U+FF5D, the full-width right curly
+/// bracket, which reads the same and keeps the text apart from a real `)`); `[%` becomes `[ %`, so
+/// that a model's text can never be read as a command such as `[%eval]`; control characters are
+/// dropped and runs of white space (newlines included) become one space, since the movetext is
+/// re-wrapped at 80 columns. The exact text stays in the store.
+pub fn escape_comment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if c.is_control() {
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        match c {
+            '}' => out.push('\u{FF5D}'),
+            '%' if out.ends_with('[') => out.push_str(" %"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// The PGN line length limit of the export format.
@@ -109,43 +163,70 @@ pub fn write_pgn(game: &PgnGame) -> String {
         .start_fen
         .as_deref()
         .map_or((false, 1), fen_turn_and_number);
-    let mut tokens: Vec<String> = Vec::with_capacity(game.san_moves.len() * 3 / 2 + 2);
+    let annotated = game.annotations.is_some();
+    let notes = game.annotations.as_deref().unwrap_or_default();
+    // The movetext as words the wrapper never splits (a command such as `[%eval 0.31]` is one).
+    let mut words: Vec<String> = Vec::with_capacity(game.san_moves.len() * 3 / 2 + 2);
+    let push_text = |words: &mut Vec<String>, text: &str| {
+        words.extend(text.split(' ').filter(|w| !w.is_empty()).map(str::to_owned));
+    };
+    // The export format repeats Black's move number after a comment (`1. e4 { ... } 1... e5`).
+    let mut after_comment = false;
     for (i, san) in game.san_moves.iter().enumerate() {
         if !black_to_move {
-            tokens.push(format!("{number}."));
-        } else if i == 0 {
-            tokens.push(format!("{number}..."));
+            words.push(format!("{number}."));
+        } else if i == 0 || after_comment {
+            words.push(format!("{number}..."));
         }
-        tokens.push(san.clone());
+        words.push(san.clone());
+        after_comment = false;
+        if let Some(note) = notes.get(i).filter(|n| !n.is_empty()) {
+            if let Some(nag) = note.nag {
+                words.push(format!("${nag}"));
+            }
+            let text = note.text.as_deref().map(escape_comment).unwrap_or_default();
+            if !note.commands.is_empty() || !text.is_empty() {
+                words.push("{".to_owned());
+                words.extend(note.commands.iter().cloned());
+                push_text(&mut words, &text);
+                words.push("}".to_owned());
+                after_comment = true;
+            }
+        }
         if black_to_move {
             number += 1;
         }
         black_to_move = !black_to_move;
     }
     if let Some(comment) = &game.comment {
-        // `}` would end the comment early; PGN has no escape for it.
-        tokens.push(format!(
-            "{{{}}}",
-            comment.replace('}', ")").replace(['\n', '\r'], " ")
-        ));
+        if annotated {
+            words.push("{".to_owned());
+            push_text(&mut words, &escape_comment(comment));
+            words.push("}".to_owned());
+        } else {
+            // `}` would end the comment early; PGN has no escape for it. Comments may hold
+            // spaces; they wrap word by word like everything else.
+            let text = comment.replace('}', ")").replace(['\n', '\r'], " ");
+            push_text(&mut words, &format!("{{{text}}}"));
+        }
     }
-    tokens.push(result.to_owned());
+    words.push(result.to_owned());
 
     let mut line_len = 0;
-    for token in tokens {
-        // Comments may hold spaces; wrap them word by word like everything else.
-        for word in token.split(' ').filter(|w| !w.is_empty()) {
-            if line_len > 0 && line_len + 1 + word.len() > MAX_LINE {
-                out.push('\n');
-                line_len = 0;
-            }
-            if line_len > 0 {
-                out.push(' ');
-                line_len += 1;
-            }
-            out.push_str(word);
-            line_len += word.len();
+    for word in words {
+        // A line starting with `%` is an escaped line that readers skip: an annotated game's
+        // comment text keeps such a word on the line before, even past 80 columns.
+        let escape = annotated && word.starts_with('%');
+        if line_len > 0 && line_len + 1 + word.len() > MAX_LINE && !escape {
+            out.push('\n');
+            line_len = 0;
         }
+        if line_len > 0 {
+            out.push(' ');
+            line_len += 1;
+        }
+        out.push_str(&word);
+        line_len += word.len();
     }
     out.push_str("\n\n");
     out
@@ -178,6 +259,7 @@ mod tests {
             san_moves: game.san_moves().to_vec(),
             extra_tags: vec![("Mode".to_owned(), "blitz".to_owned())],
             comment: None,
+            annotations: None,
         }
     }
 
@@ -252,6 +334,67 @@ mod tests {
                 .all(|l| l.len() <= MAX_LINE && !l.ends_with(' '))
         );
         assert!(movetext.ends_with("1/2-1/2"));
+    }
+
+    #[test]
+    fn annotations_write_nags_and_comments_and_repeat_blacks_move_number() {
+        let game = play(None, &["e2e4", "e7e5", "g1f3", "b8c6"]);
+        let mut pgn = record(&game, Some(GameResult::BlackWins), None);
+        pgn.extra_tags.clear();
+        pgn.comment = Some("`a` forfeits {really}".to_owned());
+        pgn.annotations = Some(vec![
+            MoveAnnotation {
+                nag: None,
+                commands: vec!["[%eval 0.31]".to_owned()],
+                text: None,
+            },
+            MoveAnnotation::default(),
+            MoveAnnotation {
+                nag: Some(4),
+                commands: Vec::new(),
+                text: Some("2 illegal: e1g1, e1c1".to_owned()),
+            },
+        ]);
+        let text = write_pgn(&pgn);
+        let movetext = text.split("\n\n").nth(1).unwrap();
+        assert_eq!(
+            movetext,
+            "1. e4 { [%eval 0.31] } 1... e5 2. Nf3 $4 { 2 illegal: e1g1, e1c1 } 2... Nc6 {\n\
+             `a` forfeits {really\u{FF5D} } 0-1"
+        );
+    }
+
+    #[test]
+    fn comment_text_cannot_end_a_comment_or_smuggle_a_command() {
+        assert_eq!(
+            escape_comment("a}b\n\n  c\r\n[%eval 9.99] \u{7}d"),
+            "a\u{FF5D}b c [ %eval 9.99] d"
+        );
+        assert_eq!(escape_comment("  \n "), "");
+        // A word starting with `%` never begins a line (readers skip such lines).
+        let game = play(None, &["e2e4"]);
+        let mut pgn = record(&game, None, None);
+        pgn.annotations = Some(vec![MoveAnnotation {
+            text: Some(format!("{} %skipped", "x".repeat(70))),
+            ..MoveAnnotation::default()
+        }]);
+        let text = write_pgn(&pgn);
+        assert!(text.lines().all(|l| !l.starts_with('%')), "{text}");
+        assert!(text.contains("x %skipped\n}"), "{text}");
+
+        // Commands are never split over two lines.
+        let game = play(None, &["g1f3", "g8f6", "f3g1", "f6g8"].repeat(4));
+        let mut pgn = record(&game, None, None);
+        pgn.annotations = Some(vec![
+            MoveAnnotation {
+                commands: vec!["[%eval -10.25]".into(), "[%emt 0:00:01.5]".into()],
+                ..MoveAnnotation::default()
+            };
+            16
+        ]);
+        let text = write_pgn(&pgn);
+        assert_eq!(text.matches("[%eval -10.25]").count(), 16, "{text}");
+        assert_eq!(text.matches("[%emt 0:00:01.5]").count(), 16, "{text}");
     }
 
     /// Writes games, reads them back with python-chess and compares the final positions.

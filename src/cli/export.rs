@@ -27,6 +27,14 @@ enum ExportCommand {
         /// The tournament (default: every tournament in the store).
         #[arg(long)]
         tournament: Option<String>,
+        /// Annotate the moves: `[%eval]` and NAGs from the engine analysis, `[%emt]` (each
+        /// move's time), the protocol failures of each ply, and the ECO, Opening, TimeControl and
+        /// Annotator tags.
+        #[arg(long)]
+        annotate: bool,
+        /// With --annotate: add the model's replies (and reasoning texts) to each move's comment.
+        #[arg(long, requires = "annotate")]
+        reasoning: bool,
     },
 }
 
@@ -35,10 +43,19 @@ pub(super) fn run(args: Args) -> Result<u8> {
         db,
         out,
         tournament,
+        annotate,
+        reasoning,
     } = args.what;
     let store = open_existing(&db)?;
     let tournaments = select(&store, tournament.as_deref())?;
-    let text = export::pgn(&store, &tournaments)?;
+    let text = export::pgn_with(
+        &store,
+        &tournaments,
+        export::PgnOptions {
+            annotate,
+            reasoning,
+        },
+    )?;
     match out {
         Some(path) => std::fs::write(&path, text)
             .with_context(|| format!("cannot write `{}`", path.display()))?,

@@ -235,6 +235,7 @@ fn parse_decision(value: Value) -> Result<Decision, String> {
     };
     let mut action = None;
     let mut outcome = None;
+    let mut candidate = None;
     let mut reset = false;
     let mut retry: Option<Value> = None;
     for pair in t.pairs::<String, Value>() {
@@ -261,9 +262,10 @@ fn parse_decision(value: Value) -> Result<Decision, String> {
             }
             "reset" => reset = v.as_boolean().unwrap_or(false),
             "outcome" => outcome = Some(text()?),
+            "candidate" => candidate = Some(text()?),
             other => {
                 return Err(format!(
-                    "a decision with unknown key `{other}` (expected move, retry, reset, say, forfeit, outcome)"
+                    "a decision with unknown key `{other}` (expected move, retry, reset, say, forfeit, outcome, candidate)"
                 ));
             }
         }
@@ -286,7 +288,11 @@ fn parse_decision(value: Value) -> Result<Decision, String> {
             return Err("an empty decision (expected move, retry, say or forfeit)".into());
         }
     };
-    Ok(Decision { action, outcome })
+    Ok(Decision {
+        action,
+        outcome,
+        candidate,
+    })
 }
 
 /// The start position as a play mode would see it, for smoke tests.

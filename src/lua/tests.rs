@@ -183,6 +183,11 @@ mod modes {
             Action::Retry(RetryAction::Feedback(_))
         ));
         assert_eq!(nothing.outcome.as_deref(), Some("no_move_found"));
+        assert_eq!(nothing.candidate, None);
+        // A refused move is named in the decision, for the record.
+        let illegal = m.reply(&ctx, "```\ne2e5\n```").unwrap();
+        assert_eq!(illegal.outcome.as_deref(), Some("illegal"));
+        assert_eq!(illegal.candidate.as_deref(), Some("e2e5"));
         assert_eq!(m.max_attempts(), 5);
     }
 

@@ -97,6 +97,27 @@ pub struct CallSummary {
     pub outcome: Option<String>,
 }
 
+/// What an LLM call led to, with its texts but without the request and raw body: what the
+/// annotated PGN export reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOutcome {
+    /// The ply the call was made for.
+    pub ply: u32,
+    /// The call number within the ply.
+    pub seq: u32,
+    /// What the reply led to, if it was used.
+    pub outcome: Option<String>,
+    /// Detail of the outcome (the feedback, the forfeit reason, ...).
+    pub outcome_detail: Option<String>,
+    /// The move the reply offered, as the play mode read it, when the mode said (a refused move's
+    /// text, for example).
+    pub candidate: Option<String>,
+    /// The reply text, if any came back.
+    pub reply_text: Option<String>,
+    /// The reasoning text, if the provider returned one.
+    pub reasoning: Option<String>,
+}
+
 fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
     Ok(LlmCallRow {
         id: r.get(0)?,
@@ -190,11 +211,29 @@ impl Store {
         outcome: &str,
         detail: Option<&str>,
     ) -> Result<(), StoreError> {
+        self.set_llm_call_verdict(call_id, outcome, detail, None)
+    }
+
+    /// [`Store::set_llm_call_outcome`] with the move the reply offered, as the play mode read it
+    /// (`None` when it did not say).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] if there is no such call, [`StoreError::Database`] on a database
+    /// failure.
+    pub fn set_llm_call_verdict(
+        &self,
+        call_id: i64,
+        outcome: &str,
+        detail: Option<&str>,
+        candidate: Option<&str>,
+    ) -> Result<(), StoreError> {
         let changed = self
             .conn()
             .execute(
-                "UPDATE llm_calls SET outcome = ?2, outcome_detail = ?3 WHERE id = ?1",
-                params![call_id, outcome, detail],
+                "UPDATE llm_calls SET outcome = ?2, outcome_detail = ?3, candidate = ?4
+                 WHERE id = ?1",
+                params![call_id, outcome, detail, candidate],
             )
             .context(|| format!("set the outcome of llm call {call_id}"))?;
         if changed == 0 {
@@ -224,6 +263,36 @@ impl Store {
             .context(what)?;
         let rows = stmt
             .query_map(params![game_id, ply], call_row)
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
+    /// The outcomes of every call of a game, in ply and seq order.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn call_outcomes(&self, game_id: i64) -> Result<Vec<CallOutcome>, StoreError> {
+        let what = || format!("read the call outcomes of game {game_id}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT ply, seq, outcome, outcome_detail, candidate, reply_text, reasoning
+                 FROM llm_calls WHERE game_id = ?1 ORDER BY ply, seq",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map([game_id], |r| {
+                Ok(CallOutcome {
+                    ply: r.get(0)?,
+                    seq: r.get(1)?,
+                    outcome: r.get(2)?,
+                    outcome_detail: r.get(3)?,
+                    candidate: r.get(4)?,
+                    reply_text: r.get(5)?,
+                    reasoning: r.get(6)?,
+                })
+            })
             .context(what)?;
         rows.collect::<rusqlite::Result<_>>().context(what)
     }

@@ -48,10 +48,10 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
-    calls::{CallSummary, EventRow, LlmCallRecord, LlmCallRow},
+    calls::{CallOutcome, CallSummary, EventRow, LlmCallRecord, LlmCallRow},
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame},
-    stats::{StandingRow, Totals},
+    stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };
 

@@ -252,8 +252,14 @@ ALTER TABLE games ADD COLUMN error_kind TEXT
     CHECK (error_kind IN ('api', 'engine', 'script', 'store'));
 ";
 
+/// Version 5: the text a refused reply offered as its move (`e1g1` of an illegal castling), as the
+/// play mode read it, so that exports can say what was refused without parsing feedback prose.
+pub(crate) const SCHEMA_V5: &str = r"
+ALTER TABLE llm_calls ADD COLUMN candidate TEXT;
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
 
 /// The schema version this build writes (and the newest it can read).
 pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -9,6 +9,18 @@ const PARSE_ERROR_OUTCOMES: &str = "'no_move_found', 'unparseable', 'wrong_actio
 /// Outcomes of LLM calls that count as illegal moves in the standings.
 const ILLEGAL_MOVE_OUTCOMES: &str = "'illegal', 'ambiguous', 'wrong_move'";
 
+/// The outcomes of LLM calls that the standings count as protocol failures (parse errors, illegal
+/// moves, forbidden reasoning), for code outside SQL that must count the same.
+pub const PROTOCOL_FAILURE_OUTCOMES: [&str; 7] = [
+    "no_move_found",
+    "unparseable",
+    "wrong_action",
+    "illegal",
+    "ambiguous",
+    "wrong_move",
+    "forbidden_reasoning",
+];
+
 /// One player's line in the standings, over the finished games of a tournament.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StandingRow {
@@ -227,5 +239,23 @@ impl Store {
                 },
             )
             .context(|| format!("compute totals of tournament {tournament}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_failure_list_is_what_the_standings_count() {
+        let sql: Vec<String> = [
+            PARSE_ERROR_OUTCOMES,
+            ILLEGAL_MOVE_OUTCOMES,
+            "'forbidden_reasoning'",
+        ]
+        .iter()
+        .flat_map(|list| list.split(", ").map(|s| s.trim_matches('\'').to_owned()))
+        .collect();
+        assert_eq!(sql, PROTOCOL_FAILURE_OUTCOMES);
     }
 }

@@ -507,6 +507,22 @@ fn llm_call_survives_a_crash_before_its_outcome() {
         .set_llm_call_outcome(call_id + 100, "move", None)
         .unwrap_err();
     assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+
+    // The move the mode read goes with the outcome; the lean read for exports returns both.
+    store
+        .set_llm_call_verdict(call_id, "illegal", Some("try again"), Some("e1g1"))
+        .unwrap();
+    let outcomes = store.call_outcomes(g).unwrap();
+    assert_eq!(outcomes.len(), 1);
+    let o = &outcomes[0];
+    assert_eq!((o.ply, o.seq), (0, recorded.seq));
+    assert_eq!(o.outcome.as_deref(), Some("illegal"));
+    assert_eq!(o.outcome_detail.as_deref(), Some("try again"));
+    assert_eq!(o.candidate.as_deref(), Some("e1g1"));
+    assert_eq!(o.reply_text, recorded.reply_text);
+    // Setting the outcome alone clears a stale candidate.
+    store.set_llm_call_outcome(call_id, "move", None).unwrap();
+    assert_eq!(store.call_outcomes(g).unwrap()[0].candidate, None);
 }
 
 #[test]

@@ -168,7 +168,7 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             let mut texts = Vec::with_capacity(proposals.len());
             for p in proposals {
                 let p = p?;
-                p.row.settle(&env.store, PROPOSAL_OUTCOME, None)?;
+                p.row.settle(&env.store, PROPOSAL_OUTCOME, None, None)?;
                 texts.push(p.text);
             }
             let (spec, endpoint) = synthesizer;

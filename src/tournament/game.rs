@@ -399,7 +399,10 @@ async fn llm_ply(
         ctx.attempt = attempt;
         let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
         let outcome = |default: &str| decision.outcome.clone().unwrap_or_else(|| default.into());
-        let settle = |kind: &str, detail: Option<&str>| answer.row.settle(&env.store, kind, detail);
+        let candidate = decision.candidate.as_deref();
+        let settle = |kind: &str, detail: Option<&str>| {
+            answer.row.settle(&env.store, kind, detail, candidate)
+        };
         let feedback = match &decision.action {
             Action::Move(uci) => match game.parse_uci(uci) {
                 Ok(mv) => {
@@ -413,7 +416,10 @@ async fn llm_ply(
                 Err(e) => {
                     // The mode accepted a move the board refuses: count it as illegal.
                     let message = format!("`{uci}` is not a legal move in this position ({e}).");
-                    settle("illegal", Some(&message))?;
+                    let detail = Some(message.as_str());
+                    answer
+                        .row
+                        .settle(&env.store, "illegal", detail, Some(uci))?;
                     last_failure = "illegal".into();
                     Some(message)
                 }

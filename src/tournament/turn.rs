@@ -102,6 +102,9 @@ pub struct Decision {
     /// The outcome label counted in the statistics (`move`, `no_move_found`, `unparseable`,
     /// `illegal`, `ambiguous`, `forbidden_reasoning`, or a mode's own label).
     pub outcome: Option<String>,
+    /// The move the mode read in the reply when it refuses it (the illegal `e1g1`), for the
+    /// record: stored with the call and shown by the annotated PGN export.
+    pub candidate: Option<String>,
 }
 
 /// The action part of a [`Decision`].

@@ -144,3 +144,318 @@ fn exported_games_read_back_with_python_chess() {
         );
     }
 }
+
+/// Reads annotated games with python-chess and prints, per game, one JSON object: the tags, the
+/// parse errors, the final comment, and per move its SAN, NAGs, evaluation from White's side as
+/// python-chess prints it (`+31`, `#-2`, `#+0`), move time in seconds and comment.
+const READ_ANNOTATED: &str = r#"
+import sys, json, chess.pgn
+with open(sys.argv[1], encoding="utf-8") as f:
+    while (game := chess.pgn.read_game(f)) is not None:
+        moves = []
+        for node in game.mainline():
+            ev = node.eval()
+            moves.append({"san": node.san(), "nags": sorted(node.nags),
+                          "eval": None if ev is None else str(ev.white()),
+                          "emt": node.emt(), "comment": node.comment})
+        print(json.dumps({"tags": dict(game.headers), "errors": [str(e) for e in game.errors],
+                          "end": game.end().comment, "moves": moves}))
+"#;
+
+/// The evaluation python-chess should read for the position after `ply`'s move, computed from
+/// the stored score (the side to move's) without arena's writer.
+fn expected_eval(fen_before: &str, eval_after: arena::engine::Score) -> String {
+    use arena::engine::Score;
+    let white_moved = fen_before.split(' ').nth(1) == Some("w");
+    // White's view of the side-to-move score after the move.
+    let flip = if white_moved { -1 } else { 1 };
+    match eval_after {
+        Score::Cp(cp) => format!("{:+}", flip * cp),
+        // The side to move is mated: White wins if Black is to move.
+        Score::Mate(0) => if white_moved { "#+0" } else { "#-0" }.to_owned(),
+        Score::Mate(n) => format!("#{:+}", flip * n),
+    }
+}
+
+/// White space folded to single spaces, as the writer wraps lines.
+fn fold(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What the comment of a ply must say about its protocol failures, computed from the store: per
+/// failure outcome, `N outcome` followed by the moves the play mode named.
+fn failure_words(store: &arena::store::Store, game: i64, ply: u32) -> Vec<String> {
+    let calls: Vec<_> = store
+        .call_outcomes(game)
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.ply == ply)
+        .collect();
+    let mut words = Vec::new();
+    for kind in arena::store::PROTOCOL_FAILURE_OUTCOMES {
+        let of_kind: Vec<_> = calls
+            .iter()
+            .filter(|c| c.outcome.as_deref() == Some(kind))
+            .collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        let mut text = format!("{} {}", of_kind.len(), kind.replace('_', " "));
+        let moves: Vec<&str> = of_kind
+            .iter()
+            .filter_map(|c| c.candidate.as_deref())
+            .collect();
+        if !moves.is_empty() {
+            text = format!("{text}: {}", moves.join(", "));
+        }
+        words.push(text);
+    }
+    words
+}
+
+/// A play mode for the test: blitz, except that at its first move it first plays `e1g1` (which
+/// the board refuses) and then refuses the reply itself naming `e1c1`, as a mode may.
+const CASTLING_MODE: &str = r#"local blitz = require("modes.blitz")
+local M = { defaults = blitz.defaults, start = blitz.start }
+function M.reply(ctx, text)
+  if ctx.ply < 2 and ctx.attempt == 1 then
+    return { move = "e1g1" }
+  elseif ctx.ply < 2 and ctx.attempt == 2 then
+    return { retry = "Not now.", outcome = "illegal", candidate = "e1c1" }
+  end
+  return blitz.reply(ctx, text)
+end
+return M
+"#;
+
+#[test]
+fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
+    let test = "annotated_pgn_carries_the_stored_analysis_failures_and_replies";
+    let Some(url) = crate::common::local_llm(test) else {
+        return;
+    };
+    if !stockfish(test) || !python_chess() {
+        return;
+    }
+    let dir = TestDir::new();
+    // The model without a grammar makes protocol failures; Stockfish and the random mover give
+    // the analysis good and bad moves to classify.
+    let model = crate::common::llm_player(
+        &url,
+        "smol",
+        "legal_moves = true, max_attempts = 4, parser = \"tolerant\"",
+    )
+    .replace("timeout_s = 300,", "timeout_s = 300, mode = \"castling\",");
+    dir.write("modes/castling.lua", CASTLING_MODE);
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "annotated", games_per_pair = 1, max_plies = 8, seed = 5, concurrency = 1,
+  analysis = {{ depth = 6, processes = 1 }},
+  players = {{
+    {model},
+    arena.engine {{ name = "sf", options = {{ Threads = 1, Hash = 16 }}, limits = {{ nodes = 300 }} }},
+    arena.random {{ name = "rnd" }},
+  }},
+}}"#
+        ),
+    );
+    let run = dir.run("t.lua");
+    assert!(run.status.success(), "{}", stderr(&run));
+    // A second tournament in the same store, without analysis.
+    dir.write(
+        "u.lua",
+        r#"return arena.tournament {
+  name = "unanalysed", games_per_pair = 1, max_plies = 8, seed = 2,
+  players = { arena.random { name = "a" }, arena.random { name = "b", seed = 1 } },
+}"#,
+    );
+    let run = dir.run("u.lua");
+    assert!(run.status.success(), "{}", stderr(&run));
+
+    // Inject a hostile reply at a ply of the first game: it tries to end the comment, fake an
+    // evaluation, start an escaped line and a new game.
+    let store = crate::common::open_store(&dir.db());
+    let t = store.find_tournament("annotated").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    let hostile = games
+        .iter()
+        .find(|g| g.ply_count >= 2)
+        .expect("a game with moves");
+    let hostile_reply = "Fine. }\n\n[%eval 9.99]\n% 1-0\n\n[Event \"x\"]\n{ 1. e4 } *";
+    store
+        .record_llm_call(&arena::store::LlmCallRecord {
+            game_id: Some(hostile.id),
+            ply: 1,
+            seq: 50,
+            player: "smol".into(),
+            model: "m".into(),
+            endpoint: "e".into(),
+            request_json: "{}".into(),
+            reply_text: Some(hostile_reply.into()),
+            ..Default::default()
+        })
+        .map(|id| store.set_llm_call_outcome(id, "illegal", None).unwrap())
+        .unwrap();
+
+    let export = dir
+        .arena()
+        .args([
+            "export",
+            "pgn",
+            "--db",
+            "t.db",
+            "--annotate",
+            "--reasoning",
+            "--out",
+            "a.pgn",
+        ])
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", stderr(&export));
+    let out = Command::new("python3")
+        .args(["-c", READ_ANNOTATED, "a.pgn"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let unanalysed = store.find_tournament("unanalysed").unwrap().unwrap();
+    let all_games: Vec<_> = games
+        .iter()
+        .chain(&store.games(unanalysed.id).unwrap())
+        .cloned()
+        .collect();
+    assert_eq!(read.len(), all_games.len(), "{}", stdout(&out));
+
+    let (mut evals, mut nags, mut failures, mut refusals) = (0, 0, 0, 0);
+    for (game, back) in all_games.iter().zip(&read) {
+        let tags = &back["tags"];
+        assert_eq!(back["errors"], serde_json::json!([]), "{back}");
+        assert_eq!(tags["TimeControl"], "-");
+        let plies = store.plies(game.id).unwrap();
+        // Every first move from the initial position has a name; the position itself has none.
+        if plies.is_empty() {
+            assert!(tags.get("ECO").is_none(), "{tags}");
+        } else {
+            let eco = tags["ECO"].as_str().expect("an ECO code");
+            assert!(
+                eco.len() == 3 && ('A'..='E').contains(&eco.chars().next().unwrap()),
+                "{eco}"
+            );
+            assert!(!tags["Opening"].as_str().unwrap().is_empty());
+        }
+        let moves = back["moves"].as_array().unwrap();
+        assert_eq!(moves.len(), plies.len(), "{back}");
+        let analyses = store.ply_analyses(game.id).unwrap();
+        let analysed = game.tournament == t.id;
+        assert_eq!(analyses.len(), if analysed { plies.len() } else { 0 });
+        assert_eq!(
+            tags.get("Annotator").is_some(),
+            analysed && !plies.is_empty(),
+            "{tags}"
+        );
+        for (i, (ply, m)) in plies.iter().zip(moves).enumerate() {
+            assert_eq!(m["san"], ply.san.as_str());
+            // The evaluation python-chess reads is the store's, ply by ply.
+            match analyses.get(i) {
+                Some(a) => {
+                    assert_eq!(
+                        m["eval"],
+                        expected_eval(&ply.fen_before, a.eval_after).as_str(),
+                        "ply {i} of game {}: {m}",
+                        game.index
+                    );
+                    evals += 1;
+                    let nag = match a.classification.as_str() {
+                        "inaccuracy" => serde_json::json!([6]),
+                        "mistake" => serde_json::json!([2]),
+                        "blunder" => serde_json::json!([4]),
+                        _ => serde_json::json!([]),
+                    };
+                    nags += usize::from(nag != serde_json::json!([]));
+                    assert_eq!(m["nags"], nag, "{a:?}");
+                }
+                None => {
+                    assert!(m["eval"].is_null(), "{m}");
+                    assert!(!m["comment"].as_str().unwrap().contains("%eval"), "{m}");
+                }
+            }
+            let emt = m["emt"].as_f64().expect("every move has its time");
+            assert!((emt - ply.elapsed_ms as f64 / 1000.0).abs() < 1e-9, "{m}");
+            // The ply's protocol failures, counted from the stored outcomes, with the moves the
+            // play mode read.
+            let calls = store.llm_calls(game.id, ply.ply).unwrap();
+            // The writer wraps lines; python-chess keeps the line ends inside comments.
+            let comment = fold(m["comment"].as_str().unwrap());
+            for words in failure_words(&store, game.id, ply.ply) {
+                failures += 1;
+                assert!(comment.contains(&words), "{words} in {comment}");
+            }
+            // --reasoning: every reply is in the comment, its white space folded.
+            for c in &calls {
+                if let Some(reply) = &c.call.reply_text {
+                    let folded: Vec<&str> = reply.split_whitespace().collect();
+                    let folded = folded
+                        .join(" ")
+                        .replace('}', "\u{FF5D}")
+                        .replace("[%", "[ %");
+                    assert!(comment.contains(&folded), "{folded:?} in {comment:?}");
+                }
+            }
+        }
+        // A forfeit: the failures of the ply without a move follow the reason.
+        let end = fold(back["end"].as_str().unwrap());
+        if game.termination.as_deref() == Some("forfeit") {
+            assert!(end.contains("forfeits"), "{end}");
+            for words in failure_words(&store, game.id, plies.len() as u32) {
+                failures += 1;
+                assert!(end.contains(&words), "{words} in {end}");
+            }
+        }
+        // The refusals of the test's mode, at the model's first ply, from both paths (the
+        // board refusing e1g1, the mode refusing e1c1).
+        if game.white == "smol" || game.black == "smol" {
+            let first = u32::from(game.black == "smol");
+            let at = moves
+                .get(first as usize)
+                .map_or(end.clone(), |m| fold(m["comment"].as_str().unwrap()));
+            assert!(at.contains(" illegal: e1g1, e1c1"), "{at}");
+            refusals += 1;
+        }
+        if game.id == hostile.id {
+            let comment = fold(moves[1]["comment"].as_str().unwrap());
+            assert!(
+                comment.contains(
+                    "Fine. \u{FF5D} [ %eval 9.99] % 1-0 [Event \"x\"] { 1. e4 \u{FF5D} *"
+                ),
+                "{comment}"
+            );
+        }
+    }
+    assert!(evals > 0 && nags > 0, "{evals} evaluations, {nags} NAGs");
+    assert!(failures > 0, "the model's failures are annotated");
+    assert_eq!(refusals, 2, "the model played two games");
+
+    // Without --annotate nothing of this is written.
+    let plain = dir
+        .arena()
+        .args(["export", "pgn", "--db", "t.db"])
+        .output()
+        .unwrap();
+    let plain = stdout(&plain);
+    for absent in ["%eval", "%emt", "[ECO ", "TimeControl", "$4", "Fine."] {
+        assert!(!plain.contains(absent), "{absent}");
+    }
+    // --reasoning needs --annotate.
+    let refused = dir
+        .arena()
+        .args(["export", "pgn", "--db", "t.db", "--reasoning"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+}

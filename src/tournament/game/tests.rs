@@ -73,6 +73,7 @@ impl PlayMode for CommandMode {
         Ok(Decision {
             action,
             outcome: None,
+            candidate: None,
         })
     }
 

@@ -58,6 +58,7 @@ fn each_action_is_answered_and_the_limits_are_ten_turns_and_three_failures() {
 
     let illegal = m.reply(&ctx, "make_move e2e5").unwrap();
     assert_eq!(illegal.outcome.as_deref(), Some("wrong_move"));
+    assert_eq!(illegal.candidate.as_deref(), Some("e2e5"));
     assert!(feedback(&illegal).contains(START), "{}", feedback(&illegal));
 
     let garbled = m.reply(&ctx, "make_move e9e4").unwrap();
@@ -66,6 +67,7 @@ fn each_action_is_answered_and_the_limits_are_ten_turns_and_three_failures() {
 
     let chatter = m.reply(&ctx, "I would like to castle.").unwrap();
     assert_eq!(chatter.outcome.as_deref(), Some("wrong_action"));
+    assert_eq!(chatter.candidate, None);
     assert!(feedback(&chatter).contains("get_current_board, get_legal_moves, make_move <move>"));
 }
 
