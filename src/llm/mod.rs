@@ -215,6 +215,19 @@ impl ChatMessage {
     }
 }
 
+/// The host (with its port, when not the default) of an endpoint's base URL, for telling users
+/// where requests and keys go; the URL itself when it does not parse.
+pub fn host_of(base_url: &str) -> String {
+    match reqwest::Url::parse(base_url) {
+        Ok(url) => match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_string(),
+            (None, _) => base_url.to_string(),
+        },
+        Err(_) => base_url.to_string(),
+    }
+}
+
 /// What to ask a model. `None` fields are left to the server's defaults.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {

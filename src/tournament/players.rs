@@ -117,6 +117,9 @@ impl Roster {
         })?;
         let mut players = BTreeMap::new();
         for player in &spec.players {
+            for route in player.key_routes() {
+                tracing::info!("{route}");
+            }
             let at = spec
                 .defined_at
                 .get(player.name())

@@ -328,6 +328,71 @@ impl PlayerSpec {
     }
 }
 
+/// Where an API key goes: the variable a model's `api_key_env` names and the host it is sent
+/// to. Printed by `arena check` and `arena run` so that a script cannot quietly send a secret
+/// somewhere the user did not mean.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRoute {
+    /// The player.
+    pub player: String,
+    /// `""`, or the model's part in a mixture (`proposer 1`, `synthesizer`).
+    pub part: String,
+    /// The environment variable holding the key.
+    pub variable: String,
+    /// The host of the model's `base_url` (the whole URL when it does not parse).
+    pub host: String,
+}
+
+impl KeyRoute {
+    /// Whether the variable is set (and not blank) in this process's environment.
+    pub fn is_set(&self) -> bool {
+        std::env::var(&self.variable).is_ok_and(|v| !v.trim().is_empty())
+    }
+}
+
+impl std::fmt::Display for KeyRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let part = if self.part.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.part)
+        };
+        write!(
+            f,
+            "player `{}`{part}: the key in `{}` goes to {}",
+            self.player, self.variable, self.host
+        )
+    }
+}
+
+impl PlayerSpec {
+    /// The API keys this player sends, one per model that names an `api_key_env`.
+    pub fn key_routes(&self) -> Vec<KeyRoute> {
+        let models: Vec<(String, ModelSpec)> = match self {
+            PlayerSpec::Llm(llm) => vec![(String::new(), llm.model_spec())],
+            PlayerSpec::Moa(moa) => moa
+                .proposers
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (format!("proposer {}", i + 1), p.clone()))
+                .chain([("synthesizer".to_string(), moa.synthesizer.clone())])
+                .collect(),
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => Vec::new(),
+        };
+        models
+            .into_iter()
+            .filter_map(|(part, model)| {
+                Some(KeyRoute {
+                    player: self.name().to_string(),
+                    part,
+                    variable: model.api_key_env.clone()?,
+                    host: crate::llm::host_of(&model.base_url),
+                })
+            })
+            .collect()
+    }
+}
+
 /// A problem in a tournament or evaluation definition, at the `file:line` it concerns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecProblem {

@@ -351,3 +351,48 @@ fn a_backtracking_pattern_in_a_mode_hook_fails_at_its_line_and_names_the_hook() 
     assert!(out.contains("modes/slow.lua:4: "), "{out}");
     assert!(out.contains("in `modes.slow.reply`"), "{out}");
 }
+
+#[test]
+fn check_shows_where_each_api_key_goes_and_warns_when_it_is_unset() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "t",
+  players = {
+    arena.random { name = "a" },
+    arena.llm { name = "m", base_url = "https://api.example.com/v1", model = "x",
+                api_key_env = "ARENA_TEST_KEY_NOT_SET" },
+    arena.llm { name = "n", base_url = "http://127.0.0.1:8765/v1", model = "x",
+                api_key_env = "ARENA_TEST_KEY_SET" },
+  },
+}"#,
+    );
+    let out = dir
+        .arena()
+        .args(["check", "t.lua"])
+        .env_remove("ARENA_TEST_KEY_NOT_SET")
+        .env("ARENA_TEST_KEY_SET", "sk-secret-value")
+        .output()
+        .unwrap();
+    let (out_text, err_text) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{out_text}{err_text}");
+    assert!(
+        out_text
+            .contains("player `m`: the key in `ARENA_TEST_KEY_NOT_SET` goes to api.example.com"),
+        "{out_text}"
+    );
+    assert!(
+        out_text.contains("player `n`: the key in `ARENA_TEST_KEY_SET` goes to 127.0.0.1:8765"),
+        "{out_text}"
+    );
+    assert!(
+        err_text.contains("warning: t.lua:5: `ARENA_TEST_KEY_NOT_SET` is not set here"),
+        "{err_text}"
+    );
+    assert!(
+        !err_text.contains("ARENA_TEST_KEY_SET` is not set"),
+        "{err_text}"
+    );
+    assert!(!out_text.contains("sk-secret-value") && !err_text.contains("sk-secret-value"));
+}

@@ -31,6 +31,15 @@ fn the_api_key_is_sent_but_never_stored_logged_or_exported() {
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
+    // The run says where the key goes (the variable and the host, never the value).
+    let host = arena::llm::host_of(&url);
+    assert!(
+        stderr(&run).contains(&format!(
+            "the key in `ARENA_TEST_SECRET_KEY` goes to {host}"
+        )),
+        "{}",
+        stderr(&run)
+    );
     let export = dir
         .arena()
         .args(["export", "pgn", "--db", "t.db"])
