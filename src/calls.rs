@@ -63,7 +63,8 @@ pub struct RecordedReply {
     pub text: String,
     /// Reasoning text, if any.
     pub reasoning: Option<String>,
-    /// Prompt plus completion tokens spent now (0 for a replayed reply).
+    /// Prompt plus completion tokens spent now (0 for a replayed reply or a reply without usage:
+    /// this only feeds the progress display).
     pub new_tokens: u64,
     /// The row the reply is stored in.
     pub row: CallRow,
@@ -133,7 +134,11 @@ pub async fn record_or_replay(
         return Ok(replayed(stored));
     }
     let reply = client.chat(endpoint, request).await?;
-    let usage = reply.usage.unwrap_or_default();
+    // No usage in the reply means the tokens are unknown: stored as NULL, never as zero.
+    let (prompt_tokens, completion_tokens) = match reply.usage {
+        Some(u) => (Some(u.prompt_tokens), Some(u.completion_tokens)),
+        None => (None, None),
+    };
     let row = match slot {
         CallSlot::Ply {
             game_id,
@@ -159,8 +164,8 @@ pub async fn record_or_replay(
                 raw_body: Some(reply.raw_body),
                 finish_reason: reply.finish_reason,
                 http_status: Some(reply.http_status),
-                prompt_tokens: usage.prompt_tokens,
-                completion_tokens: usage.completion_tokens,
+                prompt_tokens,
+                completion_tokens,
                 latency_ms: reply.latency_ms,
                 transport_retries: reply.transport_retries,
                 error: None,
@@ -184,8 +189,8 @@ pub async fn record_or_replay(
                     prompt_json: Some(messages_json(&request.messages)?),
                     reply_text: reply.content.clone(),
                     reasoning: reply.reasoning.clone(),
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
+                    prompt_tokens,
+                    completion_tokens,
                     latency_ms: reply.latency_ms,
                 },
             )?;
@@ -195,7 +200,7 @@ pub async fn record_or_replay(
     Ok(RecordedReply {
         text: reply.content,
         reasoning: reply.reasoning,
-        new_tokens: usage.prompt_tokens + usage.completion_tokens,
+        new_tokens: prompt_tokens.unwrap_or(0) + completion_tokens.unwrap_or(0),
         row,
     })
 }

@@ -233,40 +233,72 @@ fn identity(p: &PlayerRow) -> (String, String) {
 }
 
 /// Results and the protocol failures that are the model's own: player, games, W/D/L, score %,
-/// forfeits, parse errors, illegal moves, LLM calls, tokens.
+/// forfeits, parse errors, illegal moves, LLM calls, tokens. A `void` column (games that ended
+/// without a result and count for nobody) appears when a player has one; tokens say `unknown`
+/// for a player with a call whose reply reported no usage.
 pub fn standings_table(rows: &[StandingRow]) -> Table {
-    let mut table = Table::new(
-        "standings",
-        &[
-            "#",
-            "player",
-            "games",
-            "W",
-            "D",
-            "L",
-            "score %",
-            "forfeits",
-            "parse errors",
-            "illegal moves",
-            "LLM calls",
-            "tokens",
-        ],
-    );
+    let any_void = rows.iter().any(|r| r.voids > 0);
+    let mut columns = vec!["#", "player", "games", "W", "D", "L"];
+    if any_void {
+        columns.push("void");
+    }
+    columns.extend([
+        "score %",
+        "forfeits",
+        "parse errors",
+        "illegal moves",
+        "LLM calls",
+        "tokens",
+    ]);
+    let mut table = Table::new("standings", &columns);
     for (i, r) in rows.iter().enumerate() {
-        table.rows.push(vec![
+        let mut row: Vec<Cell> = vec![
             (i + 1).into(),
             r.player.clone().into(),
             r.games.into(),
             r.wins.into(),
             r.draws.into(),
             r.losses.into(),
+        ];
+        if any_void {
+            row.push(r.voids.into());
+        }
+        row.extend([
             Cell::Num(r.score_percent(), 1),
             r.forfeits.into(),
             r.parse_errors.into(),
             r.illegal_moves.into(),
             r.llm_calls.into(),
-            (r.prompt_tokens + r.completion_tokens).into(),
+            if r.calls_without_usage > 0 {
+                Cell::Text(llm_chess::UNKNOWN.into())
+            } else {
+                (r.prompt_tokens + r.completion_tokens).into()
+            },
         ]);
+        table.rows.push(row);
+    }
+    if any_void {
+        table.notes.push(
+            "void: games that ended without a result (see the terminations); they count for \
+             nobody, in no rating and in none of games, W, D, L or score"
+                .into(),
+        );
+    }
+    let without_usage: Vec<String> = rows
+        .iter()
+        .filter(|r| r.calls_without_usage > 0)
+        .map(|r| {
+            format!(
+                "{} ({} of {} calls)",
+                r.player, r.calls_without_usage, r.llm_calls
+            )
+        })
+        .collect();
+    if !without_usage.is_empty() {
+        table.notes.push(format!(
+            "tokens unknown: replies without token usage from {}",
+            without_usage.join(", ")
+        ));
     }
     table
 }

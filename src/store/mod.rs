@@ -48,9 +48,9 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
-    calls::{CallSummary, EventRow, LlmCallRecord, LlmCallRow},
+    calls::{CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord, LlmCallRow},
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
-    games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame},
+    games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT},
     stats::{StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };
@@ -294,8 +294,10 @@ pub enum StoreError {
         /// The refused operation.
         action: &'static str,
     },
-    /// A game result other than `1-0`, `0-1` or `1/2-1/2`.
-    #[error("cannot finish game {game_id} with result `{result}`: expected 1-0, 0-1 or 1/2-1/2")]
+    /// A game result other than `1-0`, `0-1`, `1/2-1/2` or `*` (void).
+    #[error(
+        "cannot finish game {game_id} with result `{result}`: expected 1-0, 0-1, 1/2-1/2 or * (void)"
+    )]
     InvalidResult {
         /// The game id.
         game_id: i64,

@@ -166,18 +166,67 @@ struct Setup {
 }
 
 async fn setup(replies: Vec<&'static str>, max_plies: u32, max_attempts: u32) -> Setup {
+    let replies = Replies {
+        replies,
+        next: AtomicUsize::new(0),
+    };
+    setup_with(replies, json!({}), max_plies, max_attempts).await
+}
+
+/// Answers the chat requests with `responses` in order (the last one again when they run out).
+struct Responses {
+    responses: Vec<ResponseTemplate>,
+    next: AtomicUsize,
+}
+
+impl Responses {
+    fn new(responses: Vec<ResponseTemplate>) -> Self {
+        Self {
+            responses,
+            next: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Respond for Responses {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let i = self.next.fetch_add(1, Ordering::SeqCst);
+        self.responses[i.min(self.responses.len() - 1)].clone()
+    }
+}
+
+/// A chat completion answering `text`, with or without usage.
+fn completion(text: &str, usage: bool) -> ResponseTemplate {
+    let mut body = json!({
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+    });
+    if usage {
+        body["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12});
+    }
+    ResponseTemplate::new(200).set_body_json(body)
+}
+
+/// As [`setup`], with any responder, and `player` fields merged into the model player's spec.
+/// Retries wait milliseconds, not seconds.
+async fn setup_with(
+    responder: impl Respond + 'static,
+    player: serde_json::Value,
+    max_plies: u32,
+    max_attempts: u32,
+) -> Setup {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(Replies {
-            replies,
-            next: AtomicUsize::new(0),
-        })
+        .respond_with(responder)
         .mount(&server)
         .await;
-    let llm: LlmPlayerSpec = serde_json::from_value(json!({
+    let mut fields = json!({
         "name": "m", "base_url": format!("{}/v1", server.uri()), "model": "test", "outage_s": 0.0,
-    }))
-    .unwrap();
+    });
+    for (k, v) in player.as_object().unwrap() {
+        fields[k] = v.clone();
+    }
+    let llm: LlmPlayerSpec = serde_json::from_value(fields).unwrap();
     let random = serde_json::from_value(json!({ "name": "r" })).unwrap();
     let spec = TournamentSpec {
         settings: TournamentSettings {
@@ -208,12 +257,10 @@ async fn setup(replies: Vec<&'static str>, max_plies: u32, max_attempts: u32) ->
     let row = store.games(t.id).unwrap().remove(0);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut players = BTreeMap::new();
-    players.insert(
-        "m".to_string(),
-        Participant::Llm {
-            endpoint: endpoint(&llm.model_spec()).unwrap(),
-        },
-    );
+    let mut endpoint = endpoint(&llm.model_spec()).unwrap();
+    endpoint.retry.base_delay = std::time::Duration::from_millis(5);
+    endpoint.retry.max_delay = std::time::Duration::from_millis(20);
+    players.insert("m".to_string(), Participant::Llm { endpoint });
     players.insert("r".to_string(), Participant::Random { seed: 3 });
     let env = GameEnv {
         store,
@@ -364,4 +411,37 @@ async fn a_script_fault_sets_the_game_aside_with_its_kind_and_is_not_scored() {
     assert_eq!(row.status, GameStatus::Errored);
     assert_eq!(row.error_kind, Some(ErrorKind::Script));
     assert_eq!(row.result, None);
+}
+
+#[tokio::test]
+async fn a_reply_without_usage_is_stored_as_unknown_tokens_not_zero() {
+    let s = setup_with(
+        Responses::new(vec![
+            completion("move e2e4", false),
+            completion("move d2d4", true),
+        ]),
+        json!({}),
+        4,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the game should finish");
+    };
+    let first = &s.env.store.llm_calls(s.row.id, 0).unwrap()[0].call;
+    assert_eq!((first.prompt_tokens, first.completion_tokens), (None, None));
+    let second = &s.env.store.llm_calls(s.row.id, 2).unwrap()[0].call;
+    assert_eq!(
+        (second.prompt_tokens, second.completion_tokens),
+        (Some(10), Some(2))
+    );
+    let standings = s.env.store.standings(s.env.tournament).unwrap();
+    let m = standings.iter().find(|r| r.player == "m").unwrap();
+    assert_eq!((m.llm_calls, m.calls_without_usage), (2, 1));
+    let table = crate::leaderboard::standings_table(&standings).to_text();
+    assert!(table.contains("unknown"), "{table}");
+    assert!(
+        table.contains("tokens unknown: replies without token usage from m (1 of 2 calls)"),
+        "{table}"
+    );
 }
