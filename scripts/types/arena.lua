@@ -63,6 +63,7 @@ arena = {}
 ---@field extra_body? table                    merged into every request body
 ---@field timeout_s? number                    per request (default 120)
 ---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside (default 600)
+---@field decode_retries? integer              retries of a success reply whose body cannot be decoded (each body is stored first), then the game is set aside (default 3)
 ---@field max_concurrency? integer             requests in flight against this endpoint (default 4)
 ---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", "agentic", or your module
 ---@field options? table                       the mode's options (see its `defaults`)
@@ -82,6 +83,7 @@ arena = {}
 ---@field extra_body? table
 ---@field timeout_s? number
 ---@field outage_s? number
+---@field decode_retries? integer
 ---@field max_concurrency? integer
 
 ---A mixture of agents: the proposers answer (concurrently), the synthesizer merges their answers.

@@ -5,6 +5,7 @@ use std::{
     collections::HashMap,
     error::Error as _,
     fmt,
+    ops::ControlFlow,
     sync::{Arc, Mutex, PoisonError},
     time::{Duration, Instant, SystemTime},
 };
@@ -28,10 +29,18 @@ struct Inner {
     limits: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
-/// One failed attempt and the delay the server asked for, if any.
+/// One failed attempt, the delay the server asked for, if any, and what came back, if anything.
 struct Failure {
     error: LlmError,
     retry_after: Option<Duration>,
+    answer: Option<Answer>,
+}
+
+/// The HTTP answer of a failed attempt (its body is in the error).
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    latency_ms: u64,
 }
 
 impl From<LlmError> for Failure {
@@ -39,8 +48,65 @@ impl From<LlmError> for Failure {
         Self {
             error,
             retry_after: None,
+            answer: None,
         }
     }
+}
+
+/// An attempt that got an HTTP answer but no usable reply: an error status, or a success whose
+/// body does not decode. [`LlmClient::chat_observed`] shows each one before it is retried, so that
+/// the caller can store it (the provider may have billed it).
+#[derive(Debug)]
+pub struct FailedAttempt<'a> {
+    /// The attempt, from 1.
+    pub attempt: u32,
+    /// The HTTP status received.
+    pub http_status: u16,
+    /// The response headers that matter (see [`headers_that_matter`]), names in lower case.
+    pub headers: &'a [(String, String)],
+    /// The response body as received (API key redacted).
+    pub body: &'a str,
+    /// What is wrong with it.
+    pub error: &'a LlmError,
+    /// Duration of the attempt in milliseconds.
+    pub latency_ms: u64,
+}
+
+/// Response headers worth keeping with a failed attempt: what the body is, who answered (request
+/// ids quoted in support requests), and the rate-limit state. A whitelist, so that nothing else a
+/// server sends (cookies) reaches the store.
+pub fn headers_that_matter(headers: &reqwest::header::HeaderMap) -> Vec<(String, String)> {
+    const NAMES: &[&str] = &[
+        "content-type",
+        "content-length",
+        "content-encoding",
+        "date",
+        "server",
+        "via",
+        "retry-after",
+        "x-request-id",
+        "request-id",
+        "cf-ray",
+        "openai-processing-ms",
+        "openai-version",
+        "x-goog-request-id",
+    ];
+    const PREFIXES: &[&str] = &["x-ratelimit-", "anthropic-ratelimit-"];
+    let mut kept: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(name, _)| {
+            let name = name.as_str();
+            NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+        })
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    kept.sort();
+    kept
 }
 
 impl LlmClient {
@@ -80,12 +146,33 @@ impl LlmClient {
         endpoint: &Endpoint,
         req: &ChatRequest,
     ) -> Result<ChatReply, LlmError> {
+        self.chat_observed(endpoint, req, |_| ControlFlow::Continue(()))
+            .await
+    }
+
+    /// As [`LlmClient::chat`], showing `on_failure` every attempt that got an HTTP answer but no
+    /// usable reply, before that attempt is retried or its error returned. `on_failure` returning
+    /// [`ControlFlow::Break`] stops there: the attempt's error is returned without a retry (for a
+    /// caller that cannot keep what it was shown).
+    ///
+    /// An undecodable success body is retried at most `endpoint.retry.decode_retries` times,
+    /// whatever else the policy allows: such a server tends to answer the same again.
+    ///
+    /// # Errors
+    /// As [`LlmClient::chat`].
+    pub async fn chat_observed(
+        &self,
+        endpoint: &Endpoint,
+        req: &ChatRequest,
+        mut on_failure: impl FnMut(&FailedAttempt<'_>) -> ControlFlow<()> + Send,
+    ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
         let url = endpoint.provider.chat_url(&endpoint.base_url, &req.model);
         let body = endpoint.provider.encode(req);
         let _permit = self.permit(endpoint).await;
         let started = Instant::now();
         let mut attempt = 0;
+        let mut decode_failures = 0;
         loop {
             attempt += 1;
             let failure = match self
@@ -98,8 +185,27 @@ impl LlmClient {
                 }
                 Err(failure) => failure,
             };
+            if let Some(answer) = &failure.answer {
+                let shown = FailedAttempt {
+                    attempt,
+                    http_status: answer.status,
+                    headers: &answer.headers,
+                    body: failure.error.body().unwrap_or_default(),
+                    error: &failure.error,
+                    latency_ms: answer.latency_ms,
+                };
+                if on_failure(&shown).is_break() {
+                    return Err(failure.error);
+                }
+            }
             if !failure.error.is_transient() {
                 return Err(failure.error);
+            }
+            if matches!(failure.error, LlmError::Decode { .. }) {
+                decode_failures += 1;
+                if decode_failures > endpoint.retry.decode_retries {
+                    return Err(failure.error);
+                }
             }
             let Some(delay) =
                 endpoint
@@ -192,28 +298,42 @@ impl LlmClient {
         } else {
             retry_delay(response.headers(), SystemTime::now())
         };
+        let headers: Vec<(String, String)> = headers_that_matter(response.headers())
+            .into_iter()
+            .map(|(name, value)| (name, redact(value, key)))
+            .collect();
         let text = response
             .text()
             .await
             .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
         let latency_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
         let text = redact(text, key);
+        let answer = Answer {
+            status: status.as_u16(),
+            headers,
+            latency_ms,
+        };
         if !status.is_success() {
             let (error, body_delay) = http_error(url.to_owned(), status.as_u16(), text);
             return Err(Failure {
                 error,
                 retry_after: header_delay.or(body_delay),
+                answer: Some(answer),
             });
         }
         let wire = match endpoint.provider.decode(&text) {
             Ok(wire) => wire,
             Err(detail) => {
-                return Err(LlmError::Decode {
-                    url: url.to_owned(),
-                    detail,
-                    body: text,
-                }
-                .into());
+                return Err(Failure {
+                    error: LlmError::Decode {
+                        url: url.to_owned(),
+                        detail,
+                        body: text,
+                        attempts: attempt,
+                    },
+                    retry_after: None,
+                    answer: Some(answer),
+                });
             }
         };
         let (content, think) = split_reasoning(&wire.content);

@@ -49,11 +49,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use self::{
-    client::LlmClient,
+    client::{FailedAttempt, LlmClient, headers_that_matter},
     pricing::{Price, PriceTable},
     ratelimit::retry_delay,
     reasoning::split_reasoning,
-    retry::{RetryPolicy, parse_retry_after},
+    retry::{DEFAULT_DECODE_RETRIES, RetryPolicy, parse_retry_after},
 };
 
 /// The wire format an endpoint speaks. Each variant has its own module beside `openai.rs`.
@@ -403,7 +403,7 @@ pub enum LlmError {
     },
     /// A success status with a body that cannot be read as a reply.
     #[error(
-        "failed to decode the reply of llm endpoint `{url}`: {detail}: {}",
+        "failed to decode the reply of llm endpoint `{url}` (attempt {attempts}): {detail}: {}",
         snippet(body)
     )]
     Decode {
@@ -413,6 +413,8 @@ pub enum LlmError {
         detail: String,
         /// The response body.
         body: String,
+        /// Attempts made, this one included.
+        attempts: u32,
     },
     /// The endpoint names an API-key variable that is unset or empty.
     #[error("failed to read the api key: environment variable `{env}` is not set")]
@@ -449,6 +451,17 @@ impl LlmError {
             LlmError::MissingApiKey { .. }
             | LlmError::Client { .. }
             | LlmError::UnknownProvider { .. } => false,
+        }
+    }
+}
+
+impl LlmError {
+    /// The response body this error carries, for the errors that have one (HTTP errors and
+    /// undecodable bodies).
+    pub fn body(&self) -> Option<&str> {
+        match self {
+            LlmError::Http { body, .. } | LlmError::Decode { body, .. } => Some(body),
+            _ => None,
         }
     }
 }

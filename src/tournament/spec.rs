@@ -471,6 +471,10 @@ pub struct LlmPlayerSpec {
     /// (resumable), never forfeited.
     #[serde(default = "default_outage_s")]
     pub outage_s: f64,
+    /// Retries of a call whose success reply cannot be decoded (each such body is stored first);
+    /// then the game is set aside with that error.
+    #[serde(default = "default_decode_retries")]
+    pub decode_retries: u32,
     /// Requests in flight at once against this player's endpoint.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
@@ -502,6 +506,7 @@ impl LlmPlayerSpec {
             extra_body: self.extra_body.clone(),
             timeout_s: self.timeout_s,
             outage_s: self.outage_s,
+            decode_retries: self.decode_retries,
             max_concurrency: self.max_concurrency,
         }
     }
@@ -562,6 +567,9 @@ pub struct ModelSpec {
     /// Seconds an unreachable endpoint is retried before the game is set aside.
     #[serde(default = "default_outage_s")]
     pub outage_s: f64,
+    /// Retries of a call whose success reply cannot be decoded.
+    #[serde(default = "default_decode_retries")]
+    pub decode_retries: u32,
     /// Requests in flight at once against this endpoint.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
@@ -640,6 +648,9 @@ fn default_timeout_s() -> f64 {
 }
 fn default_outage_s() -> f64 {
     600.0
+}
+fn default_decode_retries() -> u32 {
+    crate::llm::DEFAULT_DECODE_RETRIES
 }
 fn default_max_concurrency() -> usize {
     4

@@ -445,3 +445,98 @@ async fn a_reply_without_usage_is_stored_as_unknown_tokens_not_zero() {
         "{table}"
     );
 }
+
+#[tokio::test]
+async fn undecodable_success_bodies_are_stored_then_set_the_game_aside() {
+    let gateway = || {
+        ResponseTemplate::new(200)
+            .insert_header("x-request-id", "req-42")
+            .insert_header("set-cookie", "session=secret")
+            .set_body_raw("<html>upstream hiccup</html>", "text/html")
+    };
+    let s = setup_with(
+        Responses::new(vec![gateway()]),
+        json!({"outage_s": 600.0}),
+        4,
+        3,
+    )
+    .await;
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("an undecodable reply is not chess");
+    };
+    assert_eq!(error.kind(), ErrorKind::Api);
+    assert!(
+        matches!(&error, super::GameError::Api { source, .. }
+            if matches!(**source, crate::llm::LlmError::Decode { attempts: 4, .. })),
+        "{error:?}"
+    );
+    // The default: one try and three retries, each body stored before the next request.
+    assert_eq!(s._server.received_requests().await.unwrap().len(), 4);
+    let failed = s.env.store.failed_calls(s.row.id).unwrap();
+    assert_eq!(failed.len(), 4);
+    for (i, f) in failed.iter().enumerate() {
+        let c = &f.call;
+        assert_eq!((c.ply, c.seq, c.attempt), (Some(0), 0, i as u32 + 1));
+        assert_eq!(
+            (c.http_status, c.raw_body.as_str()),
+            (200, "<html>upstream hiccup</html>")
+        );
+        let headers: serde_json::Value = serde_json::from_str(&c.headers_json).unwrap();
+        assert_eq!(headers["content-type"], "text/html");
+        assert_eq!(headers["x-request-id"], "req-42");
+        assert!(headers.get("set-cookie").is_none(), "{headers}");
+        assert!(c.error.contains("failed to decode"), "{}", c.error);
+        assert!(
+            c.request_json.contains("\"model\":\"test\""),
+            "{}",
+            c.request_json
+        );
+    }
+    assert!(s.env.store.llm_calls(s.row.id, 0).unwrap().is_empty());
+    let row = s.env.store.game(s.row.id).unwrap();
+    assert_eq!(
+        (row.status, row.error_kind),
+        (GameStatus::Errored, Some(ErrorKind::Api))
+    );
+}
+
+#[tokio::test]
+async fn decode_retries_are_a_player_setting_and_a_later_good_reply_is_used() {
+    let gateway = ResponseTemplate::new(200).set_body_string("{\"choices\": [{\"mess");
+    let s = setup_with(
+        Responses::new(vec![gateway.clone(), completion("move e2e4", true)]),
+        json!({"outage_s": 600.0, "decode_retries": 0}),
+        2,
+        3,
+    )
+    .await;
+    // No retry at all: the first truncated body sets the game aside.
+    let GameOutcome::Errored(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("decode_retries = 0 gives up at once");
+    };
+    assert_eq!(s.env.store.failed_calls(s.row.id).unwrap().len(), 1);
+
+    let s = setup_with(
+        Responses::new(vec![
+            gateway,
+            completion("move e2e4", true),
+            completion("move d2d4", true),
+        ]),
+        json!({"outage_s": 600.0, "decode_retries": 1}),
+        2,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the retry gets a good reply");
+    };
+    let failed = s.env.store.failed_calls(s.row.id).unwrap();
+    assert_eq!(failed.len(), 1);
+    let calls = s.env.store.llm_calls(s.row.id, 0).unwrap();
+    assert_eq!(
+        calls.len(),
+        1,
+        "one row per (game, ply, seq): the replay key"
+    );
+    assert_eq!((calls[0].call.transport_retries, calls[0].call.seq), (1, 0));
+}
