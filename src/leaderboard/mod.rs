@@ -330,15 +330,18 @@ pub fn attempts(rows: &[StandingRow]) -> Table {
     table
 }
 
-/// Wins, losses and draws by termination, and the average game length, per player.
+/// Wins, losses, draws and void games by termination, and the average game length, per player.
 pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
     let kinds = Termination::ALL;
+    // Per termination: won, lost, drawn, void (a game that ended without a result).
+    const OUTCOMES: usize = 4;
     let mut columns: Vec<String> = vec!["player".into(), "games".into(), "avg plies".into()];
     for kind in kinds {
         let name = kind.as_str().replace('_', " ");
         columns.push(format!("won by {name}"));
         columns.push(format!("lost by {name}"));
         columns.push(format!("drawn by {name}"));
+        columns.push(format!("void by {name}"));
     }
     #[derive(Default)]
     struct Counts {
@@ -348,16 +351,20 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
     }
     let mut counts: BTreeMap<&str, Counts> = BTreeMap::new();
     for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
-        let (Some(result), Some(termination)) = (
-            g.result
-                .as_deref()
-                .and_then(|r| r.parse::<GameResult>().ok()),
-            g.termination
-                .as_deref()
-                .and_then(|t| t.parse::<Termination>().ok()),
-        ) else {
+        let result = g
+            .result
+            .as_deref()
+            .and_then(|r| r.parse::<GameResult>().ok());
+        let Some(termination) = g
+            .termination
+            .as_deref()
+            .and_then(|t| t.parse::<Termination>().ok())
+        else {
             continue;
         };
+        if result.is_none() && !g.is_void() {
+            continue;
+        }
         let kind = kinds.iter().position(|k| *k == termination).unwrap_or(0);
         for (name, color) in [
             (g.white.as_str(), shakmaty::Color::White),
@@ -366,20 +373,21 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
             let c = counts.entry(name).or_default();
             c.games += 1;
             c.plies += u64::from(g.ply_count);
-            let outcome = match result.score_for(color) {
-                s if s > 0.75 => 0,
-                s if s < 0.25 => 1,
-                _ => 2,
+            let outcome = match result.map(|r| r.score_for(color)) {
+                None => 3,
+                Some(s) if s > 0.75 => 0,
+                Some(s) if s < 0.25 => 1,
+                Some(_) => 2,
             };
             *c.by_kind.entry((kind, outcome)).or_default() += 1;
         }
     }
     // Drop the columns no game used, so the table stays readable.
-    let used: Vec<bool> = (0..kinds.len() * 3)
+    let used: Vec<bool> = (0..kinds.len() * OUTCOMES)
         .map(|i| {
             counts
                 .values()
-                .any(|c| c.by_kind.contains_key(&(i / 3, i % 3)))
+                .any(|c| c.by_kind.contains_key(&(i / OUTCOMES, i % OUTCOMES)))
         })
         .collect();
     let mut table = Table {
@@ -404,7 +412,13 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
         ];
         for (i, used) in used.iter().enumerate() {
             if *used {
-                row.push(c.by_kind.get(&(i / 3, i % 3)).copied().unwrap_or(0).into());
+                row.push(
+                    c.by_kind
+                        .get(&(i / OUTCOMES, i % OUTCOMES))
+                        .copied()
+                        .unwrap_or(0)
+                        .into(),
+                );
             }
         }
         table.rows.push(row);
@@ -460,7 +474,11 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
             g.round.into(),
             g.white.clone().into(),
             g.black.clone().into(),
-            g.result.clone().unwrap_or_default().into(),
+            if g.is_void() {
+                "void".into()
+            } else {
+                g.result.clone().unwrap_or_default().into()
+            },
             g.termination
                 .clone()
                 .unwrap_or_default()

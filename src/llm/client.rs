@@ -14,7 +14,9 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
-use super::{ChatReply, ChatRequest, Endpoint, LlmError, error_body, retry_delay, split_reasoning};
+use super::{
+    ChatReply, ChatRequest, Endpoint, LlmError, Provider, error_body, retry_delay, split_reasoning,
+};
 
 /// A client for every LLM endpoint: one HTTP connection pool and one concurrency limit per base URL.
 /// Cloning is cheap and clones share both.
@@ -246,7 +248,7 @@ impl LlmClient {
             return Ok(());
         }
         let body = redact(response.text().await.unwrap_or_default(), key.as_deref());
-        Err(http_error(url, status.as_u16(), body).0)
+        Err(http_error(endpoint.provider, url, status.as_u16(), body).0)
     }
 
     /// Waits for a request slot on the endpoint's base URL.
@@ -314,7 +316,8 @@ impl LlmClient {
             latency_ms,
         };
         if !status.is_success() {
-            let (error, body_delay) = http_error(url.to_owned(), status.as_u16(), text);
+            let (error, body_delay) =
+                http_error(endpoint.provider, url.to_owned(), status.as_u16(), text);
             return Err(Failure {
                 error,
                 retry_after: header_delay.or(body_delay),
@@ -371,13 +374,19 @@ impl fmt::Debug for LlmClient {
 
 /// The error for a non-success status, with the provider's message read from the body, and the
 /// wait the body asks for (Gemini puts it there).
-fn http_error(url: String, status: u16, body: String) -> (LlmError, Option<Duration>) {
+fn http_error(
+    provider: Provider,
+    url: String,
+    status: u16,
+    body: String,
+) -> (LlmError, Option<Duration>) {
     let parsed = error_body::parse(&body);
     let error = LlmError::Http {
         url,
         status,
         kind: parsed.kind,
         message: parsed.message,
+        rejection: provider.rejection(status, &body),
         body,
     };
     (error, parsed.retry_delay)

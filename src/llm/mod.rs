@@ -39,6 +39,7 @@ mod openai;
 mod pricing;
 mod ratelimit;
 mod reasoning;
+mod rejection;
 mod responses;
 mod retry;
 
@@ -53,6 +54,7 @@ pub use self::{
     pricing::{Price, PriceTable},
     ratelimit::retry_delay,
     reasoning::split_reasoning,
+    rejection::Rejection,
     retry::{DEFAULT_DECODE_RETRIES, RetryPolicy, parse_retry_after},
 };
 
@@ -128,6 +130,11 @@ impl Provider {
             Provider::Anthropic => anthropic::encode(req),
             Provider::Gemini => gemini::encode(req),
         }
+    }
+
+    /// Whether an error answer refuses the request for good, by this provider's rules.
+    fn rejection(self, status: u16, body: &str) -> Option<Rejection> {
+        rejection::classify(self, status, body)
     }
 
     fn decode(self, body: &str) -> Result<WireReply, String> {
@@ -390,6 +397,10 @@ pub enum LlmError {
         message: Option<String>,
         /// The response body.
         body: String,
+        /// Whether the provider refused this request for good (it would answer the same again),
+        /// as read from the status and body by the provider's rules; `None` for every other
+        /// error, a refusal of the player's settings (unknown model, bad key) included.
+        rejection: Option<Rejection>,
     },
     /// No complete response within the endpoint's timeout.
     #[error("llm endpoint `{url}` did not answer within {timeout:?} after {attempts} attempt(s)")]
@@ -456,6 +467,14 @@ impl LlmError {
 }
 
 impl LlmError {
+    /// How the provider refused this very request for good, if it did (see [`Rejection`]).
+    pub fn rejection(&self) -> Option<Rejection> {
+        match self {
+            LlmError::Http { rejection, .. } => *rejection,
+            _ => None,
+        }
+    }
+
     /// The response body this error carries, for the errors that have one (HTTP errors and
     /// undecodable bodies).
     pub fn body(&self) -> Option<&str> {

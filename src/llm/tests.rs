@@ -614,6 +614,7 @@ fn transient_classification() {
         kind: None,
         message: None,
         body: String::new(),
+        rejection: None,
     };
     for status in [408, 429, 500, 502, 503, 504, 529] {
         assert!(http(status).is_transient(), "{status}");
@@ -631,6 +632,7 @@ fn long_bodies_are_cut_in_messages() {
         kind: None,
         message: None,
         body: "x".repeat(10_000),
+        rejection: None,
     };
     assert!(err.to_string().len() < 400);
 }

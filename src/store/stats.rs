@@ -7,7 +7,8 @@ use super::{Context, Store, StoreError, get_u64};
 /// Outcomes of LLM calls that count as parse errors in the standings.
 const PARSE_ERROR_OUTCOMES: &str = "'no_move_found', 'unparseable', 'wrong_action'";
 /// Terminations that count as forfeits in the standings when they lost the game.
-const FORFEIT_TERMINATIONS: &str = "'forfeit', 'too_many_wrong_actions', 'max_turns'";
+const FORFEIT_TERMINATIONS: &str = "'forfeit', 'too_many_wrong_actions', 'max_turns', \
+                                    'context_exceeded', 'request_rejected'";
 /// Outcomes of LLM calls that count as illegal moves in the standings.
 const ILLEGAL_MOVE_OUTCOMES: &str = "'illegal', 'ambiguous', 'wrong_move'";
 

@@ -375,7 +375,7 @@ async fn using_up_the_attempts_loses_by_the_modes_termination() {
         panic!("the game should finish");
     };
     assert_eq!(end.termination, Termination::TooManyWrongActions);
-    assert_eq!(end.result.as_pgn(), "0-1");
+    assert_eq!(end.result_token(), "0-1");
     assert!(
         end.reason
             .as_deref()
@@ -539,4 +539,127 @@ async fn decode_retries_are_a_player_setting_and_a_later_good_reply_is_used() {
         "one row per (game, ply, seq): the replay key"
     );
     assert_eq!((calls[0].call.transport_retries, calls[0].call.seq), (1, 0));
+}
+
+fn refusal(fixture: &str) -> ResponseTemplate {
+    ResponseTemplate::new(400).set_body_raw(fixture.to_owned(), "application/json")
+}
+
+const LLAMA_CONTEXT: &str = include_str!("../../llm/fixtures/llamacpp_400_context.json");
+const INVALID_PROMPT: &str = include_str!("../../llm/fixtures/openai_400_invalid_prompt.json");
+
+#[tokio::test]
+async fn a_prompt_over_the_context_ends_the_game_void_with_its_own_termination() {
+    let s = setup_with(
+        Responses::new(vec![refusal(LLAMA_CONTEXT)]),
+        json!({}),
+        10,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("a refused prompt must end the game, not set it aside for ever");
+    };
+    assert_eq!(end.termination, Termination::ContextExceeded);
+    assert_eq!(end.result, None, "void");
+    assert!(
+        end.reason
+            .as_deref()
+            .unwrap()
+            .contains("exceeds the available context size"),
+        "{end:?}"
+    );
+    let row = s.env.store.game(s.row.id).unwrap();
+    assert_eq!(row.status, GameStatus::Finished);
+    assert!(row.is_void());
+    assert_eq!(row.termination.as_deref(), Some("context_exceeded"));
+    // A 400 is not retried; its body is kept like any failed attempt.
+    assert_eq!(s._server.received_requests().await.unwrap().len(), 1);
+    let failed = s.env.store.failed_calls(s.row.id).unwrap();
+    assert_eq!((failed.len(), failed[0].call.http_status), (1, 400));
+    let standings = s.env.store.standings(s.env.tournament).unwrap();
+    for r in &standings {
+        assert_eq!((r.games, r.voids, r.forfeits), (0, 1, 0), "{}", r.player);
+    }
+    let games = s.env.store.games(s.env.tournament).unwrap();
+    let ratings = crate::leaderboard::ratings(
+        &games,
+        &s.env.store.players(s.env.tournament).unwrap(),
+        crate::leaderboard::Options {
+            show_all: true,
+            ..Default::default()
+        },
+    );
+    assert!(
+        ratings
+            .rows
+            .iter()
+            .all(|r| r.last() == Some(&crate::report::Cell::Int(0))),
+        "a void game is in no rating: {:?}",
+        ratings.rows
+    );
+    let listing = crate::leaderboard::games_table(&games, &[]).to_text();
+    assert!(
+        listing.contains("void") && listing.contains("context exceeded"),
+        "{listing}"
+    );
+}
+
+#[tokio::test]
+async fn a_player_may_count_a_refused_prompt_as_its_forfeit() {
+    let s = setup_with(
+        Responses::new(vec![refusal(LLAMA_CONTEXT)]),
+        json!({"on_rejected": "forfeit"}),
+        10,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the game ends");
+    };
+    assert_eq!(
+        (end.result_token(), end.termination),
+        ("0-1", Termination::ContextExceeded)
+    );
+    let standings = s.env.store.standings(s.env.tournament).unwrap();
+    let m = standings.iter().find(|r| r.player == "m").unwrap();
+    assert_eq!((m.games, m.losses, m.forfeits, m.voids), (1, 1, 1, 0));
+}
+
+#[tokio::test]
+async fn a_refused_request_is_void_after_an_accepted_one_and_set_aside_at_the_first() {
+    // Refused at the player's very first request: most likely its settings, which would fail
+    // every game alike; the game is set aside for the user to fix them, not scored.
+    let s = setup_with(
+        Responses::new(vec![refusal(INVALID_PROMPT)]),
+        json!({}),
+        10,
+        3,
+    )
+    .await;
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("a first-call refusal is not a result");
+    };
+    assert_eq!(error.kind(), ErrorKind::Api);
+
+    // Refused after the same settings were accepted: this request's own content.
+    let s = setup_with(
+        Responses::new(vec![completion("move e2e4", true), refusal(INVALID_PROMPT)]),
+        json!({}),
+        10,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the refusal ends the game");
+    };
+    assert_eq!(
+        (end.result, end.termination),
+        (None, Termination::RequestRejected)
+    );
+    assert!(
+        end.reason.as_deref().unwrap().contains("(ply 2)"),
+        "{end:?}"
+    );
+    assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 2);
 }
