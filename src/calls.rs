@@ -2,6 +2,10 @@
 //! already in the store is replayed (never asked, never paid for twice); otherwise the request is
 //! sent and its reply written to the store before the caller can read it.
 //!
+//! An attempt that got an HTTP answer but no usable reply (an error status, or a success whose
+//! body does not decode) is stored in `failed_calls`, with its status, headers and body, before
+//! it is retried: a provider may bill a reply arena cannot read, and nothing paid for is dropped.
+//!
 //! A ply call's row (`llm_calls`) also gets the outcome the play mode gave the reply (`move`,
 //! `illegal`, ...). That is written through the [`CallRow`] the call returns, so the row is
 //! created and settled by this module alone.
@@ -9,8 +13,8 @@
 use thiserror::Error;
 
 use crate::{
-    llm::{ChatMessage, ChatRequest, Endpoint, LlmClient, LlmError},
-    store::{EvalReplyRecord, LlmCallRecord, Store, StoreError},
+    llm::{ChatMessage, ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
+    store::{EvalReplyRecord, FailedCallRecord, LlmCallRecord, Store, StoreError},
 };
 
 /// Where a call's row lives.
@@ -63,7 +67,8 @@ pub struct RecordedReply {
     pub text: String,
     /// Reasoning text, if any.
     pub reasoning: Option<String>,
-    /// Prompt plus completion tokens spent now (0 for a replayed reply).
+    /// Prompt plus completion tokens spent now (0 for a replayed reply or a reply without usage:
+    /// this only feeds the progress display).
     pub new_tokens: u64,
     /// The row the reply is stored in.
     pub row: CallRow,
@@ -134,20 +139,47 @@ pub async fn record_or_replay(
     if let Some(stored) = stored {
         return Ok(replayed(stored));
     }
-    let reply = client.chat(endpoint, request).await?;
-    let usage = reply.usage.unwrap_or_default();
+    let mut request_json = serde_json::to_value(request)?;
+    if let CallSlot::Ply {
+        role: Some(role), ..
+    } = slot
+        && let Some(object) = request_json.as_object_mut()
+    {
+        object.insert("arena_role".into(), role.into());
+    }
+    let request_json = request_json.to_string();
+    // Every attempt that came back unusable is stored before it is retried; a store that refuses
+    // one stops the retries, since nothing more could be kept.
+    let mut refused = None;
+    let asked = client
+        .chat_observed(endpoint, request, |failed| {
+            let record = failed_record(&slot, endpoint, request, &request_json, failed);
+            match store.record_failed_call(&record) {
+                Ok(_) => std::ops::ControlFlow::Continue(()),
+                Err(e) => {
+                    refused = Some(e);
+                    std::ops::ControlFlow::Break(())
+                }
+            }
+        })
+        .await;
+    if let Some(e) = refused {
+        return Err(CallError::Store(e));
+    }
+    let reply = asked?;
+    // No usage in the reply means the tokens are unknown: stored as NULL, never as zero.
+    let (prompt_tokens, completion_tokens) = match reply.usage {
+        Some(u) => (Some(u.prompt_tokens), Some(u.completion_tokens)),
+        None => (None, None),
+    };
     let row = match slot {
         CallSlot::Ply {
             game_id,
             ply,
             seq,
             player,
-            role,
+            role: _,
         } => {
-            let mut request_json = serde_json::to_value(request)?;
-            if let (Some(role), Some(object)) = (role, request_json.as_object_mut()) {
-                object.insert("arena_role".into(), role.into());
-            }
             let id = store.record_llm_call(&LlmCallRecord {
                 game_id: Some(game_id),
                 ply,
@@ -155,14 +187,14 @@ pub async fn record_or_replay(
                 player: player.to_string(),
                 model: request.model.clone(),
                 endpoint: endpoint.base_url.clone(),
-                request_json: request_json.to_string(),
+                request_json,
                 reply_text: Some(reply.content.clone()),
                 reasoning: reply.reasoning.clone(),
                 raw_body: Some(reply.raw_body),
                 finish_reason: reply.finish_reason,
                 http_status: Some(reply.http_status),
-                prompt_tokens: usage.prompt_tokens,
-                completion_tokens: usage.completion_tokens,
+                prompt_tokens,
+                completion_tokens,
                 latency_ms: reply.latency_ms,
                 transport_retries: reply.transport_retries,
                 error: None,
@@ -186,8 +218,8 @@ pub async fn record_or_replay(
                     prompt_json: Some(messages_json(&request.messages)?),
                     reply_text: reply.content.clone(),
                     reasoning: reply.reasoning.clone(),
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
+                    prompt_tokens,
+                    completion_tokens,
                     latency_ms: reply.latency_ms,
                 },
             )?;
@@ -197,9 +229,64 @@ pub async fn record_or_replay(
     Ok(RecordedReply {
         text: reply.content,
         reasoning: reply.reasoning,
-        new_tokens: usage.prompt_tokens + usage.completion_tokens,
+        new_tokens: prompt_tokens.unwrap_or(0) + completion_tokens.unwrap_or(0),
         row,
     })
+}
+
+/// The stored form of a failed attempt of the call in `slot`.
+fn failed_record(
+    slot: &CallSlot<'_>,
+    endpoint: &Endpoint,
+    request: &ChatRequest,
+    request_json: &str,
+    failed: &FailedAttempt<'_>,
+) -> FailedCallRecord {
+    let headers: serde_json::Map<String, serde_json::Value> = failed
+        .headers
+        .iter()
+        .map(|(name, value)| (name.clone(), value.clone().into()))
+        .collect();
+    let mut record = FailedCallRecord {
+        attempt: failed.attempt,
+        model: request.model.clone(),
+        endpoint: endpoint.base_url.clone(),
+        request_json: request_json.to_owned(),
+        http_status: failed.http_status,
+        headers_json: serde_json::Value::Object(headers).to_string(),
+        raw_body: failed.body.to_owned(),
+        error: failed.error.to_string(),
+        latency_ms: failed.latency_ms,
+        ..FailedCallRecord::default()
+    };
+    match *slot {
+        CallSlot::Ply {
+            game_id,
+            ply,
+            seq,
+            player,
+            ..
+        } => {
+            record.game_id = Some(game_id);
+            record.ply = Some(ply);
+            record.seq = seq;
+            record.player = player.to_owned();
+        }
+        CallSlot::EvalItem {
+            run_id,
+            task,
+            player,
+            idx,
+            seq,
+        } => {
+            record.eval_run_id = Some(run_id);
+            record.task = Some(task.to_owned());
+            record.idx = Some(idx);
+            record.seq = seq;
+            record.player = player.to_owned();
+        }
+    }
+    record
 }
 
 fn messages_json(messages: &[ChatMessage]) -> Result<String, serde_json::Error> {

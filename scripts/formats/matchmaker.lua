@@ -31,7 +31,8 @@ M.defaults = {
 local function ratings(state, opts)
   local games = {}
   for _, g in ipairs(state.games) do
-    if g.result then
+    -- "*" is a void game: finished, but it counts for nobody.
+    if g.result and g.result ~= "*" then
       local score = g.result == "1-0" and 1 or (g.result == "0-1" and 0 or 0.5)
       table.insert(games, { white = g.white, black = g.black, score = score })
     end

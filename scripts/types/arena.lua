@@ -64,10 +64,12 @@ arena = {}
 ---@field extra_body? table                    merged into every request body
 ---@field timeout_s? number                    per request (default 120)
 ---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside (default 600)
+---@field decode_retries? integer              retries of a success reply whose body cannot be decoded (each body is stored first), then the game is set aside (default 3)
 ---@field max_concurrency? integer             requests in flight against this endpoint (default 4)
 ---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", "agentic", or your module
 ---@field options? table                       the mode's options (see its `defaults`)
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
+---@field on_rejected? "void"|"forfeit"         when the provider refuses a request for good (context exceeded, request rejected): the game ends void (default) or as this player's forfeit
 
 ---@class arena.Model
 ---@field base_url string
@@ -83,6 +85,7 @@ arena = {}
 ---@field extra_body? table
 ---@field timeout_s? number
 ---@field outage_s? number
+---@field decode_retries? integer
 ---@field max_concurrency? integer
 
 ---A mixture of agents: the proposers answer (concurrently), the synthesizer merges their answers.
@@ -93,6 +96,7 @@ arena = {}
 ---@field mode? string
 ---@field options? table
 ---@field anchor_elo? number
+---@field on_rejected? "void"|"forfeit"
 
 ---@class arena.Engine
 ---@field name string
@@ -311,7 +315,7 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 -- A format is a module returning:
 ---@class arena.Format
 ---@field defaults? table                      the `format_options` it understands, with their defaults (any other key is an error)
----@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: string }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
+---@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
 
 -- Helpers for task scripts (`scripts/tasks/`).
 arena.eval = {}

@@ -45,11 +45,17 @@ pub enum Termination {
     MaxTurns,
     /// An engine or the harness failed; the game carries no chess meaning.
     EngineFailure,
+    /// The provider refused a player's request because the prompt exceeds the model's context
+    /// window. Void unless the player counts it as a forfeit.
+    ContextExceeded,
+    /// The provider refused a player's request for good (an invalid dialog, a flagged prompt).
+    /// Void unless the player counts it as a forfeit.
+    RequestRejected,
 }
 
 impl Termination {
     /// Every termination, in declaration order.
-    pub const ALL: [Termination; 10] = [
+    pub const ALL: [Termination; 12] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::InsufficientMaterial,
@@ -60,6 +66,8 @@ impl Termination {
         Termination::TooManyWrongActions,
         Termination::MaxTurns,
         Termination::EngineFailure,
+        Termination::ContextExceeded,
+        Termination::RequestRejected,
     ];
 
     /// The stable snake_case name used in storage and in Lua.
@@ -75,15 +83,22 @@ impl Termination {
             Termination::TooManyWrongActions => "too_many_wrong_actions",
             Termination::MaxTurns => "max_turns",
             Termination::EngineFailure => "engine_failure",
+            Termination::ContextExceeded => "context_exceeded",
+            Termination::RequestRejected => "request_rejected",
         }
     }
 
     /// Whether the game was lost by a protocol failure of the loser (forfeit, too many wrong
-    /// actions, max turns) rather than decided on the board: LLM Chess's "interrupted" games.
+    /// actions, max turns, or a rejected request counted as a forfeit) rather than decided on
+    /// the board: LLM Chess's "interrupted" games.
     pub const fn is_protocol_failure(self) -> bool {
         matches!(
             self,
-            Termination::Forfeit | Termination::TooManyWrongActions | Termination::MaxTurns
+            Termination::Forfeit
+                | Termination::TooManyWrongActions
+                | Termination::MaxTurns
+                | Termination::ContextExceeded
+                | Termination::RequestRejected
         )
     }
 }
@@ -183,12 +198,39 @@ impl FromStr for GameResult {
 /// How and why a game ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameEnd {
-    /// The result.
-    pub result: GameResult,
+    /// The result; `None` for a *void* game: one that ended without a result and counts for
+    /// nobody (stored as `*`, PGN's "no result"), such as a game whose requests a provider
+    /// refused. Any termination may be void: see [`GameEnd::void`].
+    pub result: Option<GameResult>,
     /// The rule or event that ended the game.
     pub termination: Termination,
     /// Free text for forfeits and adjudications (for example the last parse error).
     pub reason: Option<String>,
+}
+
+impl GameEnd {
+    /// An end with a result.
+    pub fn decided(result: GameResult, termination: Termination, reason: Option<String>) -> Self {
+        GameEnd {
+            result: Some(result),
+            termination,
+            reason,
+        }
+    }
+
+    /// A void end: the game is over, with no result, and counts for nobody.
+    pub fn void(termination: Termination, reason: Option<String>) -> Self {
+        GameEnd {
+            result: None,
+            termination,
+            reason,
+        }
+    }
+
+    /// The result as stored and written in PGN: `1-0`, `0-1`, `1/2-1/2`, or `*` when void.
+    pub fn result_token(&self) -> &'static str {
+        self.result.map_or("*", GameResult::as_pgn)
+    }
 }
 
 /// A move as it was recorded.
@@ -431,11 +473,11 @@ impl Game {
     /// Ends the game as a loss for `loser`. Has no effect on a game that already ended, so a
     /// result reached on the board is never overwritten.
     pub fn forfeit(&mut self, loser: Color, reason: String) {
-        self.adjudicate(GameEnd {
-            result: GameResult::win_for(loser.other()),
-            termination: Termination::Forfeit,
-            reason: Some(reason),
-        });
+        self.adjudicate(GameEnd::decided(
+            GameResult::win_for(loser.other()),
+            Termination::Forfeit,
+            Some(reason),
+        ));
     }
 
     /// Ends the game with an externally decided result. Has no effect on a game that already ended.
@@ -467,11 +509,7 @@ impl Game {
             Termination::Checkmate => GameResult::win_for(pos.turn().other()),
             _ => GameResult::Draw,
         };
-        Some(GameEnd {
-            result,
-            termination,
-            reason: None,
-        })
+        Some(GameEnd::decided(result, termination, None))
     }
 }
 
@@ -545,7 +583,7 @@ mod tests {
         let last = game.play_uci("d8h4").unwrap();
         assert_eq!(last.san, "Qh4#");
         let end = game.end().unwrap();
-        assert_eq!(end.result, GameResult::BlackWins);
+        assert_eq!(end.result, Some(GameResult::BlackWins));
         assert_eq!(end.termination, Termination::Checkmate);
         assert_eq!(game.san_moves(), ["f3", "e5", "g4", "Qh4#"]);
         assert_eq!(game.play_uci("e1f2"), Err(MoveError::GameOver));
@@ -621,7 +659,7 @@ mod tests {
         game.play_uci("d1d2").unwrap();
         let end = game.end().unwrap();
         assert_eq!(end.termination, Termination::InsufficientMaterial);
-        assert_eq!(end.result, GameResult::Draw);
+        assert_eq!(end.result, Some(GameResult::Draw));
     }
 
     #[test]
@@ -668,7 +706,7 @@ mod tests {
         game.play_uci("a7a8").unwrap();
         let end = game.end().unwrap();
         assert_eq!(end.termination, Termination::Checkmate);
-        assert_eq!(end.result, GameResult::WhiteWins);
+        assert_eq!(end.result, Some(GameResult::WhiteWins));
     }
 
     #[test]
@@ -680,7 +718,7 @@ mod tests {
         let end = game.end().unwrap();
         assert_eq!(
             (end.result, end.termination),
-            (GameResult::Draw, Termination::MoveLimit)
+            (Some(GameResult::Draw), Termination::MoveLimit)
         );
 
         let mut game = Game::new(None, 4).unwrap();
@@ -705,11 +743,11 @@ mod tests {
         let mut game = Game::new(None, 0).unwrap();
         game.forfeit(Color::White, "five illegal moves".to_owned());
         let end = game.end().unwrap().clone();
-        assert_eq!(end.result, GameResult::BlackWins);
+        assert_eq!(end.result, Some(GameResult::BlackWins));
         assert_eq!(end.termination, Termination::Forfeit);
         // The first ending stands.
         game.adjudicate(GameEnd {
-            result: GameResult::Draw,
+            result: Some(GameResult::Draw),
             termination: Termination::EngineFailure,
             reason: None,
         });

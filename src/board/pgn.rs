@@ -89,17 +89,23 @@ pub fn escape_comment(text: &str) -> String {
 /// The PGN line length limit of the export format.
 const MAX_LINE: usize = 80;
 
-/// The value of the standard `Termination` tag for an arena termination.
-fn standard_termination(termination: Termination) -> &'static str {
+/// The value of the standard `Termination` tag for an arena termination; a game without a
+/// result (void, or unfinished) is `abandoned` whatever ended it.
+fn standard_termination(termination: Termination, result: Option<GameResult>) -> &'static str {
+    if result.is_none() {
+        return "abandoned";
+    }
     match termination {
         Termination::Checkmate
         | Termination::Stalemate
         | Termination::InsufficientMaterial
         | Termination::FivefoldRepetition
         | Termination::SeventyFiveMoveRule => "normal",
-        Termination::Forfeit | Termination::TooManyWrongActions | Termination::MaxTurns => {
-            "rules infraction"
-        }
+        Termination::Forfeit
+        | Termination::TooManyWrongActions
+        | Termination::MaxTurns
+        | Termination::ContextExceeded
+        | Termination::RequestRejected => "rules infraction",
         Termination::MoveLimit => "adjudication",
         Termination::EngineFailure => "abandoned",
     }
@@ -146,7 +152,11 @@ pub fn write_pgn(game: &PgnGame) -> String {
     push_tag(&mut out, "Black", &game.black);
     push_tag(&mut out, "Result", result);
     if let Some(termination) = game.termination {
-        push_tag(&mut out, "Termination", standard_termination(termination));
+        push_tag(
+            &mut out,
+            "Termination",
+            standard_termination(termination, game.result),
+        );
         push_tag(&mut out, "ArenaTermination", termination.as_str());
     }
     if let Some(fen) = &game.start_fen {
@@ -301,14 +311,27 @@ mod tests {
             "[SetUp \"1\"]\n[FEN \"{fen}\"]\n[PlyCount \"3\"]\n\n"
         )));
         assert!(text.ends_with("\n12... Nf6 13. Bc4 Bc5 1-0\n\n"), "{text}");
-        assert_eq!(standard_termination(Termination::MoveLimit), "adjudication");
+        let decided = Some(GameResult::Draw);
         assert_eq!(
-            standard_termination(Termination::EngineFailure),
+            standard_termination(Termination::MoveLimit, decided),
+            "adjudication"
+        );
+        assert_eq!(
+            standard_termination(Termination::EngineFailure, decided),
             "abandoned"
         );
         assert_eq!(
-            standard_termination(Termination::FivefoldRepetition),
+            standard_termination(Termination::FivefoldRepetition, decided),
             "normal"
+        );
+        // A rejected request: a forfeit when it was scored, abandoned when the game is void.
+        assert_eq!(
+            standard_termination(Termination::ContextExceeded, Some(GameResult::WhiteWins)),
+            "rules infraction"
+        );
+        assert_eq!(
+            standard_termination(Termination::ContextExceeded, None),
+            "abandoned"
         );
     }
 

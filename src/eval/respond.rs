@@ -186,8 +186,8 @@ fn native_record(seq: usize, text: String) -> EvalReplyRecord {
         prompt_json: None,
         reply_text: text,
         reasoning: None,
-        prompt_tokens: 0,
-        completion_tokens: 0,
+        prompt_tokens: Some(0),
+        completion_tokens: Some(0),
         latency_ms: 0,
     }
 }

@@ -258,10 +258,11 @@ pub fn replay(game: &ImportedGame) -> Result<Vec<PlyRecord>, String> {
 /// Whether a result and termination can be the end of the replayed `board`.
 fn check_end(board: &Game, result: GameResult, termination: Termination) -> Result<(), String> {
     if let Some(end) = board.end() {
-        if end.termination != termination || end.result != result {
+        if end.termination != termination || end.result != Some(result) {
             return Err(format!(
                 "the record says {result} by {termination}, but its last move ends the game {} by {}",
-                end.result, end.termination
+                end.result_token(),
+                end.termination
             ));
         }
         return Ok(());

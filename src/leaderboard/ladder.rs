@@ -184,5 +184,16 @@ mod tests {
         // The pure MLE has no finite rating for a player who lost everything.
         let err = ladder_table(&games, &anchor, 0.0).unwrap_err();
         assert_eq!(err, RatingError::Unbounded(vec!["rnd".into()]));
+        // A void game is in no fit: adding ones the weak player "won" changes nothing.
+        let mut with_void = games.to_vec();
+        for i in 6..9 {
+            let mut void = row(i, "weak", "anchor", crate::store::VOID_RESULT);
+            void.termination = Some("context_exceeded".into());
+            with_void.push(void);
+        }
+        assert_eq!(
+            ladder_table(&with_void, &anchor, 1.0).unwrap().rows,
+            table.rows
+        );
     }
 }

@@ -15,7 +15,8 @@
 //! - Action calls per ply: the replies the play mode read (mixture proposals not counted) per ply
 //!   the player was asked to move at. Tokens per move: completion tokens of every call (proposals
 //!   included) per such ply.
-//! - Cost per game from the built-in [`PriceTable`]; `-` when a model has no price.
+//! - Cost per game from the built-in [`PriceTable`]; `-` when a model has no price, `unknown`
+//!   (and tokens per move too) when any call of the player came back without token usage.
 //! - Material: pawn 1, knight 3, bishop 3, rook 5, queen 9, the player's minus the opponent's, in
 //!   the final position, averaged.
 //! - Elo: each game against an opponent with an `anchor_elo` is one observation, colour-corrected
@@ -33,6 +34,9 @@ use crate::{
     report::{Cell, Table},
     store::{CallSummary, GameRow, GameStatus, PlayerRow, Store, StoreError, TournamentRow},
 };
+
+/// What a cell shows for a number that cannot be known (a reply reported no token usage).
+pub const UNKNOWN: &str = "unknown";
 
 /// Outcomes counted as wrong actions.
 const WRONG_ACTIONS: &[&str] = &[
@@ -93,14 +97,27 @@ pub fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, Sto
     let max_plies = settings["max_plies"].as_u64().unwrap_or(200) as u32;
     // The script's own prices extend (and override) the built-in table.
     let mut prices = PriceTable::built_in();
-    if let Ok(own) = serde_json::from_value::<std::collections::BTreeMap<String, crate::llm::Price>>(
-        settings["prices"].clone(),
-    ) {
-        for (model, price) in own {
-            prices.insert(model, price);
+    let mut unreadable = None;
+    if !settings["prices"].is_null() {
+        match serde_json::from_value::<BTreeMap<String, crate::llm::Price>>(
+            settings["prices"].clone(),
+        ) {
+            Ok(own) => {
+                for (model, price) in own {
+                    prices.insert(model, price);
+                }
+            }
+            // `arena check` refuses such a table now; a store written before may still hold one.
+            Err(e) => unreadable = Some(e),
         }
     }
-    Ok(table(&players, &games, &calls, max_plies, &prices))
+    let mut table = table(&players, &games, &calls, max_plies, &prices);
+    if let Some(e) = unreadable {
+        table.notes.push(format!(
+            "the tournament's own prices cannot be read ({e}): costs use the built-in prices only"
+        ));
+    }
+    Ok(table)
 }
 
 fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreError> {
@@ -166,6 +183,8 @@ struct Tally {
     replies: u64,
     asked: BTreeSet<(i64, u32)>,
     completion_tokens: u64,
+    /// Calls whose reply reported no usage: their tokens, and so the player's cost, are unknown.
+    calls_without_usage: u64,
     cost: Option<f64>,
 }
 
@@ -259,11 +278,16 @@ pub fn table(
             t.replies += 1;
         }
         t.asked.insert((c.game_id, c.ply));
-        t.completion_tokens += c.completion_tokens;
+        let (Some(prompt_tokens), Some(completion_tokens)) = (c.prompt_tokens, c.completion_tokens)
+        else {
+            t.calls_without_usage += 1;
+            continue;
+        };
+        t.completion_tokens += completion_tokens;
         let usage = Usage {
-            prompt_tokens: c.prompt_tokens,
-            completion_tokens: c.completion_tokens,
-            total_tokens: c.prompt_tokens + c.completion_tokens,
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
             ..Usage::default()
         };
         t.cost = match (t.cost, prices.cost(&usage, &c.model)) {
@@ -336,8 +360,13 @@ pub fn table(
             } else {
                 Cell::Num(t.plies as f64 / f64::from(n), 1)
             },
-            per(t.completion_tokens, asked),
+            if t.calls_without_usage > 0 {
+                Cell::Text(UNKNOWN.into())
+            } else {
+                per(t.completion_tokens, asked)
+            },
             match t.cost {
+                _ if t.calls_without_usage > 0 && n > 0 => Cell::Text(UNKNOWN.into()),
                 Some(cost) if n > 0 => Cell::Num(cost / f64::from(n), 4),
                 _ => Cell::Empty,
             },
@@ -383,6 +412,18 @@ pub fn table(
         ],
     );
     table.rows = rows.into_iter().map(|r| r.3).collect();
+    let without_usage: Vec<String> = tallies
+        .iter()
+        .filter(|(_, t)| t.calls_without_usage > 0)
+        .map(|(name, t)| format!("{name} ({})", t.calls_without_usage))
+        .collect();
+    if !without_usage.is_empty() {
+        table.notes.push(format!(
+            "tokens/move and cost/game are unknown where a reply reported no token usage: calls \
+             without usage by {}",
+            without_usage.join(", ")
+        ));
+    }
     table.notes.push(
         "Win/Loss = ((W − L)/N)/2 + 50 %; duration counts games lost by forfeit, too many wrong \
          actions or max turns as plies/max plies; Elo against opponents with anchor_elo, \

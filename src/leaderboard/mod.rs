@@ -233,40 +233,72 @@ fn identity(p: &PlayerRow) -> (String, String) {
 }
 
 /// Results and the protocol failures that are the model's own: player, games, W/D/L, score %,
-/// forfeits, parse errors, illegal moves, LLM calls, tokens.
+/// forfeits, parse errors, illegal moves, LLM calls, tokens. A `void` column (games that ended
+/// without a result and count for nobody) appears when a player has one; tokens say `unknown`
+/// for a player with a call whose reply reported no usage.
 pub fn standings_table(rows: &[StandingRow]) -> Table {
-    let mut table = Table::new(
-        "standings",
-        &[
-            "#",
-            "player",
-            "games",
-            "W",
-            "D",
-            "L",
-            "score %",
-            "forfeits",
-            "parse errors",
-            "illegal moves",
-            "LLM calls",
-            "tokens",
-        ],
-    );
+    let any_void = rows.iter().any(|r| r.voids > 0);
+    let mut columns = vec!["#", "player", "games", "W", "D", "L"];
+    if any_void {
+        columns.push("void");
+    }
+    columns.extend([
+        "score %",
+        "forfeits",
+        "parse errors",
+        "illegal moves",
+        "LLM calls",
+        "tokens",
+    ]);
+    let mut table = Table::new("standings", &columns);
     for (i, r) in rows.iter().enumerate() {
-        table.rows.push(vec![
+        let mut row: Vec<Cell> = vec![
             (i + 1).into(),
             r.player.clone().into(),
             r.games.into(),
             r.wins.into(),
             r.draws.into(),
             r.losses.into(),
+        ];
+        if any_void {
+            row.push(r.voids.into());
+        }
+        row.extend([
             Cell::Num(r.score_percent(), 1),
             r.forfeits.into(),
             r.parse_errors.into(),
             r.illegal_moves.into(),
             r.llm_calls.into(),
-            (r.prompt_tokens + r.completion_tokens).into(),
+            if r.calls_without_usage > 0 {
+                Cell::Text(llm_chess::UNKNOWN.into())
+            } else {
+                (r.prompt_tokens + r.completion_tokens).into()
+            },
         ]);
+        table.rows.push(row);
+    }
+    if any_void {
+        table.notes.push(
+            "void: games that ended without a result (see the terminations); they count for \
+             nobody, in no rating and in none of games, W, D, L or score"
+                .into(),
+        );
+    }
+    let without_usage: Vec<String> = rows
+        .iter()
+        .filter(|r| r.calls_without_usage > 0)
+        .map(|r| {
+            format!(
+                "{} ({} of {} calls)",
+                r.player, r.calls_without_usage, r.llm_calls
+            )
+        })
+        .collect();
+    if !without_usage.is_empty() {
+        table.notes.push(format!(
+            "tokens unknown: replies without token usage from {}",
+            without_usage.join(", ")
+        ));
     }
     table
 }
@@ -298,15 +330,18 @@ pub fn attempts(rows: &[StandingRow]) -> Table {
     table
 }
 
-/// Wins, losses and draws by termination, and the average game length, per player.
+/// Wins, losses, draws and void games by termination, and the average game length, per player.
 pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
     let kinds = Termination::ALL;
+    // Per termination: won, lost, drawn, void (a game that ended without a result).
+    const OUTCOMES: usize = 4;
     let mut columns: Vec<String> = vec!["player".into(), "games".into(), "avg plies".into()];
     for kind in kinds {
         let name = kind.as_str().replace('_', " ");
         columns.push(format!("won by {name}"));
         columns.push(format!("lost by {name}"));
         columns.push(format!("drawn by {name}"));
+        columns.push(format!("void by {name}"));
     }
     #[derive(Default)]
     struct Counts {
@@ -316,16 +351,20 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
     }
     let mut counts: BTreeMap<&str, Counts> = BTreeMap::new();
     for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
-        let (Some(result), Some(termination)) = (
-            g.result
-                .as_deref()
-                .and_then(|r| r.parse::<GameResult>().ok()),
-            g.termination
-                .as_deref()
-                .and_then(|t| t.parse::<Termination>().ok()),
-        ) else {
+        let result = g
+            .result
+            .as_deref()
+            .and_then(|r| r.parse::<GameResult>().ok());
+        let Some(termination) = g
+            .termination
+            .as_deref()
+            .and_then(|t| t.parse::<Termination>().ok())
+        else {
             continue;
         };
+        if result.is_none() && !g.is_void() {
+            continue;
+        }
         let kind = kinds.iter().position(|k| *k == termination).unwrap_or(0);
         for (name, color) in [
             (g.white.as_str(), shakmaty::Color::White),
@@ -334,20 +373,21 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
             let c = counts.entry(name).or_default();
             c.games += 1;
             c.plies += u64::from(g.ply_count);
-            let outcome = match result.score_for(color) {
-                s if s > 0.75 => 0,
-                s if s < 0.25 => 1,
-                _ => 2,
+            let outcome = match result.map(|r| r.score_for(color)) {
+                None => 3,
+                Some(s) if s > 0.75 => 0,
+                Some(s) if s < 0.25 => 1,
+                Some(_) => 2,
             };
             *c.by_kind.entry((kind, outcome)).or_default() += 1;
         }
     }
     // Drop the columns no game used, so the table stays readable.
-    let used: Vec<bool> = (0..kinds.len() * 3)
+    let used: Vec<bool> = (0..kinds.len() * OUTCOMES)
         .map(|i| {
             counts
                 .values()
-                .any(|c| c.by_kind.contains_key(&(i / 3, i % 3)))
+                .any(|c| c.by_kind.contains_key(&(i / OUTCOMES, i % OUTCOMES)))
         })
         .collect();
     let mut table = Table {
@@ -372,7 +412,13 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
         ];
         for (i, used) in used.iter().enumerate() {
             if *used {
-                row.push(c.by_kind.get(&(i / 3, i % 3)).copied().unwrap_or(0).into());
+                row.push(
+                    c.by_kind
+                        .get(&(i / OUTCOMES, i % OUTCOMES))
+                        .copied()
+                        .unwrap_or(0)
+                        .into(),
+                );
             }
         }
         table.rows.push(row);
@@ -428,7 +474,11 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
             g.round.into(),
             g.white.clone().into(),
             g.black.clone().into(),
-            g.result.clone().unwrap_or_default().into(),
+            if g.is_void() {
+                "void".into()
+            } else {
+                g.result.clone().unwrap_or_default().into()
+            },
             g.termination
                 .clone()
                 .unwrap_or_default()

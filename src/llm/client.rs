@@ -5,6 +5,7 @@ use std::{
     collections::HashMap,
     error::Error as _,
     fmt,
+    ops::ControlFlow,
     sync::{Arc, Mutex, PoisonError},
     time::{Duration, Instant, SystemTime},
 };
@@ -13,7 +14,9 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
-use super::{ChatReply, ChatRequest, Endpoint, LlmError, error_body, retry_delay, split_reasoning};
+use super::{
+    ChatReply, ChatRequest, Endpoint, LlmError, Provider, error_body, retry_delay, split_reasoning,
+};
 
 /// A client for every LLM endpoint: one HTTP connection pool and one concurrency limit per base URL.
 /// Cloning is cheap and clones share both.
@@ -28,10 +31,18 @@ struct Inner {
     limits: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
-/// One failed attempt and the delay the server asked for, if any.
+/// One failed attempt, the delay the server asked for, if any, and what came back, if anything.
 struct Failure {
     error: LlmError,
     retry_after: Option<Duration>,
+    answer: Option<Answer>,
+}
+
+/// The HTTP answer of a failed attempt (its body is in the error).
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    latency_ms: u64,
 }
 
 impl From<LlmError> for Failure {
@@ -39,8 +50,65 @@ impl From<LlmError> for Failure {
         Self {
             error,
             retry_after: None,
+            answer: None,
         }
     }
+}
+
+/// An attempt that got an HTTP answer but no usable reply: an error status, or a success whose
+/// body does not decode. [`LlmClient::chat_observed`] shows each one before it is retried, so that
+/// the caller can store it (the provider may have billed it).
+#[derive(Debug)]
+pub struct FailedAttempt<'a> {
+    /// The attempt, from 1.
+    pub attempt: u32,
+    /// The HTTP status received.
+    pub http_status: u16,
+    /// The response headers that matter (see [`headers_that_matter`]), names in lower case.
+    pub headers: &'a [(String, String)],
+    /// The response body as received (API key redacted).
+    pub body: &'a str,
+    /// What is wrong with it.
+    pub error: &'a LlmError,
+    /// Duration of the attempt in milliseconds.
+    pub latency_ms: u64,
+}
+
+/// Response headers worth keeping with a failed attempt: what the body is, who answered (request
+/// ids quoted in support requests), and the rate-limit state. A whitelist, so that nothing else a
+/// server sends (cookies) reaches the store.
+pub fn headers_that_matter(headers: &reqwest::header::HeaderMap) -> Vec<(String, String)> {
+    const NAMES: &[&str] = &[
+        "content-type",
+        "content-length",
+        "content-encoding",
+        "date",
+        "server",
+        "via",
+        "retry-after",
+        "x-request-id",
+        "request-id",
+        "cf-ray",
+        "openai-processing-ms",
+        "openai-version",
+        "x-goog-request-id",
+    ];
+    const PREFIXES: &[&str] = &["x-ratelimit-", "anthropic-ratelimit-"];
+    let mut kept: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(name, _)| {
+            let name = name.as_str();
+            NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+        })
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    kept.sort();
+    kept
 }
 
 impl LlmClient {
@@ -80,12 +148,33 @@ impl LlmClient {
         endpoint: &Endpoint,
         req: &ChatRequest,
     ) -> Result<ChatReply, LlmError> {
+        self.chat_observed(endpoint, req, |_| ControlFlow::Continue(()))
+            .await
+    }
+
+    /// As [`LlmClient::chat`], showing `on_failure` every attempt that got an HTTP answer but no
+    /// usable reply, before that attempt is retried or its error returned. `on_failure` returning
+    /// [`ControlFlow::Break`] stops there: the attempt's error is returned without a retry (for a
+    /// caller that cannot keep what it was shown).
+    ///
+    /// An undecodable success body is retried at most `endpoint.retry.decode_retries` times,
+    /// whatever else the policy allows: such a server tends to answer the same again.
+    ///
+    /// # Errors
+    /// As [`LlmClient::chat`].
+    pub async fn chat_observed(
+        &self,
+        endpoint: &Endpoint,
+        req: &ChatRequest,
+        mut on_failure: impl FnMut(&FailedAttempt<'_>) -> ControlFlow<()> + Send,
+    ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
         let url = endpoint.provider.chat_url(&endpoint.base_url, &req.model);
         let body = endpoint.provider.encode(req);
         let _permit = self.permit(endpoint).await;
         let started = Instant::now();
         let mut attempt = 0;
+        let mut decode_failures = 0;
         loop {
             attempt += 1;
             let failure = match self
@@ -98,8 +187,27 @@ impl LlmClient {
                 }
                 Err(failure) => failure,
             };
+            if let Some(answer) = &failure.answer {
+                let shown = FailedAttempt {
+                    attempt,
+                    http_status: answer.status,
+                    headers: &answer.headers,
+                    body: failure.error.body().unwrap_or_default(),
+                    error: &failure.error,
+                    latency_ms: answer.latency_ms,
+                };
+                if on_failure(&shown).is_break() {
+                    return Err(failure.error);
+                }
+            }
             if !failure.error.is_transient() {
                 return Err(failure.error);
+            }
+            if matches!(failure.error, LlmError::Decode { .. }) {
+                decode_failures += 1;
+                if decode_failures > endpoint.retry.decode_retries {
+                    return Err(failure.error);
+                }
             }
             let Some(delay) =
                 endpoint
@@ -140,7 +248,7 @@ impl LlmClient {
             return Ok(());
         }
         let body = redact(response.text().await.unwrap_or_default(), key.as_deref());
-        Err(http_error(url, status.as_u16(), body).0)
+        Err(http_error(endpoint.provider, url, status.as_u16(), body).0)
     }
 
     /// Waits for a request slot on the endpoint's base URL.
@@ -192,28 +300,43 @@ impl LlmClient {
         } else {
             retry_delay(response.headers(), SystemTime::now())
         };
+        let headers: Vec<(String, String)> = headers_that_matter(response.headers())
+            .into_iter()
+            .map(|(name, value)| (name, redact(value, key)))
+            .collect();
         let text = response
             .text()
             .await
             .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
         let latency_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
         let text = redact(text, key);
+        let answer = Answer {
+            status: status.as_u16(),
+            headers,
+            latency_ms,
+        };
         if !status.is_success() {
-            let (error, body_delay) = http_error(url.to_owned(), status.as_u16(), text);
+            let (error, body_delay) =
+                http_error(endpoint.provider, url.to_owned(), status.as_u16(), text);
             return Err(Failure {
                 error,
                 retry_after: header_delay.or(body_delay),
+                answer: Some(answer),
             });
         }
         let wire = match endpoint.provider.decode(&text) {
             Ok(wire) => wire,
             Err(detail) => {
-                return Err(LlmError::Decode {
-                    url: url.to_owned(),
-                    detail,
-                    body: text,
-                }
-                .into());
+                return Err(Failure {
+                    error: LlmError::Decode {
+                        url: url.to_owned(),
+                        detail,
+                        body: text,
+                        attempts: attempt,
+                    },
+                    retry_after: None,
+                    answer: Some(answer),
+                });
             }
         };
         let (content, think) = split_reasoning(&wire.content);
@@ -251,13 +374,19 @@ impl fmt::Debug for LlmClient {
 
 /// The error for a non-success status, with the provider's message read from the body, and the
 /// wait the body asks for (Gemini puts it there).
-fn http_error(url: String, status: u16, body: String) -> (LlmError, Option<Duration>) {
+fn http_error(
+    provider: Provider,
+    url: String,
+    status: u16,
+    body: String,
+) -> (LlmError, Option<Duration>) {
     let parsed = error_body::parse(&body);
     let error = LlmError::Http {
         url,
         status,
         kind: parsed.kind,
         message: parsed.message,
+        rejection: provider.rejection(status, &body),
         body,
     };
     (error, parsed.retry_delay)

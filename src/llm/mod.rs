@@ -39,6 +39,7 @@ mod openai;
 mod pricing;
 mod ratelimit;
 mod reasoning;
+mod rejection;
 mod responses;
 mod retry;
 
@@ -49,11 +50,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use self::{
-    client::LlmClient,
+    client::{FailedAttempt, LlmClient, headers_that_matter},
     pricing::{Price, PriceTable},
     ratelimit::retry_delay,
     reasoning::split_reasoning,
-    retry::{RetryPolicy, parse_retry_after},
+    rejection::Rejection,
+    retry::{DEFAULT_DECODE_RETRIES, RetryPolicy, parse_retry_after},
 };
 
 /// The wire format an endpoint speaks. Each variant has its own module beside `openai.rs`.
@@ -128,6 +130,11 @@ impl Provider {
             Provider::Anthropic => anthropic::encode(req),
             Provider::Gemini => gemini::encode(req),
         }
+    }
+
+    /// Whether an error answer refuses the request for good, by this provider's rules.
+    fn rejection(self, status: u16, body: &str) -> Option<Rejection> {
+        rejection::classify(self, status, body)
     }
 
     fn decode(self, body: &str) -> Result<WireReply, String> {
@@ -403,6 +410,10 @@ pub enum LlmError {
         message: Option<String>,
         /// The response body.
         body: String,
+        /// Whether the provider refused this request for good (it would answer the same again),
+        /// as read from the status and body by the provider's rules; `None` for every other
+        /// error, a refusal of the player's settings (unknown model, bad key) included.
+        rejection: Option<Rejection>,
     },
     /// No complete response within the endpoint's timeout.
     #[error("llm endpoint `{url}` did not answer within {timeout:?} after {attempts} attempt(s)")]
@@ -416,7 +427,7 @@ pub enum LlmError {
     },
     /// A success status with a body that cannot be read as a reply.
     #[error(
-        "failed to decode the reply of llm endpoint `{url}`: {detail}: {}",
+        "failed to decode the reply of llm endpoint `{url}` (attempt {attempts}): {detail}: {}",
         snippet(body)
     )]
     Decode {
@@ -426,6 +437,8 @@ pub enum LlmError {
         detail: String,
         /// The response body.
         body: String,
+        /// Attempts made, this one included.
+        attempts: u32,
     },
     /// The endpoint names an API-key variable that is unset or empty.
     #[error("failed to read the api key: environment variable `{env}` is not set")]
@@ -462,6 +475,25 @@ impl LlmError {
             LlmError::MissingApiKey { .. }
             | LlmError::Client { .. }
             | LlmError::UnknownProvider { .. } => false,
+        }
+    }
+}
+
+impl LlmError {
+    /// How the provider refused this very request for good, if it did (see [`Rejection`]).
+    pub fn rejection(&self) -> Option<Rejection> {
+        match self {
+            LlmError::Http { rejection, .. } => *rejection,
+            _ => None,
+        }
+    }
+
+    /// The response body this error carries, for the errors that have one (HTTP errors and
+    /// undecodable bodies).
+    pub fn body(&self) -> Option<&str> {
+        match self {
+            LlmError::Http { body, .. } | LlmError::Decode { body, .. } => Some(body),
+            _ => None,
         }
     }
 }

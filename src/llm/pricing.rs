@@ -64,6 +64,27 @@ impl Price {
         }
     }
 
+    /// What makes this price unusable, one message per rate: every rate must be a finite number
+    /// of at least 0 (a NaN would turn every cost into NaN, and JSON, where the store keeps
+    /// settings, cannot even hold one).
+    pub fn problems(&self) -> Vec<String> {
+        let rates = [
+            ("input_per_mtok", Some(self.input_per_mtok)),
+            ("output_per_mtok", Some(self.output_per_mtok)),
+            ("reasoning_per_mtok", self.reasoning_per_mtok),
+            ("cached_input_per_mtok", self.cached_input_per_mtok),
+        ];
+        rates
+            .into_iter()
+            .filter_map(|(name, rate)| {
+                let rate = rate?;
+                (!rate.is_finite() || rate < 0.0).then(|| {
+                    format!("`{name}` must be a finite number of at least 0 (USD per million tokens), not {rate}")
+                })
+            })
+            .collect()
+    }
+
     /// The cost of `usage` at this price, in US dollars.
     pub fn cost(&self, usage: &Usage) -> f64 {
         // Counts are clamped so that a server reporting more cached than prompt tokens (or more

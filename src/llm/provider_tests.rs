@@ -30,6 +30,7 @@ fn endpoint(provider: Provider, base: &str) -> Endpoint {
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(40),
             give_up_after: Duration::from_secs(30),
+            decode_retries: 3,
         },
         ..Endpoint::new(format!("{base}/v1"))
     }

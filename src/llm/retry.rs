@@ -21,17 +21,26 @@ pub struct RetryPolicy {
     /// Total time budget for transient failures, counted from the first attempt: no retry is
     /// scheduled that would start after it.
     pub give_up_after: Duration,
+    /// Retries of a success status whose body cannot be read as a reply (an HTML page from a
+    /// gateway, a truncated body): a server that sends one may well send it again, and each may be
+    /// billed, so these get a budget of their own, well below `max_attempts`.
+    pub decode_retries: u32,
 }
+
+/// Retries of an undecodable success body unless a player says otherwise.
+pub const DEFAULT_DECODE_RETRIES: u32 = 3;
 
 impl Default for RetryPolicy {
     /// Twenty attempts, 1 s doubling to at most 60 s, within 10 minutes: rides out a restarting
-    /// server or a provider outage of a few minutes.
+    /// server or a provider outage of a few minutes; of those, at most
+    /// [`DEFAULT_DECODE_RETRIES`] retries of undecodable bodies.
     fn default() -> Self {
         Self {
             max_attempts: 20,
             base_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(60),
             give_up_after: Duration::from_secs(600),
+            decode_retries: DEFAULT_DECODE_RETRIES,
         }
     }
 }
@@ -86,6 +95,7 @@ mod tests {
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_millis(350),
             give_up_after: Duration::from_secs(10),
+            decode_retries: 3,
         }
     }
 

@@ -28,6 +28,7 @@ fn endpoint(base: &str) -> Endpoint {
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(40),
             give_up_after: Duration::from_secs(30),
+            decode_retries: 3,
         },
         ..Endpoint::new(format!("{base}/v1"))
     }
@@ -326,15 +327,57 @@ async fn persistently_malformed_bodies_end_in_a_decode_error() {
         .respond_with(ResponseTemplate::new(200).set_body_string("<html>gateway</html>"))
         .mount(&server)
         .await;
+    // Plenty of attempts and time: the decode budget alone must stop it.
+    let mut ep = endpoint(&server.uri());
+    ep.retry.max_attempts = 20;
+    ep.retry.decode_retries = 2;
+    let mut shown = Vec::new();
     let err = client()
-        .chat(&endpoint(&server.uri()), &request())
+        .chat_observed(&ep, &request(), |failed| {
+            shown.push((
+                failed.attempt,
+                failed.http_status,
+                failed.body.to_owned(),
+                failed.headers.to_vec(),
+            ));
+            std::ops::ControlFlow::Continue(())
+        })
         .await
         .expect_err("decode");
     assert!(
-        matches!(&err, LlmError::Decode { body, .. } if body == "<html>gateway</html>"),
+        matches!(&err, LlmError::Decode { body, attempts: 3, .. } if body == "<html>gateway</html>"),
         "{err:?}"
     );
-    assert_eq!(requests_seen(&server).await, 4);
+    assert_eq!(requests_seen(&server).await, 3, "one try and two retries");
+    assert_eq!(shown.len(), 3);
+    for (i, (attempt, status, body, headers)) in shown.iter().enumerate() {
+        assert_eq!((*attempt, *status), (i as u32 + 1, 200));
+        assert_eq!(body, "<html>gateway</html>");
+        assert!(
+            headers
+                .iter()
+                .any(|(n, v)| n == "content-type" && v.starts_with("text/plain")),
+            "{headers:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_observer_that_cannot_keep_a_failure_stops_the_retries() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(chat_path())
+        .respond_with(ResponseTemplate::new(503).set_body_string("busy"))
+        .mount(&server)
+        .await;
+    let err = client()
+        .chat_observed(&endpoint(&server.uri()), &request(), |_| {
+            std::ops::ControlFlow::Break(())
+        })
+        .await
+        .expect_err("stopped");
+    assert!(matches!(err, LlmError::Http { status: 503, .. }), "{err:?}");
+    assert_eq!(requests_seen(&server).await, 1);
 }
 
 #[tokio::test]
@@ -571,6 +614,7 @@ fn transient_classification() {
         kind: None,
         message: None,
         body: String::new(),
+        rejection: None,
     };
     for status in [408, 429, 500, 502, 503, 504, 529] {
         assert!(http(status).is_transient(), "{status}");
@@ -588,6 +632,7 @@ fn long_bodies_are_cut_in_messages() {
         kind: None,
         message: None,
         body: "x".repeat(10_000),
+        rejection: None,
     };
     assert!(err.to_string().len() < 400);
 }

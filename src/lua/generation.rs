@@ -23,6 +23,7 @@ use super::{
     sources::{Resolver, SourceSet},
     state::{self, Limits},
 };
+use crate::llm::Price;
 use crate::tournament::{
     rules::{Rules, ScriptHost, script_dir},
     schedule::Format,
@@ -287,15 +288,18 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
     // Work on a shallow copy so the script's own table is left alone.
     let rest = lua.create_table().map_err(ScriptError::from)?;
     let mut players_value = Value::Nil;
+    let mut prices_value = Value::Nil;
     for pair in table.pairs::<Value, Value>() {
         let (k, v) = pair.map_err(ScriptError::from)?;
         match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
             Some("players") => players_value = v,
+            // Read on its own, so that its errors say `prices` rather than "the tournament".
+            Some("prices") => prices_value = v,
             Some(DEFINED_AT) => {}
             _ => rest.set(k, v).map_err(ScriptError::from)?,
         }
     }
-    let settings: Option<TournamentSettings> =
+    let mut settings: Option<TournamentSettings> =
         match from_table(lua, rest, "tournament", "the tournament table") {
             Ok(s) => Some(s),
             Err(message) => {
@@ -303,6 +307,18 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
                 None
             }
         };
+    match parse_prices(lua, prices_value) {
+        Ok(prices) => {
+            if let Some(settings) = settings.as_mut() {
+                settings.prices = prices;
+            }
+        }
+        Err(problems) => errors.extend(
+            problems
+                .into_iter()
+                .map(|message| ScriptError::at(at.clone(), message)),
+        ),
+    }
     if let Some(analysis) = settings.as_ref().and_then(|s| s.analysis.as_ref()) {
         for problem in analysis.problems() {
             errors.push(ScriptError::at(at.clone(), format!("analysis: {problem}")));
@@ -345,6 +361,43 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
             defined_at,
         }),
         _ => Err(CheckErrors(errors)),
+    }
+}
+
+/// The tournament's `prices` table (empty when absent), or every problem with it: a price table
+/// that does not read, or a rate that is negative or not a finite number. A malformed table is an
+/// error, never dropped, since the cost columns would then silently use other prices.
+fn parse_prices(lua: &Lua, value: Value) -> Result<BTreeMap<String, Price>, Vec<String>> {
+    let table = match value {
+        Value::Nil => return Ok(BTreeMap::new()),
+        Value::Table(t) => t,
+        other => {
+            return Err(vec![format!(
+                "prices: must be a table of prices by model name (`prices = {{ [\"model\"] = {{ input_per_mtok = 2.5, output_per_mtok = 10 }} }}`), not {}",
+                other.type_name()
+            )]);
+        }
+    };
+    let prices: BTreeMap<String, Price> =
+        from_table(lua, table, "prices", "the prices table").map_err(|m| vec![m])?;
+    let problems: Vec<String> = prices
+        .iter()
+        .flat_map(|(model, price)| {
+            let mut out: Vec<String> = price
+                .problems()
+                .into_iter()
+                .map(|p| format!("prices: `{model}`: {p}"))
+                .collect();
+            if model.trim().is_empty() {
+                out.push("prices: a model name must not be empty".to_owned());
+            }
+            out
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(prices)
+    } else {
+        Err(problems)
     }
 }
 

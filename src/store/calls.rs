@@ -2,7 +2,7 @@
 
 use rusqlite::{Row, params};
 
-use super::{Context, Store, StoreError, get_u64, sql_u64};
+use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
 
 /// One request to a language model and what came back, as the caller hands it over (API keys
 /// already stripped from the request).
@@ -32,10 +32,10 @@ pub struct LlmCallRecord {
     pub finish_reason: Option<String>,
     /// The HTTP status of the last attempt.
     pub http_status: Option<u16>,
-    /// Prompt tokens billed.
-    pub prompt_tokens: u64,
-    /// Completion tokens billed (reasoning included).
-    pub completion_tokens: u64,
+    /// Prompt tokens billed; `None` when the reply reported no usage (unknown, not zero).
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens billed (reasoning included); `None` when the reply reported no usage.
+    pub completion_tokens: Option<u64>,
     /// Wall time of the call, transport retries included.
     pub latency_ms: u64,
     /// How many times the transport retried (429, 5xx, timeouts).
@@ -56,6 +56,57 @@ pub struct LlmCallRow {
     /// Detail of the outcome (the move, the parse error, ...).
     pub outcome_detail: Option<String>,
     /// When the call was recorded (RFC 3339 UTC).
+    pub created_at: String,
+}
+
+/// One HTTP attempt that got an answer but no usable reply (an error status, or a success whose
+/// body does not decode), stored before the attempt is retried so that nothing a provider sent
+/// (and perhaps billed) is lost.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailedCallRecord {
+    /// The game, for a ply call.
+    pub game_id: Option<i64>,
+    /// The ply, for a ply call.
+    pub ply: Option<u32>,
+    /// The evaluation run, for an evaluation item's call.
+    pub eval_run_id: Option<i64>,
+    /// The task label, for an evaluation item's call.
+    pub task: Option<String>,
+    /// The item, for an evaluation item's call.
+    pub idx: Option<u32>,
+    /// The call's number within its ply or item (as in `llm_calls` / `eval_replies`).
+    pub seq: u32,
+    /// The HTTP attempt of this call, from 1.
+    pub attempt: u32,
+    /// The player's name.
+    pub player: String,
+    /// The model name sent to the provider.
+    pub model: String,
+    /// The endpoint URL.
+    pub endpoint: String,
+    /// The request body as JSON.
+    pub request_json: String,
+    /// The HTTP status received.
+    pub http_status: u16,
+    /// The response headers that matter (content type and length, request ids, rate limits,
+    /// `Retry-After`, server), as a JSON object.
+    pub headers_json: String,
+    /// The response body as received.
+    pub raw_body: String,
+    /// What was wrong with it.
+    pub error: String,
+    /// Duration of the attempt in milliseconds.
+    pub latency_ms: u64,
+}
+
+/// A stored failed attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedCallRow {
+    /// Row id.
+    pub id: i64,
+    /// The attempt as recorded.
+    pub call: FailedCallRecord,
+    /// When it was recorded (RFC 3339 UTC).
     pub created_at: String,
 }
 
@@ -89,10 +140,10 @@ pub struct CallSummary {
     pub player: String,
     /// The model name sent to the provider (prices are looked up by it).
     pub model: String,
-    /// Prompt tokens billed.
-    pub prompt_tokens: u64,
-    /// Completion tokens billed.
-    pub completion_tokens: u64,
+    /// Prompt tokens billed; `None` when the reply reported no usage.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens billed; `None` when the reply reported no usage.
+    pub completion_tokens: Option<u64>,
     /// What the reply led to, if it was used.
     pub outcome: Option<String>,
 }
@@ -134,8 +185,8 @@ fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
             raw_body: r.get(10)?,
             finish_reason: r.get(11)?,
             http_status: r.get(12)?,
-            prompt_tokens: get_u64(r, 13)?,
-            completion_tokens: get_u64(r, 14)?,
+            prompt_tokens: get_opt_u64(r, 13)?,
+            completion_tokens: get_opt_u64(r, 14)?,
             latency_ms: get_u64(r, 15)?,
             transport_retries: r.get(16)?,
             error: r.get(17)?,
@@ -179,8 +230,8 @@ impl Store {
                         call.raw_body,
                         call.finish_reason,
                         call.http_status,
-                        sql_u64(call.prompt_tokens),
-                        sql_u64(call.completion_tokens),
+                        call.prompt_tokens.map(sql_u64),
+                        call.completion_tokens.map(sql_u64),
                         sql_u64(call.latency_ms),
                         call.transport_retries,
                         call.error,
@@ -321,9 +372,103 @@ impl Store {
                     ply: r.get(1)?,
                     player: r.get(2)?,
                     model: r.get(3)?,
-                    prompt_tokens: get_u64(r, 4)?,
-                    completion_tokens: get_u64(r, 5)?,
+                    prompt_tokens: get_opt_u64(r, 4)?,
+                    completion_tokens: get_opt_u64(r, 5)?,
                     outcome: r.get(6)?,
+                })
+            })
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
+    /// Records an attempt that got an HTTP answer but no usable reply, and returns its id. Failed
+    /// attempts have their own table, so the `(game, ply, seq)` key of [`Store::llm_calls`] that
+    /// replay reads stays one row per call.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::MissingReference`] if the game or evaluation run does not exist,
+    /// [`StoreError::Database`] on a database failure (a record that is neither a ply's nor an
+    /// item's call included).
+    pub fn record_failed_call(&self, call: &FailedCallRecord) -> Result<i64, StoreError> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO failed_calls (game_id, ply, eval_run_id, task, idx, seq, attempt,
+                     player, model, endpoint, request_json, http_status, headers_json, raw_body,
+                     error, latency_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                 RETURNING id",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(
+                    params![
+                        call.game_id,
+                        call.ply,
+                        call.eval_run_id,
+                        call.task,
+                        call.idx,
+                        call.seq,
+                        call.attempt,
+                        call.player,
+                        call.model,
+                        call.endpoint,
+                        call.request_json,
+                        call.http_status,
+                        call.headers_json,
+                        call.raw_body,
+                        call.error,
+                        sql_u64(call.latency_ms),
+                    ],
+                    |r| r.get(0),
+                )
+            })
+            .context(|| {
+                format!(
+                    "record failed attempt {} of call {} of `{}`",
+                    call.attempt, call.seq, call.player
+                )
+            })
+    }
+
+    /// The failed attempts stored for a game's calls, in the order they were made.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn failed_calls(&self, game_id: i64) -> Result<Vec<FailedCallRow>, StoreError> {
+        let what = || format!("read failed calls of game {game_id}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, game_id, ply, eval_run_id, task, idx, seq, attempt, player, model,
+                     endpoint, request_json, http_status, headers_json, raw_body, error,
+                     latency_ms, created_at
+                 FROM failed_calls WHERE game_id = ?1 ORDER BY id",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map([game_id], |r| {
+                Ok(FailedCallRow {
+                    id: r.get(0)?,
+                    call: FailedCallRecord {
+                        game_id: r.get(1)?,
+                        ply: r.get(2)?,
+                        eval_run_id: r.get(3)?,
+                        task: r.get(4)?,
+                        idx: r.get(5)?,
+                        seq: r.get(6)?,
+                        attempt: r.get(7)?,
+                        player: r.get(8)?,
+                        model: r.get(9)?,
+                        endpoint: r.get(10)?,
+                        request_json: r.get(11)?,
+                        http_status: r.get(12)?,
+                        headers_json: r.get(13)?,
+                        raw_body: r.get(14)?,
+                        error: r.get(15)?,
+                        latency_ms: get_u64(r, 16)?,
+                    },
+                    created_at: r.get(17)?,
                 })
             })
             .context(what)?;

@@ -2,7 +2,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Context, Store, StoreError, get_u64, sql_u64};
+use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
 
 /// A stored evaluation run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,10 +30,10 @@ pub struct EvalReplyRecord {
     pub reply_text: String,
     /// The model's separate reasoning, if any.
     pub reasoning: Option<String>,
-    /// Prompt tokens billed.
-    pub prompt_tokens: u64,
-    /// Completion tokens billed.
-    pub completion_tokens: u64,
+    /// Prompt tokens billed; `None` when the reply reported no usage (unknown, not zero).
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens billed; `None` when the reply reported no usage.
+    pub completion_tokens: Option<u64>,
     /// Request latency.
     pub latency_ms: u64,
 }
@@ -190,8 +190,8 @@ impl Store {
                     reply.prompt_json,
                     reply.reply_text,
                     reply.reasoning,
-                    sql_u64(reply.prompt_tokens),
-                    sql_u64(reply.completion_tokens),
+                    reply.prompt_tokens.map(sql_u64),
+                    reply.completion_tokens.map(sql_u64),
                     sql_u64(reply.latency_ms),
                 ],
             )
@@ -232,8 +232,8 @@ impl Store {
                     prompt_json: r.get(1)?,
                     reply_text: r.get(2)?,
                     reasoning: r.get(3)?,
-                    prompt_tokens: get_u64(r, 4)?,
-                    completion_tokens: get_u64(r, 5)?,
+                    prompt_tokens: get_opt_u64(r, 4)?,
+                    completion_tokens: get_opt_u64(r, 5)?,
                     latency_ms: get_u64(r, 6)?,
                 })
             })
@@ -390,8 +390,8 @@ mod tests {
             prompt_json: None,
             reply_text: "```e2e4```".into(),
             reasoning: None,
-            prompt_tokens: 3,
-            completion_tokens: 4,
+            prompt_tokens: Some(3),
+            completion_tokens: Some(4),
             latency_ms: 5,
         };
         store

@@ -104,7 +104,8 @@ pub struct GameRow {
     pub opening_label: Option<String>,
     /// Where the game stands.
     pub status: GameStatus,
-    /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished.
+    /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished, or `"*"` for a void game (finished without
+    /// a result: it counts for nobody, see [`GameRow::is_void`]).
     pub result: Option<String>,
     /// How it ended (`"checkmate"`, `"forfeit"`, ...), once finished.
     pub termination: Option<String>,
@@ -187,6 +188,17 @@ const GAME_COLUMNS: &str = "g.id, g.tournament_id, g.idx, g.round, g.white, g.bl
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
     g.generation, g.started_at, g.finished_at, g.error,
     (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind";
+
+/// The stored result of a void game: finished, but counting for nobody (PGN's "no result").
+pub const VOID_RESULT: &str = "*";
+
+impl GameRow {
+    /// Whether the game finished void: it ended without a result and counts for nobody (in
+    /// ratings, scores and standings' W/D/L); its termination says why.
+    pub fn is_void(&self) -> bool {
+        self.status == GameStatus::Finished && self.result.as_deref() == Some(VOID_RESULT)
+    }
+}
 
 fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
     let status: String = r.get(9)?;
@@ -415,11 +427,12 @@ impl Store {
         refused_unless_changed(&conn, changed, game_id, "start")
     }
 
-    /// Records the result of a game.
+    /// Records the result of a game: `1-0`, `0-1`, `1/2-1/2`, or [`VOID_RESULT`] for a game that
+    /// ended without a result.
     ///
     /// # Errors
     ///
-    /// [`StoreError::InvalidResult`] for a result other than `1-0`, `0-1` or `1/2-1/2`,
+    /// [`StoreError::InvalidResult`] for a result other than `1-0`, `0-1`, `1/2-1/2` or `*`,
     /// [`StoreError::InvalidState`] if the game is already finished, [`StoreError::NotFound`] if there
     /// is no such game, [`StoreError::Database`] on a database failure.
     pub fn finish_game(
@@ -429,7 +442,7 @@ impl Store {
         termination: &str,
         reason: Option<&str>,
     ) -> Result<(), StoreError> {
-        if !matches!(result, "1-0" | "0-1" | "1/2-1/2") {
+        if !matches!(result, "1-0" | "0-1" | "1/2-1/2" | VOID_RESULT) {
             return Err(StoreError::InvalidResult {
                 game_id,
                 result: result.to_owned(),

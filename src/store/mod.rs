@@ -48,9 +48,12 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
-    calls::{CallOutcome, CallSummary, EventRow, LlmCallRecord, LlmCallRow},
+    calls::{
+        CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
+        LlmCallRow,
+    },
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
-    games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame},
+    games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT},
     stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };
@@ -294,8 +297,10 @@ pub enum StoreError {
         /// The refused operation.
         action: &'static str,
     },
-    /// A game result other than `1-0`, `0-1` or `1/2-1/2`.
-    #[error("cannot finish game {game_id} with result `{result}`: expected 1-0, 0-1 or 1/2-1/2")]
+    /// A game result other than `1-0`, `0-1`, `1/2-1/2` or `*` (void).
+    #[error(
+        "cannot finish game {game_id} with result `{result}`: expected 1-0, 0-1, 1/2-1/2 or * (void)"
+    )]
     InvalidResult {
         /// The game id.
         game_id: i64,

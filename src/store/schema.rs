@@ -258,8 +258,152 @@ pub(crate) const SCHEMA_V5: &str = r"
 ALTER TABLE llm_calls ADD COLUMN candidate TEXT;
 ";
 
+/// Version 6: void games, unknown token counts, and failed attempts.
+///
+/// - A game may finish *void*: `status = 'finished'` with `result = '*'` (PGN's "no result"), a
+///   game that ended but counts for nobody (its termination says why, e.g. `context_exceeded`).
+///   SQLite cannot change a CHECK constraint in place, so `games` is rebuilt with the same columns.
+/// - A reply that reports no token usage stores NULL tokens instead of 0: `llm_calls` and
+///   `eval_replies` are rebuilt with nullable token columns (rows stored before keep their numbers).
+/// - `failed_calls` keeps every attempt that got an HTTP answer but no usable reply (an error
+///   status, or a success whose body does not decode), with the status, the headers that matter
+///   (JSON object) and the body, written before the attempt is retried. It is a table of its own so
+///   that `llm_calls` keeps one row per (game, ply, seq), the key replay reads. A row belongs to a
+///   game ply (`game_id`, `ply`, `seq`) or to an evaluation item (`eval_run_id`, `task`, `idx`,
+///   `seq`); `attempt` counts the HTTP attempts of that one call from 1.
+///
+/// The rebuilds follow SQLite's procedure for schema changes (new table, copy, drop, rename), with
+/// foreign keys off for the duration and checked before commit (see [`migrate`]).
+pub(crate) const SCHEMA_V6: &str = r"
+CREATE TABLE games_v6 (
+    id            INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments (id),
+    idx           INTEGER NOT NULL CHECK (idx >= 0),
+    round         INTEGER NOT NULL CHECK (round >= 0),
+    white         TEXT NOT NULL,
+    black         TEXT NOT NULL,
+    start_fen     TEXT,
+    opening_moves TEXT NOT NULL DEFAULT '[]',
+    opening_label TEXT,
+    status        TEXT NOT NULL DEFAULT 'scheduled'
+                  CHECK (status IN ('scheduled', 'running', 'finished', 'errored')),
+    result        TEXT CHECK (result IN ('1-0', '0-1', '1/2-1/2', '*')),
+    termination   TEXT,
+    reason        TEXT,
+    script_hash   TEXT,
+    generation    INTEGER,
+    created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    started_at    TEXT,
+    finished_at   TEXT,
+    error         TEXT,
+    error_kind    TEXT CHECK (error_kind IN ('api', 'engine', 'script', 'store')),
+    UNIQUE (tournament_id, idx),
+    FOREIGN KEY (tournament_id, white) REFERENCES players (tournament_id, name),
+    FOREIGN KEY (tournament_id, black) REFERENCES players (tournament_id, name),
+    CHECK ((status = 'finished') = (result IS NOT NULL))
+);
+INSERT INTO games_v6 (id, tournament_id, idx, round, white, black, start_fen, opening_moves,
+    opening_label, status, result, termination, reason, script_hash, generation, created_at,
+    started_at, finished_at, error, error_kind)
+SELECT id, tournament_id, idx, round, white, black, start_fen, opening_moves, opening_label,
+    status, result, termination, reason, script_hash, generation, created_at, started_at,
+    finished_at, error, error_kind
+FROM games;
+DROP TABLE games;
+ALTER TABLE games_v6 RENAME TO games;
+CREATE INDEX games_by_status ON games (tournament_id, status);
+
+CREATE TABLE llm_calls_v6 (
+    id                INTEGER PRIMARY KEY,
+    game_id           INTEGER REFERENCES games (id),
+    ply               INTEGER NOT NULL CHECK (ply >= 0),
+    seq               INTEGER NOT NULL CHECK (seq >= 0),
+    player            TEXT    NOT NULL,
+    model             TEXT    NOT NULL,
+    endpoint          TEXT    NOT NULL,
+    request_json      TEXT    NOT NULL,
+    reply_text        TEXT,
+    reasoning         TEXT,
+    raw_body          TEXT,
+    finish_reason     TEXT,
+    http_status       INTEGER,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    latency_ms        INTEGER NOT NULL,
+    transport_retries INTEGER NOT NULL,
+    error             TEXT,
+    outcome           TEXT,
+    outcome_detail    TEXT,
+    created_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    candidate         TEXT,
+    UNIQUE (game_id, ply, seq)
+);
+INSERT INTO llm_calls_v6 (id, game_id, ply, seq, player, model, endpoint, request_json,
+    reply_text, reasoning, raw_body, finish_reason, http_status, prompt_tokens,
+    completion_tokens, latency_ms, transport_retries, error, outcome, outcome_detail, created_at,
+    candidate)
+SELECT id, game_id, ply, seq, player, model, endpoint, request_json, reply_text, reasoning,
+    raw_body, finish_reason, http_status, prompt_tokens, completion_tokens, latency_ms,
+    transport_retries, error, outcome, outcome_detail, created_at, candidate
+FROM llm_calls;
+DROP TABLE llm_calls;
+ALTER TABLE llm_calls_v6 RENAME TO llm_calls;
+CREATE INDEX llm_calls_by_player ON llm_calls (player);
+
+CREATE TABLE eval_replies_v6 (
+    run_id            INTEGER NOT NULL REFERENCES eval_runs (id),
+    task              TEXT    NOT NULL,
+    player            TEXT    NOT NULL,
+    idx               INTEGER NOT NULL,
+    seq               INTEGER NOT NULL CHECK (seq >= 0),
+    prompt_json       TEXT,
+    reply_text        TEXT    NOT NULL,
+    reasoning         TEXT,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    latency_ms        INTEGER NOT NULL DEFAULT 0,
+    created_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (run_id, task, player, idx, seq),
+    FOREIGN KEY (run_id, task, idx) REFERENCES eval_items (run_id, task, idx)
+) WITHOUT ROWID;
+INSERT INTO eval_replies_v6 (run_id, task, player, idx, seq, prompt_json, reply_text, reasoning,
+    prompt_tokens, completion_tokens, latency_ms, created_at)
+SELECT run_id, task, player, idx, seq, prompt_json, reply_text, reasoning, prompt_tokens,
+    completion_tokens, latency_ms, created_at
+FROM eval_replies;
+DROP TABLE eval_replies;
+ALTER TABLE eval_replies_v6 RENAME TO eval_replies;
+
+CREATE TABLE failed_calls (
+    id           INTEGER PRIMARY KEY,
+    game_id      INTEGER REFERENCES games (id),
+    ply          INTEGER CHECK (ply >= 0),
+    eval_run_id  INTEGER REFERENCES eval_runs (id),
+    task         TEXT,
+    idx          INTEGER CHECK (idx >= 0),
+    seq          INTEGER NOT NULL CHECK (seq >= 0),
+    attempt      INTEGER NOT NULL CHECK (attempt >= 1),
+    player       TEXT    NOT NULL,
+    model        TEXT    NOT NULL,
+    endpoint     TEXT    NOT NULL,
+    request_json TEXT    NOT NULL,
+    http_status  INTEGER NOT NULL,
+    headers_json TEXT    NOT NULL,
+    raw_body     TEXT    NOT NULL,
+    error        TEXT    NOT NULL,
+    latency_ms   INTEGER NOT NULL,
+    created_at   TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    CHECK ((game_id IS NULL) = (ply IS NULL)),
+    CHECK ((eval_run_id IS NULL) = (task IS NULL) AND (task IS NULL) = (idx IS NULL)),
+    CHECK ((game_id IS NULL) <> (eval_run_id IS NULL))
+);
+CREATE INDEX failed_calls_by_game ON failed_calls (game_id, ply, seq);
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+];
 
 /// The schema version this build writes (and the newest it can read).
 pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -298,6 +442,25 @@ pub(crate) fn classify(conn: &Connection) -> rusqlite::Result<Kind> {
 /// the same new file at once migrate it exactly once. A caller must have classified the file first;
 /// this function re-checks only that it has not become foreign or newer meanwhile.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<i64, MigrateError> {
+    // Rebuilding a table that others reference (version 6 rebuilds `games`) needs foreign keys
+    // off, and the pragma is a no-op inside a transaction: switch it off around the transaction
+    // and check the keys before committing instead (SQLite's documented procedure).
+    let foreign_keys: bool = conn
+        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+        .map_err(|e| MigrateError::Sql(0, e))?;
+    if foreign_keys {
+        conn.pragma_update(None, "foreign_keys", "OFF")
+            .map_err(|e| MigrateError::Sql(0, e))?;
+    }
+    let migrated = migrate_in_transaction(conn);
+    if foreign_keys {
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| MigrateError::Sql(0, e))?;
+    }
+    migrated
+}
+
+fn migrate_in_transaction(conn: &mut Connection) -> Result<i64, MigrateError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| MigrateError::Sql(0, e))?;
@@ -316,6 +479,25 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<i64, MigrateError> {
             "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {to};"
         ))
         .map_err(|e| MigrateError::Sql(to, e))?;
+    }
+    let violation: Option<String> = tx
+        .query_row("PRAGMA foreign_key_check", [], |r| {
+            Ok(format!(
+                "a row of `{}` refers to a missing `{}`",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(2)?
+            ))
+        })
+        .optional()
+        .map_err(|e| MigrateError::Sql(CURRENT_VERSION, e))?;
+    if let Some(violation) = violation {
+        return Err(MigrateError::Sql(
+            CURRENT_VERSION,
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+                Some(violation),
+            ),
+        ));
     }
     tx.commit()
         .map_err(|e| MigrateError::Sql(CURRENT_VERSION, e))?;

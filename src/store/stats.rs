@@ -6,6 +6,9 @@ use super::{Context, Store, StoreError, get_u64};
 
 /// Outcomes of LLM calls that count as parse errors in the standings.
 const PARSE_ERROR_OUTCOMES: &str = "'no_move_found', 'unparseable', 'wrong_action'";
+/// Terminations that count as forfeits in the standings when they lost the game.
+const FORFEIT_TERMINATIONS: &str = "'forfeit', 'too_many_wrong_actions', 'max_turns', \
+                                    'context_exceeded', 'request_rejected'";
 /// Outcomes of LLM calls that count as illegal moves in the standings.
 const ILLEGAL_MOVE_OUTCOMES: &str = "'illegal', 'ambiguous', 'wrong_move'";
 
@@ -26,8 +29,10 @@ pub const PROTOCOL_FAILURE_OUTCOMES: [&str; 7] = [
 pub struct StandingRow {
     /// The player's name.
     pub player: String,
-    /// Finished games played.
+    /// Finished games played, void games left out (they count for nobody).
     pub games: u32,
+    /// Void games: finished without a result (see `GameRow::is_void`), in none of the other counts.
+    pub voids: u32,
     /// Games won, with either colour.
     pub wins: u32,
     /// Games drawn.
@@ -37,7 +42,7 @@ pub struct StandingRow {
     /// Wins plus half the draws.
     pub score: f64,
     /// Games lost by a protocol failure (terminations `forfeit`, `too_many_wrong_actions`,
-    /// `max_turns`).
+    /// `max_turns`, and `context_exceeded` or `request_rejected` counted as forfeits).
     pub forfeits: u32,
     /// LLM replies in which no move could be read (outcomes `no_move_found`, `unparseable`, and
     /// the agentic mode's `wrong_action`).
@@ -51,10 +56,13 @@ pub struct StandingRow {
     pub accepted_moves: u64,
     /// LLM calls made.
     pub llm_calls: u64,
-    /// Prompt tokens used.
+    /// Prompt tokens used, over the calls that reported usage.
     pub prompt_tokens: u64,
-    /// Completion tokens used.
+    /// Completion tokens used, over the calls that reported usage.
     pub completion_tokens: u64,
+    /// Calls whose reply reported no usage: while this is not zero, the token sums are lower
+    /// bounds and the player's tokens and cost are unknown.
+    pub calls_without_usage: u64,
 }
 
 impl StandingRow {
@@ -97,6 +105,7 @@ struct CallStats {
     prompt_tokens: u64,
     completion_tokens: u64,
     accepted_moves: u64,
+    calls_without_usage: u64,
 }
 
 impl Store {
@@ -119,8 +128,10 @@ impl Store {
                         COALESCE(SUM(c.outcome IN ({PARSE_ERROR_OUTCOMES})), 0),
                         COALESCE(SUM(c.outcome IN ({ILLEGAL_MOVE_OUTCOMES})), 0),
                         COALESCE(SUM(c.outcome = 'forbidden_reasoning'), 0),
-                        COUNT(*), SUM(c.prompt_tokens), SUM(c.completion_tokens),
-                        COALESCE(SUM(c.outcome = 'move'), 0)
+                        COUNT(*), COALESCE(SUM(c.prompt_tokens), 0),
+                        COALESCE(SUM(c.completion_tokens), 0),
+                        COALESCE(SUM(c.outcome = 'move'), 0),
+                        COALESCE(SUM(c.prompt_tokens IS NULL OR c.completion_tokens IS NULL), 0)
                      FROM llm_calls c JOIN games g ON g.id = c.game_id
                      WHERE g.tournament_id = ?1 AND g.status = 'finished'
                      GROUP BY c.player"
@@ -137,6 +148,7 @@ impl Store {
                         prompt_tokens: get_u64(r, 5)?,
                         completion_tokens: get_u64(r, 6)?,
                         accepted_moves: get_u64(r, 7)?,
+                        calls_without_usage: get_u64(r, 8)?,
                     };
                     Ok((r.get::<_, String>(0)?, stats))
                 })
@@ -148,8 +160,8 @@ impl Store {
         }
 
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT p.name, COUNT(g.id),
+            .prepare_cached(&format!(
+                "SELECT p.name, COALESCE(SUM(g.result <> '*'), 0),
                     COALESCE(SUM((g.white = p.name AND g.result = '1-0')
                                OR (g.black = p.name AND g.result = '0-1')), 0),
                     COALESCE(SUM(g.result = '1/2-1/2'), 0),
@@ -157,13 +169,14 @@ impl Store {
                                OR (g.black = p.name AND g.result = '1-0')), 0),
                     COALESCE(SUM(((g.white = p.name AND g.result = '0-1')
                                OR (g.black = p.name AND g.result = '1-0'))
-                              AND g.termination IN ('forfeit', 'too_many_wrong_actions', 'max_turns')), 0)
+                              AND g.termination IN ({FORFEIT_TERMINATIONS})), 0),
+                    COALESCE(SUM(g.result = '*'), 0)
                  FROM players p
                  LEFT JOIN games g ON g.tournament_id = p.tournament_id AND g.status = 'finished'
                                   AND (g.white = p.name OR g.black = p.name)
                  WHERE p.tournament_id = ?1
-                 GROUP BY p.id",
-            )
+                 GROUP BY p.id"
+            ))
             .context(what)?;
         let rows = stmt
             .query_map([tournament], |r| {
@@ -177,6 +190,7 @@ impl Store {
                     losses: r.get(4)?,
                     score: f64::from(wins) + f64::from(draws) / 2.0,
                     forfeits: r.get(5)?,
+                    voids: r.get(6)?,
                     parse_errors: 0,
                     illegal_moves: 0,
                     forbidden_reasoning: 0,
@@ -184,6 +198,7 @@ impl Store {
                     llm_calls: 0,
                     prompt_tokens: 0,
                     completion_tokens: 0,
+                    calls_without_usage: 0,
                 })
             })
             .context(what)?;
@@ -197,6 +212,7 @@ impl Store {
                 row.accepted_moves = c.accepted_moves;
                 row.prompt_tokens = c.prompt_tokens;
                 row.completion_tokens = c.completion_tokens;
+                row.calls_without_usage = c.calls_without_usage;
             }
         }
         standings.sort_by(|a, b| {

@@ -66,8 +66,8 @@ fn call(game: Option<i64>, ply: u32, seq: u32, player: &str) -> LlmCallRecord {
         raw_body: Some("{}".into()),
         finish_reason: Some("stop".into()),
         http_status: Some(200),
-        prompt_tokens: 100,
-        completion_tokens: 10,
+        prompt_tokens: Some(100),
+        completion_tokens: Some(10),
         latency_ms: 250,
         transport_retries: 1,
         error: None,
@@ -155,7 +155,12 @@ fn migrations_are_idempotent() {
     let (_dir, path) = temp_store();
     drop(Store::open(&path).unwrap());
     let before = schema_sql(&Connection::open(&path).unwrap());
-    assert!(before.iter().any(|s| s.contains("CREATE TABLE llm_calls")));
+    // Version 6 rebuilt the table, and SQLite quotes the name it renamed.
+    assert!(
+        before
+            .iter()
+            .any(|s| s.contains("CREATE TABLE \"llm_calls\""))
+    );
     for _ in 0..3 {
         drop(Store::open(&path).unwrap());
     }
@@ -820,4 +825,163 @@ fn llm_call_survives_a_killed_process() {
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].call, call(Some(game.id), 1, 0, "b"));
     assert_eq!(calls[0].outcome, None);
+}
+
+#[test]
+fn a_version_4_store_migrates_keeping_its_rows_and_its_foreign_keys() {
+    let (_dir, path) = temp_store();
+    {
+        // A store as arena wrote it at schema version 4, with a finished game, a ply and a call.
+        let conn = Connection::open(&path).unwrap();
+        for (i, sql) in schema::MIGRATIONS[..4].iter().enumerate() {
+            conn.execute_batch(sql).unwrap();
+            conn.execute_batch(&format!(
+                "PRAGMA application_id = {}; PRAGMA user_version = {};",
+                schema::APPLICATION_ID,
+                i + 1
+            ))
+            .unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO tournaments (id, name, script_path, settings_json) VALUES (1, 't', 't.lua', '{}');
+             INSERT INTO players (tournament_id, name, kind, settings_json) VALUES (1, 'a', 'llm', '{}'), (1, 'b', 'random', '{}');
+             INSERT INTO games (id, tournament_id, idx, round, white, black, status, result, termination, error_kind)
+                 VALUES (7, 1, 0, 1, 'a', 'b', 'finished', '0-1', 'forfeit', NULL),
+                        (8, 1, 1, 1, 'b', 'a', 'errored', NULL, NULL, 'api');
+             INSERT INTO plies (game_id, ply, fen_before, uci, san, player, attempts, elapsed_ms)
+                 VALUES (7, 0, 'f', 'e2e4', 'e4', 'a', 1, 3);
+             INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint, request_json, reply_text,
+                 prompt_tokens, completion_tokens, latency_ms, transport_retries, outcome)
+                 VALUES (7, 0, 0, 'a', 'm', 'u', '{}', 'e2e4', 11, 3, 5, 0, 'move');",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(header(&path).1, schema::CURRENT_VERSION);
+    let games = store.games(1).unwrap();
+    assert_eq!(games.len(), 2);
+    assert_eq!(
+        (games[0].id, games[0].result.as_deref(), games[0].ply_count),
+        (7, Some("0-1"), 1)
+    );
+    assert_eq!(games[1].error_kind, Some(ErrorKind::Api));
+    let calls = store.llm_calls(7, 0).unwrap();
+    assert_eq!(
+        (calls[0].call.prompt_tokens, calls[0].outcome.as_deref()),
+        (Some(11), Some("move"))
+    );
+    // The rebuilt `games` is still the parent of plies and calls: foreign keys hold and bite.
+    assert!(matches!(
+        store.record_ply(99, &ply(0, "a")),
+        Err(StoreError::MissingReference { .. })
+    ));
+    let conn = Connection::open(&path).unwrap();
+    let dangling: Option<String> = conn
+        .query_row("PRAGMA foreign_key_check", [], |r| r.get(0))
+        .ok();
+    assert_eq!(dangling, None);
+    // The new schema is exactly the one a new store gets.
+    let (_dir2, fresh) = temp_store();
+    drop(Store::open(&fresh).unwrap());
+    assert_eq!(
+        schema_sql(&conn),
+        schema_sql(&Connection::open(&fresh).unwrap())
+    );
+}
+
+#[test]
+fn void_games_and_calls_without_usage_in_the_standings() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, ids) = tournament(&store, "t", &[(0, "a", "b"), (1, "b", "a")]);
+    store.mark_game_started(ids[0], "h", 1).unwrap();
+    let mut unknown = call(Some(ids[0]), 0, 0, "a");
+    unknown.prompt_tokens = None;
+    unknown.completion_tokens = None;
+    store.record_llm_call(&unknown).unwrap();
+    store
+        .record_llm_call(&call(Some(ids[0]), 2, 0, "a"))
+        .unwrap();
+    store
+        .finish_game(ids[0], VOID_RESULT, "context_exceeded", Some("too long"))
+        .unwrap();
+    store.mark_game_started(ids[1], "h", 1).unwrap();
+    store.finish_game(ids[1], "1-0", "checkmate", None).unwrap();
+    let game = store.game(ids[0]).unwrap();
+    assert!(game.is_void());
+    assert!(!store.game(ids[1]).unwrap().is_void());
+    assert_eq!(
+        store.llm_calls(ids[0], 0).unwrap()[0].call.prompt_tokens,
+        None
+    );
+    let standings = store.standings(t).unwrap();
+    let row = |name: &str| standings.iter().find(|s| s.player == name).unwrap();
+    let a = row("a");
+    assert_eq!((a.games, a.voids, a.wins, a.losses), (1, 1, 0, 1));
+    assert_eq!(a.score_percent(), 0.0);
+    assert_eq!(
+        (a.llm_calls, a.prompt_tokens, a.calls_without_usage),
+        (2, 100, 1)
+    );
+    let b = row("b");
+    assert_eq!(
+        (b.games, b.voids, b.wins, b.calls_without_usage),
+        (1, 1, 1, 0)
+    );
+    assert_eq!(
+        store.call_summaries(t).unwrap()[0].completion_tokens,
+        None,
+        "unknown, not zero"
+    );
+    assert!(matches!(
+        store.finish_game(ids[0], "+", "x", None),
+        Err(StoreError::InvalidResult { .. }) | Err(StoreError::InvalidState { .. })
+    ));
+}
+
+#[test]
+fn failed_attempts_are_kept_apart_from_the_calls() {
+    let store = Store::open_in_memory().unwrap();
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    let failed = FailedCallRecord {
+        game_id: Some(ids[0]),
+        ply: Some(0),
+        seq: 0,
+        attempt: 1,
+        player: "a".into(),
+        model: "m".into(),
+        endpoint: "u".into(),
+        request_json: "{}".into(),
+        http_status: 200,
+        headers_json: r#"{"content-type":"text/html"}"#.into(),
+        raw_body: "<html>".into(),
+        error: "not JSON".into(),
+        latency_ms: 4,
+        ..FailedCallRecord::default()
+    };
+    store.record_failed_call(&failed).unwrap();
+    store
+        .record_failed_call(&FailedCallRecord {
+            attempt: 2,
+            ..failed.clone()
+        })
+        .unwrap();
+    // The call that finally succeeded keeps the replay key (game, ply, seq) to itself.
+    store
+        .record_llm_call(&call(Some(ids[0]), 0, 0, "a"))
+        .unwrap();
+    let rows = store.failed_calls(ids[0]).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].call, failed);
+    assert_eq!(rows[1].call.attempt, 2);
+    assert_eq!(store.llm_calls(ids[0], 0).unwrap().len(), 1);
+    // A row must belong to a game ply or to an evaluation item.
+    assert!(
+        store
+            .record_failed_call(&FailedCallRecord {
+                game_id: None,
+                ply: None,
+                ..failed
+            })
+            .is_err()
+    );
 }

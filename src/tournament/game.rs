@@ -15,12 +15,13 @@ use super::{
     players::{Participant, Roster},
     progress::Progress,
     rules::Rules,
+    spec::OnRejected,
     turn::{Action, PlayMode, RetryAction, TurnContext},
 };
 use crate::{
     board::{Game, GameEnd, GameResult, Termination, render},
     engine::{EngineLease, SearchLimits},
-    llm::{ChatMessage, ChatRequest},
+    llm::{ChatMessage, ChatRequest, Rejection},
     store::{GameRow, LlmCallRow, PlyRecord, Store},
 };
 
@@ -73,6 +74,11 @@ struct LlmSide {
     /// what modes that keep one conversation per game build on. Kept in memory; read from the
     /// store only when a game resumes.
     previous_dialog: Vec<ChatMessage>,
+    /// What a game becomes when a provider refuses this side's request for good.
+    on_rejected: OnRejected,
+    /// Whether a request of this side was accepted in this game (it moved before, or a call of
+    /// this ply came back): a refusal after that is this request's, not the player's settings'.
+    accepted: bool,
 }
 
 /// Plays (or resumes) the game `row` under `rules` and stores its result, or stores it as set
@@ -146,8 +152,14 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
     // Only the first ply of this run can have stored replies (a run killed in the middle of
     // it); every later ply is new.
     let first_ply = game.ply();
+    let moved = |name: &str| stored.iter().any(|p| p.player == name);
     let mut white = side(env, rules, &row.white, row.id, &game, Color::White).await?;
     let mut black = side(env, rules, &row.black, row.id, &game, Color::Black).await?;
+    for (side, name) in [(&mut white, &row.white), (&mut black, &row.black)] {
+        if let Side::Llm(llm) = side {
+            llm.accepted = moved(name);
+        }
+    }
     while game.end().is_none() {
         let (mover, name, opponent) = match game.turn() {
             Color::White => (&mut white, &row.white, &row.black),
@@ -178,11 +190,13 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                             "engine_failure",
                             &reason,
                         );
-                        game.adjudicate(GameEnd {
-                            result: loss_for(game.turn()),
-                            termination: Termination::EngineFailure,
-                            reason: Some(reason),
-                        });
+                        // Making an engine's failure void (it says nothing of the opponent's
+                        // chess) is a matter of `GameEnd::void(Termination::EngineFailure, ..)`.
+                        game.adjudicate(GameEnd::decided(
+                            loss_for(game.turn()),
+                            Termination::EngineFailure,
+                            Some(reason),
+                        ));
                         break;
                     }
                 }
@@ -206,10 +220,22 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                         termination,
                         reason,
                     } => {
-                        game.adjudicate(GameEnd {
-                            result: loss_for(game.turn()),
+                        game.adjudicate(GameEnd::decided(
+                            loss_for(game.turn()),
                             termination,
-                            reason: Some(reason),
+                            Some(reason),
+                        ));
+                        break;
+                    }
+                    PlyResult::Rejected {
+                        termination,
+                        reason,
+                    } => {
+                        game.adjudicate(match side.on_rejected {
+                            OnRejected::Void => GameEnd::void(termination, Some(reason)),
+                            OnRejected::Forfeit => {
+                                GameEnd::decided(loss_for(game.turn()), termination, Some(reason))
+                            }
                         });
                         break;
                     }
@@ -238,7 +264,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
 fn finish(env: &GameEnv, row: &GameRow, end: GameEnd) -> Result<GameEnd, GameError> {
     env.store.finish_game(
         row.id,
-        end.result.as_pgn(),
+        end.result_token(),
         end.termination.as_str(),
         end.reason.as_deref(),
     )?;
@@ -295,6 +321,8 @@ async fn side(
                 models,
                 mode,
                 previous_dialog,
+                on_rejected: spec.on_rejected(),
+                accepted: false,
             }))
         }
     })
@@ -333,6 +361,12 @@ enum PlyResult {
     Move { mv: Move, attempts: u32 },
     /// The mover loses without a move: a forfeit, too many wrong actions, or max turns.
     Lost {
+        termination: Termination,
+        reason: String,
+    },
+    /// The provider refused the mover's request for good (`context_exceeded` or
+    /// `request_rejected`): the game cannot go on, and ends as the player's `on_rejected` says.
+    Rejected {
         termination: Termination,
         reason: String,
     },
@@ -379,7 +413,7 @@ async fn llm_ply(
         .unwrap_or(MAX_CALLS_PER_PLY)
         .min(MAX_CALLS_PER_PLY);
     for turn in 0..max_turns {
-        let answer = ask::ask(
+        let asked = ask::ask(
             env,
             &side.models,
             &Turn {
@@ -392,7 +426,20 @@ async fn llm_ply(
                 stored: at.stored,
             },
         )
-        .await?;
+        .await;
+        let answer = match asked {
+            Ok(answer) => answer,
+            Err(error) => {
+                return match rejection(&error, side.accepted) {
+                    Some(termination) => Ok(PlyResult::Rejected {
+                        termination,
+                        reason: format!("{error} (ply {ply})"),
+                    }),
+                    None => Err(error),
+                };
+            }
+        };
+        side.accepted = true;
         dialog.push(ChatMessage::new("assistant", answer.text.clone()));
         ctx.dialog = dialog.clone();
         ctx.reasoning = answer.reasoning;
@@ -481,6 +528,22 @@ async fn llm_ply(
             "`{name}` reached max turns: {max_turns} dialog turns at ply {ply} without a move"
         ),
     })
+}
+
+/// The termination of a request the provider refused for good, or `None` for an error that sets
+/// the game aside. A prompt over the context is always the game's own; any other refusal is
+/// only once a request of the player was accepted in this game: refused at its very first
+/// request, it is most likely the player's settings (a parameter the model does not take), which
+/// would fail every game alike and must be fixed, not scored.
+fn rejection(error: &GameError, accepted: bool) -> Option<Termination> {
+    let GameError::Api { source, .. } = error else {
+        return None;
+    };
+    match source.rejection()? {
+        Rejection::ContextExceeded => Some(Termination::ContextExceeded),
+        Rejection::Invalid if accepted => Some(Termination::RequestRejected),
+        Rejection::Invalid => None,
+    }
 }
 
 fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {

@@ -197,6 +197,7 @@ pub fn endpoint(model: &ModelSpec) -> Result<Endpoint, crate::llm::LlmError> {
         timeout: Duration::from_secs_f64(model.timeout_s.max(1.0)),
         retry: RetryPolicy {
             give_up_after: Duration::from_secs_f64(model.outage_s.max(0.0)),
+            decode_retries: model.decode_retries,
             ..RetryPolicy::default()
         },
     })

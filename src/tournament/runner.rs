@@ -363,7 +363,10 @@ async fn play_all(
                     true,
                     &format!(
                         "{title}: {} ({})",
-                        end.result.as_pgn(),
+                        match end.result {
+                            Some(result) => result.as_pgn(),
+                            None => "void",
+                        },
                         end.termination.as_str().replace('_', " ")
                     ),
                 );

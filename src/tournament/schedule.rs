@@ -153,7 +153,8 @@ pub struct FormatGame {
     pub white: String,
     /// Black's name.
     pub black: String,
-    /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished.
+    /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished, `"*"` for a finished game that is void
+    /// (no result: a format must not score it).
     pub result: Option<String>,
 }
 

@@ -270,6 +270,16 @@ impl PlayerSpec {
         }
     }
 
+    /// What a game becomes when a provider refuses this player's request for good (model
+    /// players; [`OnRejected::Void`] for the others, which send none).
+    pub fn on_rejected(&self) -> OnRejected {
+        match self {
+            PlayerSpec::Llm(p) => p.on_rejected,
+            PlayerSpec::Moa(p) => p.on_rejected,
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => OnRejected::Void,
+        }
+    }
+
     /// The name, play mode and mode options of a player that plays through a play mode (LLM and
     /// mixture-of-agents players); `None` for engines and random movers.
     pub fn mode_binding(&self) -> Option<ModeBinding<'_>> {
@@ -542,6 +552,10 @@ pub struct LlmPlayerSpec {
     /// (resumable), never forfeited.
     #[serde(default = "default_outage_s")]
     pub outage_s: f64,
+    /// Retries of a call whose success reply cannot be decoded (each such body is stored first);
+    /// then the game is set aside with that error.
+    #[serde(default = "default_decode_retries")]
+    pub decode_retries: u32,
     /// Requests in flight at once against this player's endpoint.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
@@ -554,6 +568,25 @@ pub struct LlmPlayerSpec {
     /// A calibrated Elo, when this player serves as an anchor for Elo estimates.
     #[serde(default)]
     pub anchor_elo: Option<f64>,
+    /// What a game becomes when the provider refuses this player's request for good.
+    #[serde(default)]
+    pub on_rejected: OnRejected,
+}
+
+/// What a game becomes when a provider refuses a player's request for good: the prompt exceeds
+/// the model's context (termination `context_exceeded`) or the request is refused
+/// (`request_rejected`). Asking again would get the same answer, so the game cannot go on.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OnRejected {
+    /// The game ends void: no result, in no rating, counting for nobody (the default: the
+    /// refusal says nothing about the chess).
+    #[default]
+    Void,
+    /// The player whose request was refused loses, counted among its forfeits: for a protocol
+    /// that is part of what is measured, e.g. a model whose prompts outgrow its context is
+    /// failing the protocol as surely as one that answers gibberish.
+    Forfeit,
 }
 
 impl LlmPlayerSpec {
@@ -573,6 +606,7 @@ impl LlmPlayerSpec {
             extra_body: self.extra_body.clone(),
             timeout_s: self.timeout_s,
             outage_s: self.outage_s,
+            decode_retries: self.decode_retries,
             max_concurrency: self.max_concurrency,
         }
     }
@@ -633,6 +667,9 @@ pub struct ModelSpec {
     /// Seconds an unreachable endpoint is retried before the game is set aside.
     #[serde(default = "default_outage_s")]
     pub outage_s: f64,
+    /// Retries of a call whose success reply cannot be decoded.
+    #[serde(default = "default_decode_retries")]
+    pub decode_retries: u32,
     /// Requests in flight at once against this endpoint.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
@@ -704,6 +741,9 @@ pub struct MoaPlayerSpec {
     /// A calibrated Elo, when this player serves as an anchor.
     #[serde(default)]
     pub anchor_elo: Option<f64>,
+    /// What a game becomes when a provider refuses one of this player's requests for good.
+    #[serde(default)]
+    pub on_rejected: OnRejected,
 }
 
 fn default_timeout_s() -> f64 {
@@ -711,6 +751,9 @@ fn default_timeout_s() -> f64 {
 }
 fn default_outage_s() -> f64 {
     600.0
+}
+fn default_decode_retries() -> u32 {
+    crate::llm::DEFAULT_DECODE_RETRIES
 }
 fn default_max_concurrency() -> usize {
     4
@@ -829,10 +872,14 @@ impl TournamentSpec {
                         && a.model == b.model
                         && a.api_key_env == b.api_key_env
                         && a.max_concurrency == b.max_concurrency
+                        && a.on_rejected == b.on_rejected
                 }
                 // Models and endpoints are fixed; the mode and its options may change.
                 (PlayerSpec::Moa(a), PlayerSpec::Moa(b)) => {
-                    a.name == b.name && a.proposers == b.proposers && a.synthesizer == b.synthesizer
+                    a.name == b.name
+                        && a.proposers == b.proposers
+                        && a.synthesizer == b.synthesizer
+                        && a.on_rejected == b.on_rejected
                 }
                 (a, b) => a == b,
             };

@@ -210,7 +210,7 @@ fn a_mixture_of_agents_stores_every_proposal_and_the_synthesis() {
     let mix = standings.iter().find(|r| r.player == "mix").unwrap();
     let tokens: u64 = calls
         .iter()
-        .map(|c| c.call.prompt_tokens + c.call.completion_tokens)
+        .map(|c| c.call.prompt_tokens.unwrap() + c.call.completion_tokens.unwrap())
         .sum();
     assert_eq!(mix.prompt_tokens + mix.completion_tokens, tokens);
     assert_eq!(mix.llm_calls, calls.len() as u64);

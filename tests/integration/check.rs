@@ -396,3 +396,38 @@ fn check_shows_where_each_api_key_goes_and_warns_when_it_is_unset() {
     );
     assert!(!out_text.contains("sk-secret-value") && !err_text.contains("sk-secret-value"));
 }
+
+#[test]
+fn malformed_prices_are_errors_at_the_tournament_line() {
+    let dir = TestDir::new();
+    // A NaN or negative rate parses as a number: it used to pass, and the NaN, which JSON cannot
+    // hold, made the leaderboard drop the whole table without a word.
+    dir.write(
+        "t.lua",
+        &format!(
+            "local nan = 0/0\nreturn arena.tournament {{\n  name = 't',\n  prices = {{ ['m'] = {{ input_per_mtok = -1, output_per_mtok = nan }}, ok = {{ input_per_mtok = 1, output_per_mtok = 2 }} }},\n  players = {{ {PLAYERS} }} }}"
+        ),
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(
+            "t.lua:2: prices: `m`: `input_per_mtok` must be a finite number of at least 0"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("t.lua:2: prices: `m`: `output_per_mtok` must be a finite number of at least 0 (USD per million tokens), not NaN"),
+        "{out}"
+    );
+    assert!(!out.contains("`ok`"), "{out}");
+    dir.write(
+        "u.lua",
+        &format!(
+            "return arena.tournament {{ name = 't', prices = 'cheap', players = {{ {PLAYERS} }} }}"
+        ),
+    );
+    let (code, out) = check(&dir, "u.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("u.lua:1: prices: must be a table"), "{out}");
+}

@@ -136,7 +136,8 @@ fn a_file_that_is_not_a_store_is_refused_and_left_alone() {
 
 /// A reply hook that runs into its limits (a pattern that backtracks inside Lua's C matcher, which
 /// used to hang the game for ever) sets its own game aside as a script error at its `file:line`;
-/// the other game of the tournament is played to the end.
+/// the other game of the tournament is played to the end. (The model's text has its `b`s taken
+/// out: a `b` in the reply would let the pattern match at once.)
 #[test]
 fn a_reply_hook_that_hangs_sets_only_its_game_aside() {
     let Some(url) = crate::common::local_llm("a_reply_hook_that_hangs_sets_only_its_game_aside")
@@ -149,7 +150,7 @@ fn a_reply_hook_that_hangs_sets_only_its_game_aside() {
         r#"return {
   start = function(ctx) return { { role = "user", content = "Say hello." } } end,
   reply = function(ctx, text)
-    if ctx.side == "black" then string.find(text .. ("a"):rep(40), ("a-"):rep(30) .. "b") end
+    if ctx.side == "black" then string.find((text:gsub("b", "")) .. ("a"):rep(40), ("a-"):rep(30) .. "b") end
     return { move = ctx.legal_uci[1] }
   end,
 }"#,

@@ -18,6 +18,7 @@ mod fastchess;
 mod import;
 mod ladder;
 mod outage;
+mod rejected;
 mod reload;
 mod resume;
 mod secrets;

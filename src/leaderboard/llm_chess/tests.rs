@@ -38,8 +38,8 @@ fn call(game_id: i64, ply: u32, outcome: &str, completion: u64) -> CallSummary {
         ply,
         player: "m".into(),
         model: "gpt-4o-mini".into(),
-        prompt_tokens: 1000,
-        completion_tokens: completion,
+        prompt_tokens: Some(1000),
+        completion_tokens: Some(completion),
         outcome: Some(outcome.into()),
     }
 }
@@ -247,4 +247,29 @@ fn players_without_anchored_opponents_have_no_elo_and_the_order_follows_win_loss
 fn material_counts_pieces() {
     let game = Game::new(Some("4k3/8/8/8/8/8/PPP5/RN2K2Q w - - 0 1"), 0).unwrap();
     assert_eq!(material(game.position()), (3 + 5 + 3 + 9, 0));
+}
+
+#[test]
+fn a_call_without_usage_makes_tokens_and_cost_unknown_not_cheaper() {
+    let games = vec![game(
+        1,
+        "m",
+        "rnd",
+        GameResult::WhiteWins,
+        Termination::Checkmate,
+        20,
+    )];
+    let mut unknown = call(1, 2, "move", 10);
+    unknown.prompt_tokens = None;
+    unknown.completion_tokens = None;
+    let calls = vec![call(1, 0, "move", 10), unknown];
+    let t = table(&players(), &games, &calls, 200, &PriceTable::built_in());
+    let unknown = Cell::Text(UNKNOWN.into());
+    assert_eq!(cell(&t, 0, "cost/game $"), &unknown);
+    assert_eq!(cell(&t, 0, "tokens/move"), &unknown);
+    assert!(
+        t.notes.iter().any(|n| n.contains("without usage by m (1)")),
+        "{:?}",
+        t.notes
+    );
 }

@@ -170,7 +170,8 @@ async fn setup(replies: Vec<&'static str>, max_plies: u32, max_attempts: u32) ->
     setup_with_opening(replies, max_plies, max_attempts, &[], false).await
 }
 
-/// As [`setup`], the game starting with the book line `opening`.
+/// As [`setup`], the game starting with the book line `opening` (which counts towards the move
+/// limit when `include_book`).
 async fn setup_with_opening(
     replies: Vec<&'static str>,
     max_plies: u32,
@@ -178,18 +179,88 @@ async fn setup_with_opening(
     opening: &[&str],
     include_book: bool,
 ) -> Setup {
+    let replies = Replies {
+        replies,
+        next: AtomicUsize::new(0),
+    };
+    setup_full(
+        replies,
+        json!({}),
+        max_plies,
+        max_attempts,
+        opening,
+        include_book,
+    )
+    .await
+}
+
+/// Answers the chat requests with `responses` in order (the last one again when they run out).
+struct Responses {
+    responses: Vec<ResponseTemplate>,
+    next: AtomicUsize,
+}
+
+impl Responses {
+    fn new(responses: Vec<ResponseTemplate>) -> Self {
+        Self {
+            responses,
+            next: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Respond for Responses {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let i = self.next.fetch_add(1, Ordering::SeqCst);
+        self.responses[i.min(self.responses.len() - 1)].clone()
+    }
+}
+
+/// A chat completion answering `text`, with or without usage.
+fn completion(text: &str, usage: bool) -> ResponseTemplate {
+    let mut body = json!({
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+    });
+    if usage {
+        body["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12});
+    }
+    ResponseTemplate::new(200).set_body_json(body)
+}
+
+/// As [`setup`], with any responder, and `player` fields merged into the model player's spec.
+async fn setup_with(
+    responder: impl Respond + 'static,
+    player: serde_json::Value,
+    max_plies: u32,
+    max_attempts: u32,
+) -> Setup {
+    setup_full(responder, player, max_plies, max_attempts, &[], false).await
+}
+
+/// The set-up of every test: any responder, `player` fields merged into the model player's
+/// spec, and the book line `opening` (counting towards the move limit when `include_book`).
+/// Retries wait milliseconds, not seconds.
+async fn setup_full(
+    responder: impl Respond + 'static,
+    player: serde_json::Value,
+    max_plies: u32,
+    max_attempts: u32,
+    opening: &[&str],
+    include_book: bool,
+) -> Setup {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(Replies {
-            replies,
-            next: AtomicUsize::new(0),
-        })
+        .respond_with(responder)
         .mount(&server)
         .await;
-    let llm: LlmPlayerSpec = serde_json::from_value(json!({
+    let mut fields = json!({
         "name": "m", "base_url": format!("{}/v1", server.uri()), "model": "test", "outage_s": 0.0,
-    }))
-    .unwrap();
+    });
+    for (k, v) in player.as_object().unwrap() {
+        fields[k] = v.clone();
+    }
+    let llm: LlmPlayerSpec = serde_json::from_value(fields).unwrap();
     let random = serde_json::from_value(json!({ "name": "r" })).unwrap();
     let spec = TournamentSpec {
         settings: TournamentSettings {
@@ -227,12 +298,10 @@ async fn setup_with_opening(
     let row = store.games(t.id).unwrap().remove(0);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut players = BTreeMap::new();
-    players.insert(
-        "m".to_string(),
-        Participant::Llm {
-            endpoint: endpoint(&llm.model_spec()).unwrap(),
-        },
-    );
+    let mut endpoint = endpoint(&llm.model_spec()).unwrap();
+    endpoint.retry.base_delay = std::time::Duration::from_millis(5);
+    endpoint.retry.max_delay = std::time::Duration::from_millis(20);
+    players.insert("m".to_string(), Participant::Llm { endpoint });
     players.insert("r".to_string(), Participant::Random { seed: 3 });
     let env = GameEnv {
         store,
@@ -347,7 +416,7 @@ async fn using_up_the_attempts_loses_by_the_modes_termination() {
         panic!("the game should finish");
     };
     assert_eq!(end.termination, Termination::TooManyWrongActions);
-    assert_eq!(end.result.as_pgn(), "0-1");
+    assert_eq!(end.result_token(), "0-1");
     assert!(
         end.reason
             .as_deref()
@@ -410,4 +479,255 @@ async fn the_move_limit_counts_the_plies_after_the_book_line_and_pgn_counts_them
     };
     assert_eq!(end.termination, Termination::MoveLimit);
     assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn a_reply_without_usage_is_stored_as_unknown_tokens_not_zero() {
+    let s = setup_with(
+        Responses::new(vec![
+            completion("move e2e4", false),
+            completion("move d2d4", true),
+        ]),
+        json!({}),
+        4,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the game should finish");
+    };
+    let first = &s.env.store.llm_calls(s.row.id, 0).unwrap()[0].call;
+    assert_eq!((first.prompt_tokens, first.completion_tokens), (None, None));
+    let second = &s.env.store.llm_calls(s.row.id, 2).unwrap()[0].call;
+    assert_eq!(
+        (second.prompt_tokens, second.completion_tokens),
+        (Some(10), Some(2))
+    );
+    let standings = s.env.store.standings(s.env.tournament).unwrap();
+    let m = standings.iter().find(|r| r.player == "m").unwrap();
+    assert_eq!((m.llm_calls, m.calls_without_usage), (2, 1));
+    let table = crate::leaderboard::standings_table(&standings).to_text();
+    assert!(table.contains("unknown"), "{table}");
+    assert!(
+        table.contains("tokens unknown: replies without token usage from m (1 of 2 calls)"),
+        "{table}"
+    );
+}
+
+#[tokio::test]
+async fn undecodable_success_bodies_are_stored_then_set_the_game_aside() {
+    let gateway = || {
+        ResponseTemplate::new(200)
+            .insert_header("x-request-id", "req-42")
+            .insert_header("set-cookie", "session=secret")
+            .set_body_raw("<html>upstream hiccup</html>", "text/html")
+    };
+    let s = setup_with(
+        Responses::new(vec![gateway()]),
+        json!({"outage_s": 600.0}),
+        4,
+        3,
+    )
+    .await;
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("an undecodable reply is not chess");
+    };
+    assert_eq!(error.kind(), ErrorKind::Api);
+    assert!(
+        matches!(&error, super::GameError::Api { source, .. }
+            if matches!(**source, crate::llm::LlmError::Decode { attempts: 4, .. })),
+        "{error:?}"
+    );
+    // The default: one try and three retries, each body stored before the next request.
+    assert_eq!(s._server.received_requests().await.unwrap().len(), 4);
+    let failed = s.env.store.failed_calls(s.row.id).unwrap();
+    assert_eq!(failed.len(), 4);
+    for (i, f) in failed.iter().enumerate() {
+        let c = &f.call;
+        assert_eq!((c.ply, c.seq, c.attempt), (Some(0), 0, i as u32 + 1));
+        assert_eq!(
+            (c.http_status, c.raw_body.as_str()),
+            (200, "<html>upstream hiccup</html>")
+        );
+        let headers: serde_json::Value = serde_json::from_str(&c.headers_json).unwrap();
+        assert_eq!(headers["content-type"], "text/html");
+        assert_eq!(headers["x-request-id"], "req-42");
+        assert!(headers.get("set-cookie").is_none(), "{headers}");
+        assert!(c.error.contains("failed to decode"), "{}", c.error);
+        assert!(
+            c.request_json.contains("\"model\":\"test\""),
+            "{}",
+            c.request_json
+        );
+    }
+    assert!(s.env.store.llm_calls(s.row.id, 0).unwrap().is_empty());
+    let row = s.env.store.game(s.row.id).unwrap();
+    assert_eq!(
+        (row.status, row.error_kind),
+        (GameStatus::Errored, Some(ErrorKind::Api))
+    );
+}
+
+#[tokio::test]
+async fn decode_retries_are_a_player_setting_and_a_later_good_reply_is_used() {
+    let gateway = ResponseTemplate::new(200).set_body_string("{\"choices\": [{\"mess");
+    let s = setup_with(
+        Responses::new(vec![gateway.clone(), completion("move e2e4", true)]),
+        json!({"outage_s": 600.0, "decode_retries": 0}),
+        2,
+        3,
+    )
+    .await;
+    // No retry at all: the first truncated body sets the game aside.
+    let GameOutcome::Errored(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("decode_retries = 0 gives up at once");
+    };
+    assert_eq!(s.env.store.failed_calls(s.row.id).unwrap().len(), 1);
+
+    let s = setup_with(
+        Responses::new(vec![
+            gateway,
+            completion("move e2e4", true),
+            completion("move d2d4", true),
+        ]),
+        json!({"outage_s": 600.0, "decode_retries": 1}),
+        2,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the retry gets a good reply");
+    };
+    let failed = s.env.store.failed_calls(s.row.id).unwrap();
+    assert_eq!(failed.len(), 1);
+    let calls = s.env.store.llm_calls(s.row.id, 0).unwrap();
+    assert_eq!(
+        calls.len(),
+        1,
+        "one row per (game, ply, seq): the replay key"
+    );
+    assert_eq!((calls[0].call.transport_retries, calls[0].call.seq), (1, 0));
+}
+
+fn refusal(fixture: &str) -> ResponseTemplate {
+    ResponseTemplate::new(400).set_body_raw(fixture.to_owned(), "application/json")
+}
+
+const LLAMA_CONTEXT: &str = include_str!("../../llm/fixtures/llamacpp_400_context.json");
+const INVALID_PROMPT: &str = include_str!("../../llm/fixtures/openai_400_invalid_prompt.json");
+
+#[tokio::test]
+async fn a_prompt_over_the_context_ends_the_game_void_with_its_own_termination() {
+    let s = setup_with(
+        Responses::new(vec![refusal(LLAMA_CONTEXT)]),
+        json!({}),
+        10,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("a refused prompt must end the game, not set it aside for ever");
+    };
+    assert_eq!(end.termination, Termination::ContextExceeded);
+    assert_eq!(end.result, None, "void");
+    assert!(
+        end.reason
+            .as_deref()
+            .unwrap()
+            .contains("exceeds the available context size"),
+        "{end:?}"
+    );
+    let row = s.env.store.game(s.row.id).unwrap();
+    assert_eq!(row.status, GameStatus::Finished);
+    assert!(row.is_void());
+    assert_eq!(row.termination.as_deref(), Some("context_exceeded"));
+    // A 400 is not retried; its body is kept like any failed attempt.
+    assert_eq!(s._server.received_requests().await.unwrap().len(), 1);
+    let failed = s.env.store.failed_calls(s.row.id).unwrap();
+    assert_eq!((failed.len(), failed[0].call.http_status), (1, 400));
+    let standings = s.env.store.standings(s.env.tournament).unwrap();
+    for r in &standings {
+        assert_eq!((r.games, r.voids, r.forfeits), (0, 1, 0), "{}", r.player);
+    }
+    let games = s.env.store.games(s.env.tournament).unwrap();
+    let ratings = crate::leaderboard::ratings(
+        &games,
+        &s.env.store.players(s.env.tournament).unwrap(),
+        crate::leaderboard::Options {
+            show_all: true,
+            ..Default::default()
+        },
+    );
+    assert!(
+        ratings
+            .rows
+            .iter()
+            .all(|r| r.last() == Some(&crate::report::Cell::Int(0))),
+        "a void game is in no rating: {:?}",
+        ratings.rows
+    );
+    let listing = crate::leaderboard::games_table(&games, &[]).to_text();
+    assert!(
+        listing.contains("void") && listing.contains("context exceeded"),
+        "{listing}"
+    );
+}
+
+#[tokio::test]
+async fn a_player_may_count_a_refused_prompt_as_its_forfeit() {
+    let s = setup_with(
+        Responses::new(vec![refusal(LLAMA_CONTEXT)]),
+        json!({"on_rejected": "forfeit"}),
+        10,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the game ends");
+    };
+    assert_eq!(
+        (end.result_token(), end.termination),
+        ("0-1", Termination::ContextExceeded)
+    );
+    let standings = s.env.store.standings(s.env.tournament).unwrap();
+    let m = standings.iter().find(|r| r.player == "m").unwrap();
+    assert_eq!((m.games, m.losses, m.forfeits, m.voids), (1, 1, 1, 0));
+}
+
+#[tokio::test]
+async fn a_refused_request_is_void_after_an_accepted_one_and_set_aside_at_the_first() {
+    // Refused at the player's very first request: most likely its settings, which would fail
+    // every game alike; the game is set aside for the user to fix them, not scored.
+    let s = setup_with(
+        Responses::new(vec![refusal(INVALID_PROMPT)]),
+        json!({}),
+        10,
+        3,
+    )
+    .await;
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("a first-call refusal is not a result");
+    };
+    assert_eq!(error.kind(), ErrorKind::Api);
+
+    // Refused after the same settings were accepted: this request's own content.
+    let s = setup_with(
+        Responses::new(vec![completion("move e2e4", true), refusal(INVALID_PROMPT)]),
+        json!({}),
+        10,
+        3,
+    )
+    .await;
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        panic!("the refusal ends the game");
+    };
+    assert_eq!(
+        (end.result, end.termination),
+        (None, Termination::RequestRejected)
+    );
+    assert!(
+        end.reason.as_deref().unwrap().contains("(ply 2)"),
+        "{end:?}"
+    );
+    assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 2);
 }
