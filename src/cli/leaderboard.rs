@@ -76,7 +76,7 @@ pub(super) fn run(args: Args) -> Result<u8> {
     };
     let mut tables = Vec::new();
     for t in select(&store, tournament.as_deref())? {
-        tables.extend(leaderboard::tables(&store, &t, options)?);
+        tables.extend(leaderboard::tables(&store, &t, &options)?);
         if let Some(anchor) = &ladder {
             let mut table =
                 leaderboard::ladder::ladder_table(&store.games(t.id)?, anchor, virtual_draws)
