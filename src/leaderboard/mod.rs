@@ -1,7 +1,9 @@
-//! The tables of `arena leaderboard`: ratings (ChessArena's Table 1 layout), standings, and on
+//! The tables of `arena leaderboard`: Glicko-1 ratings (ChessArena's Table 1 layout), batch
+//! Bradley–Terry ratings with bootstrap intervals (ordo's layout), standings, and on
 //! request the protocol statistics and terminations of the paper's tables, plus the engine
 //! analysis when games were analysed (by `arena analyze` or during `arena run`).
 
+pub mod bradley_terry;
 pub mod ladder;
 
 pub mod llm_chess;
@@ -32,6 +34,8 @@ pub struct Options {
     /// Add the LLM Chess table (added anyway when a player plays the agentic mode or is a mixture
     /// of agents).
     pub llm_chess: bool,
+    /// How to fit and resample the Bradley–Terry table.
+    pub bradley_terry: bradley_terry::Options,
 }
 
 impl Default for Options {
@@ -43,6 +47,7 @@ impl Default for Options {
             stats: false,
             games: false,
             llm_chess: false,
+            bradley_terry: bradley_terry::Options::default(),
         }
     }
 }
@@ -59,10 +64,9 @@ pub fn tables(
     let games = store.games(tournament.id)?;
     let players = store.players(tournament.id)?;
     let standings = store.standings(tournament.id)?;
-    let mut out = vec![
-        ratings(&games, &players, options),
-        standings_table(&standings),
-    ];
+    let mut out = vec![ratings(&games, &players, options)];
+    out.extend(bradley_terry::tables(&games, &options.bradley_terry));
+    out.push(standings_table(&standings));
     if options.stats {
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));

@@ -65,6 +65,8 @@ const MAX_ITERATIONS: usize = 200;
 /// No single Newton step moves a parameter further than this, so that a far start cannot
 /// overshoot into a flat region where the logistic saturates.
 const MAX_STEP: f64 = 800.0;
+/// Ratings closer than this (Elo points) are level: Newton leaves differences far smaller.
+const TIE: f64 = 1e-6;
 /// A parameter this far from the reference has run off to infinity: the fit has no maximum.
 const DIVERGED: f64 = 20_000.0;
 
@@ -181,6 +183,23 @@ pub struct Fit {
     pub white_advantage: Option<WhiteAdvantage>,
 }
 
+impl Fit {
+    /// Each player's rank, in the order of `players`: one more than the number of players rated
+    /// higher, so that players level to within a millionth of a point share a rank ("1224").
+    pub fn ranks(&self) -> Vec<usize> {
+        self.players
+            .iter()
+            .map(|p| {
+                1 + self
+                    .players
+                    .iter()
+                    .filter(|q| q.rating > p.rating + TIE)
+                    .count()
+            })
+            .collect()
+    }
+}
+
 /// Fits every player's rating (and White's advantage, if asked) by maximum likelihood.
 ///
 /// # Errors
@@ -213,7 +232,8 @@ pub struct Spread {
     pub name: String,
     /// Standard deviation of its rating over the samples (0 for an anchored player).
     pub sd: f64,
-    /// Share of the samples in which it holds the rank of the full fit (0 to 1).
+    /// Share of the samples in which it holds its rank of the full fit (0 to 1; see
+    /// [`Fit::ranks`] for ties).
     pub rank_held: f64,
 }
 
@@ -277,12 +297,13 @@ pub fn bootstrap(
         }
     }
 
-    let rank: HashMap<&str, usize> = full
+    let position: HashMap<&str, usize> = full
         .players
         .iter()
         .enumerate()
         .map(|(i, p)| (p.name.as_str(), i))
         .collect();
+    let rank = full.ranks();
     let n = full.players.len();
     let mut values: Vec<Vec<f64>> = vec![Vec::with_capacity(bootstrap.samples); n];
     let mut advantages = Vec::with_capacity(bootstrap.samples);
@@ -311,10 +332,10 @@ pub fn bootstrap(
             failed += 1;
             continue;
         };
-        for (position, p) in refit.players.iter().enumerate() {
-            let i = rank[p.name.as_str()];
+        for (p, sample_rank) in refit.players.iter().zip(refit.ranks()) {
+            let i = position[p.name.as_str()];
             values[i].push(p.rating);
-            if position == i {
+            if sample_rank == rank[i] {
                 held[i] += 1;
             }
         }

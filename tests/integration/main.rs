@@ -17,6 +17,7 @@ mod export;
 mod fastchess;
 mod ladder;
 mod outage;
+mod ratings;
 mod reload;
 mod resume;
 mod secrets;
