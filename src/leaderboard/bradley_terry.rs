@@ -197,6 +197,18 @@ fn notes(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options, games: usi
             options.virtual_draws
         ));
     }
+    let swept: Vec<&str> = fit
+        .players
+        .iter()
+        .filter(|p| p.score <= 0.0 || p.score >= f64::from(p.games))
+        .map(|p| p.name.as_str())
+        .collect();
+    if !swept.is_empty() && options.virtual_draws > 0.0 {
+        notes.push(format!(
+            "{} won or lost every game: the rating rests on the virtual draws, and its +/- understates how little is known",
+            swept.join(", ")
+        ));
+    }
     if let Some(b) = resampled
         && b.failed > 0
     {
