@@ -27,15 +27,23 @@ M.defaults = {
   compat = "correct",
 }
 
---- Current ratings of every player, from the finished games in schedule order.
+--- Current ratings of every player, from the finished games in schedule order (game number):
+--- Glicko-1 depends on the order, and finishing order depends on concurrency.
 local function ratings(state, opts)
-  local games = {}
+  local finished = {}
   for _, g in ipairs(state.games) do
     -- "*" is a void game: finished, but it counts for nobody.
     if g.result and g.result ~= "*" then
-      local score = g.result == "1-0" and 1 or (g.result == "0-1" and 0 or 0.5)
-      table.insert(games, { white = g.white, black = g.black, score = score })
+      table.insert(finished, g)
     end
+  end
+  table.sort(finished, function(a, b)
+    return a.index < b.index
+  end)
+  local games = {}
+  for _, g in ipairs(finished) do
+    local score = g.result == "1-0" and 1 or (g.result == "0-1" and 0 or 0.5)
+    table.insert(games, { white = g.white, black = g.black, score = score })
   end
   local rated = arena.rating.glicko.rate(games, { compat = opts.compat }).players
   local all = {}

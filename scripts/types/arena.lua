@@ -256,6 +256,7 @@ arena.rating.glicko = {}
 ---@return arena.Rating white, arena.Rating black
 function arena.rating.glicko.update(white, black, score, opts) end
 
+---Rates the games in the order given (each its own rating period): pass them in schedule order.
 ---@param games { white: string, black: string, score: number }[]
 ---@param opts? { initial_rating?: number, initial_rd?: number, min_rd?: number, compat?: "correct"|"chessarena" }
 ---@return { players: table<string, arena.Rating>, ranking: string[] }
@@ -315,6 +316,7 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 -- A format is a module returning:
 ---@class arena.Format
 ---@field defaults? table                      the `format_options` it understands, with their defaults (any other key is an error)
+---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not.
 ---@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
 
 -- Helpers for task scripts (`scripts/tasks/`).

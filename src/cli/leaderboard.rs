@@ -1,8 +1,9 @@
-//! `arena leaderboard`: the ratings and standings of stored tournaments, and optionally a ladder.
+//! `arena leaderboard`: the ratings (Glicko-1 and Bradley–Terry) and standings of stored
+//! tournaments, and optionally a ladder.
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use arena::{leaderboard, rating::glicko::Compat, report};
 
 use super::common::{open_existing, select, write_stdout};
@@ -34,10 +35,21 @@ pub(super) struct Args {
     /// as `NAME=RATING` (e.g. `sf-1350=1350`).
     #[arg(long, value_name = "ANCHOR=RATING")]
     ladder: Option<leaderboard::ladder::Anchor>,
-    /// Drawn games the ladder fit adds to every pair that met (0: the pure MLE, which has no
-    /// finite rating for a player who won or lost every game).
+    /// Drawn games the ladder and Bradley–Terry fits add to every pair that met (0: the pure MLE,
+    /// which has no finite rating for a player who won or lost every game).
     #[arg(long, default_value_t = 1.0)]
     virtual_draws: f64,
+    /// Hold this player at this Elo in the Bradley–Terry table, as `NAME=ELO` (default: the
+    /// players' mean is 0).
+    #[arg(long, value_name = "NAME=ELO")]
+    anchor: Option<leaderboard::ladder::Anchor>,
+    /// Bootstrap samples behind the Bradley–Terry intervals and rank stability (0: intervals
+    /// from the observed information instead).
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Seed of the bootstrap: the same games and seed give the same intervals.
+    #[arg(long, default_value_t = 1)]
+    bootstrap_seed: u64,
     /// Add the LLM Chess table (Win/Loss, game duration, wrong actions, tokens, cost, Elo
     /// against anchors); shown anyway when a player plays the agentic mode.
     #[arg(long)]
@@ -58,6 +70,9 @@ pub(super) fn run(args: Args) -> Result<u8> {
         games,
         ladder,
         virtual_draws,
+        anchor,
+        bootstrap,
+        bootstrap_seed,
         llm_chess,
         format,
     } = args;
@@ -73,10 +88,30 @@ pub(super) fn run(args: Args) -> Result<u8> {
         stats,
         games,
         llm_chess,
+        bradley_terry: leaderboard::bradley_terry::Options {
+            anchor: anchor.clone(),
+            samples: bootstrap,
+            seed: bootstrap_seed,
+            virtual_draws,
+        },
     };
     let mut tables = Vec::new();
     for t in select(&store, tournament.as_deref())? {
-        tables.extend(leaderboard::tables(&store, &t, options)?);
+        if let Some(anchor) = &anchor {
+            // A misspelt anchor is the user's mistake, not a property of the pool: say so loudly.
+            let rated = leaderboard::bradley_terry::rated_games(&store.games(t.id)?);
+            if !rated
+                .iter()
+                .any(|g| g.white == anchor.name || g.black == anchor.name)
+            {
+                bail!(
+                    "--anchor names `{}`, who has no finished game in tournament `{}`",
+                    anchor.name,
+                    t.name
+                );
+            }
+        }
+        tables.extend(leaderboard::tables(&store, &t, &options)?);
         if let Some(anchor) = &ladder {
             let mut table =
                 leaderboard::ladder::ladder_table(&store.games(t.id)?, anchor, virtual_draws)

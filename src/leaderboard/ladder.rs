@@ -128,31 +128,7 @@ pub fn ladder_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn row(index: u32, white: &str, black: &str, result: &str) -> GameRow {
-        GameRow {
-            id: i64::from(index),
-            tournament: 1,
-            index,
-            round: 1,
-            white: white.into(),
-            black: black.into(),
-            start_fen: None,
-            opening_moves: Vec::new(),
-            opening_label: None,
-            status: GameStatus::Finished,
-            result: Some(result.into()),
-            termination: Some("checkmate".into()),
-            reason: None,
-            script_hash: None,
-            generation: None,
-            started_at: None,
-            finished_at: None,
-            error: None,
-            ply_count: 10,
-            error_kind: None,
-        }
-    }
+    use crate::leaderboard::tests::row;
 
     #[test]
     fn anchors_parse_and_refuse_garbage() {

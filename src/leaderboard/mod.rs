@@ -1,7 +1,9 @@
-//! The tables of `arena leaderboard`: ratings (ChessArena's Table 1 layout), standings, and on
+//! The tables of `arena leaderboard`: Glicko-1 ratings (ChessArena's Table 1 layout), batch
+//! Bradley–Terry ratings with bootstrap intervals (ordo's layout), standings, and on
 //! request the protocol statistics and terminations of the paper's tables, plus the engine
 //! analysis when games were analysed (by `arena analyze` or during `arena run`).
 
+pub mod bradley_terry;
 pub mod ladder;
 
 pub mod llm_chess;
@@ -17,7 +19,7 @@ use crate::{
 };
 
 /// What to show.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Glicko variant: correct, or ChessArena's published (buggy) update.
     pub compat: Compat,
@@ -32,6 +34,8 @@ pub struct Options {
     /// Add the LLM Chess table (added anyway when a player plays the agentic mode or is a mixture
     /// of agents).
     pub llm_chess: bool,
+    /// How to fit and resample the Bradley–Terry table.
+    pub bradley_terry: bradley_terry::Options,
 }
 
 impl Default for Options {
@@ -43,6 +47,7 @@ impl Default for Options {
             stats: false,
             games: false,
             llm_chess: false,
+            bradley_terry: bradley_terry::Options::default(),
         }
     }
 }
@@ -54,15 +59,14 @@ impl Default for Options {
 pub fn tables(
     store: &Store,
     tournament: &TournamentRow,
-    options: Options,
+    options: &Options,
 ) -> Result<Vec<Table>, StoreError> {
     let games = store.games(tournament.id)?;
     let players = store.players(tournament.id)?;
     let standings = store.standings(tournament.id)?;
-    let mut out = vec![
-        ratings(&games, &players, options),
-        standings_table(&standings),
-    ];
+    let mut out = vec![ratings(&games, &players, options)];
+    out.extend(bradley_terry::tables(&games, &options.bradley_terry));
+    out.push(standings_table(&standings));
     if options.stats {
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));
@@ -110,9 +114,11 @@ pub fn legal_move_rates(rows: &[StandingRow]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Glicko-1 ratings over the finished games in the order they finished, each game its own rating
-/// period (ChessArena, appendix C): rank, player, mode, legal moves, rating, RD, 95 % interval, games.
-pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: Options) -> Table {
+/// Glicko-1 ratings over the finished games in schedule order (game number), each game its own
+/// rating period (ChessArena, appendix C): rank, player, mode, legal moves, rating, RD, 95 %
+/// interval, games. Schedule order, not the order the games happened to finish in, so that the
+/// same games give the same ratings at any concurrency and after any resume.
+pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> Table {
     let config = GlickoConfig {
         compat: options.compat,
         ..GlickoConfig::default()
@@ -121,11 +127,7 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: Options) -> Ta
         .iter()
         .filter(|g| g.status == GameStatus::Finished)
         .collect();
-    finished.sort_by(|a, b| {
-        a.finished_at
-            .cmp(&b.finished_at)
-            .then(a.index.cmp(&b.index))
-    });
+    finished.sort_by_key(|g| g.index);
     let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
     for g in finished {
         let Some(result) = g
@@ -492,4 +494,79 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
         ]);
     }
     table
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A finished game of the schedule, without moves.
+    pub(crate) fn row(index: u32, white: &str, black: &str, result: &str) -> GameRow {
+        GameRow {
+            id: i64::from(index),
+            tournament: 1,
+            index,
+            round: 1,
+            white: white.into(),
+            black: black.into(),
+            start_fen: None,
+            opening_moves: Vec::new(),
+            opening_label: None,
+            status: GameStatus::Finished,
+            result: Some(result.into()),
+            termination: Some("checkmate".into()),
+            reason: None,
+            script_hash: None,
+            generation: None,
+            started_at: None,
+            finished_at: None,
+            error: None,
+            ply_count: 10,
+            error_kind: None,
+        }
+    }
+
+    fn player(name: &str) -> PlayerRow {
+        PlayerRow {
+            id: 0,
+            tournament: 1,
+            name: name.into(),
+            kind: "random".into(),
+            settings_json: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn glicko_rates_in_schedule_order_not_finishing_order() {
+        // b loses four then wins two: Glicko-1 moves the early games most, so the order matters.
+        let results = ["0-1", "0-1", "0-1", "0-1", "1-0", "1-0"];
+        let scheduled: Vec<GameRow> = (1..=6)
+            .map(|i| row(i, "b", "x", results[i as usize - 1]))
+            .collect();
+        // The same games, the last scheduled finishing first (as at high concurrency).
+        let mut finished_late_first = scheduled.clone();
+        for g in &mut finished_late_first {
+            g.finished_at = Some(format!("2025-01-01T00:00:{:02}.000Z", 10 - g.index));
+        }
+        let players = [player("b"), player("x")];
+        let options = Options {
+            show_all: true,
+            ..Options::default()
+        };
+        let by_schedule = ratings(&scheduled, &players, &options);
+        assert_eq!(
+            ratings(&finished_late_first, &players, &options),
+            by_schedule
+        );
+        // And the order did matter: the reversed schedule rates differently.
+        let mut reversed = scheduled.clone();
+        reversed.reverse();
+        for (i, g) in reversed.iter_mut().enumerate() {
+            g.index = i as u32 + 1;
+        }
+        assert_ne!(
+            ratings(&reversed, &players, &options).rows,
+            by_schedule.rows
+        );
+    }
 }

@@ -31,6 +31,20 @@ pub enum RatingError {
         .0.join(", ")
     )]
     Unbounded(Vec<String>),
+    /// White's advantage has no finite maximum-likelihood value: White won every game, lost
+    /// every game, or the advantage cannot be told apart from the players' strengths.
+    #[error(
+        "no finite White advantage: White won or lost every game, or the players did not play \
+         both colours enough to tell the advantage from their strengths (allow virtual draws, or \
+         play both colours)"
+    )]
+    NoFiniteAdvantage,
+    /// None of the bootstrap samples could be fitted.
+    #[error(
+        "none of the {0} bootstrap sample(s) could be fitted (allow virtual draws, or play more \
+         games)"
+    )]
+    BootstrapFailed(usize),
     /// An iterative fit did not settle.
     #[error("the rating fit did not converge in {0} iterations")]
     NoConvergence(usize),

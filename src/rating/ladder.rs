@@ -15,7 +15,8 @@
 //! a random mover losing every game. `virtual_draws` then adds that many drawn games to every pair
 //! that met (BayesElo's prior, in spirit): a mild pull towards equal ratings that keeps every
 //! estimate finite. With `virtual_draws = 0` the fit is the pure MLE and a sweep is an error.
-//! Colour is ignored: each pair plays both colours equally often in a ladder.
+//! Colour is ignored: each pair plays both colours equally often in a ladder. The fit is
+//! [`super::bradley_terry`]'s, without its White advantage.
 //!
 //! ```
 //! use arena::rating::ladder::{Game, LadderConfig, fit};
@@ -30,22 +31,12 @@
 //! assert!((b.rating - (1000.0 + 400.0 * 3f64.log10())).abs() < 1e-6);
 //! ```
 
-use std::{collections::BTreeMap, f64::consts::LN_10};
-
 use super::{
-    Z95,
-    error::{self, RatingError},
+    RatingError,
+    bradley_terry::{self, Anchor, Config},
 };
 
-/// Elo points per natural-log unit of odds: the derivative scale `ln 10 / 400`.
-const K: f64 = LN_10 / 400.0;
-/// Newton stops when no rating moves more than this (Elo points).
-const TOLERANCE: f64 = 1e-9;
-/// More than enough for a concave problem of this size; reaching it is reported as an error.
-const MAX_ITERATIONS: usize = 200;
-/// No single Newton step moves a rating further than this, so that a far start cannot overshoot
-/// into a flat region where the logistic saturates.
-const MAX_STEP: f64 = 800.0;
+pub use super::bradley_terry::Fitted;
 
 /// One finished game: `score_a` is `a`'s points (1, ½ or 0); colours do not matter here.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,132 +91,8 @@ impl LadderConfig {
     }
 }
 
-/// One player's fitted rating.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fitted {
-    /// The player.
-    pub name: String,
-    /// Elo on the anchor's scale.
-    pub rating: f64,
-    /// Standard error relative to the anchor (0 for the anchor).
-    pub se: f64,
-    /// Real games played (virtual draws not counted).
-    pub games: u32,
-    /// Real points scored.
-    pub score: f64,
-}
-
-impl Fitted {
-    /// The 95 % interval `rating ± 1.96 · se`.
-    pub fn interval(&self) -> (f64, f64) {
-        (self.rating - Z95 * self.se, self.rating + Z95 * self.se)
-    }
-}
-
-/// Pairwise totals of the games.
-struct Pairs {
-    names: Vec<String>,
-    /// `games[i][j]`: games between `i` and `j` (symmetric).
-    games: Vec<Vec<f64>>,
-    /// `points[i][j]`: points `i` scored against `j`.
-    points: Vec<Vec<f64>>,
-}
-
-impl Pairs {
-    fn collect(games: &[Game]) -> Result<Pairs, RatingError> {
-        let mut index = BTreeMap::new();
-        for g in games {
-            if g.a == g.b {
-                return Err(RatingError::SelfPlay(g.a.clone()));
-            }
-            error::score(g.score_a)?;
-            for name in [&g.a, &g.b] {
-                let next = index.len();
-                index.entry(name.clone()).or_insert(next);
-            }
-        }
-        let n = index.len();
-        let mut pairs = Pairs {
-            names: vec![String::new(); n],
-            games: vec![vec![0.0; n]; n],
-            points: vec![vec![0.0; n]; n],
-        };
-        for (name, &i) in &index {
-            pairs.names[i] = name.clone();
-        }
-        for g in games {
-            let (a, b) = (index[&g.a], index[&g.b]);
-            pairs.games[a][b] += 1.0;
-            pairs.games[b][a] += 1.0;
-            pairs.points[a][b] += g.score_a;
-            pairs.points[b][a] += 1.0 - g.score_a;
-        }
-        Ok(pairs)
-    }
-
-    fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    /// Adds `draws` drawn games to every pair that met.
-    fn add_draws(&mut self, draws: f64) {
-        let n = self.len();
-        for i in 0..n {
-            for j in 0..n {
-                if self.games[i][j] > 0.0 {
-                    self.games[i][j] += draws;
-                    self.points[i][j] += draws / 2.0;
-                }
-            }
-        }
-    }
-
-    /// Players outside the anchor's strongly connected component of the "scored against" graph:
-    /// those who scored nothing against the anchor's group (directly or through others) or
-    /// conceded nothing to it, or never met it. Their estimates run off to ±∞ or float free.
-    fn unbounded(&self, anchor: usize) -> Vec<String> {
-        let n = self.len();
-        // reach[i][j]: i scored against j, directly or through a chain of players.
-        let mut reach: Vec<Vec<bool>> = (0..n)
-            .map(|i| (0..n).map(|j| i == j || self.points[i][j] > 0.0).collect())
-            .collect();
-        for k in 0..n {
-            let via = reach[k].clone();
-            for row in reach.iter_mut().filter(|row| row[k]) {
-                for (cell, &onward) in row.iter_mut().zip(&via) {
-                    *cell |= onward;
-                }
-            }
-        }
-        let mut names: Vec<String> = (0..n)
-            .filter(|&i| !(reach[i][anchor] && reach[anchor][i]))
-            .map(|i| self.names[i].clone())
-            .collect();
-        names.sort();
-        names
-    }
-
-    fn log_likelihood(&self, r: &[f64]) -> f64 {
-        let mut ll = 0.0;
-        for i in 0..self.len() {
-            for j in 0..self.len() {
-                if self.games[i][j] > 0.0 {
-                    // Each ordered pair counts i's points; the loss side is j's own term.
-                    ll += self.points[i][j] * expected(r[i], r[j]).ln();
-                }
-            }
-        }
-        ll
-    }
-}
-
-/// `i`'s expected score against `j`.
-fn expected(ri: f64, rj: f64) -> f64 {
-    1.0 / (1.0 + 10f64.powf((rj - ri) / 400.0))
-}
-
 /// Fits every player's Elo, the anchor held at its rating; players come back sorted by rating,
-/// best first.
+/// best first. This is [`bradley_terry::fit`] without a White advantage.
 ///
 /// # Errors
 ///
@@ -235,156 +102,20 @@ fn expected(ri: f64, rj: f64) -> f64 {
 /// [`RatingError::Unbounded`] when some players have no finite estimate (a sweep, or no games
 /// linking them to the rest) and [`RatingError::NoConvergence`] if Newton's method stalls.
 pub fn fit(games: &[Game], config: &LadderConfig) -> Result<Vec<Fitted>, RatingError> {
-    error::finite("anchor_rating", config.anchor_rating)?;
-    if !(config.virtual_draws.is_finite() && config.virtual_draws >= 0.0) {
-        return Err(RatingError::InvalidValue {
-            what: "virtual_draws",
-            value: config.virtual_draws,
-        });
-    }
-    if games.is_empty() {
-        return Err(RatingError::NoGames);
-    }
-    let real = Pairs::collect(games)?;
-    let anchor = real
-        .names
+    // Colours are ignored, so who is called White does not matter.
+    let games: Vec<bradley_terry::Game> = games
         .iter()
-        .position(|n| *n == config.anchor)
-        .ok_or_else(|| RatingError::UnknownPlayer(config.anchor.clone()))?;
-    let mut pairs = Pairs::collect(games)?;
-    pairs.add_draws(config.virtual_draws);
-    let unbounded = pairs.unbounded(anchor);
-    if !unbounded.is_empty() {
-        return Err(RatingError::Unbounded(unbounded));
-    }
-
-    let n = pairs.len();
-    let free: Vec<usize> = (0..n).filter(|&i| i != anchor).collect();
-    let mut r = vec![config.anchor_rating; n];
-    let mut converged = free.is_empty();
-    for _ in 0..MAX_ITERATIONS {
-        if converged {
-            break;
-        }
-        let (gradient, information) = derivatives(&pairs, &r, &free);
-        let step = solve(information, gradient).ok_or_else(|| {
-            RatingError::Unbounded(free.iter().map(|&i| pairs.names[i].clone()).collect())
-        })?;
-        let longest = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
-        let mut scale = if longest > MAX_STEP {
-            MAX_STEP / longest
-        } else {
-            1.0
-        };
-        // Step halving: Newton's step on a concave function may still overshoot far from the top.
-        let before = pairs.log_likelihood(&r);
-        let mut trial = r.clone();
-        loop {
-            for (k, &i) in free.iter().enumerate() {
-                trial[i] = r[i] + scale * step[k];
-            }
-            if pairs.log_likelihood(&trial) >= before - 1e-12 || scale < 1e-6 {
-                break;
-            }
-            scale /= 2.0;
-        }
-        r = trial;
-        converged = longest * scale < TOLERANCE;
-    }
-    if !converged {
-        return Err(RatingError::NoConvergence(MAX_ITERATIONS));
-    }
-
-    let (_, information) = derivatives(&pairs, &r, &free);
-    let covariance = invert(information).ok_or_else(|| {
-        RatingError::Unbounded(free.iter().map(|&i| pairs.names[i].clone()).collect())
-    })?;
-    let mut out: Vec<Fitted> = (0..n)
-        .map(|i| {
-            let se = free
-                .iter()
-                .position(|&f| f == i)
-                .map_or(0.0, |k| covariance[k][k].max(0.0).sqrt());
-            Fitted {
-                name: pairs.names[i].clone(),
-                rating: r[i],
-                se,
-                games: real.games[i].iter().sum::<f64>() as u32,
-                score: real.points[i].iter().sum(),
-            }
-        })
+        .map(|g| bradley_terry::Game::new(g.a.clone(), g.b.clone(), g.score_a))
         .collect();
-    out.sort_by(|a, b| b.rating.total_cmp(&a.rating).then(a.name.cmp(&b.name)));
-    Ok(out)
-}
-
-/// The gradient of the log-likelihood and the observed information (its negated Hessian), over
-/// the free players, in Elo units.
-fn derivatives(pairs: &Pairs, r: &[f64], free: &[usize]) -> (Vec<f64>, Vec<Vec<f64>>) {
-    let m = free.len();
-    let mut gradient = vec![0.0; m];
-    let mut information = vec![vec![0.0; m]; m];
-    for (a, &i) in free.iter().enumerate() {
-        for j in 0..pairs.len() {
-            let n = pairs.games[i][j];
-            if n == 0.0 {
-                continue;
-            }
-            let e = expected(r[i], r[j]);
-            gradient[a] += K * (pairs.points[i][j] - n * e);
-            let w = K * K * n * e * (1.0 - e);
-            information[a][a] += w;
-            if let Some(b) = free.iter().position(|&f| f == j) {
-                information[a][b] -= w;
-            }
-        }
-    }
-    (gradient, information)
-}
-
-/// Solves `a x = b` by Gaussian elimination with partial pivoting; `None` when `a` is singular.
-fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
-    let n = b.len();
-    for col in 0..n {
-        let pivot = (col..n).max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))?;
-        if a[pivot][col].abs() < 1e-300 {
-            return None;
-        }
-        a.swap(col, pivot);
-        b.swap(col, pivot);
-        let (upper, lower) = a.split_at_mut(col + 1);
-        let pivot_row = &upper[col];
-        for (offset, row) in lower.iter_mut().enumerate() {
-            let f = row[col] / pivot_row[col];
-            if f != 0.0 {
-                for (cell, &p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
-                    *cell -= f * p;
-                }
-                b[col + 1 + offset] -= f * b[col];
-            }
-        }
-    }
-    let mut x = vec![0.0; n];
-    for row in (0..n).rev() {
-        let tail: f64 = (row + 1..n).map(|k| a[row][k] * x[k]).sum();
-        x[row] = (b[row] - tail) / a[row][row];
-    }
-    Some(x)
-}
-
-/// The inverse of `a`, column by column; `None` when `a` is singular.
-fn invert(a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
-    let n = a.len();
-    let mut columns = Vec::with_capacity(n);
-    for c in 0..n {
-        let unit = (0..n).map(|k| if k == c { 1.0 } else { 0.0 }).collect();
-        columns.push(solve(a.clone(), unit)?);
-    }
-    Some(
-        (0..n)
-            .map(|row| (0..n).map(|c| columns[c][row]).collect())
-            .collect(),
-    )
+    let config = Config {
+        anchor: Anchor::Player {
+            name: config.anchor.clone(),
+            rating: config.anchor_rating,
+        },
+        white_advantage: false,
+        virtual_draws: config.virtual_draws,
+    };
+    Ok(bradley_terry::fit(&games, &config)?.players)
 }
 
 #[cfg(test)]
@@ -392,6 +123,11 @@ mod tests {
     use rand::{RngExt, SeedableRng, rngs::StdRng};
 
     use super::*;
+    use crate::rating::{Z95, bradley_terry::K};
+
+    fn expected(ri: f64, rj: f64) -> f64 {
+        1.0 / (1.0 + 10f64.powf((rj - ri) / 400.0))
+    }
 
     /// Games whose points are exactly the expected scores of `ratings` (fractional points, as a
     /// long run averages to): the MLE must give the ratings back.

@@ -3,9 +3,12 @@
 //! - [`glicko`]: Glicko-1 with one rating period per game, as ChessArena rates players, with a
 //!   switch that reproduces ChessArena's published (buggy) numbers.
 //! - [`matchmaking`]: which opponent makes the most informative next game.
+//! - [`bradley_terry`]: batch Bradley–Terry of any tournament (maximum likelihood, draws as half
+//!   points, a fitted White advantage) with bootstrap intervals and rank stability.
 //! - [`ladder`]: Elo of a whole pool by maximum likelihood, pinned to an anchor of known rating.
 //! - [`elo_anchor`]: LLM Chess's Elo estimate against opponents of known Elo, and its Win/Loss metric.
 
+pub mod bradley_terry;
 pub mod elo_anchor;
 mod error;
 pub mod glicko;

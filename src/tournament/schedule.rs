@@ -84,7 +84,9 @@ pub fn next_pairings(
 pub struct FormatState {
     /// Player names in script order.
     pub players: Vec<String>,
-    /// Every game scheduled so far, finished or not.
+    /// Every game scheduled so far, finished or not, in schedule order (by `index`), whatever
+    /// order they finished in: a format that rates them in this order decides the same way at
+    /// any concurrency.
     pub games: Vec<FormatGame>,
     /// The tournament's `games_per_pair`.
     pub games_per_pair: u32,

@@ -1,6 +1,7 @@
 //! Integration tests: the `arena` binary against real parts (SQLite files, Stockfish, the local
-//! model over HTTP). Tests that need a part which is absent say so and pass without running; the
-//! README's test command (`scripts/test.sh`) installs and starts them all.
+//! model over HTTP). A test whose part is absent says so and returns, or fails under
+//! `ARENA_REQUIRE_ALL=1` (`.ci/run`; see `arena::test_parts`); the README's test command
+//! (`scripts/test.sh`) installs and starts them all.
 
 mod agentic;
 mod analysis_run;
@@ -18,6 +19,7 @@ mod fastchess;
 mod import;
 mod ladder;
 mod outage;
+mod ratings;
 mod rejected;
 mod reload;
 mod resume;

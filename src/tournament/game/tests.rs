@@ -653,7 +653,7 @@ async fn a_prompt_over_the_context_ends_the_game_void_with_its_own_termination()
     let ratings = crate::leaderboard::ratings(
         &games,
         &s.env.store.players(s.env.tournament).unwrap(),
-        crate::leaderboard::Options {
+        &crate::leaderboard::Options {
             show_all: true,
             ..Default::default()
         },

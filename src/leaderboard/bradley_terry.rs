@@ -1,0 +1,411 @@
+//! The Bradley–Terry tables of `arena leaderboard`, beside Glicko-1: every player's Elo fitted by
+//! maximum likelihood over the finished games, with a White advantage and bootstrap intervals
+//! ([`crate::rating::bradley_terry`]), laid out as ordo and bayeselo print theirs (Rank, Name,
+//! Elo, +/-, Games, Score, Draws), plus how often each player holds its rank over the samples.
+
+use super::ladder::Anchor;
+use crate::{
+    board::GameResult,
+    rating::{
+        Z95,
+        bradley_terry::{self, Bootstrap, BootstrapConfig, Config, Fit, Game},
+    },
+    report::{Cell, Table},
+    store::{GameRow, GameStatus},
+};
+
+/// How to fit and resample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// The player held at a known Elo; `None`: the players' mean is 0.
+    pub anchor: Option<Anchor>,
+    /// Bootstrap samples (0: errors from the observed information instead, no rank stability).
+    pub samples: usize,
+    /// The bootstrap's seed.
+    pub seed: u64,
+    /// Drawn games added to every pair that met, half with each colour (0: the pure MLE).
+    pub virtual_draws: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            anchor: None,
+            samples: 1000,
+            seed: 1,
+            virtual_draws: 1.0,
+        }
+    }
+}
+
+/// The finished games in schedule order, as the fit takes them. Games from the same opening
+/// between the same two players (its two colours, when a book is used) share a group, so that
+/// the bootstrap resamples them together.
+pub fn rated_games(rows: &[GameRow]) -> Vec<Game> {
+    let mut finished: Vec<&GameRow> = rows
+        .iter()
+        .filter(|g| g.status == GameStatus::Finished)
+        .collect();
+    finished.sort_by_key(|g| g.index);
+    finished
+        .into_iter()
+        .filter_map(|g| {
+            let result = g.result.as_deref()?.parse::<GameResult>().ok()?;
+            let game = Game::new(
+                g.white.clone(),
+                g.black.clone(),
+                result.score_for(shakmaty::Color::White),
+            );
+            let opening = match (&g.opening_label, &g.start_fen) {
+                (Some(label), _) => Some(label.clone()),
+                (None, Some(fen)) => Some(format!("{fen} {}", g.opening_moves.join(" "))),
+                (None, None) if !g.opening_moves.is_empty() => Some(g.opening_moves.join(" ")),
+                (None, None) => None,
+            };
+            Some(match opening {
+                Some(opening) => {
+                    let (a, b) = if g.white < g.black {
+                        (&g.white, &g.black)
+                    } else {
+                        (&g.black, &g.white)
+                    };
+                    // Unit separators cannot appear in names or openings read from a script.
+                    game.in_group(format!("{a}\u{1f}{b}\u{1f}{opening}"))
+                }
+                None => game,
+            })
+        })
+        .collect()
+}
+
+/// The ratings table and a one-row table of the fit's own parameters (White's advantage, the
+/// anchor, the resampling), which JSON and CSV readers cannot get from the notes. When there is
+/// no fit (no finished games, or a pool without finite ratings), the ratings table says why and
+/// has no rows.
+pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
+    let mut table = Table::new(
+        "ratings (Bradley-Terry)",
+        &[
+            "Rank",
+            "Name",
+            "Elo",
+            "+/-",
+            "Games",
+            "Score",
+            "Draws",
+            "Rank held",
+        ],
+    );
+    let games = rated_games(rows);
+    if games.is_empty() {
+        table.notes.push("no finished games to fit".into());
+        return vec![table];
+    }
+    let config = Config {
+        anchor: match &options.anchor {
+            Some(a) => bradley_terry::Anchor::Player {
+                name: a.name.clone(),
+                rating: a.rating,
+            },
+            None => bradley_terry::Anchor::Mean(0.0),
+        },
+        white_advantage: true,
+        virtual_draws: options.virtual_draws,
+    };
+    let outcome = if options.samples == 0 {
+        bradley_terry::fit(&games, &config).map(|fit| (fit, None))
+    } else {
+        let resampling = BootstrapConfig {
+            samples: options.samples,
+            seed: options.seed,
+        };
+        bradley_terry::bootstrap(&games, &config, &resampling).map(|b| (b.fit.clone(), Some(b)))
+    };
+    let (fit, resampled) = match outcome {
+        Ok(fitted) => fitted,
+        Err(e) => {
+            table.notes.push(format!("no Bradley-Terry fit: {e}"));
+            return vec![table];
+        }
+    };
+    let anchored = options.anchor.as_ref().map(|a| a.name.as_str());
+    let ranks = fit.ranks();
+    for (i, p) in fit.players.iter().enumerate() {
+        let margin = match &resampled {
+            Some(b) => b.spread[i].margin(),
+            None => Z95 * p.se,
+        };
+        let games = f64::from(p.games.max(1));
+        table.rows.push(vec![
+            ranks[i].into(),
+            p.name.clone().into(),
+            Cell::Num(p.rating, 1),
+            if Some(p.name.as_str()) == anchored {
+                Cell::Empty
+            } else {
+                Cell::Num(margin, 1)
+            },
+            p.games.into(),
+            Cell::Num(100.0 * p.score / games, 1),
+            Cell::Num(100.0 * f64::from(p.draws) / games, 1),
+            match &resampled {
+                Some(b) => Cell::Num(100.0 * b.spread[i].rank_held, 0),
+                None => Cell::Empty,
+            },
+        ]);
+    }
+    table.notes = notes(&fit, resampled.as_ref(), options, games.len());
+    vec![table, fit_table(&fit, resampled.as_ref(), options)]
+}
+
+/// What the columns mean and how the numbers were made.
+fn notes(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options, games: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    let advantage = advantage(fit, resampled).map_or(String::new(), |(elo, margin)| {
+        format!("; White's advantage, fitted, is {elo:+.1} ± {margin:.1} Elo")
+    });
+    notes.push(format!(
+        "Bradley-Terry maximum likelihood over {games} finished game(s), draws as half points{advantage}"
+    ));
+    notes.push(match &options.anchor {
+        None => "Elo: 400·log10 of the odds of scoring (+100 = 64 %), anchored so that the players' mean is 0".into(),
+        Some(a) => format!(
+            "Elo: 400·log10 of the odds of scoring (+100 = 64 %), anchored at {} = {}; the others' +/- is relative to it",
+            a.name, a.rating
+        ),
+    });
+    notes.push(match resampled {
+        Some(b) => format!(
+            "+/-: 95 % interval, 1.96 × the standard deviation over {} bootstrap samples (seed {}) that resample each pairing's {}",
+            b.samples,
+            options.seed,
+            if b.grouped {
+                "opening pairs (the games of one opening between two players, together)"
+            } else {
+                "games"
+            }
+        ),
+        None => "+/-: 95 % interval from the observed information (no bootstrap)".into(),
+    });
+    notes.push(
+        "Score, Draws: % of games; Rank held: % of bootstrap samples in which the player holds this rank (level players share one)"
+            .into(),
+    );
+    if options.virtual_draws > 0.0 {
+        notes.push(format!(
+            "{} virtual draw(s) added to every pair that met, half with each colour, so that sweeps stay finite (--virtual-draws 0: the pure MLE)",
+            options.virtual_draws
+        ));
+    }
+    let swept: Vec<&str> = fit
+        .players
+        .iter()
+        .filter(|p| p.score <= 0.0 || p.score >= f64::from(p.games))
+        .map(|p| p.name.as_str())
+        .collect();
+    if !swept.is_empty() && options.virtual_draws > 0.0 {
+        notes.push(format!(
+            "{} won or lost every game: the rating rests on the virtual draws, and its +/- understates how little is known",
+            swept.join(", ")
+        ));
+    }
+    if let Some(b) = resampled
+        && b.failed > 0
+    {
+        notes.push(format!(
+            "{} of {} bootstrap samples had no finite fit and are left out",
+            b.failed,
+            b.failed + b.samples
+        ));
+    }
+    notes
+}
+
+/// White's advantage and the half-width of its 95 % interval (from the bootstrap when there is
+/// one).
+fn advantage(fit: &Fit, resampled: Option<&Bootstrap>) -> Option<(f64, f64)> {
+    let h = fit.white_advantage?;
+    let sd = resampled.and_then(|b| b.white_advantage_sd).unwrap_or(h.se);
+    Some((h.elo, Z95 * sd))
+}
+
+/// The fit's parameters as one row.
+fn fit_table(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options) -> Table {
+    let mut table = Table::new(
+        "Bradley-Terry fit",
+        &[
+            "White advantage",
+            "+/-",
+            "anchor",
+            "bootstrap samples",
+            "resampled",
+            "seed",
+            "virtual draws",
+        ],
+    );
+    let (advantage, margin) = match advantage(fit, resampled) {
+        Some((elo, margin)) => (Cell::Num(elo, 1), Cell::Num(margin, 1)),
+        None => (Cell::Empty, Cell::Empty),
+    };
+    table.rows.push(vec![
+        advantage,
+        margin,
+        match &options.anchor {
+            Some(a) => format!("{}={}", a.name, a.rating).into(),
+            None => "mean=0".into(),
+        },
+        resampled.map_or(0, |b| b.samples).into(),
+        match resampled {
+            Some(b) if b.grouped => "opening pairs".into(),
+            Some(_) => "games".into(),
+            None => Cell::Empty,
+        },
+        match resampled {
+            Some(_) => Cell::Int(options.seed.min(i64::MAX as u64) as i64),
+            None => Cell::Empty,
+        },
+        Cell::Num(options.virtual_draws, 1),
+    ]);
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::leaderboard::tests::row;
+
+    /// A small pool: a leads, b and c trade wins.
+    fn pool() -> Vec<GameRow> {
+        let games = [
+            ("a", "b", "1-0"),
+            ("b", "a", "0-1"),
+            ("a", "c", "1-0"),
+            ("c", "a", "1/2-1/2"),
+            ("b", "c", "1-0"),
+            ("c", "b", "1-0"),
+            ("a", "b", "1/2-1/2"),
+            ("b", "a", "1-0"),
+        ];
+        games
+            .iter()
+            .enumerate()
+            .map(|(i, (w, b, r))| row(i as u32 + 1, w, b, r))
+            .collect()
+    }
+
+    fn column(table: &Table, name: &str) -> Vec<Cell> {
+        let c = table.columns.iter().position(|c| c == name).unwrap();
+        table.rows.iter().map(|r| r[c].clone()).collect()
+    }
+
+    #[test]
+    fn the_table_reads_like_ordo_and_says_how_it_was_made() {
+        let tables = tables(&pool(), &Options::default());
+        let [ratings, fit] = &tables[..] else {
+            panic!("two tables: {tables:?}")
+        };
+        assert_eq!(
+            ratings.columns[..7],
+            ["Rank", "Name", "Elo", "+/-", "Games", "Score", "Draws"]
+        );
+        assert_eq!(
+            column(ratings, "Name"),
+            ["a", "b", "c"].map(Cell::from).to_vec()
+        );
+        // a: 4 of 6, two draws; the mean is 0.
+        let a = &ratings.rows[0];
+        assert_eq!((&a[4], &a[5]), (&Cell::Int(6), &Cell::Num(400.0 / 6.0, 1)));
+        assert_eq!(a[6], Cell::Num(100.0 * 2.0 / 6.0, 1));
+        let elo: f64 = column(ratings, "Elo")
+            .iter()
+            .map(|c| match c {
+                Cell::Num(x, _) => *x,
+                other => panic!("{other:?}"),
+            })
+            .sum();
+        assert!(elo.abs() < 1e-6, "{elo}");
+        for cell in column(ratings, "+/-")
+            .iter()
+            .chain(&column(ratings, "Rank held"))
+        {
+            assert!(matches!(cell, Cell::Num(x, _) if *x > 0.0), "{cell:?}");
+        }
+        assert!(
+            ratings
+                .notes
+                .iter()
+                .any(|n| n.contains("players' mean is 0")),
+            "{:?}",
+            ratings.notes
+        );
+        assert!(
+            ratings
+                .notes
+                .iter()
+                .any(|n| n.contains("1000 bootstrap samples"))
+        );
+        assert_eq!(fit.rows.len(), 1);
+        assert_eq!(fit.rows[0][2], Cell::from("mean=0"));
+        assert_eq!(fit.rows[0][4], Cell::from("games"));
+        // The same games and seed give the same table.
+        assert_eq!(super::tables(&pool(), &Options::default()), tables);
+    }
+
+    #[test]
+    fn an_anchored_player_has_no_margin() {
+        let options = Options {
+            anchor: Some("b=1500".parse().unwrap()),
+            samples: 50,
+            ..Options::default()
+        };
+        let tables = tables(&pool(), &options);
+        let b = tables[0]
+            .rows
+            .iter()
+            .find(|r| r[1] == Cell::from("b"))
+            .unwrap();
+        assert_eq!((&b[2], &b[3]), (&Cell::Num(1500.0, 1), &Cell::Empty));
+        assert!(
+            tables[0]
+                .notes
+                .iter()
+                .any(|n| n.contains("anchored at b = 1500"))
+        );
+        assert_eq!(tables[1].rows[0][2], Cell::from("b=1500"));
+    }
+
+    #[test]
+    fn opening_pairs_are_grouped_and_fits_that_fail_say_why() {
+        let mut rows = pool();
+        for g in &mut rows {
+            g.opening_label = Some(format!("book.epd:{}", g.index.div_ceil(2)));
+        }
+        let games = rated_games(&rows);
+        // Games 1 and 2 are one opening between a and b; games 3 and 4 another.
+        assert_eq!(games[0].group, games[1].group);
+        assert_ne!(games[1].group, games[2].group);
+        let tables = tables(&rows, &Options::default());
+        assert_eq!(tables[1].rows[0][4], Cell::from("opening pairs"));
+
+        // c loses everything: the pure MLE has no finite rating for it.
+        let sweep = [
+            row(1, "a", "c", "1-0"),
+            row(2, "c", "a", "0-1"),
+            row(3, "a", "b", "1/2-1/2"),
+        ];
+        let pure = Options {
+            virtual_draws: 0.0,
+            ..Options::default()
+        };
+        let tables = super::tables(&sweep, &pure);
+        assert_eq!(tables.len(), 1);
+        assert!(tables[0].rows.is_empty());
+        assert!(
+            tables[0].notes[0].starts_with("no Bradley-Terry fit: no finite rating for c"),
+            "{:?}",
+            tables[0].notes
+        );
+        let empty = super::tables(&[], &Options::default());
+        assert_eq!(empty[0].notes, ["no finished games to fit"]);
+    }
+}
