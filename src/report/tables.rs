@@ -1,4 +1,5 @@
-//! Tables for people and programs: one [`Table`] type rendered as aligned text, CSV or JSON.
+//! Tables for people and programs: one [`Table`] type rendered as aligned text, CSV or JSON (and,
+//! as HTML tables in the report).
 
 use std::fmt::Write as _;
 
