@@ -1,5 +1,5 @@
 //! The command line: `arena run`, `arena check`, `arena export pgn`, `arena leaderboard`,
-//! `arena analyze`, and the fine-grained evaluations: `arena eval`, `arena eval-report`,
+//! `arena analyze`, `arena report`, and the fine-grained evaluations: `arena eval`, `arena eval-report`,
 //! `arena rescore`, `arena score-recorded`. One file per command, each with its arguments and
 //! its `run`; `common` holds what they share.
 //!
@@ -19,6 +19,7 @@ mod eval;
 mod eval_report;
 mod export;
 mod leaderboard;
+mod report;
 mod rescore;
 mod run;
 mod score_recorded;
@@ -47,6 +48,8 @@ enum Command {
     Export(export::Args),
     /// Print the ratings and standings of a stored tournament.
     Leaderboard(leaderboard::Args),
+    /// Write one self-contained HTML report of a store: overview, games and a viewer per game.
+    Report(report::Args),
     /// Analyse stored finished games with a chess engine (resumable), then print per-player quality.
     Analyze(analyze::Args),
     /// Run (or resume) a fine-grained evaluation script, then print a table per task.
@@ -90,6 +93,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::Check(args) => Ok(check::run(&args)),
         Command::Export(args) => export::run(args),
         Command::Leaderboard(args) => leaderboard::run(args),
+        Command::Report(args) => report::run(args),
         Command::Analyze(args) => analyze::run(args).await,
         Command::Eval(args) => eval::run(args).await,
         Command::EvalReport(args) => eval_report::run(args),

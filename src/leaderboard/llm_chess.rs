@@ -91,7 +91,20 @@ pub fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, Sto
     let settings: serde_json::Value =
         serde_json::from_str(&tournament.settings_json).unwrap_or_default();
     let max_plies = settings["max_plies"].as_u64().unwrap_or(200) as u32;
-    // The script's own prices extend (and override) the built-in table.
+    Ok(table(
+        &players,
+        &games,
+        &calls,
+        max_plies,
+        &prices(tournament),
+    ))
+}
+
+/// The prices a tournament's calls are costed with: the built-in table, extended (and overridden)
+/// by the script's own `prices`.
+pub fn prices(tournament: &TournamentRow) -> PriceTable {
+    let settings: serde_json::Value =
+        serde_json::from_str(&tournament.settings_json).unwrap_or_default();
     let mut prices = PriceTable::built_in();
     if let Ok(own) = serde_json::from_value::<std::collections::BTreeMap<String, crate::llm::Price>>(
         settings["prices"].clone(),
@@ -100,7 +113,7 @@ pub fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, Sto
             prices.insert(model, price);
         }
     }
-    Ok(table(&players, &games, &calls, max_plies, &prices))
+    prices
 }
 
 fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreError> {

@@ -117,33 +117,7 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: Options) -> Ta
         compat: options.compat,
         ..GlickoConfig::default()
     };
-    let mut finished: Vec<&GameRow> = games
-        .iter()
-        .filter(|g| g.status == GameStatus::Finished)
-        .collect();
-    finished.sort_by(|a, b| {
-        a.finished_at
-            .cmp(&b.finished_at)
-            .then(a.index.cmp(&b.index))
-    });
-    let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
-    for g in finished {
-        let Some(result) = g
-            .result
-            .as_deref()
-            .and_then(|r| r.parse::<GameResult>().ok())
-        else {
-            continue;
-        };
-        let game = glicko::GameResult {
-            white: g.white.clone(),
-            black: g.black.clone(),
-            score_white: result.score_for(shakmaty::Color::White),
-        };
-        if let Err(e) = ratings.record(&game) {
-            tracing::warn!("game {} left out of the ratings: {e}", g.index);
-        }
-    }
+    let ratings = rate(games, options.compat);
     let title = match options.compat {
         Compat::Correct => "ratings (Glicko-1)",
         Compat::ChessArena => "ratings (Glicko-1, ChessArena-compatible update)",
@@ -213,6 +187,44 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: Options) -> Ta
         ));
     }
     table
+}
+
+/// Glicko-1 over the finished games in the order they finished, each game its own rating period
+/// (ChessArena, appendix C): what [`ratings`] shows, for callers that want the numbers (the HTML
+/// report's plot).
+pub fn rate(games: &[GameRow], compat: Compat) -> glicko::Ratings {
+    let config = GlickoConfig {
+        compat,
+        ..GlickoConfig::default()
+    };
+    let mut finished: Vec<&GameRow> = games
+        .iter()
+        .filter(|g| g.status == GameStatus::Finished)
+        .collect();
+    finished.sort_by(|a, b| {
+        a.finished_at
+            .cmp(&b.finished_at)
+            .then(a.index.cmp(&b.index))
+    });
+    let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
+    for g in finished {
+        let Some(result) = g
+            .result
+            .as_deref()
+            .and_then(|r| r.parse::<GameResult>().ok())
+        else {
+            continue;
+        };
+        let game = glicko::GameResult {
+            white: g.white.clone(),
+            black: g.black.clone(),
+            score_white: result.score_for(shakmaty::Color::White),
+        };
+        if let Err(e) = ratings.record(&game) {
+            tracing::warn!("game {} left out of the ratings: {e}", g.index);
+        }
+    }
+    ratings
 }
 
 /// A player's mode and whether it saw the legal moves, from its stored settings.
