@@ -18,6 +18,7 @@ mod fastchess;
 mod ladder;
 mod outage;
 mod reload;
+mod report;
 mod resume;
 mod secrets;
 mod tournament;
