@@ -103,8 +103,12 @@ pub(super) fn select(
 /// Builds the report and writes it to `out` through a temporary file, so a browser reloading
 /// the report during a run never reads half a file.
 pub(super) fn write(store: &Store, selection: &Selection, out: &Path) -> Result<html::ReportStats> {
+    // Each writer its own temporary name: a refresh still finishing must not mix with the final
+    // write of `arena run`.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (page, stats) = html::build(store, selection)?;
-    let tmp = out.with_extension("html.tmp");
+    let tmp = out.with_extension(format!("html.{}-{n}.tmp", std::process::id()));
     std::fs::write(&tmp, page).with_context(|| format!("cannot write `{}`", tmp.display()))?;
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write `{}`", out.display()))?;
     Ok(stats)

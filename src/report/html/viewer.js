@@ -307,9 +307,8 @@
     const title = $("v-ply-title");
     if (e.kind === "start") {
       title.textContent = "Start position";
-      const pending0 = state.entries.length === 1 ? null : null;
       panel.append(h("p", { class: "note" }, state.entries.length > 1 ? "Press → (or click a move) to step through the game." : "No move was played in this game."));
-      return pending0;
+      return;
     }
     const p = e.ply;
     if (e.kind === "ply") {
@@ -345,7 +344,7 @@
       if (c.error) card.append(h("p", { class: "error" }, c.error));
       if (c.messages) {
         const box = h("div", { class: "messages" }, h("div", { class: "label" }, "messages sent (" + c.messages.length + ")"));
-        c.messages.forEach((m, j) => box.append(longText(m.role, m.content, false, "msg " + m.role)));
+        c.messages.forEach((m) => box.append(longText(m.role, m.content, false, "msg " + m.role)));
         card.append(box);
       } else if (c.request) {
         card.append(longText("request", c.request, false, "msg"));
