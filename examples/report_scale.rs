@@ -124,7 +124,8 @@ fn fill(store: &Store, games: u32, plies: u32) -> Result<(), Box<dyn std::error:
         let mut history: Vec<String> = Vec::new();
         for ply in 0..plies {
             let legal = game.position().legal_moves();
-            if legal.is_empty() {
+            // Random games also end early: mate, stalemate, too little material, repetition.
+            if legal.is_empty() || game.end().is_some() {
                 break;
             }
             let fen = game.fen();
