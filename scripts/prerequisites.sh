@@ -4,6 +4,8 @@
 #   - with --tests, also the other UCI engines Debian packages (fairy-stockfish, ethereal-chess,
 #     toga2, glaurung, gnuchess), which the tests play as opponents (a few minutes, once);
 #   - python-chess from PyPI, used by the tests to read exported PGN back;
+#   - with --tests, Debian's chromium and playwright-core from npm (tests/browser), which drive
+#     the HTML report in a real headless browser (playwright-core brings no browser of its own);
 #   - the offline SmolLM2-135M model server (scripts/local-llm.sh), started on 127.0.0.1:8765.
 # Safe to run again: whatever is present is left alone.
 set -euo pipefail
@@ -32,6 +34,22 @@ if ! python3 -c "import chess.pgn" >/dev/null 2>&1; then
   echo "installing python-chess (PyPI package chess)"
   python3 -m pip install -q --disable-pip-version-check chess==1.11.2 \
     || python3 -m pip install -q --disable-pip-version-check --user chess==1.11.2
+fi
+
+if [ "${1:-}" = "--tests" ]; then
+  if [ ! -x /usr/bin/chromium ]; then
+    echo "installing chromium from Debian (the HTML report's browser test)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+  if [ ! -d tests/browser/node_modules/playwright-core ]; then
+    if command -v npm >/dev/null 2>&1; then
+      echo "installing playwright-core from npm (tests/browser)"
+      npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
+    else
+      echo "npm not found: the HTML report's browser test will be skipped"
+    fi
+  fi
 fi
 
 if [ ! -x .local-llm/venv/bin/python ]; then

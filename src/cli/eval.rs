@@ -3,9 +3,17 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use arena::{eval, lua::LuaHost, report};
+use arena::{
+    eval,
+    lua::LuaHost,
+    report::{self, html::Selection},
+    store::Store,
+};
 
-use super::common::{default_db, write_stdout};
+use super::{
+    common::{default_db, write_stdout},
+    report as html_report,
+};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -28,7 +36,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
     let db = db.unwrap_or_else(|| default_db(&script));
     let options = eval::run::EvalOptions {
         script,
-        db,
+        db: db.clone(),
         concurrency,
     };
     let summary = match eval::run::run(options, &LuaHost).await {
@@ -42,6 +50,25 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         eprintln!("warning: skipped a data row: {w}");
     }
     write_stdout(&report::render(&summary.tables, report::Format::Text))?;
+    // The run's report beside the store; a failure is reported, never fatal.
+    let out = html_report::default_out(&db);
+    let written = Store::open_read_only(&db)
+        .map_err(anyhow::Error::from)
+        .and_then(|store| {
+            let selection = Selection {
+                tournaments: Vec::new(),
+                eval_runs: store
+                    .eval_runs()?
+                    .into_iter()
+                    .filter(|r| r.name == summary.run)
+                    .collect(),
+            };
+            html_report::write(&store, &selection, &out)
+        });
+    match written {
+        Ok(_) => println!("report: {}", out.display()),
+        Err(e) => eprintln!("warning: the HTML report was not written: {e:#}"),
+    }
     if summary.open.is_empty() {
         Ok(0)
     } else {

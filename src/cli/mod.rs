@@ -1,6 +1,6 @@
 //! The command line: `arena run`, `arena check`, `arena export pgn`, `arena import`,
-//! `arena leaderboard`,
-//! `arena analyze`, and the fine-grained evaluations: `arena eval`, `arena eval-report`,
+//! `arena leaderboard`, `arena analyze`, `arena report`, and the fine-grained evaluations:
+//! `arena eval`, `arena eval-report`,
 //! `arena rescore`, `arena score-recorded`. One file per command, each with its arguments and
 //! its `run`; `common` holds what they share.
 //!
@@ -21,6 +21,7 @@ mod eval_report;
 mod export;
 mod import;
 mod leaderboard;
+mod report;
 mod rescore;
 mod run;
 mod score_recorded;
@@ -51,6 +52,8 @@ enum Command {
     Import(import::Args),
     /// Print the ratings and standings of a stored tournament.
     Leaderboard(leaderboard::Args),
+    /// Write one self-contained HTML report of a store: overview, games and a viewer per game.
+    Report(report::Args),
     /// Analyse stored finished games with a chess engine (resumable), then print per-player quality.
     Analyze(analyze::Args),
     /// Run (or resume) a fine-grained evaluation script, then print a table per task.
@@ -95,6 +98,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::Export(args) => export::run(args),
         Command::Import(args) => import::run(args),
         Command::Leaderboard(args) => leaderboard::run(args),
+        Command::Report(args) => report::run(args),
         Command::Analyze(args) => analyze::run(args).await,
         Command::Eval(args) => eval::run(args).await,
         Command::EvalReport(args) => eval_report::run(args),

@@ -1,16 +1,24 @@
 //! `arena run`: play (or resume) a tournament, then print its standings.
 
-use std::{path::PathBuf, sync::Arc};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
 
 use anyhow::Result;
 use arena::{
     leaderboard,
     lua::LuaHost,
+    report::html::Selection,
     store::Store,
     tournament::{self, RunOptions, Stop},
 };
 
-use super::common::{default_db, write_stdout};
+use super::{
+    common::{default_db, write_stdout},
+    report,
+};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -25,6 +33,13 @@ pub(super) struct Args {
     /// Do not reload scripts when they change.
     #[arg(long)]
     no_watch: bool,
+    /// Also refresh the HTML report during the run, every N finished games (default 5); it is
+    /// written at the end in any case.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "5")]
+    report: Option<u32>,
+    /// Where the HTML report goes (default: the store's name with `.html`).
+    #[arg(long, value_name = "FILE")]
+    report_out: Option<PathBuf>,
 }
 
 pub(super) async fn run(args: Args) -> Result<u8> {
@@ -33,15 +48,30 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         db,
         concurrency,
         no_watch,
+        report: refresh_every,
+        report_out,
     } = args;
     let db = db.unwrap_or_else(|| default_db(&script));
+    let report_out = report_out.unwrap_or_else(|| report::default_out(&db));
+    let refresher = refresh_every.map(|every| {
+        tokio::spawn(refresh(
+            db.clone(),
+            script.display().to_string(),
+            report_out.clone(),
+            every.max(1),
+        ))
+    });
     let options = RunOptions {
         script,
         db: db.clone(),
         concurrency,
         watch: !no_watch,
     };
-    let summary = match tournament::run(options, Arc::new(LuaHost)).await {
+    let result = tournament::run(options, Arc::new(LuaHost)).await;
+    if let Some(task) = refresher {
+        task.abort();
+    }
+    let summary = match result {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -65,6 +95,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
             );
         }
     }
+    write_report(&store, summary.tournament, &report_out);
     if summary.stopped == Some(Stop::Interrupted) {
         eprintln!("stopped before the end: run the same command again to play the remaining games");
         return Ok(1);
@@ -80,5 +111,58 @@ pub(super) async fn run(args: Args) -> Result<u8> {
             eprintln!("  game {index}: {error} ({} error)", error.kind().as_str());
         }
         Ok(1)
+    }
+}
+
+/// Writes the tournament's report and prints its path; a failure is reported, never fatal (the
+/// games are stored, and `arena report` can try again).
+fn write_report(store: &Store, tournament: i64, out: &Path) {
+    let written = store
+        .tournaments()
+        .map_err(anyhow::Error::from)
+        .and_then(|all| {
+            let selection = Selection {
+                tournaments: all.into_iter().filter(|t| t.id == tournament).collect(),
+                eval_runs: Vec::new(),
+            };
+            report::write(store, &selection, out)
+        });
+    match written {
+        Ok(_) => println!("report: {}", out.display()),
+        Err(e) => eprintln!("warning: the HTML report was not written: {e:#}"),
+    }
+}
+
+/// Rewrites the report whenever `every` more games of the script's tournament have finished,
+/// reading the store read-only beside the run.
+async fn refresh(db: PathBuf, script: String, out: PathBuf, every: u32) {
+    let mut reported = 0;
+    loop {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let (db, script, out) = (db.clone(), script.clone(), out.clone());
+        let done = tokio::task::spawn_blocking(move || -> Option<u64> {
+            let store = Store::open_read_only(&db).ok()?;
+            let t = store
+                .tournaments()
+                .ok()?
+                .into_iter()
+                .rfind(|t| t.script_path == script)?;
+            let finished = store.totals(t.id).ok()?.games_finished;
+            if finished >= reported + u64::from(every) {
+                let selection = Selection {
+                    tournaments: vec![t],
+                    eval_runs: Vec::new(),
+                };
+                if let Err(e) = report::write(&store, &selection, &out) {
+                    tracing::warn!("the HTML report was not refreshed: {e:#}");
+                }
+                return Some(finished);
+            }
+            None
+        })
+        .await;
+        if let Ok(Some(finished)) = done {
+            reported = finished;
+        }
     }
 }

@@ -95,7 +95,27 @@ pub fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, Sto
     let settings: serde_json::Value =
         serde_json::from_str(&tournament.settings_json).unwrap_or_default();
     let max_plies = settings["max_plies"].as_u64().unwrap_or(200) as u32;
-    // The script's own prices extend (and override) the built-in table.
+    let (prices, unreadable) = prices_and_problem(tournament);
+    let mut table = table(&players, &games, &calls, max_plies, &prices);
+    if let Some(e) = unreadable {
+        table.notes.push(format!(
+            "the tournament's own prices cannot be read ({e}): costs use the built-in prices only"
+        ));
+    }
+    Ok(table)
+}
+
+/// The prices a tournament's calls are costed with: the built-in table, extended (and overridden)
+/// by the script's own `prices`.
+pub fn prices(tournament: &TournamentRow) -> PriceTable {
+    prices_and_problem(tournament).0
+}
+
+/// As [`prices`], and why the tournament's own prices were left out, if they were (`arena check`
+/// refuses a malformed table now; a store written before may still hold one).
+fn prices_and_problem(tournament: &TournamentRow) -> (PriceTable, Option<String>) {
+    let settings: serde_json::Value =
+        serde_json::from_str(&tournament.settings_json).unwrap_or_default();
     let mut prices = PriceTable::built_in();
     let mut unreadable = None;
     if !settings["prices"].is_null() {
@@ -111,13 +131,7 @@ pub fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, Sto
             Err(e) => unreadable = Some(e),
         }
     }
-    let mut table = table(&players, &games, &calls, max_plies, &prices);
-    if let Some(e) = unreadable {
-        table.notes.push(format!(
-            "the tournament's own prices cannot be read ({e}): costs use the built-in prices only"
-        ));
-    }
-    Ok(table)
+    (prices, unreadable.map(|e| e.to_string()))
 }
 
 fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreError> {

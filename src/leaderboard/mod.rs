@@ -123,29 +123,7 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
         compat: options.compat,
         ..GlickoConfig::default()
     };
-    let mut finished: Vec<&GameRow> = games
-        .iter()
-        .filter(|g| g.status == GameStatus::Finished)
-        .collect();
-    finished.sort_by_key(|g| g.index);
-    let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
-    for g in finished {
-        let Some(result) = g
-            .result
-            .as_deref()
-            .and_then(|r| r.parse::<GameResult>().ok())
-        else {
-            continue;
-        };
-        let game = glicko::GameResult {
-            white: g.white.clone(),
-            black: g.black.clone(),
-            score_white: result.score_for(shakmaty::Color::White),
-        };
-        if let Err(e) = ratings.record(&game) {
-            tracing::warn!("game {} left out of the ratings: {e}", g.index);
-        }
-    }
+    let ratings = rate(games, options.compat);
     let title = match options.compat {
         Compat::Correct => "ratings (Glicko-1)",
         Compat::ChessArena => "ratings (Glicko-1, ChessArena-compatible update)",
@@ -215,6 +193,41 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
         ));
     }
     table
+}
+
+/// Glicko-1 over the finished games in the order they finished, each game its own rating period
+/// (ChessArena, appendix C): what [`ratings`] shows, for callers that want the numbers (the HTML
+/// report's plot).
+pub fn rate(games: &[GameRow], compat: Compat) -> glicko::Ratings {
+    let config = GlickoConfig {
+        compat,
+        ..GlickoConfig::default()
+    };
+    let mut finished: Vec<&GameRow> = games
+        .iter()
+        .filter(|g| g.status == GameStatus::Finished)
+        .collect();
+    // Schedule order, not finish order: the same games give the same ratings at any concurrency.
+    finished.sort_by_key(|g| g.index);
+    let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
+    for g in finished {
+        let Some(result) = g
+            .result
+            .as_deref()
+            .and_then(|r| r.parse::<GameResult>().ok())
+        else {
+            continue;
+        };
+        let game = glicko::GameResult {
+            white: g.white.clone(),
+            black: g.black.clone(),
+            score_white: result.score_for(shakmaty::Color::White),
+        };
+        if let Err(e) = ratings.record(&game) {
+            tracing::warn!("game {} left out of the ratings: {e}", g.index);
+        }
+    }
+    ratings
 }
 
 /// A player's mode and whether it saw the legal moves, from its stored settings.

@@ -348,6 +348,27 @@ impl Store {
         rows.collect::<rusqlite::Result<_>>().context(what)
     }
 
+    /// Every call of one game, in ply and seq order (the report reads a game at once).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn game_calls(&self, game_id: i64) -> Result<Vec<LlmCallRow>, StoreError> {
+        let what = || format!("read llm calls of game {game_id}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, game_id, ply, seq, player, model, endpoint, request_json, reply_text,
+                     reasoning, raw_body, finish_reason, http_status, prompt_tokens,
+                     completion_tokens, latency_ms, transport_retries, error, outcome,
+                     outcome_detail, created_at
+                 FROM llm_calls WHERE game_id = ?1 ORDER BY ply, seq",
+            )
+            .context(what)?;
+        let rows = stmt.query_map([game_id], call_row).context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
     /// Every call of a tournament's finished games, without texts, in game, ply and seq order.
     ///
     /// # Errors

@@ -125,6 +125,56 @@ impl Store {
         })
     }
 
+    /// Opens an existing store for reading only, for reports: nothing is written, no schema is
+    /// migrated, and no lock is held between queries, so a store that a running `arena run` is
+    /// writing can be read at the same time (WAL readers never block the writer).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Open`] if the file cannot be opened or is at an older schema version (a
+    /// writing command such as `arena leaderboard` migrates it), [`StoreError::NotAStore`] or
+    /// [`StoreError::NewerSchema`] as for [`Store::open`].
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let open_error = |e: rusqlite::Error| StoreError::Open {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(open_error)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+        match schema::classify(&conn) {
+            Ok(Kind::Arena(v)) if v == CURRENT_VERSION => {}
+            Ok(Kind::Arena(v)) if v > CURRENT_VERSION => return Err(newer(path, v)),
+            Ok(Kind::Arena(v)) => {
+                return Err(StoreError::Open {
+                    path: path.to_owned(),
+                    reason: format!(
+                        "its schema version {v} is older than {CURRENT_VERSION}: open it once with a writing command (e.g. `arena leaderboard`) to migrate it"
+                    ),
+                });
+            }
+            Ok(Kind::Empty) => {
+                return Err(StoreError::NotAStore {
+                    path: path.to_owned(),
+                    reason: "it is empty".to_owned(),
+                });
+            }
+            Ok(Kind::Foreign) => return Err(foreign(path)),
+            Err(e) if e.sqlite_error_code() == Some(ffi::ErrorCode::NotADatabase) => {
+                return Err(StoreError::NotAStore {
+                    path: path.to_owned(),
+                    reason: "it is not an SQLite database".to_owned(),
+                });
+            }
+            Err(e) => return Err(open_error(e)),
+        }
+        conn.pragma_update(None, "query_only", "ON")
+            .map_err(open_error)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+        })
+    }
+
     /// Opens a fresh store that lives in memory and disappears when dropped (for tests and dry runs).
     ///
     /// # Errors

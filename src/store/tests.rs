@@ -985,3 +985,39 @@ fn failed_attempts_are_kept_apart_from_the_calls() {
             .is_err()
     );
 }
+
+#[test]
+fn a_read_only_store_reads_while_another_connection_writes() {
+    let (_dir, path) = temp_store();
+    let writer = Store::open(&path).unwrap();
+    let (_t, games) = tournament(&writer, "t", &[(0, "a", "b")]);
+    writer.mark_game_started(games[0], "h", 1).unwrap();
+    writer.record_ply(games[0], &ply(0, "a")).unwrap();
+    writer
+        .record_llm_call(&call(Some(games[0]), 0, 0, "a"))
+        .unwrap();
+
+    let reader = Store::open_read_only(&path).unwrap();
+    assert_eq!(reader.plies(games[0]).unwrap().len(), 1);
+    assert_eq!(reader.game_calls(games[0]).unwrap().len(), 1);
+    // The writer goes on while the reader is open, and the reader sees the new ply.
+    writer.record_ply(games[0], &ply(1, "b")).unwrap();
+    assert_eq!(reader.plies(games[0]).unwrap().len(), 2);
+    // The reader cannot write.
+    assert!(reader.record_event(1, None, "info", "x", "y").is_err());
+    writer
+        .finish_game(games[0], "1-0", "checkmate", None)
+        .unwrap();
+}
+
+#[test]
+fn a_read_only_open_refuses_what_is_not_a_current_store() {
+    let (_dir, path) = temp_store();
+    fs::write(&path, b"").unwrap();
+    assert!(matches!(
+        Store::open_read_only(&path),
+        Err(StoreError::NotAStore { .. })
+    ));
+    assert_eq!(fs::read(&path).unwrap().len(), 0, "nothing was written");
+    assert!(Store::open_read_only(&path.with_extension("missing")).is_err());
+}

@@ -22,6 +22,7 @@ mod outage;
 mod ratings;
 mod rejected;
 mod reload;
+mod report;
 mod resume;
 mod secrets;
 mod tournament;

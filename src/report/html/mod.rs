@@ -1,0 +1,186 @@
+//! `arena report`: one self-contained HTML file built from the store, to read what a tournament or
+//! an evaluation run produced in any browser, from `file://`, with no network and no server.
+//!
+//! What it holds, per tournament: an overview (settings, players, the leaderboard tables of
+//! `arena leaderboard --stats`, a ratings plot with 95 % intervals, protocol failures per player as
+//! a chart, tokens and cost), a filterable games list, and a viewer per game (board, SAN moves,
+//! the evaluation graph from the stored analysis, and for each ply every model call: messages
+//! sent, raw reply, reasoning, outcome, feedback, tokens, latency, cost). Evaluation runs get
+//! their task tables and every item's prompt, reply, parsed answer and score.
+//!
+//! Choices, and why:
+//! - **Markup from one typed builder** ([`markup`]): names are static, text is always escaped,
+//!   script blocks take only the binary's own code or escaped JSON. No template crate is in the
+//!   verified set, and the builder is small.
+//! - **Board and plots drawn here as SVG** ([`svg`]): the board is 64 rectangles and twelve piece
+//!   symbols drawn for arena (the free SVG piece sets are CC BY-SA or GPL; fonts with chess glyphs
+//!   vary by machine); the plots are a few bars, lines and dots. A vendored viewer
+//!   (lichess-pgn-viewer, chessground) would bring a build step and a licence to track, and still
+//!   not show model calls; a plotting library would bring kilobytes of JavaScript for three charts.
+//! - **The viewer is one hand-written script** (`viewer.js`, compiled in with `include_str!`):
+//!   it places pieces from FENs computed here, so it needs no chess logic of its own.
+//! - **Per-game data is loaded lazily and compressed**: each game's plies, analysis and calls are
+//!   one gzip-compressed, base64-encoded JSON block in a `<script type="application/x-arena-game">`
+//!   that the browser neither runs nor parses until the game is opened, when the browser's own
+//!   `DecompressionStream` inflates it. The HTML parser skips such blocks quickly, so a report of
+//!   thousands of games opens as fast as its games list; prompts repeat from ply to ply and
+//!   compress about tenfold. (flate2 with its pure-Rust backend compresses; base64 encodes.)
+
+mod evals;
+mod games;
+pub mod markup;
+mod overview;
+pub mod svg;
+
+use std::io::Write as _;
+
+use base64::Engine as _;
+
+use self::markup::{Element, Node, el};
+use crate::{
+    eval::run::RunError,
+    store::{EvalRunRow, Store, StoreError, TournamentRow},
+};
+
+/// What a report covers.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// The tournaments, each with its overview and games.
+    pub tournaments: Vec<TournamentRow>,
+    /// The evaluation runs.
+    pub eval_runs: Vec<EvalRunRow>,
+}
+
+/// Why a report could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An evaluation run's tables could not be built.
+    #[error(transparent)]
+    Eval(#[from] RunError),
+}
+
+/// Figures of a built report, for the command's summary line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReportStats {
+    /// Games listed.
+    pub games: usize,
+    /// Evaluation runs shown.
+    pub eval_runs: usize,
+}
+
+const STYLE: &str = include_str!("viewer.css");
+const SCRIPT: &str = include_str!("viewer.js");
+
+/// Builds the report of `selection` as one HTML document.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn build(store: &Store, selection: &Selection) -> Result<(String, ReportStats), ReportError> {
+    let mut stats = ReportStats::default();
+    let mut main = el("main");
+    let mut nav = el("nav").id("top");
+    if selection.tournaments.is_empty() && selection.eval_runs.is_empty() {
+        main.push(
+            el("section")
+                .class("empty")
+                .child(el("h2").text("No games"))
+                .child(el("p").text(
+                    "This store has no tournament and no evaluation run yet: there are no games to show.",
+                )),
+        );
+    }
+    for t in &selection.tournaments {
+        nav.push(
+            el("a")
+                .attr("href", format!("#t{}", t.id))
+                .text(format!("tournament {}", t.name)),
+        );
+        let (section, n) = tournament_section(store, t)?;
+        stats.games += n;
+        main.push(section);
+    }
+    if !selection.eval_runs.is_empty() {
+        nav.push(el("a").attr("href", "#evals").text("evaluation runs"));
+        main.push(evals::section(store, &selection.eval_runs)?);
+        stats.eval_runs = selection.eval_runs.len();
+    }
+    let title = match (
+        selection.tournaments.as_slice(),
+        selection.eval_runs.as_slice(),
+    ) {
+        ([t], []) => format!("arena · {}", t.name),
+        ([], [r]) => format!("arena · {}", r.name),
+        _ => "arena report".to_owned(),
+    };
+    let body = el("body")
+        .child(svg::piece_symbols())
+        .child(el("header").child(el("h1").text(title.clone())).child(nav))
+        .child(main)
+        .child(games::viewer())
+        .child(el("script").child(Node::code(SCRIPT)));
+    let head = el("head")
+        .child(el("meta").attr("charset", "utf-8"))
+        .child(
+            el("meta")
+                .attr("name", "viewport")
+                .attr("content", "width=device-width, initial-scale=1"),
+        )
+        // Nothing may leave the page: no fetch, no image, no font from elsewhere. Inline script and
+        // style are the report's own; data: URLs are not needed.
+        .child(
+            el("meta").attr("http-equiv", "Content-Security-Policy").attr(
+                "content",
+                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'none'; connect-src 'none'",
+            ),
+        )
+        .child(el("meta").attr("name", "generator").attr("content", "arena report"))
+        .child(el("title").text(title))
+        .child(el("style").child(Node::code(STYLE)));
+    let html = el("html").attr("lang", "en").child(head).child(body);
+    Ok((markup::document(html), stats))
+}
+
+fn tournament_section(store: &Store, t: &TournamentRow) -> Result<(Element, usize), ReportError> {
+    let games = store.games(t.id)?;
+    let mut section = el("section")
+        .class("tournament")
+        .id(format!("t{}", t.id))
+        .attr("data-tournament", &t.name)
+        .child(el("h2").text(format!("Tournament {}", t.name)));
+    section.push(overview::overview(store, t, &games)?);
+    section.push(games::list(store, t, &games)?);
+    Ok((section, games.len()))
+}
+
+/// Gzip and base64: how per-game blocks are stored (see the module doc).
+fn pack(value: &serde_json::Value) -> Node {
+    let json = serde_json::to_vec(value).expect("a JSON value always serialises");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&json).expect("writing to memory cannot fail");
+    let bytes = gz.finish().expect("writing to memory cannot fail");
+    Node::ascii_data(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// A collapsible block of long text: the first line as its summary, the whole text inside, never
+/// cut.
+fn long_text(label: &str, class: &str, text: &str) -> Element {
+    let first: String = text.lines().next().unwrap_or("").chars().take(90).collect();
+    let more = text.chars().count() > first.chars().count();
+    let summary = el("summary")
+        .child(el("span").class("label").text(label.to_owned()))
+        .child(
+            el("span")
+                .class("preview")
+                .text(if more { format!("{first} …") } else { first }),
+        );
+    el("details")
+        .class(class)
+        .child(summary)
+        .child(el("pre").text(text.to_owned()))
+}
+
+#[cfg(test)]
+mod tests;

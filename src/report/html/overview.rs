@@ -1,0 +1,498 @@
+//! A tournament's overview: settings, players, the leaderboard tables, the ratings plot, protocol
+//! failures per player and tokens and cost per player.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{
+    ReportError,
+    markup::{Element, el},
+    svg::{self, RatingPoint},
+};
+use crate::{
+    leaderboard::{self, llm_chess},
+    llm::Usage,
+    rating::glicko::{self, Compat},
+    report::{Cell, Table},
+    store::{GameRow, GameStatus, PlayerRow, Store, TournamentRow},
+};
+
+/// Outcomes of calls that are the model's own protocol failures, in the chart's order, with
+/// their label. Anything else that is not a move, an answered action or a proposal counts as
+/// "other".
+const FAILURES: &[(&str, &str)] = &[
+    ("no_move_found", "no move found"),
+    ("unparseable", "unparseable"),
+    ("illegal", "illegal move"),
+    ("ambiguous", "ambiguous move"),
+    ("forbidden_reasoning", "forbidden reasoning"),
+    ("wrong_action", "wrong action"),
+    ("wrong_move", "wrong move (agentic)"),
+];
+
+/// Outcomes that are not failures.
+fn is_success(outcome: &str) -> bool {
+    matches!(
+        outcome,
+        "move" | "proposal" | "say" | "reflection_notes" | "do_reflection"
+    ) || outcome.starts_with("get_")
+}
+
+pub(super) fn overview(
+    store: &Store,
+    t: &TournamentRow,
+    games: &[GameRow],
+) -> Result<Element, ReportError> {
+    let players = store.players(t.id)?;
+    let mut div = el("div")
+        .class("overview")
+        .id(format!("overview-{}", t.id))
+        .child(el("h3").text("Overview"));
+    div.push(settings(t, games));
+    div.push(players_table(&players));
+    let options = leaderboard::Options {
+        stats: true,
+        show_all: true,
+        ..leaderboard::Options::default()
+    };
+    let mut grid = el("div").class("charts");
+    let ratings = leaderboard::rate(games, Compat::Correct);
+    let mut points: Vec<RatingPoint> = players
+        .iter()
+        .map(|p| {
+            let r = ratings.rating(&p.name);
+            let (low, high) = glicko::interval95(&r);
+            RatingPoint {
+                name: p.name.clone(),
+                rating: r.rating,
+                low,
+                high,
+                provisional: r.rd > options.max_rd,
+            }
+        })
+        .collect();
+    points.sort_by(|a, b| b.rating.total_cmp(&a.rating));
+    if !points.is_empty() {
+        grid.push(
+            el("figure")
+                .child(svg::ratings_plot(&points))
+                .child(el("figcaption").text(format!(
+                    "Glicko-1 rating and 95 % interval (rating ± 1.96 RD) per player; hollow: RD above {:.0} (provisional)",
+                    options.max_rd
+                ))),
+        );
+    }
+    grid.push(failures_chart(store, t, games, &players)?);
+    div.push(grid);
+    for mut table in leaderboard::tables(store, t, &options)? {
+        // The section already names the tournament.
+        if let Some(rest) = table.title.strip_prefix(&format!("{} · ", t.name)) {
+            table.title = rest.to_owned();
+        }
+        div.push(table_html(&table));
+    }
+    div.push(tokens_table(store, t, &players)?);
+    Ok(div)
+}
+
+fn settings(t: &TournamentRow, games: &[GameRow]) -> Element {
+    let settings: Value = serde_json::from_str(&t.settings_json).unwrap_or_default();
+    let mut dl = el("dl").class("settings");
+    let mut item = |k: &str, v: String| {
+        dl.push(el("dt").text(k.to_owned()));
+        dl.push(el("dd").text(v));
+    };
+    item("script", t.script_path.clone());
+    item("created", t.created_at.clone());
+    if let Value::Object(map) = &settings {
+        for (k, v) in map {
+            if matches!(k.as_str(), "name" | "prices") || v.is_null() {
+                continue;
+            }
+            item(k, compact(v));
+        }
+        if map
+            .get("prices")
+            .is_some_and(|p| p.as_object().is_some_and(|o| !o.is_empty()))
+        {
+            item("prices", compact(&map["prices"]));
+        }
+    }
+    let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
+    for g in games {
+        *by_status.entry(g.status.as_str()).or_default() += 1;
+    }
+    item(
+        "games",
+        if games.is_empty() {
+            "none".to_owned()
+        } else {
+            by_status
+                .iter()
+                .map(|(s, n)| format!("{n} {s}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+    );
+    let mut generations: BTreeMap<(String, u64), usize> = BTreeMap::new();
+    for g in games {
+        if let (Some(h), Some(n)) = (&g.script_hash, g.generation) {
+            *generations.entry((h.clone(), n)).or_default() += 1;
+        }
+    }
+    if !generations.is_empty() {
+        item(
+            "script generations",
+            generations
+                .iter()
+                .map(|((h, n), c)| format!("#{n} ({}…): {c} game(s)", &h[..h.len().min(10)]))
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+    }
+    el("div").child(el("h4").text("Settings")).child(dl)
+}
+
+fn compact(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn players_table(players: &[PlayerRow]) -> Element {
+    let mut table = Table::new(
+        "players",
+        &[
+            "player", "kind", "model", "provider", "endpoint", "mode", "options",
+        ],
+    );
+    for p in players {
+        let s: Value = serde_json::from_str(&p.settings_json).unwrap_or_default();
+        let text = |k: &str| match &s[k] {
+            Value::Null => Cell::Empty,
+            v => Cell::Text(compact(v)),
+        };
+        let (model, endpoint, mode, options) = match p.kind.as_str() {
+            "llm" => (
+                text("model"),
+                text("base_url"),
+                text("mode"),
+                options_text(&s, &["mode_options", "options"], &sampling(&s)),
+            ),
+            "engine" => (
+                text("command"),
+                Cell::Empty,
+                Cell::Empty,
+                options_text(&s, &["options", "limits"], &[]),
+            ),
+            "moa" => (
+                Cell::Text(
+                    s["proposers"]
+                        .as_array()
+                        .map(|ps| {
+                            ps.iter()
+                                .map(|p| compact(&p["model"]))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        })
+                        .unwrap_or_default()
+                        + &format!(" → {}", compact(&s["synthesizer"]["model"])),
+                ),
+                Cell::Empty,
+                text("mode"),
+                options_text(&s, &["mode_options", "options"], &[]),
+            ),
+            _ => (Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty),
+        };
+        let provider = match p.kind.as_str() {
+            "llm" => Cell::Text(s["provider"].as_str().unwrap_or("openai").to_owned()),
+            _ => Cell::Empty,
+        };
+        table.rows.push(vec![
+            p.name.clone().into(),
+            p.kind.clone().into(),
+            model,
+            provider,
+            endpoint,
+            mode,
+            options,
+        ]);
+    }
+    table_html(&table)
+}
+
+/// The sampling settings an LLM player sets.
+fn sampling(s: &Value) -> Vec<(String, String)> {
+    [
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "reasoning_effort",
+        "thinking_budget",
+        "seed",
+        "anchor_elo",
+    ]
+    .iter()
+    .filter(|k| !s[**k].is_null())
+    .map(|k| ((*k).to_owned(), compact(&s[*k])))
+    .collect()
+}
+
+fn options_text(s: &Value, keys: &[&str], extra: &[(String, String)]) -> Cell {
+    // The first key that is an object wins (`mode_options` are the resolved ones).
+    let mut parts: Vec<String> = extra.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    for key in keys {
+        if let Value::Object(map) = &s[*key] {
+            parts.extend(
+                map.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| format!("{k}={}", compact(v))),
+            );
+            if *key == "mode_options" {
+                break;
+            }
+        }
+    }
+    if parts.is_empty() {
+        Cell::Empty
+    } else {
+        Cell::Text(parts.join(", "))
+    }
+}
+
+fn failures_chart(
+    store: &Store,
+    t: &TournamentRow,
+    games: &[GameRow],
+    players: &[PlayerRow],
+) -> Result<Element, ReportError> {
+    let mut kinds: Vec<String> = FAILURES.iter().map(|(_, l)| (*l).to_owned()).collect();
+    kinds.push("other failed answer".to_owned());
+    let mut counts: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    let calls = store.call_summaries(t.id)?;
+    for c in &calls {
+        let Some(outcome) = c.outcome.as_deref() else {
+            continue;
+        };
+        if is_success(outcome) {
+            continue;
+        }
+        let k = FAILURES
+            .iter()
+            .position(|(o, _)| *o == outcome)
+            .unwrap_or(FAILURES.len());
+        let row = counts
+            .entry(c.player.as_str())
+            .or_insert_with(|| vec![0; FAILURES.len() + 1]);
+        row[k] += 1;
+    }
+    // Forfeits by reason: the game's termination, counted for the side that lost.
+    let mut forfeit_kinds: Vec<String> = Vec::new();
+    let mut forfeits: BTreeMap<(&str, usize), u64> = BTreeMap::new();
+    for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
+        let Some(term) = g.termination.as_deref() else {
+            continue;
+        };
+        if !matches!(term, "forfeit" | "too_many_wrong_actions" | "max_turns") {
+            continue;
+        }
+        let loser = match g.result.as_deref() {
+            Some("1-0") => g.black.as_str(),
+            Some("0-1") => g.white.as_str(),
+            _ => continue,
+        };
+        let label = format!("forfeit: {}", term.replace('_', " "));
+        let k = match forfeit_kinds.iter().position(|l| *l == label) {
+            Some(k) => k,
+            None => {
+                forfeit_kinds.push(label);
+                forfeit_kinds.len() - 1
+            }
+        };
+        *forfeits.entry((loser, k)).or_default() += 1;
+    }
+    let failure_kinds = kinds.len();
+    kinds.extend(forfeit_kinds.iter().cloned());
+    // Drop the kinds nobody has, so the legend lists only what happened.
+    let rows_full: Vec<(String, Vec<u64>)> = players
+        .iter()
+        .filter(|p| matches!(p.kind.as_str(), "llm" | "moa"))
+        .map(|p| {
+            let mut v = counts
+                .get(p.name.as_str())
+                .cloned()
+                .unwrap_or_else(|| vec![0; failure_kinds]);
+            v.extend(
+                (0..forfeit_kinds.len())
+                    .map(|k| forfeits.get(&(p.name.as_str(), k)).copied().unwrap_or(0)),
+            );
+            (p.name.clone(), v)
+        })
+        .collect();
+    let used: Vec<usize> = (0..kinds.len())
+        .filter(|k| rows_full.iter().any(|(_, v)| v[*k] > 0))
+        .collect();
+    let kinds: Vec<String> = used.iter().map(|k| kinds[*k].clone()).collect();
+    let rows: Vec<(String, Vec<u64>)> = rows_full
+        .into_iter()
+        .map(|(n, v)| (n, used.iter().map(|k| v[*k]).collect()))
+        .collect();
+    let mut figure = el("figure");
+    if rows.is_empty() {
+        figure.push(
+            el("p")
+                .class("note")
+                .text("No player answers through a model: no protocol failures to show."),
+        );
+    } else if kinds.is_empty() {
+        figure.push(
+            el("p")
+                .class("note")
+                .text("No protocol failure: every model answer was a playable move or action."),
+        );
+    } else {
+        figure.push(svg::stacked_bars(
+            &format!("failures-{}", t.id),
+            "protocol failures per player",
+            &kinds,
+            &rows,
+        ));
+    }
+    figure.push(el("figcaption").text(
+        "Protocol failures per model player over finished games: refused answers by kind, and games lost by forfeit by reason",
+    ));
+    Ok(figure)
+}
+
+fn tokens_table(
+    store: &Store,
+    t: &TournamentRow,
+    players: &[PlayerRow],
+) -> Result<Element, ReportError> {
+    let prices = llm_chess::prices(t);
+    #[derive(Default)]
+    struct Sum {
+        calls: u64,
+        prompt: u64,
+        completion: u64,
+        cost: f64,
+        priced: bool,
+        unpriced: bool,
+        /// Some call reported no usage: its tokens (and so the totals) are unknown.
+        unknown: bool,
+        games: std::collections::BTreeSet<i64>,
+    }
+    let mut sums: BTreeMap<&str, Sum> = BTreeMap::new();
+    let calls = store.call_summaries(t.id)?;
+    for c in &calls {
+        let s = sums.entry(c.player.as_str()).or_default();
+        s.calls += 1;
+        s.games.insert(c.game_id);
+        let (Some(prompt_tokens), Some(completion_tokens)) = (c.prompt_tokens, c.completion_tokens)
+        else {
+            s.unknown = true;
+            continue;
+        };
+        s.prompt += prompt_tokens;
+        s.completion += completion_tokens;
+        let usage = Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
+            ..Usage::default()
+        };
+        match prices.cost(&usage, &c.model) {
+            Some(cost) => {
+                s.cost += cost;
+                s.priced = true;
+            }
+            None => s.unpriced = true,
+        }
+    }
+    let mut table = Table::new(
+        "tokens and cost",
+        &[
+            "player",
+            "LLM calls",
+            "prompt tokens",
+            "completion tokens",
+            "tokens per call",
+            "cost USD",
+            "cost per game USD",
+        ],
+    );
+    for p in players {
+        let Some(s) = sums.get(p.name.as_str()) else {
+            continue;
+        };
+        if s.unknown {
+            let unknown = || Cell::from("unknown".to_string());
+            table.rows.push(vec![
+                p.name.clone().into(),
+                s.calls.into(),
+                unknown(),
+                unknown(),
+                unknown(),
+                unknown(),
+                unknown(),
+            ]);
+            continue;
+        }
+        let (cost, per_game) = if s.priced && !s.unpriced {
+            (
+                Cell::Num(s.cost, 4),
+                Cell::Num(s.cost / s.games.len().max(1) as f64, 4),
+            )
+        } else {
+            (Cell::Empty, Cell::Empty)
+        };
+        table.rows.push(vec![
+            p.name.clone().into(),
+            s.calls.into(),
+            s.prompt.into(),
+            s.completion.into(),
+            Cell::Num((s.prompt + s.completion) as f64 / s.calls.max(1) as f64, 0),
+            cost,
+            per_game,
+        ]);
+    }
+    table
+        .notes
+        .push("finished games only; cost from the built-in price table and the script's `prices`; - where a model has no price".into());
+    Ok(table_html(&table))
+}
+
+/// A [`Table`] as an HTML table, numbers right-aligned, notes under it.
+pub(super) fn table_html(table: &Table) -> Element {
+    let mut head = el("tr");
+    for c in &table.columns {
+        head.push(el("th").text(c.clone()));
+    }
+    let mut body = el("tbody");
+    for row in &table.rows {
+        let mut tr = el("tr");
+        for cell in row {
+            tr.push(match cell {
+                Cell::Text(s) => el("td").text(s.clone()),
+                Cell::Int(i) => el("td").class("num").text(i.to_string()),
+                Cell::Num(x, d) => el("td").class("num").text(format!("{x:.d$}", d = *d)),
+                Cell::Empty => el("td").class("empty").text("-"),
+            });
+        }
+        body.push(tr);
+    }
+    let mut div = el("div")
+        .class("table")
+        .child(el("h4").text(table.title.clone()));
+    if table.rows.is_empty() {
+        div.push(el("p").class("note").text("nothing to show yet"));
+    } else {
+        div.push(el("table").child(el("thead").child(head)).child(body));
+    }
+    for n in &table.notes {
+        div.push(el("p").class("note").text(n.clone()));
+    }
+    div
+}

@@ -1,0 +1,156 @@
+//! The report built from a small store written through the store's own API.
+
+use std::io::Read as _;
+
+use base64::Engine as _;
+
+use super::*;
+use crate::store::{LlmCallRecord, PlayerRecord, PlyRecord, ScheduledGame};
+
+const INJECTED: &str = "</script><script>alert(1)</script><!-- <img src=x onerror=alert(2)>";
+
+fn store_with_a_game() -> (Store, TournamentRow) {
+    let store = Store::open_in_memory().unwrap();
+    let t = store
+        .open_tournament(
+            "t<1>",
+            "t.lua",
+            r#"{"format":"round_robin","max_plies":10}"#,
+        )
+        .unwrap();
+    store
+        .upsert_player(
+            t.id,
+            &PlayerRecord::new(
+                "model</script>",
+                "llm",
+                r#"{"model":"m","mode":"blitz","mode_options":{"legal_moves":true}}"#,
+            ),
+        )
+        .unwrap();
+    store
+        .upsert_player(t.id, &PlayerRecord::new("random", "random", "{}"))
+        .unwrap();
+    store
+        .schedule_games(
+            t.id,
+            &[ScheduledGame::new(0, 0, "model</script>", "random")],
+        )
+        .unwrap();
+    let g = store.games(t.id).unwrap()[0].id;
+    store.mark_game_started(g, "hash", 1).unwrap();
+    let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    let id = store
+        .record_llm_call(&LlmCallRecord {
+            game_id: Some(g),
+            ply: 0,
+            seq: 0,
+            player: "model</script>".into(),
+            model: "m".into(),
+            endpoint: "http://x".into(),
+            request_json: r#"{"messages":[{"role":"user","content":"Your move <b>now</b>"}]}"#
+                .into(),
+            reply_text: Some(INJECTED.into()),
+            ..LlmCallRecord::default()
+        })
+        .unwrap();
+    store
+        .set_llm_call_outcome(id, "no_move_found", Some("try again"))
+        .unwrap();
+    let id = store
+        .record_llm_call(&LlmCallRecord {
+            game_id: Some(g),
+            ply: 0,
+            seq: 1,
+            player: "model</script>".into(),
+            model: "m".into(),
+            request_json: "{}".into(),
+            reply_text: Some("```\ne2e4\n```".into()),
+            ..LlmCallRecord::default()
+        })
+        .unwrap();
+    store
+        .set_llm_call_outcome(id, "move", Some("e2e4"))
+        .unwrap();
+    store
+        .record_ply(
+            g,
+            &PlyRecord {
+                ply: 0,
+                fen_before: fen.into(),
+                uci: "e2e4".into(),
+                san: "e4".into(),
+                player: "model</script>".into(),
+                attempts: 2,
+                elapsed_ms: 10,
+            },
+        )
+        .unwrap();
+    store
+        .finish_game(g, "0-1", "forfeit", Some(INJECTED))
+        .unwrap();
+    (store, t)
+}
+
+/// The per-game blocks, decoded.
+fn game_blocks(html: &str) -> Vec<serde_json::Value> {
+    html.split("data-encoding=\"gzip+base64\" id=\"gd-")
+        .skip(1)
+        .map(|rest| {
+            let body = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(body)
+                .unwrap();
+            let mut json = String::new();
+            flate2::read::GzDecoder::new(&bytes[..])
+                .read_to_string(&mut json)
+                .unwrap();
+            serde_json::from_str(&json).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn model_and_script_text_is_escaped_everywhere() {
+    let (store, t) = store_with_a_game();
+    let (html, stats) = build(
+        &store,
+        &Selection {
+            tournaments: vec![t],
+            eval_runs: vec![],
+        },
+    )
+    .unwrap();
+    assert_eq!(stats.games, 1);
+    // The only scripts are the report's own and the data blocks.
+    assert_eq!(html.matches("<script").count(), 2, "{html}");
+    assert!(
+        !html.contains("alert(1)") && !html.contains("<img"),
+        "{html}"
+    );
+    assert!(html.contains("model&lt;/script&gt;"));
+    assert!(html.contains("t&lt;1&gt;"));
+    let games = game_blocks(&html);
+    assert_eq!(games.len(), 1);
+    let g = &games[0];
+    assert_eq!(g["reason"], INJECTED);
+    let calls = g["plies"][0]["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0]["reply"], INJECTED);
+    assert_eq!(calls[0]["outcome"], "no_move_found");
+    assert_eq!(calls[0]["messages"][0]["content"], "Your move <b>now</b>");
+    assert_eq!(
+        g["plies"][0]["fen"],
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    );
+    // No analysis: no evaluation in the data.
+    assert!(g["plies"][0]["a"].is_null());
+}
+
+#[test]
+fn an_empty_store_says_there_are_no_games() {
+    let store = Store::open_in_memory().unwrap();
+    let (html, stats) = build(&store, &Selection::default()).unwrap();
+    assert_eq!(stats, ReportStats::default());
+    assert!(html.contains("no games to show"), "{html}");
+}
