@@ -170,6 +170,8 @@ fn expected_eval(fen_before: &str, eval_after: arena::engine::Score) -> String {
     // White's view of the side-to-move score after the move.
     let flip = if white_moved { -1 } else { 1 };
     match eval_after {
+        // python-chess writes a positive score with its sign and zero as `0`.
+        Score::Cp(0) => "0".to_owned(),
         Score::Cp(cp) => format!("{:+}", flip * cp),
         // The side to move is mated: White wins if Black is to move.
         Score::Mate(0) => if white_moved { "#+0" } else { "#-0" }.to_owned(),
