@@ -32,6 +32,7 @@ function M.prompt(item, ctx)
 end
 
 function M.parse(reply, item, ctx)
+  reply = common.read_text(reply, ctx)
   local answer = arena.eval.json_answer(reply, ctx.options.parser)
   if answer == nil then
     return nil, { kind = "no_json", message = "no JSON object found in the reply" }

@@ -39,6 +39,7 @@ function M.prompt(item, ctx)
 end
 
 function M.parse(reply, item, ctx)
+  reply = common.read_text(reply, ctx)
   local fen = arena.eval.extract_fen(reply, ctx.options.parser)
   if fen == nil then
     return nil, { kind = "no_fen", message = "no FEN found in the reply" }

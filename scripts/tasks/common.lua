@@ -26,4 +26,16 @@ function M.list(moves)
   return table.concat(moves, ", ")
 end
 
+--- The text a task's reader reads. ChessArena's readers (parser "chessarena" or
+--- "chessarena_any") read the provider's reasoning followed by the answer, as ChessArena's
+--- scripts do (`reasoning_content + content`), so a move written only in the reasoning counts
+--- there; arena's own readers read the answer alone.
+function M.read_text(reply, ctx)
+  local parser = ctx.options and ctx.options.parser
+  if (parser == "chessarena" or parser == "chessarena_any") and ctx.reasoning then
+    return ctx.reasoning .. reply
+  end
+  return reply
+end
+
 return M

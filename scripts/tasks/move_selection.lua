@@ -31,6 +31,7 @@ function M.prompt(item, ctx)
 end
 
 function M.parse(reply, item, ctx)
+  reply = common.read_text(reply, ctx)
   local parser = ctx.options.parser
   -- A bullet reply is judged before it is read, as ChessArena's move_choose_metric does; with
   -- ChessArena's parsers by their judge_thinking, with the tolerant one by arena's rule.

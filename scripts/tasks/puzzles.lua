@@ -28,6 +28,7 @@ function M.prompt(item, ctx)
 end
 
 function M.parse(reply, item, ctx)
+  reply = common.read_text(reply, ctx)
   local move, err = arena.board.find_move(reply, ctx.fen, ctx.options.parser)
   if move == nil then
     return nil, err

@@ -319,6 +319,27 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not.
 ---@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
 
+-- A task module (`scripts/tasks/*.lua`) is a module returning:
+---@class arena.TaskModule
+---@field defaults? table                      the options it understands, with their defaults (any other key is an error)
+---@field prompt fun(item: table, ctx: arena.TaskContext): {role: string, content: string}[]
+---@field parse fun(reply: string, item: table, ctx: arena.TaskContext): (table|nil), (table|string|nil)
+---@field feedback? fun(err: table, item: table, ctx: arena.TaskContext): string
+
+---@class arena.TaskContext
+---@field task string                          the task's label
+---@field mode string                          the player's play mode (`bullet` asks for the answer alone)
+---@field player string
+---@field options table                        the task's effective options
+---@field attempt integer
+---@field max_attempts integer
+---@field reasoning? string                    parse only: the reasoning the provider returned beside the reply (ChessArena's readers read it before the reply)
+---@field fen? string                          puzzles: the position to move in
+---@field history? string[]                    puzzles: the moves since the puzzle's FEN
+---@field legal_uci? string[]                  puzzles: the legal moves
+---@field legal_san? string[]                  puzzles: the legal moves in SAN
+---@field step? integer                        puzzles: which of the solver's moves this is
+
 -- Helpers for task scripts (`scripts/tasks/`).
 arena.eval = {}
 

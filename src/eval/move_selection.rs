@@ -14,8 +14,8 @@
 //!
 //! Their script judges a bullet reply first and scores a judged one as a failure without
 //! reading it ([`chessarena_judge_thinking`]); it does not fall back on SAN when a UCI match is
-//! illegal. It reads `reasoning_content + content` (their `connect_gpt`); arena's tasks see
-//! the answer only, the reasoning stored apart.
+//! illegal. It reads `reasoning_content + content` (their `connect_gpt`); the task scripts' `chessarena`
+//! readers do the same (`tasks.common.read_text`, with the reasoning passed as `ctx.reasoning`).
 
 use super::{datasets::MoveSelectionItem, lenient_position};
 pub use crate::board::chessarena::ReadAs;

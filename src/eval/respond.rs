@@ -110,15 +110,15 @@ impl ReplySource<'_> {
     }
 
     /// The next reply: a stored one if there is one, else a live answer, stored before it is
-    /// returned.
+    /// returned; with the reasoning text the provider returned beside it, if any.
     pub(crate) async fn reply(
         &mut self,
         messages: &[ChatMessage],
         native: Native<'_>,
-    ) -> Result<String, ReplyError> {
+    ) -> Result<Reply, ReplyError> {
         let seq = self.next;
         let stored = self.stored.get(seq).cloned();
-        let text = match (&self.answerer, &self.recorder, stored) {
+        let reply = match (&self.answerer, &self.recorder, stored) {
             // Models go through the one record-or-replay path that games use too.
             (
                 Answerer::Llm {
@@ -144,27 +144,52 @@ impl ReplySource<'_> {
                     reasoning: s.reasoning,
                     row_id: None,
                 });
-                calls::record_or_replay(r.store, client, endpoint, slot, &request, stored)
-                    .await?
-                    .text
+                let reply =
+                    calls::record_or_replay(r.store, client, endpoint, slot, &request, stored)
+                        .await?;
+                Reply {
+                    text: reply.text,
+                    reasoning: reply.reasoning,
+                }
             }
             (Answerer::Llm { .. }, None, _) => return Err(ReplyError::Unrecorded),
-            (_, _, Some(stored)) => stored.reply_text,
+            (_, _, Some(stored)) => Reply {
+                text: stored.reply_text,
+                reasoning: stored.reasoning,
+            },
             (Answerer::ReplayOnly, _, None) => return Err(ReplyError::Exhausted(seq)),
             (Answerer::Engine { pool, limits }, recorder, None) => {
                 let record = native_record(seq, engine_answer(pool, limits, native).await?);
-                record_native(recorder.as_ref(), record)?
+                Reply::plain(record_native(recorder.as_ref(), record)?)
             }
             (Answerer::Random { seed }, recorder, None) => {
                 let mut h = DefaultHasher::new();
                 (seed, &self.salt, seq).hash(&mut h);
                 let mut rng = StdRng::seed_from_u64(h.finish());
                 let record = native_record(seq, random_answer(&mut rng, native));
-                record_native(recorder.as_ref(), record)?
+                Reply::plain(record_native(recorder.as_ref(), record)?)
             }
         };
         self.next += 1;
-        Ok(text)
+        Ok(reply)
+    }
+}
+
+/// One reply to an item.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reply {
+    /// The answer (reasoning split off).
+    pub text: String,
+    /// The reasoning text the provider returned beside it, if any.
+    pub reasoning: Option<String>,
+}
+
+impl Reply {
+    fn plain(text: String) -> Reply {
+        Reply {
+            text,
+            reasoning: None,
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use super::{
     datasets::{BasicItem, Puzzle},
     items::{self, ReconstructionItem},
     puzzles::{Failure, Outcome, PuzzleSession, SessionState},
-    respond::{Answerer, Native, Recorder, ReplyError, ReplySource},
+    respond::{Answerer, Native, Recorder, Reply, ReplyError, ReplySource},
     scoring::{self, PuzzleResult},
     spec::{EvalSettings, TaskKind, TaskSpec},
     task::{EvalHost, Evaluation, Parsed, Task},
@@ -343,6 +343,15 @@ pub(crate) fn hook_ctx(
     ctx
 }
 
+/// `ctx` for the `parse` hook: with `reasoning`, the text the provider returned beside the reply
+/// (ChessArena's scripts read `reasoning_content + content`, so its readers need it).
+fn with_reasoning(mut ctx: Value, reply: &Reply) -> Value {
+    if let (Value::Object(map), Some(reasoning)) = (&mut ctx, &reply.reasoning) {
+        map.insert("reasoning".into(), reasoning.clone().into());
+    }
+    ctx
+}
+
 /// The `ctx` of a one-answer item (every task but puzzles): `base` and its single attempt.
 pub(crate) fn item_ctx(mut base: serde_json::Map<String, Value>) -> Value {
     base.insert("attempt".into(), 1.into());
@@ -424,11 +433,11 @@ async fn answer_item(
         _ => Native::Move(item.get("fen").and_then(Value::as_str).unwrap_or("")),
     };
     let reply = source.reply(&messages, native).await?;
-    let parsed = task
-        .script
-        .lock()
-        .expect("task script lock")
-        .parse(&reply, &item, &ctx)?;
+    let parsed = task.script.lock().expect("task script lock").parse(
+        &reply.text,
+        &item,
+        &with_reasoning(ctx, &reply),
+    )?;
     let answer = match &parsed {
         Parsed::Answer(a) => Some(a),
         Parsed::Failed(_) => None,
@@ -470,11 +479,11 @@ async fn answer_puzzle(
                 .prompt(item, &ctx)?;
         }
         let reply = source.reply(&dialog, Native::Move(&fen)).await?;
-        let parsed = task
-            .script
-            .lock()
-            .expect("task script lock")
-            .parse(&reply, item, &ctx)?;
+        let parsed = task.script.lock().expect("task script lock").parse(
+            &reply.text,
+            item,
+            &with_reasoning(ctx.clone(), &reply),
+        )?;
         parsed_all.push(parsed_json(&parsed));
         let (outcome, error) = match &parsed {
             Parsed::Answer(a) => {
@@ -504,7 +513,7 @@ async fn answer_puzzle(
                         .lock()
                         .expect("task script lock")
                         .feedback(&err, item, &ctx)?;
-                    dialog.push(ChatMessage::new("assistant", reply));
+                    dialog.push(ChatMessage::new("assistant", reply.text));
                     dialog.push(ChatMessage::new("user", text));
                 }
             }

@@ -154,3 +154,52 @@ fn the_move_selection_task_judges_bullet_replies_as_chessarenas_script() {
         "forbidden_reasoning"
     );
 }
+
+#[test]
+fn chessarenas_task_readers_read_the_reasoning_before_the_reply_and_tolerant_does_not() {
+    use crate::{
+        eval::{
+            run::{hook_ctx, item_ctx},
+            task::{Parsed, Task},
+        },
+        lua::task::TaskScript,
+    };
+    let item = serde_json::json!({
+        "fen": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "legal_moves": ["e2e4", "d2d4", "g1f3"],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let parse = |parser: &str, reasoning: Option<&str>, reply: &str| {
+        let options = serde_json::json!({ "parser": parser });
+        let script = TaskScript::from_disk(
+            dir.path(),
+            "tasks.move_selection",
+            options.as_object().unwrap(),
+        )
+        .unwrap();
+        let mut ctx = item_ctx(hook_ctx("move_selection", Some("blitz"), "m"));
+        if let Some(r) = reasoning {
+            ctx["reasoning"] = r.into();
+        }
+        match script.parse(reply, &item, &ctx).unwrap() {
+            Parsed::Answer(a) => a["uci"].as_str().unwrap().to_owned(),
+            Parsed::Failed(e) => e["kind"].as_str().unwrap().to_owned(),
+        }
+    };
+    // ChessArena's connect_gpt hands its readers `reasoning_content + content`: a move written
+    // only in the reasoning counts, and the answer's own move (coming last) wins over it.
+    assert_eq!(
+        parse("chessarena", Some("maybe ```d2d4```"), "I play it."),
+        "d2d4"
+    );
+    assert_eq!(
+        parse("chessarena", Some("maybe ```d2d4```"), "```e2e4```"),
+        "e2e4"
+    );
+    // arena's tolerant reader reads the answer alone.
+    assert_eq!(
+        parse("tolerant", Some("maybe ```d2d4```"), "I play it."),
+        "no_move_found"
+    );
+    assert_eq!(parse("chessarena", None, "I play it."), "no_move_found");
+}
