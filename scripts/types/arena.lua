@@ -18,6 +18,7 @@ arena = {}
 ---@field format_options? table                the format's options, overlaid on its `defaults` and passed as `state.options`; an option the format does not declare is an error
 ---@field analysis? arena.Analysis              analyse every finished game with an engine
 ---@field prices? table<string, arena.Price>  by model name: added to (or overriding) the built-in price table
+---@field budget? arena.Budget                  what the whole tournament may spend on model calls: once reached, no new game starts
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
 
 ---Where games start: FENs given inline or a book file. The built-in formats play each opening once
@@ -70,6 +71,7 @@ arena = {}
 ---@field options? table                       the mode's options (see its `defaults`)
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
 ---@field on_rejected? "void"|"forfeit"         when the provider refuses a request for good (context exceeded, request rejected): the game ends void (default) or as this player's forfeit
+---@field budget? arena.Budget                  what this player may spend: once reached, no new game of it starts
 
 ---@class arena.Model
 ---@field base_url string
@@ -97,6 +99,14 @@ arena = {}
 ---@field options? table
 ---@field anchor_elo? number
 ---@field on_rejected? "void"|"forfeit"
+---@field budget? arena.Budget                  what this player may spend, all its models together
+
+---A spending limit, checked before each game starts (games in progress finish, so it can be
+---overrun by what they spend); at least one field, each above 0. Calls without reported usage
+---count at a length estimate (4 characters per token).
+---@class arena.Budget
+---@field usd? number                          US dollars, by the price table (the models must have a price)
+---@field tokens? number                       prompt plus completion tokens
 
 ---@class arena.Engine
 ---@field name string

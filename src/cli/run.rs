@@ -11,8 +11,12 @@ use arena::{
     leaderboard,
     lua::LuaHost,
     report::html::Selection,
+    store::CHARS_PER_TOKEN,
     store::Store,
-    tournament::{self, RunOptions, Stop},
+    tournament::{
+        self, RunOptions, Stop,
+        dryrun::{DryRun, Range, TOKENS_PER_MESSAGE},
+    },
 };
 
 use super::{
@@ -40,6 +44,10 @@ pub(super) struct Args {
     /// Where the HTML report goes (default: the store's name with `.html`).
     #[arg(long, value_name = "FILE")]
     report_out: Option<PathBuf>,
+    /// Play nothing and call nothing: print the games, calls, tokens and cost the run would
+    /// take, per player and in all (the store, if it exists, lends earlier calls' lengths).
+    #[arg(long)]
+    dry_run: bool,
 }
 
 pub(super) async fn run(args: Args) -> Result<u8> {
@@ -50,8 +58,21 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         no_watch,
         report: refresh_every,
         report_out,
+        dry_run,
     } = args;
     let db = db.unwrap_or_else(|| default_db(&script));
+    if dry_run {
+        return match tournament::dryrun::dry_run(&script, Some(&db), Arc::new(LuaHost)) {
+            Ok(report) => {
+                write_stdout(&dry_run_text(&report))?;
+                Ok(0)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                Ok(2)
+            }
+        };
+    }
     let report_out = report_out.unwrap_or_else(|| report::default_out(&db));
     let refresher = refresh_every.map(|every| {
         tokio::spawn(refresh(
@@ -96,6 +117,18 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         }
     }
     write_report(&store, summary.tournament, &report_out);
+    if !summary.budget_stops.is_empty() {
+        for stop in &summary.budget_stops {
+            let games: Vec<String> = stop.games.iter().map(u32::to_string).collect();
+            eprintln!(
+                "budget: {}: {} game(s) not started (game {}); raise `budget` and run the same command again to play them",
+                stop.reached,
+                stop.games.len(),
+                games.join(", ")
+            );
+        }
+        return Ok(1);
+    }
     if summary.stopped == Some(Stop::Interrupted) {
         eprintln!("stopped before the end: run the same command again to play the remaining games");
         return Ok(1);
@@ -165,4 +198,63 @@ async fn refresh(db: PathBuf, script: String, out: PathBuf, every: u32) {
             reported = finished;
         }
     }
+}
+
+/// The dry run's report: one line per player, then the total and how the figures were made.
+fn dry_run_text(report: &DryRun) -> String {
+    let range = |r: Range| format!("{:.0}–{:.0}", r.low, r.high);
+    let usd = |r: Option<Range>| match r {
+        Some(r) => format!("${:.4}–${:.4}", r.low, r.high),
+        None => "no price".to_string(),
+    };
+    let mut out = format!(
+        "dry run: nothing was played or called\n{} game(s) scheduled, {} plies each at most\n",
+        report.games, report.plies_per_game
+    );
+    if let Some(note) = &report.incremental {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out.push_str(&format!(
+        "\n{:<24} {:>7} {:>13} {:>12} {:>17} {:>17} {:>23}\n",
+        "player", "games", "calls", "prompt/call", "prompt tokens", "completion tok.", "cost (USD)"
+    ));
+    for p in &report.players {
+        let model = p.kind == "llm" || p.kind == "moa";
+        let dash = |s: String| if model { s } else { "-".to_string() };
+        out.push_str(&format!(
+            "{:<24} {:>7} {:>13} {:>12} {:>17} {:>17} {:>23}\n",
+            p.name,
+            format!("{:.0}", p.games),
+            dash(range(p.calls)),
+            dash(format!("{:.0}", p.prompt_per_call)),
+            dash(range(p.prompt_tokens)),
+            dash(range(p.completion_tokens)),
+            dash(usd(p.usd)),
+        ));
+    }
+    out.push_str(&format!(
+        "{:<24} {:>7} {:>13} {:>12} {:>17} {:>17} {:>23}\n",
+        "total",
+        report.games,
+        "",
+        "",
+        format!("tokens {}", range(report.tokens)),
+        "",
+        usd(report.usd)
+    ));
+    out.push_str(&format!(
+        "\nlow: one call per move; high: every attempt of every move used. Games at full length. \
+         Prompt tokens: the play mode's prompts at every ply of a sample game, {CHARS_PER_TOKEN} characters per token + {TOKENS_PER_MESSAGE} per message.\n"
+    ));
+    for p in report
+        .players
+        .iter()
+        .filter(|p| !p.completion_source.is_empty())
+    {
+        out.push_str(&format!(
+            "completion tokens of `{}`: {}\n",
+            p.name, p.completion_source
+        ));
+    }
+    out
 }

@@ -177,6 +177,7 @@ pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummar
             openings: None,
             format_options: None,
             analysis: None,
+            budget: None,
             prices: Default::default(),
         },
         players: spec.players.clone(),

@@ -33,6 +33,7 @@ mod calls;
 mod eval;
 mod games;
 mod schema;
+mod spend;
 mod stats;
 mod tournaments;
 
@@ -54,6 +55,7 @@ pub use self::{
     },
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT},
+    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend},
     stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };

@@ -7,6 +7,8 @@
 
 pub mod analysis;
 pub mod ask;
+pub mod budget;
+pub mod dryrun;
 mod error;
 pub mod game;
 pub mod players;
@@ -19,4 +21,4 @@ pub mod spec;
 pub mod turn;
 
 pub use error::{GameError, ReplayError, TournamentError};
-pub use runner::{RunOptions, RunSummary, Stop, run};
+pub use runner::{BudgetStop, RunOptions, RunSummary, Stop, run};

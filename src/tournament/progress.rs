@@ -6,7 +6,7 @@
 use std::{
     io::{self, IsTerminal, Write},
     sync::{
-        OnceLock,
+        Mutex, OnceLock, PoisonError,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
@@ -29,6 +29,8 @@ pub struct Progress {
     analysed: AtomicU64,
     to_analyse: AtomicU64,
     analysis_on: AtomicBool,
+    /// Spend so far (see [`Progress::set_spend`]); shown once a call was made.
+    spend: Mutex<Option<super::budget::Spend>>,
     done_at_start: u64,
     started: Instant,
     bar: Option<ProgressBar>,
@@ -61,6 +63,7 @@ impl Progress {
             analysed: AtomicU64::new(0),
             to_analyse: AtomicU64::new(0),
             analysis_on: AtomicBool::new(false),
+            spend: Mutex::new(None),
             done_at_start: done,
             started: Instant::now(),
             bar,
@@ -115,6 +118,13 @@ impl Progress {
     pub fn llm_call(&self, tokens: u64) {
         self.llm_calls.fetch_add(1, Ordering::Relaxed);
         self.tokens.fetch_add(tokens, Ordering::Relaxed);
+        self.refresh();
+    }
+
+    /// The tournament's spend so far, read from the store (it counts calls of resumed games
+    /// too, and estimates calls without reported usage).
+    pub fn set_spend(&self, spend: super::budget::Spend) {
+        *self.spend.lock().unwrap_or_else(PoisonError::into_inner) = Some(spend);
         self.refresh();
     }
 
@@ -182,6 +192,12 @@ impl Progress {
             self.llm_calls.load(Ordering::Relaxed),
             human(self.tokens.load(Ordering::Relaxed)),
         );
+        if let Some(spend) = *self.spend.lock().unwrap_or_else(PoisonError::into_inner)
+            && spend.calls > 0
+        {
+            counters.push_str(" · ");
+            counters.push_str(&spend_text(&spend));
+        }
         if self.analysis_on.load(Ordering::Relaxed) {
             counters.push_str(" · ");
             counters.push_str(&self.analysis_counter());
@@ -208,6 +224,17 @@ impl Progress {
             self.eta()
         )
     }
+}
+
+/// `spent $0.0123`: `~` when some calls had no reported usage (their tokens are estimated),
+/// `+?` when some calls went to models without a price, `$?` when none had one.
+fn spend_text(spend: &super::budget::Spend) -> String {
+    let approx = if spend.estimated_calls > 0 { "~" } else { "" };
+    if spend.unpriced_calls == spend.calls {
+        return "spent $? (no price)".into();
+    }
+    let unpriced = if spend.unpriced_calls > 0 { "+?" } else { "" };
+    format!("spent {approx}${:.4}{unpriced}", spend.usd)
 }
 
 fn clock(d: Duration) -> String {

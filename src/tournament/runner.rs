@@ -15,6 +15,7 @@ use tokio::{
 use super::{
     GameError, TournamentError,
     analysis::{AnalysisReport, AnalysisWorker},
+    budget::{self, Ledger, Reached},
     game::{self, GameEnv, GameOutcome},
     players::Roster,
     progress::Progress,
@@ -66,7 +67,22 @@ pub struct RunSummary {
     pub stopped: Option<Stop>,
     /// What the engine analysis did, when the script asks for one.
     pub analysis: Option<AnalysisReport>,
+    /// The budgets that kept games from starting, each with the games it kept back (they stay
+    /// scheduled and start on a later run once the budget is raised).
+    pub budget_stops: Vec<BudgetStop>,
 }
+
+/// A budget that was reached during a run, and the games it kept from starting.
+#[derive(Debug, Clone)]
+pub struct BudgetStop {
+    /// The budget and the spend when it was last checked.
+    pub reached: Reached,
+    /// Schedule numbers of the games not started because of it.
+    pub games: Vec<u32>,
+}
+
+/// Seconds between two readings of the spend for the progress line.
+const SPEND_REFRESH: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs (or resumes) the tournament of `options.script`, its scripts loaded by `host`.
 ///
@@ -87,6 +103,9 @@ pub async fn run(
         settings.seed,
     )
     .map_err(|source| TournamentError::Openings { at, source })?;
+    // Before any endpoint is contacted: a dollar budget must be measurable.
+    let prices = budget::price_table(settings);
+    budget::check_priced(&spec, &prices)?;
     let roster = Arc::new(Roster::prepare(&spec).await?);
 
     let store = Arc::new(Store::open(&options.db)?);
@@ -146,6 +165,23 @@ pub async fn run(
         seed: settings.seed,
         progress: progress.clone(),
     });
+    progress.set_spend(Ledger::read(&store, tournament.id, &prices)?.total);
+    let spend_ticker = tokio::spawn({
+        let (store, progress, prices) = (store.clone(), progress.clone(), prices.clone());
+        async move {
+            let mut tick = tokio::time::interval(SPEND_REFRESH);
+            loop {
+                tick.tick().await;
+                if let Ok(ledger) = Ledger::read(&store, tournament.id, &prices) {
+                    progress.set_spend(ledger.total);
+                }
+            }
+        }
+    });
+    let budgets = Budgets {
+        spec: &spec,
+        prices: &prices,
+    };
     let worker = settings
         .analysis
         .clone()
@@ -162,6 +198,7 @@ pub async fn run(
         errored: Vec::new(),
         stopped: None,
         analysis: None,
+        budget_stops: Vec::new(),
     };
     let mut tried = std::collections::HashSet::new();
     // One listener for the whole run: a Ctrl-C that lands between two waits is kept, not lost.
@@ -211,9 +248,10 @@ pub async fn run(
             host: host.as_ref(),
             generations: &generations,
         };
-        let stopped = play_all(
+        let (stopped, started) = play_all(
             &env,
             scripts,
+            budgets,
             pending,
             concurrency,
             worker.as_ref(),
@@ -225,6 +263,15 @@ pub async fn run(
             summary.stopped = stopped;
             break;
         }
+        if started == 0 && !summary.budget_stops.is_empty() {
+            // Every game on offer is held back by a budget: asking an incremental format for
+            // more would only schedule more games that cannot start.
+            break;
+        }
+    }
+    spend_ticker.abort();
+    if let Ok(ledger) = Ledger::read(&store, tournament.id, &prices) {
+        progress.set_spend(ledger.total);
     }
     roster.shutdown().await;
     if summary.stopped == Some(Stop::Aborted) {
@@ -272,18 +319,75 @@ struct Scripts<'a> {
     generations: &'a watch::Receiver<Arc<dyn Rules>>,
 }
 
+/// What budgets are checked against before a game starts.
+#[derive(Clone, Copy)]
+struct Budgets<'a> {
+    spec: &'a super::spec::TournamentSpec,
+    prices: &'a crate::llm::PriceTable,
+}
+
+impl Budgets<'_> {
+    /// The budget that keeps `row` from starting, if one does. The spend is read afresh, so it
+    /// includes the calls of the games still running.
+    fn blocking(&self, store: &Store, tournament: i64, row: &GameRow) -> Option<Reached> {
+        let any = self.spec.settings.budget.is_some()
+            || [&row.white, &row.black]
+                .iter()
+                .any(|p| self.spec.player(p).and_then(|p| p.budget()).is_some());
+        if !any {
+            return None;
+        }
+        match Ledger::read(store, tournament, self.prices) {
+            Ok(ledger) => budget::blocking(self.spec, &ledger, &row.white, &row.black),
+            Err(e) => {
+                // Without the spend a budget cannot be honoured: hold the game back rather than
+                // risk spending past it.
+                tracing::error!("game {} not started: cannot read the spend: {e}", row.index);
+                Some(Reached {
+                    player: None,
+                    limit: "unknown",
+                    budget: 0.0,
+                    spent: 0.0,
+                    estimated_calls: 0,
+                })
+            }
+        }
+    }
+}
+
+/// Notes that `reached` kept game `index` from starting.
+fn hold_back(summary: &mut RunSummary, reached: Reached, index: u32) {
+    match summary
+        .budget_stops
+        .iter_mut()
+        .find(|s| s.reached.player == reached.player && s.reached.limit == reached.limit)
+    {
+        Some(stop) => {
+            stop.reached = reached;
+            stop.games.push(index);
+        }
+        None => summary.budget_stops.push(BudgetStop {
+            reached,
+            games: vec![index],
+        }),
+    }
+}
+
 /// Plays `pending` with at most `concurrency` games at once; each game takes the newest generation
-/// when it starts (or, when resumed, the one it started with). Returns how a Ctrl-C stopped it,
-/// if one did.
+/// when it starts (or, when resumed, the one it started with), unless a budget holds it back.
+/// Returns how a Ctrl-C stopped it, if one did, and how many games it started.
+#[allow(clippy::too_many_arguments)]
 async fn play_all(
     env: &Arc<GameEnv>,
     scripts: Scripts<'_>,
+    budgets: Budgets<'_>,
     pending: Vec<GameRow>,
     concurrency: usize,
     analysis: Option<&AnalysisWorker>,
     summary: &mut RunSummary,
     interrupt: &mut Option<Signal>,
-) -> Option<Stop> {
+) -> (Option<Stop>, usize) {
+    let mut started = 0;
     let mut queue = pending.into_iter();
     let mut running = JoinSet::new();
     let mut pinned: HashMap<String, Arc<dyn Rules>> = HashMap::new();
@@ -292,6 +396,17 @@ async fn play_all(
     loop {
         while running.len() < concurrency && !stopping {
             let Some(row) = queue.next() else { break };
+            if let Some(reached) = budgets.blocking(store, env.tournament, &row) {
+                tracing::warn!(
+                    "game {} {} vs {} not started: {reached}",
+                    row.index,
+                    row.white,
+                    row.black
+                );
+                hold_back(summary, reached, row.index);
+                continue;
+            }
+            started += 1;
             let current = scripts.generations.borrow().clone();
             let generation = match &row.script_hash {
                 Some(hash) if hash != current.hash() => pinned_generation(
@@ -324,7 +439,7 @@ async fn play_all(
                     // Second Ctrl-C: quit now. Dropping `running` abandons the games where they
                     // stand; everything played so far is stored and resumes.
                     tracing::warn!("quitting now: {} running game(s) resume on the next run", running.len());
-                    return Some(Stop::Aborted);
+                    return (Some(Stop::Aborted), started);
                 }
                 // First Ctrl-C: start nothing new and let the running games finish.
                 stopping = true;
@@ -382,7 +497,7 @@ async fn play_all(
             }
         }
     }
-    stopping.then_some(Stop::Interrupted)
+    (stopping.then_some(Stop::Interrupted), started)
 }
 
 /// Resolves on the next Ctrl-C (never, without a listener).

@@ -53,6 +53,55 @@ pub struct TournamentSettings {
     /// Engine analysis of every finished game (none when absent).
     #[serde(default)]
     pub analysis: Option<AnalysisSpec>,
+    /// What the whole tournament may spend on model calls: once reached, no new game starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+}
+
+/// A spending limit on model calls (`budget = { usd = 20, tokens = 5e6 }`), on a player or the
+/// tournament; at least one of the two, each a finite number above 0. It is checked before each
+/// game starts: when it is reached no new game starts, and the games in progress finish (so a
+/// budget can be overrun by what those games spend).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(try_from = "RawBudget")]
+pub struct Budget {
+    /// US dollars, priced by the price table (built-in plus the tournament's `prices`).
+    pub usd: Option<f64>,
+    /// Prompt plus completion tokens.
+    pub tokens: Option<f64>,
+}
+
+/// [`Budget`] as written, before its values are checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudget {
+    #[serde(default)]
+    usd: Option<f64>,
+    #[serde(default)]
+    tokens: Option<f64>,
+}
+
+impl TryFrom<RawBudget> for Budget {
+    type Error = String;
+
+    fn try_from(raw: RawBudget) -> Result<Self, Self::Error> {
+        if raw.usd.is_none() && raw.tokens.is_none() {
+            return Err("a budget needs `usd`, `tokens` or both".into());
+        }
+        for (name, value) in [("usd", raw.usd), ("tokens", raw.tokens)] {
+            if let Some(v) = value
+                && !(v.is_finite() && v > 0.0)
+            {
+                return Err(format!(
+                    "budget `{name}` must be a finite number above 0, not {v}"
+                ));
+            }
+        }
+        Ok(Budget {
+            usd: raw.usd,
+            tokens: raw.tokens,
+        })
+    }
 }
 
 fn default_format() -> String {
@@ -267,6 +316,16 @@ impl PlayerSpec {
             PlayerSpec::Engine(p) => p.anchor_elo,
             PlayerSpec::Random(p) => p.anchor_elo,
             PlayerSpec::Moa(p) => p.anchor_elo,
+        }
+    }
+
+    /// The player's spending limit (model players only: engines and random movers spend
+    /// nothing).
+    pub fn budget(&self) -> Option<Budget> {
+        match self {
+            PlayerSpec::Llm(p) => p.budget,
+            PlayerSpec::Moa(p) => p.budget,
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => None,
         }
     }
 
@@ -571,6 +630,9 @@ pub struct LlmPlayerSpec {
     /// What a game becomes when the provider refuses this player's request for good.
     #[serde(default)]
     pub on_rejected: OnRejected,
+    /// What this player may spend: once reached, no new game of the player starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
 }
 
 /// What a game becomes when a provider refuses a player's request for good: the prompt exceeds
@@ -744,6 +806,9 @@ pub struct MoaPlayerSpec {
     /// What a game becomes when a provider refuses one of this player's requests for good.
     #[serde(default)]
     pub on_rejected: OnRejected,
+    /// What this player may spend (all its models together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
 }
 
 fn default_timeout_s() -> f64 {

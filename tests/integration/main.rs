@@ -7,6 +7,7 @@ mod agentic;
 mod analysis_run;
 mod analyze;
 mod books;
+mod budget;
 mod check;
 mod chessarena;
 mod common;

@@ -274,6 +274,7 @@ async fn setup_full(
             openings: None,
             format_options: None,
             analysis: None,
+            budget: None,
             prices: Default::default(),
         },
         players: vec![PlayerSpec::Llm(llm.clone()), PlayerSpec::Random(random)],

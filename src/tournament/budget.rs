@@ -1,0 +1,268 @@
+//! Budgets: what a tournament and each of its players have spent on model calls, and whether a
+//! new game may start.
+//!
+//! Spend comes from the store ([`Store::spend`]), so it carries over when a run resumes and counts
+//! every call of every game, finished or set aside. Tokens are prompt plus completion tokens;
+//! dollars are priced by the built-in table overlaid with the tournament's `prices`. A call whose
+//! reply carried no usage is counted at an estimate from its text length (which errs high) and
+//! flagged, so an unknown usage never lets a budget be overrun unnoticed. Cached prompt tokens are
+//! priced as plain input here (the store keeps no split), which also errs high.
+
+use std::collections::BTreeMap;
+
+use super::spec::{Budget, PlayerSpec, TournamentSettings, TournamentSpec};
+use crate::{
+    llm::{PriceTable, Usage},
+    script::{CheckErrors, ScriptError},
+    store::{ModelSpend, Store, StoreError},
+};
+
+/// The price table of a tournament: the built-in one, overlaid with the script's `prices`.
+pub fn price_table(settings: &TournamentSettings) -> PriceTable {
+    let mut table = PriceTable::built_in();
+    for (model, price) in &settings.prices {
+        table.insert(model.clone(), *price);
+    }
+    table
+}
+
+/// What was spent, by one player or the whole tournament.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spend {
+    /// Model calls.
+    pub calls: u64,
+    /// Prompt plus completion tokens (estimated for calls without usage).
+    pub tokens: u64,
+    /// US dollars, over the calls of priced models.
+    pub usd: f64,
+    /// Calls of models the price table does not know (not in `usd`).
+    pub unpriced_calls: u64,
+    /// Calls whose usage was unknown and is estimated from text length.
+    pub estimated_calls: u64,
+}
+
+impl Spend {
+    fn add(&mut self, row: &ModelSpend, prices: &PriceTable) {
+        self.calls += row.calls;
+        self.tokens += row.prompt_tokens + row.completion_tokens;
+        self.estimated_calls += row.estimated_calls;
+        let usage = Usage {
+            prompt_tokens: row.prompt_tokens,
+            completion_tokens: row.completion_tokens,
+            total_tokens: row.prompt_tokens + row.completion_tokens,
+            ..Usage::default()
+        };
+        match prices.cost(&usage, &row.model) {
+            Some(usd) => self.usd += usd,
+            None => self.unpriced_calls += row.calls,
+        }
+    }
+}
+
+/// Spend so far of a tournament: in all and by player.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ledger {
+    /// The whole tournament.
+    pub total: Spend,
+    /// By player name (players without calls are absent).
+    pub players: BTreeMap<String, Spend>,
+}
+
+impl Ledger {
+    /// Reads the spend of `tournament` from the store.
+    ///
+    /// # Errors
+    /// A store failure.
+    pub fn read(store: &Store, tournament: i64, prices: &PriceTable) -> Result<Ledger, StoreError> {
+        let mut ledger = Ledger::default();
+        for row in store.spend(tournament)? {
+            ledger.total.add(&row, prices);
+            ledger
+                .players
+                .entry(row.player.clone())
+                .or_default()
+                .add(&row, prices);
+        }
+        Ok(ledger)
+    }
+
+    /// One player's spend (zero when it made no call).
+    pub fn player(&self, name: &str) -> Spend {
+        self.players.get(name).copied().unwrap_or_default()
+    }
+}
+
+/// A budget that is reached: whose, which limit, and what was spent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reached {
+    /// The player whose budget it is; `None` for the tournament's.
+    pub player: Option<String>,
+    /// `usd` or `tokens`.
+    pub limit: &'static str,
+    /// The budget.
+    pub budget: f64,
+    /// Spent so far.
+    pub spent: f64,
+    /// Calls of the spend whose usage is estimated.
+    pub estimated_calls: u64,
+}
+
+impl std::fmt::Display for Reached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let whose = match &self.player {
+            Some(p) => format!("player `{p}`"),
+            None => "the tournament".to_string(),
+        };
+        let amount = |v: f64| match self.limit {
+            "usd" => format!("${v:.4}"),
+            _ => format!("{} tokens", v.round() as u64),
+        };
+        write!(
+            f,
+            "the {} budget of {whose} is reached: {} spent of {}",
+            self.limit,
+            amount(self.spent),
+            amount(self.budget)
+        )?;
+        if self.estimated_calls > 0 {
+            write!(
+                f,
+                " ({} call(s) without reported usage counted at a length estimate)",
+                self.estimated_calls
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The first limit of `budget` that `spend` reaches.
+fn reached(budget: Option<Budget>, spend: Spend, player: Option<&str>) -> Option<Reached> {
+    let budget = budget?;
+    let make = |limit, budget, spent| Reached {
+        player: player.map(str::to_string),
+        limit,
+        budget,
+        spent,
+        estimated_calls: spend.estimated_calls,
+    };
+    if let Some(usd) = budget.usd
+        && spend.usd >= usd
+    {
+        return Some(make("usd", usd, spend.usd));
+    }
+    if let Some(tokens) = budget.tokens
+        && spend.tokens as f64 >= tokens
+    {
+        return Some(make("tokens", tokens, spend.tokens as f64));
+    }
+    None
+}
+
+/// The budget that forbids a new game between `white` and `black`, if one does: the
+/// tournament's first, then each player's.
+pub fn blocking(
+    spec: &TournamentSpec,
+    ledger: &Ledger,
+    white: &str,
+    black: &str,
+) -> Option<Reached> {
+    reached(spec.settings.budget, ledger.total, None).or_else(|| {
+        [white, black].into_iter().find_map(|name| {
+            let budget = spec.player(name).and_then(PlayerSpec::budget);
+            reached(budget, ledger.player(name), Some(name))
+        })
+    })
+}
+
+/// Refuses a dollar budget that cannot be measured: one on a player whose model (or one of whose
+/// models) has no price, or on a tournament with such a player.
+///
+/// # Errors
+/// Each such budget, at the definition it concerns.
+pub fn check_priced(spec: &TournamentSpec, prices: &PriceTable) -> Result<(), CheckErrors> {
+    let unpriced = |player: &PlayerSpec| -> Vec<String> {
+        let models: Vec<String> = match player {
+            PlayerSpec::Llm(p) => vec![p.model.clone()],
+            PlayerSpec::Moa(p) => p
+                .proposers
+                .iter()
+                .chain([&p.synthesizer])
+                .map(|m| m.model.clone())
+                .collect(),
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => Vec::new(),
+        };
+        models
+            .into_iter()
+            .filter(|m| prices.price(m).is_none())
+            .collect()
+    };
+    let mut errors = Vec::new();
+    let tournament_usd = spec.settings.budget.is_some_and(|b| b.usd.is_some());
+    for player in &spec.players {
+        let own_usd = player.budget().is_some_and(|b| b.usd.is_some());
+        if !(own_usd || tournament_usd) {
+            continue;
+        }
+        for model in unpriced(player) {
+            let whose = if own_usd { "its" } else { "the tournament's" };
+            let at = spec
+                .defined_at
+                .get(player.name())
+                .cloned()
+                .unwrap_or_default();
+            errors.push(ScriptError::at(
+                at,
+                format!(
+                    "player `{}`: {whose} `budget.usd` needs a price for model `{model}`: add it to the tournament's `prices`",
+                    player.name()
+                ),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(CheckErrors(errors))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budget(json: &str) -> Result<Budget, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    #[test]
+    fn budgets_are_checked_strictly() {
+        assert!(budget(r#"{"usd": 20, "tokens": 5e6}"#).is_ok());
+        for bad in [
+            r#"{}"#,
+            r#"{"usd": 0}"#,
+            r#"{"tokens": -1}"#,
+            r#"{"dollars": 5}"#,
+        ] {
+            assert!(budget(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_budget_is_reached_at_its_limit_and_says_so() {
+        let b = budget(r#"{"tokens": 100}"#).ok();
+        let spend = |tokens| Spend {
+            calls: 1,
+            tokens,
+            estimated_calls: 1,
+            ..Spend::default()
+        };
+        assert_eq!(reached(b, spend(99), Some("m")), None);
+        let hit = reached(b, spend(100), Some("m")).unwrap();
+        assert_eq!(
+            hit.to_string(),
+            "the tokens budget of player `m` is reached: 100 tokens spent of 100 tokens \
+             (1 call(s) without reported usage counted at a length estimate)"
+        );
+        assert_eq!(reached(None, spend(1_000), None), None);
+    }
+}

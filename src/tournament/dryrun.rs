@@ -1,0 +1,458 @@
+//! `arena run --dry-run`: what a tournament would play and cost, worked out without playing a
+//! move, calling a model, probing an endpoint or starting an engine.
+//!
+//! - **Games** come from the format itself (through [`Rules::format`] and
+//!   [`schedule::next_pairings`]). A format that schedules on results (it answers "wait" before
+//!   the tournament is complete, as the matchmaker does) cannot be replayed without results: its
+//!   figures use the `max_games` bound of its options, spread evenly over the players, and say so.
+//! - **Prompt tokens** come from the player's real play mode (through [`Rules::play_mode`] and
+//!   [`PlayMode::start`]), rendered at every ply of a seeded random game of `max_plies` plies from
+//!   the tournament's first start position, counted with a tokenizer-free estimate:
+//!   [`CHARS_PER_TOKEN`] characters per token of message text plus [`TOKENS_PER_MESSAGE`] per
+//!   message for the chat format's framing. Random-mover positions keep about as many legal moves
+//!   as real games, which is what the longest prompts list.
+//! - **Completion tokens** per call: the mean of the model's stored calls in the `--db` store when
+//!   it has some (low end) and `max_tokens` (high end, else the longest stored completion, else
+//!   [`ASSUMED_COMPLETION`]).
+//! - **Calls**: the low end is one call per move; the high end uses every attempt of every move
+//!   (`max_turns` of the mode when it sets one, else `max_attempts`), each retry's prompt
+//!   carrying the earlier replies. Games are counted at full length (`max_plies`), so games that
+//!   end early by mate or forfeit spend less; with no move limit, [`ASSUMED_PLIES`] are assumed.
+//! - **Dollars** from the built-in price table overlaid with the tournament's `prices`; `None`
+//!   for a model the table does not know.
+
+use std::{collections::BTreeMap, path::Path, sync::Arc};
+
+use rand::{SeedableRng, rngs::StdRng, seq::IndexedRandom};
+
+use super::{
+    TournamentError,
+    budget::price_table,
+    rules::{Rules, ScriptHost},
+    schedule::{self, FormatError, FormatGame, FormatState},
+    spec::{ModelSpec, PlayerSpec, TournamentSpec},
+    turn::{PlayMode, TurnContext},
+};
+use crate::{
+    board::{game::Game, render},
+    llm::{PriceTable, Usage},
+    store::{CHARS_PER_TOKEN, Store},
+};
+
+/// Tokens of framing the chat format adds per message (role markers and separators).
+pub const TOKENS_PER_MESSAGE: u64 = 4;
+/// Completion tokens assumed per call when neither `max_tokens` nor the store says.
+pub const ASSUMED_COMPLETION: u64 = 1000;
+/// Plies per game assumed when the tournament has no move limit.
+pub const ASSUMED_PLIES: u32 = 200;
+/// Tokens of the feedback a mode appends after a refused reply, for the high end.
+const FEEDBACK_TOKENS: u64 = 40;
+/// Format calls a dry run makes at most (a format that never ends is reported as such).
+const MAX_FORMAT_CALLS: usize = 10_000;
+
+/// A low and a high figure.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Range {
+    /// The low end.
+    pub low: f64,
+    /// The high end.
+    pub high: f64,
+}
+
+impl std::ops::AddAssign for Range {
+    fn add_assign(&mut self, other: Range) {
+        self.low += other.low;
+        self.high += other.high;
+    }
+}
+
+/// One player's expected share of the tournament.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlayerEstimate {
+    /// The player.
+    pub name: String,
+    /// `llm`, `moa`, `engine` or `random`.
+    pub kind: &'static str,
+    /// Games it is scheduled to play (an even share of the bound for incremental formats).
+    pub games: f64,
+    /// Model calls.
+    pub calls: Range,
+    /// Prompt tokens.
+    pub prompt_tokens: Range,
+    /// Completion tokens.
+    pub completion_tokens: Range,
+    /// US dollars; `None` when a model of the player has no price.
+    pub usd: Option<Range>,
+    /// Mean prompt tokens of a first attempt, over the sampled positions.
+    pub prompt_per_call: f64,
+    /// Where the completion figures come from.
+    pub completion_source: String,
+}
+
+/// What a dry run found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DryRun {
+    /// Games scheduled (the bound, for an incremental format).
+    pub games: u64,
+    /// Set when the format schedules on results: how the game count was bounded.
+    pub incremental: Option<String>,
+    /// Plies per game the figures assume.
+    pub plies_per_game: u32,
+    /// Per player, in script order.
+    pub players: Vec<PlayerEstimate>,
+    /// Sum over players.
+    pub tokens: Range,
+    /// Sum over players; `None` when a player's cost is unknown.
+    pub usd: Option<Range>,
+}
+
+/// Works out what the tournament of `script` would play and cost. `db`, when it names an
+/// existing store, lends the completion lengths of earlier calls of the same models (it is only
+/// read).
+///
+/// # Errors
+/// The script does not load, its openings cannot be read, or its format fails.
+pub fn dry_run(
+    script: &Path,
+    db: Option<&Path>,
+    host: Arc<dyn ScriptHost>,
+) -> Result<DryRun, TournamentError> {
+    let rules = host.load(script, 1)?;
+    let spec = rules.spec().clone();
+    let settings = &spec.settings;
+    let at = spec.defined_at.get("").cloned().unwrap_or_default();
+    let openings = schedule::load_openings(
+        settings.openings.as_ref(),
+        rules.script_dir(),
+        settings.seed,
+    )
+    .map_err(|source| TournamentError::Openings { at, source })?;
+    let store = match db {
+        Some(path) if path.exists() => Some(Store::open(path)?),
+        _ => None,
+    };
+
+    let (games, incremental) = schedule_all(rules.as_ref(), &spec, openings.len() as u32)?;
+    let total_games = games.len() as u64;
+    let mut per_player: BTreeMap<&str, f64> = BTreeMap::new();
+    let (total_games, incremental) = match incremental {
+        None => {
+            for g in &games {
+                *per_player.entry(&g.white).or_default() += 1.0;
+                *per_player.entry(&g.black).or_default() += 1.0;
+            }
+            (total_games, None)
+        }
+        Some(bound) => {
+            let n = spec.players.len().max(1) as f64;
+            let bound_games = bound.unwrap_or(total_games);
+            for p in &spec.players {
+                per_player.insert(p.name(), 2.0 * bound_games as f64 / n);
+            }
+            let note = match bound {
+                Some(b) => format!(
+                    "the format schedules on results: {b} games is its `max_games` bound (it may stop sooner), spread evenly over the players"
+                ),
+                None => format!(
+                    "the format schedules on results and sets no `max_games`: only the {total_games} games it schedules up front are counted"
+                ),
+            };
+            (bound_games, Some(note))
+        }
+    };
+
+    let plies = if settings.max_plies == 0 {
+        ASSUMED_PLIES
+    } else {
+        settings.max_plies
+    };
+    let start_fen = openings.first().and_then(|o| o.fen.clone());
+    let prices = price_table(settings);
+    let mut players = Vec::new();
+    for player in &spec.players {
+        let games = per_player.get(player.name()).copied().unwrap_or(0.0);
+        players.push(estimate_player(
+            rules.as_ref(),
+            player,
+            games,
+            plies,
+            start_fen.as_deref(),
+            store.as_ref(),
+            &prices,
+        )?);
+    }
+    let mut tokens = Range::default();
+    let mut usd = Some(Range::default());
+    for p in &players {
+        tokens += p.prompt_tokens;
+        tokens += p.completion_tokens;
+        usd = match (usd, p.usd) {
+            (Some(mut a), Some(b)) => {
+                a += b;
+                Some(a)
+            }
+            _ if p.kind == "engine" || p.kind == "random" => usd,
+            _ => None,
+        };
+    }
+    Ok(DryRun {
+        games: total_games,
+        incremental,
+        plies_per_game: plies,
+        players,
+        tokens,
+        usd,
+    })
+}
+
+/// Asks the format for games until it is done, as a run would with no game finished yet. Returns
+/// the games and, when the format waits for results, `Some(its max_games option)`.
+#[allow(clippy::type_complexity)]
+fn schedule_all(
+    rules: &dyn Rules,
+    spec: &TournamentSpec,
+    openings: u32,
+) -> Result<(Vec<FormatGame>, Option<Option<u64>>), TournamentError> {
+    let format = rules.format().map_err(FormatError::from)?;
+    let mut state = FormatState {
+        players: spec.players.iter().map(|p| p.name().to_string()).collect(),
+        games: Vec::new(),
+        games_per_pair: spec.settings.games_per_pair,
+        openings,
+        seed: spec.settings.seed,
+        options: format.options().clone(),
+        analysis: None,
+    };
+    for _ in 0..MAX_FORMAT_CALLS {
+        match schedule::next_pairings(format.as_ref(), &state)? {
+            None => return Ok((state.games, None)),
+            Some(new) if new.is_empty() => {
+                let bound = format.options().get("max_games").and_then(|v| v.as_u64());
+                return Ok((state.games, Some(bound)));
+            }
+            Some(new) => {
+                let first = state.games.len() as u32 + 1;
+                // The openings the pairings name must exist, as in a run.
+                if let Some(asked) = new
+                    .iter()
+                    .filter_map(|p| p.opening)
+                    .find(|&n| n == 0 || n > openings)
+                {
+                    return Err(FormatError::NoSuchOpening {
+                        asked,
+                        available: openings as usize,
+                    }
+                    .into());
+                }
+                for (i, p) in new.into_iter().enumerate() {
+                    state.games.push(FormatGame {
+                        index: first + i as u32,
+                        round: p.round.unwrap_or(1),
+                        white: p.white,
+                        black: p.black,
+                        result: None,
+                    });
+                }
+            }
+        }
+    }
+    let bound = format.options().get("max_games").and_then(|v| v.as_u64());
+    Ok((state.games, Some(bound)))
+}
+
+/// Prompt tokens of `messages` by the documented estimate.
+pub fn estimate_tokens(messages: &[crate::llm::ChatMessage]) -> u64 {
+    messages
+        .iter()
+        .map(|m| (m.content.chars().count() as u64).div_ceil(CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE)
+        .sum()
+}
+
+/// The first-attempt prompt of every ply the player would move at, over one seeded random game
+/// of `plies` plies, half as White and half as Black: the mean prompt tokens per move.
+fn mean_prompt(
+    mode: &dyn PlayMode,
+    name: &str,
+    plies: u32,
+    start_fen: Option<&str>,
+) -> Result<f64, TournamentError> {
+    let mut rng = StdRng::seed_from_u64(0);
+    let mut game = Game::new(start_fen, plies).map_err(|source| TournamentError::Openings {
+        at: String::new(),
+        source,
+    })?;
+    let (mut sum, mut count) = (0u64, 0u64);
+    let mut previous: Vec<crate::llm::ChatMessage> = Vec::new();
+    for _ in 0..plies {
+        let pos = game.position();
+        let legal = render::legal_uci(pos);
+        let ctx = TurnContext {
+            fen: game.fen(),
+            start_fen: game.start_fen(),
+            side: if game.ply() % 2 == 0 {
+                "white"
+            } else {
+                "black"
+            },
+            ply: game.ply(),
+            move_number: game.ply() / 2 + 1,
+            legal_uci: legal.clone(),
+            legal_san: render::legal_san(pos),
+            history_uci: game.uci_moves().to_vec(),
+            history_san: game.san_moves().to_vec(),
+            last_move: game.uci_moves().last().cloned(),
+            attempt: 1,
+            max_attempts: mode.max_attempts(),
+            player: name.to_string(),
+            opponent: "opponent".to_string(),
+            game: 1,
+            options: mode.options().clone(),
+            dialog: Vec::new(),
+            // Modes that keep one conversation per game build on the previous move's dialog.
+            previous_dialog: previous.clone(),
+            reasoning: None,
+        };
+        let opening = mode.start(&ctx).map_err(|e| {
+            TournamentError::Script(crate::script::CheckErrors(vec![e.within(&format!(
+                "player `{name}`: rendering a prompt for the dry run"
+            ))]))
+        })?;
+        sum += estimate_tokens(&opening.messages);
+        count += 1;
+        previous = opening.messages;
+        let Some(mv) = legal.choose(&mut rng) else {
+            break;
+        };
+        if game.play_uci(mv).is_err() || game.end().is_some() {
+            break;
+        }
+    }
+    Ok(if count == 0 {
+        0.0
+    } else {
+        sum as f64 / count as f64
+    })
+}
+
+/// Completion tokens per call of `model`: (low, high, where they come from).
+fn completion(model: &ModelSpec, store: Option<&Store>) -> (f64, f64, String) {
+    let stored = store.and_then(|s| s.completion_stats(&model.model).ok().flatten());
+    match (model.max_tokens, stored) {
+        (Some(max), Some(s)) => (
+            s.mean.min(f64::from(max)),
+            f64::from(max),
+            format!("mean of {} stored calls; max_tokens", s.calls),
+        ),
+        (Some(max), None) => (f64::from(max), f64::from(max), "max_tokens".into()),
+        (None, Some(s)) => (
+            s.mean,
+            s.max as f64,
+            format!("mean and longest of {} stored calls", s.calls),
+        ),
+        (None, None) => (
+            ASSUMED_COMPLETION as f64,
+            ASSUMED_COMPLETION as f64,
+            format!("assumed {ASSUMED_COMPLETION} (no max_tokens, no stored calls)"),
+        ),
+    }
+}
+
+fn estimate_player(
+    rules: &dyn Rules,
+    player: &PlayerSpec,
+    games: f64,
+    plies: u32,
+    start_fen: Option<&str>,
+    store: Option<&Store>,
+    prices: &PriceTable,
+) -> Result<PlayerEstimate, TournamentError> {
+    let mut estimate = PlayerEstimate {
+        name: player.name().to_string(),
+        kind: player.kind(),
+        games,
+        calls: Range::default(),
+        prompt_tokens: Range::default(),
+        completion_tokens: Range::default(),
+        usd: Some(Range::default()),
+        prompt_per_call: 0.0,
+        completion_source: String::new(),
+    };
+    let (Some(binding), models) = (player.mode_binding(), models(player)) else {
+        return Ok(estimate);
+    };
+    let mode = rules.play_mode(binding).map_err(|e| {
+        TournamentError::Script(crate::script::CheckErrors(vec![
+            e.within(&format!("player `{}`", player.name())),
+        ]))
+    })?;
+    let prompt = mean_prompt(mode.as_ref(), player.name(), plies, start_fen)?;
+    estimate.prompt_per_call = prompt;
+    // A player moves in half the plies of a game.
+    let moves = games * f64::from(plies) / 2.0;
+    let per_move_high = f64::from(mode.max_turns().unwrap_or(mode.max_attempts()).max(1));
+    let proposers = models.len().saturating_sub(1) as f64;
+    let mut sources = Vec::new();
+    for (i, model) in models.iter().enumerate() {
+        let (c_low, c_high, source) = completion(model, store);
+        sources.push(source);
+        // A synthesizer reads every proposal beside the prompt.
+        let is_synth = models.len() > 1 && i == models.len() - 1;
+        let base = if is_synth {
+            prompt + proposers * c_high
+        } else {
+            prompt
+        };
+        // Attempt a carries the a-1 earlier replies and their feedback.
+        let retries_extra =
+            (per_move_high - 1.0) * per_move_high / 2.0 * (c_high + FEEDBACK_TOKENS as f64);
+        let calls = Range {
+            low: moves,
+            high: moves * per_move_high,
+        };
+        let prompt_tokens = Range {
+            low: moves * base,
+            high: moves * (per_move_high * base + retries_extra),
+        };
+        let completion_tokens = Range {
+            low: calls.low * c_low,
+            high: calls.high * c_high,
+        };
+        estimate.usd = match (estimate.usd, prices.price(&model.model)) {
+            (Some(mut usd), Some(price)) => {
+                let cost = |p: f64, c: f64| {
+                    price.cost(&Usage {
+                        prompt_tokens: p.round() as u64,
+                        completion_tokens: c.round() as u64,
+                        ..Usage::default()
+                    })
+                };
+                usd += Range {
+                    low: cost(prompt_tokens.low, completion_tokens.low),
+                    high: cost(prompt_tokens.high, completion_tokens.high),
+                };
+                Some(usd)
+            }
+            _ => None,
+        };
+        estimate.calls += calls;
+        estimate.prompt_tokens += prompt_tokens;
+        estimate.completion_tokens += completion_tokens;
+    }
+    sources.dedup();
+    estimate.completion_source = sources.join("; ");
+    Ok(estimate)
+}
+
+/// The models a player calls: its own, or a mixture's proposers then its synthesizer.
+fn models(player: &PlayerSpec) -> Vec<ModelSpec> {
+    match player {
+        PlayerSpec::Llm(p) => vec![p.model_spec()],
+        PlayerSpec::Moa(p) => p
+            .proposers
+            .iter()
+            .cloned()
+            .chain([p.synthesizer.clone()])
+            .collect(),
+        PlayerSpec::Engine(_) | PlayerSpec::Random(_) => Vec::new(),
+    }
+}

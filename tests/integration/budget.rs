@@ -1,0 +1,218 @@
+//! Costs known before and during a run: `arena run --dry-run` (plays nothing and calls nothing)
+//! and budgets (a reached budget starts no new game; raising it resumes).
+
+use std::{io::ErrorKind, net::TcpListener};
+
+use arena::store::GameStatus;
+
+use crate::common::{TestDir, llm_player, local_llm, open_store, stderr, stdout};
+
+/// A quickstart-like script whose model players point at `url`.
+fn quickstart_like(url: &str) -> String {
+    let free = llm_player(
+        url,
+        "free",
+        "legal_moves = true, history = 10, max_attempts = 3",
+    );
+    let grammar = llm_player(
+        url,
+        "grammar",
+        "legal_moves = true, max_attempts = 2, grammar = true",
+    );
+    format!(
+        r#"return arena.tournament {{
+  name = "dry", games_per_pair = 2, max_plies = 24, seed = 7,
+  prices = {{ ["smollm2-135m-instruct"] = {{ input_per_mtok = 1.0, output_per_mtok = 2.0 }} }},
+  players = {{
+    {free}, {grammar},
+    arena.engine {{ name = "sf", command = "stockfish", limits = {{ nodes = 100 }} }},
+    arena.random {{ name = "rnd" }},
+  }},
+}}"#
+    )
+}
+
+#[test]
+fn a_dry_run_contacts_nothing_and_exits_0() {
+    // A port that accepts connections but is never served: any request would be queued here.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let dir = TestDir::new();
+    dir.write("t.lua", &quickstart_like(&url));
+    let out = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db", "--dry-run"])
+        .env("PATH", "/nonexistent") // no engine could start either
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    match listener.accept() {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("the dry run contacted the endpoint: {other:?}"),
+    }
+    assert!(!dir.db().exists(), "a dry run writes no store");
+    let text = stdout(&out);
+    assert!(text.contains("12 game(s) scheduled"), "{text}");
+    // 6 games of 24 plies: 72 moves; max_attempts 3 and 2 bound the high end.
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}: {text}"))
+            .to_string()
+    };
+    assert!(line("free").contains(" 72–216 "), "{text}");
+    assert!(line("grammar").contains(" 72–144 "), "{text}");
+    assert!(line("sf").contains(" 6 "), "{text}");
+    assert!(
+        text.contains("completion tokens of `free`: max_tokens"),
+        "{text}"
+    );
+}
+
+#[test]
+fn dry_run_figures_match_a_hand_computation() {
+    let dir = TestDir::new();
+    // One model player against a random mover, 2 games of 10 plies: 10 moves for the model,
+    // 1 to 3 calls each, 48 completion tokens per call (max_tokens).
+    let model = llm_player(
+        "http://127.0.0.1:9/v1",
+        "m",
+        "legal_moves = true, max_attempts = 3",
+    );
+    let script = dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "hand", games_per_pair = 2, max_plies = 10,
+  prices = {{ ["smollm2-135m-instruct"] = {{ input_per_mtok = 1.0, output_per_mtok = 2.0 }} }},
+  players = {{ {model}, arena.random {{ name = "rnd" }} }},
+}}"#
+        ),
+    );
+    let report =
+        arena::tournament::dryrun::dry_run(&script, None, std::sync::Arc::new(arena::lua::LuaHost))
+            .unwrap();
+    assert_eq!(report.games, 2);
+    assert!(report.incremental.is_none());
+    let m = &report.players[0];
+    assert_eq!((m.games, m.calls.low, m.calls.high), (2.0, 10.0, 30.0));
+    assert_eq!(m.completion_tokens.low, 10.0 * 48.0);
+    assert_eq!(m.completion_tokens.high, 30.0 * 48.0);
+    assert!(
+        m.prompt_per_call > 50.0,
+        "the blitz prompt lists the legal moves"
+    );
+    assert!((m.prompt_tokens.low - 10.0 * m.prompt_per_call).abs() < 1e-6);
+    // High: 3 attempts of the base prompt, attempt a carrying a-1 replies and feedbacks (48 + 40).
+    let high = 10.0 * (3.0 * m.prompt_per_call + 3.0 * 88.0);
+    assert!(
+        (m.prompt_tokens.high - high).abs() < 1e-6,
+        "{} vs {high}",
+        m.prompt_tokens.high
+    );
+    let usd = m.usd.unwrap();
+    let low = (m.prompt_tokens.low.round() * 1.0 + 480.0 * 2.0) / 1e6;
+    assert!((usd.low - low).abs() < 1e-12, "{} vs {low}", usd.low);
+    assert_eq!(report.players[1].calls.high, 0.0);
+    assert_eq!(report.usd, m.usd);
+}
+
+#[test]
+fn a_matchmaker_dry_run_gives_its_bound() {
+    let dir = TestDir::new();
+    let model = llm_player("http://127.0.0.1:9/v1", "m", "");
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "mm", format = "matchmaker", format_options = {{ max_games = 30 }},
+  players = {{ {model}, arena.random {{ name = "a" }}, arena.random {{ name = "b" }} }},
+}}"#
+        ),
+    );
+    let out = dir
+        .arena()
+        .args(["run", "t.lua", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("30 game(s) scheduled"), "{text}");
+    assert!(text.contains("`max_games` bound"), "{text}");
+}
+
+#[test]
+fn a_budget_holds_back_new_games_and_raising_it_resumes() {
+    let Some(url) = local_llm("a_budget_holds_back_new_games_and_raising_it_resumes") else {
+        return;
+    };
+    let dir = TestDir::new();
+    let script = |tokens: &str| {
+        let model = llm_player(
+            &url,
+            "m",
+            "legal_moves = true, max_attempts = 2, grammar = true",
+        );
+        let model = model.replacen(
+            "name = \"m\",",
+            &format!("name = \"m\", budget = {{ tokens = {tokens} }},"),
+            1,
+        );
+        format!(
+            r#"return arena.tournament {{
+  name = "budget", games_per_pair = 3, max_plies = 4, seed = 1, concurrency = 1,
+  players = {{ {model}, arena.random {{ name = "rnd" }} }},
+}}"#
+        )
+    };
+    dir.write("t.lua", &script("10"));
+    let out = dir.run("t.lua");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("budget: the tokens budget of player `m` is reached")
+            && err.contains("2 game(s) not started (game 2, 3)"),
+        "{err}"
+    );
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("budget").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), 3, "held-back games stay scheduled");
+    assert_eq!(
+        games
+            .iter()
+            .filter(|g| g.status == GameStatus::Finished)
+            .count(),
+        1
+    );
+    drop(store);
+
+    dir.write("t.lua", &script("1e9"));
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), 3);
+    assert!(games.iter().all(|g| g.status == GameStatus::Finished));
+}
+
+#[test]
+fn a_zero_budget_is_refused_at_its_line() {
+    let dir = TestDir::new();
+    let model = llm_player("http://127.0.0.1:9/v1", "m", "");
+    let model = model.replacen("name = \"m\",", "name = \"m\", budget = { usd = 0 },", 1);
+    dir.write(
+        "t.lua",
+        &format!(
+            "return arena.tournament {{\n  name = \"z\",\n  players = {{ {model}, arena.random {{ name = \"r\" }} }},\n}}"
+        ),
+    );
+    let out = dir.arena().args(["check", "t.lua"]).output().unwrap();
+    let err = format!("{}{}", stderr(&out), stdout(&out));
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("t.lua:") && err.contains("budget `usd` must be a finite number above 0"),
+        "{err}"
+    );
+}
