@@ -1,4 +1,5 @@
-//! The command line: `arena run`, `arena check`, `arena export pgn`, `arena import`,
+//! The command line: `arena run`, `arena check`, `arena export pgn|sft|positions|jsonl`,
+//! `arena import`,
 //! `arena leaderboard`,
 //! `arena analyze`, and the fine-grained evaluations: `arena eval`, `arena eval-report`,
 //! `arena rescore`, `arena score-recorded`. One file per command, each with its arguments and

@@ -31,6 +31,7 @@
 mod analysis;
 mod calls;
 mod eval;
+mod export;
 mod games;
 mod schema;
 mod stats;
@@ -53,6 +54,9 @@ pub use self::{
         LlmCallRow,
     },
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
+    export::{
+        AcceptedMoveRow, CallExportRow, GameExportRow, PlyExportRow, StreamError, TournamentFacts,
+    },
     games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT},
     stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},

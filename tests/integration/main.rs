@@ -10,6 +10,7 @@ mod books;
 mod check;
 mod chessarena;
 mod common;
+mod datasets;
 mod debian_engines;
 mod engine_faults;
 mod errors;
