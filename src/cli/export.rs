@@ -1,10 +1,19 @@
-//! `arena export`: write stored games out (`arena export pgn`).
+//! `arena export`: write stored games out (`arena export pgn`) and the datasets
+//! (`arena export sft|positions|jsonl`, each with a `manifest.json` beside it).
 
-use std::path::PathBuf;
+use std::{
+    fs::File,
+    io::{BufWriter, Write},
+    path::{Path, PathBuf},
+};
 
 use anyhow::{Context, Result};
-use arena::export;
-use clap::Subcommand;
+use arena::{
+    export::{self, JsonlTable, SftFilter, SftOptions},
+    store::{Store, TournamentRow},
+};
+use clap::{Subcommand, ValueEnum};
+use serde_json::{Value, json};
 
 use super::common::{open_existing, select, write_stdout};
 
@@ -36,18 +45,204 @@ enum ExportCommand {
         #[arg(long, requires = "annotate")]
         reasoning: bool,
     },
+    /// One chat per accepted move of a language model (`{"messages": [...]}`, the OpenAI
+    /// fine-tuning and Hugging Face chat format), for supervised fine-tuning.
+    Sft {
+        #[command(flatten)]
+        common: DatasetArgs,
+        /// Only this player's moves.
+        #[arg(long)]
+        player: Option<String>,
+        /// Which moves to keep, from the stored engine analysis: every accepted move, those among
+        /// the engine's three best, or the engine's best.
+        #[arg(long, value_enum, default_value_t = Filter::Legal)]
+        filter: Filter,
+        /// Replace the answer by the engine's best move, in the mode's answer format.
+        #[arg(long, value_enum)]
+        rewrite: Option<Rewrite>,
+        /// `keep`: the answer as written, plus the provider's reasoning text as
+        /// `reasoning_content`; `drop`: the answer reduced to the move in the mode's format.
+        #[arg(long, value_enum, default_value_t = Reasoning::Keep)]
+        reasoning: Reasoning,
+        /// Add a `meta` object to each line (game, ply, player, mode, FEN, moves, verdict).
+        #[arg(long)]
+        meta: bool,
+    },
+    /// Every analysed position: FEN, side, legal moves, the move played, the engine's top moves
+    /// with Win%, the player and mode.
+    Positions {
+        #[command(flatten)]
+        common: DatasetArgs,
+    },
+    /// One JSON object per stored row of a table, streamed.
+    Jsonl {
+        #[command(flatten)]
+        common: DatasetArgs,
+        /// The table: every LLM call, every ply (with its analysis), or every game.
+        #[arg(long, value_enum)]
+        what: What,
+    },
+}
+
+/// What every dataset export takes.
+#[derive(Debug, clap::Args)]
+struct DatasetArgs {
+    /// The SQLite store.
+    #[arg(long)]
+    db: PathBuf,
+    /// The output file (JSON Lines).
+    #[arg(long)]
+    out: PathBuf,
+    /// The tournament (default: every tournament in the store).
+    #[arg(long)]
+    tournament: Option<String>,
+    /// Where the manifest goes (default: `manifest.json` in the output's folder).
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Filter {
+    Legal,
+    Top3,
+    Best,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Rewrite {
+    Best,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Reasoning {
+    Keep,
+    Drop,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum What {
+    Calls,
+    Plies,
+    Games,
 }
 
 pub(super) fn run(args: Args) -> Result<u8> {
-    let ExportCommand::Pgn {
-        db,
-        out,
-        tournament,
-        annotate,
-        reasoning,
-    } = args.what;
-    let store = open_existing(&db)?;
-    let tournaments = select(&store, tournament.as_deref())?;
+    match args.what {
+        ExportCommand::Pgn {
+            db,
+            out,
+            tournament,
+            annotate,
+            reasoning,
+        } => pgn(&db, out, tournament.as_deref(), annotate, reasoning),
+        ExportCommand::Sft {
+            common,
+            player,
+            filter,
+            rewrite,
+            reasoning,
+            meta,
+        } => {
+            let options = SftOptions {
+                player,
+                filter: match filter {
+                    Filter::Legal => SftFilter::Legal,
+                    Filter::Top3 => SftFilter::Top3,
+                    Filter::Best => SftFilter::Best,
+                },
+                rewrite_best: rewrite.is_some(),
+                reasoning: reasoning == Reasoning::Keep,
+                meta,
+            };
+            let described = json!({
+                "kind": "sft",
+                "player": options.player,
+                "filter": format!("{filter:?}").to_lowercase(),
+                "rewrite": rewrite.map(|_| "best"),
+                "reasoning": format!("{reasoning:?}").to_lowercase(),
+                "meta": meta,
+            });
+            dataset(&common, described, |store, t, out| {
+                let counts = export::sft(store, t, &options, out)?;
+                eprintln!(
+                    "{} chats written; {} moves left out by the filter, {} without a usable request or reply",
+                    counts.written, counts.filtered, counts.unusable
+                );
+                Ok(json!({ "rows": counts.written, "filtered": counts.filtered,
+                           "unusable": counts.unusable }))
+            })
+        }
+        ExportCommand::Positions { common } => {
+            dataset(&common, json!({ "kind": "positions" }), |store, t, out| {
+                let rows = export::positions(store, t, out)?;
+                eprintln!("{rows} positions written");
+                Ok(json!({ "rows": rows }))
+            })
+        }
+        ExportCommand::Jsonl { common, what } => {
+            let table = match what {
+                What::Calls => JsonlTable::Calls,
+                What::Plies => JsonlTable::Plies,
+                What::Games => JsonlTable::Games,
+            };
+            let described = json!({ "kind": "jsonl", "what": table.as_str() });
+            dataset(&common, described, |store, t, out| {
+                let rows = export::jsonl(store, t, table, out)?;
+                eprintln!("{rows} {} written", table.as_str());
+                Ok(json!({ "rows": rows }))
+            })
+        }
+    }
+}
+
+/// Opens the store, writes the export through `write` into `--out`, then the manifest (with the
+/// export's description, its counts and the output's file name).
+fn dataset(
+    args: &DatasetArgs,
+    mut described: Value,
+    write: impl FnOnce(&Store, Option<i64>, &mut BufWriter<File>) -> Result<Value>,
+) -> Result<u8> {
+    let store = open_existing(&args.db)?;
+    let tournaments: Vec<TournamentRow> = select(&store, args.tournament.as_deref())?;
+    let only = args.tournament.as_ref().map(|_| tournaments[0].id);
+    let file = File::create(&args.out)
+        .with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    let mut out = BufWriter::new(file);
+    let counts = write(&store, only, &mut out)?;
+    out.flush()
+        .with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    if let (Some(object), Value::Object(counts)) = (described.as_object_mut(), counts) {
+        object.extend(counts);
+        object.insert(
+            "file".into(),
+            args.out
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .into(),
+        );
+        object.insert("store".into(), args.db.display().to_string().into());
+    }
+    let manifest = export::manifest(&store, &tournaments, described)?;
+    let path = args.manifest.clone().unwrap_or_else(|| {
+        args.out
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("manifest.json")
+    });
+    let text = serde_json::to_string_pretty(&manifest)? + "\n";
+    std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
+    Ok(0)
+}
+
+fn pgn(
+    db: &Path,
+    out: Option<PathBuf>,
+    tournament: Option<&str>,
+    annotate: bool,
+    reasoning: bool,
+) -> Result<u8> {
+    let store = open_existing(db)?;
+    let tournaments = select(&store, tournament)?;
     let text = export::pgn_with(
         &store,
         &tournaments,

@@ -1,6 +1,6 @@
-//! The command line: `arena run`, `arena check`, `arena export pgn`, `arena import`,
-//! `arena leaderboard`, `arena analyze`, `arena report`, and the fine-grained evaluations:
-//! `arena eval`, `arena eval-report`,
+//! The command line: `arena run`, `arena check`, `arena export pgn|sft|positions|jsonl`,
+//! `arena import`, `arena leaderboard`, `arena analyze`, `arena report`, and the fine-grained
+//! evaluations: `arena eval`, `arena eval-report`,
 //! `arena rescore`, `arena score-recorded`. One file per command, each with its arguments and
 //! its `run`; `common` holds what they share.
 //!

@@ -125,7 +125,7 @@ fn required(row: &Row<'_>, cp: usize) -> rusqlite::Result<Score> {
     join(row, cp)?.ok_or_else(|| bad_column(cp, "an evaluation is missing".to_owned()))
 }
 
-fn ply_row(r: &Row<'_>) -> rusqlite::Result<PlyAnalysisRecord> {
+pub(super) fn ply_row(r: &Row<'_>) -> rusqlite::Result<PlyAnalysisRecord> {
     let pv: String = r.get(9)?;
     Ok(PlyAnalysisRecord {
         ply: r.get(0)?,

@@ -169,31 +169,36 @@ pub struct CallOutcome {
     pub reasoning: Option<String>,
 }
 
-fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
+pub(super) fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
+    call_row_at(r, 0)
+}
+
+/// [`call_row`] for call columns that start at column `at`.
+pub(super) fn call_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<LlmCallRow> {
     Ok(LlmCallRow {
-        id: r.get(0)?,
+        id: r.get(at)?,
         call: LlmCallRecord {
-            game_id: r.get(1)?,
-            ply: r.get(2)?,
-            seq: r.get(3)?,
-            player: r.get(4)?,
-            model: r.get(5)?,
-            endpoint: r.get(6)?,
-            request_json: r.get(7)?,
-            reply_text: r.get(8)?,
-            reasoning: r.get(9)?,
-            raw_body: r.get(10)?,
-            finish_reason: r.get(11)?,
-            http_status: r.get(12)?,
-            prompt_tokens: get_opt_u64(r, 13)?,
-            completion_tokens: get_opt_u64(r, 14)?,
-            latency_ms: get_u64(r, 15)?,
-            transport_retries: r.get(16)?,
-            error: r.get(17)?,
+            game_id: r.get(at + 1)?,
+            ply: r.get(at + 2)?,
+            seq: r.get(at + 3)?,
+            player: r.get(at + 4)?,
+            model: r.get(at + 5)?,
+            endpoint: r.get(at + 6)?,
+            request_json: r.get(at + 7)?,
+            reply_text: r.get(at + 8)?,
+            reasoning: r.get(at + 9)?,
+            raw_body: r.get(at + 10)?,
+            finish_reason: r.get(at + 11)?,
+            http_status: r.get(at + 12)?,
+            prompt_tokens: get_opt_u64(r, at + 13)?,
+            completion_tokens: get_opt_u64(r, at + 14)?,
+            latency_ms: get_u64(r, at + 15)?,
+            transport_retries: r.get(at + 16)?,
+            error: r.get(at + 17)?,
         },
-        outcome: r.get(18)?,
-        outcome_detail: r.get(19)?,
-        created_at: r.get(20)?,
+        outcome: r.get(at + 18)?,
+        outcome_detail: r.get(at + 19)?,
+        created_at: r.get(at + 20)?,
     })
 }
 

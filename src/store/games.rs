@@ -184,7 +184,8 @@ pub struct PlyRecord {
     pub elapsed_ms: u64,
 }
 
-const GAME_COLUMNS: &str = "g.id, g.tournament_id, g.idx, g.round, g.white, g.black, g.start_fen,
+pub(super) const GAME_COLUMNS: &str =
+    "g.id, g.tournament_id, g.idx, g.round, g.white, g.black, g.start_fen,
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
     g.generation, g.started_at, g.finished_at, g.error,
     (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind";
@@ -200,7 +201,7 @@ impl GameRow {
     }
 }
 
-fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
+pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
     let status: String = r.get(9)?;
     Ok(GameRow {
         id: r.get(0)?,

@@ -31,6 +31,7 @@
 mod analysis;
 mod calls;
 mod eval;
+mod export;
 mod games;
 mod schema;
 mod spend;
@@ -54,6 +55,9 @@ pub use self::{
         LlmCallRow,
     },
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
+    export::{
+        AcceptedMoveRow, CallExportRow, GameExportRow, PlyExportRow, StreamError, TournamentFacts,
+    },
     games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT},
     spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend},
     stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},

@@ -11,6 +11,7 @@ mod budget;
 mod check;
 mod chessarena;
 mod common;
+mod datasets;
 mod debian_engines;
 mod engine_faults;
 mod errors;

@@ -1,13 +1,114 @@
-//! Exports of stored tournaments.
+//! Exports of stored tournaments: PGN (here), and the datasets — SFT chats ([`sft`]), analysed
+//! positions ([`positions`]), one JSON object per stored row ([`jsonl`]) — each with a
+//! [`manifest`] written beside it. The dataset exports stream rows from the store (see
+//! `Store::for_each_call`) and write them one line at a time, in constant memory.
 
 mod annotate;
+mod jsonl;
+mod manifest;
+mod positions;
+mod sft;
+
+use std::{collections::HashMap, io::Write};
+
+use serde_json::{Value, json};
 
 use crate::{
     board::{GameResult, PgnGame, Termination, write_pgn},
-    store::{GameStatus, Store, StoreError, TournamentRow},
+    engine::Score,
+    store::{GameStatus, Store, StoreError, StreamError, TournamentRow},
 };
 
 pub use annotate::{emt, white_eval};
+pub use jsonl::{JsonlTable, jsonl};
+pub use manifest::{GIT_COMMIT, manifest};
+pub use positions::positions;
+pub use sft::{SftCounts, SftFilter, SftOptions, sft};
+
+/// Errors of the dataset exports.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The output could not be written.
+    #[error("cannot write the export: {0}")]
+    Write(#[from] std::io::Error),
+}
+
+impl From<StreamError<ExportError>> for ExportError {
+    fn from(e: StreamError<ExportError>) -> Self {
+        match e {
+            StreamError::Store(e) => ExportError::Store(e),
+            StreamError::Callback(e) => e,
+        }
+    }
+}
+
+/// Writes `value` as one line of JSON.
+fn write_line(out: &mut impl Write, value: &Value) -> Result<(), ExportError> {
+    serde_json::to_writer(&mut *out, value).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// A score as `{"cp": n}` or `{"mate": n}`, the form of the stored top moves.
+fn score_json(score: Score) -> Value {
+    match score {
+        Score::Cp(cp) => json!({ "cp": cp }),
+        Score::Mate(n) => json!({ "mate": n }),
+    }
+}
+
+/// The inverse of [`score_json`].
+fn score_from_json(value: &Value) -> Option<Score> {
+    let int = |k: &str| {
+        value
+            .get(k)
+            .and_then(Value::as_i64)
+            .and_then(|n| i32::try_from(n).ok())
+    };
+    int("cp")
+        .map(Score::Cp)
+        .or_else(|| int("mate").map(Score::Mate))
+}
+
+/// What the exports say of a player, from its stored settings.
+#[derive(Clone, Debug, Default)]
+struct PlayerInfo {
+    kind: String,
+    model: Option<String>,
+    mode: Option<String>,
+    notation: Option<String>,
+}
+
+/// Every player of the store by tournament name and player name, read before a stream starts
+/// (the store cannot be asked while it streams).
+struct Players(HashMap<(String, String), PlayerInfo>);
+
+impl Players {
+    fn load(store: &Store) -> Result<Players, StoreError> {
+        let mut map = HashMap::new();
+        for t in store.tournaments()? {
+            for p in store.players(t.id)? {
+                let settings: Value = serde_json::from_str(&p.settings_json).unwrap_or_default();
+                let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+                let info = PlayerInfo {
+                    kind: p.kind,
+                    model: text(settings.get("model")),
+                    mode: text(settings.get("mode")),
+                    notation: text(settings.pointer("/mode_options/notation")),
+                };
+                map.insert((t.name.clone(), p.name), info);
+            }
+        }
+        Ok(Players(map))
+    }
+
+    fn get(&self, tournament: &str, player: &str) -> Option<&PlayerInfo> {
+        self.0.get(&(tournament.to_owned(), player.to_owned()))
+    }
+}
 
 /// What a PGN export writes beyond the moves and tags of [`pgn`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
