@@ -105,6 +105,9 @@ arena = {}
 ---@field options? table<string, string|integer|boolean>   UCI options, set in name order
 ---@field limits? arena.EngineLimits          search limit per move
 ---@field anchor_elo? number
+---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
+---@field random_move_p? number                probability of a seeded random legal move instead of a search
+---@field seed? integer                        seed of those random moves (with the tournament seed, game, ply)
 
 ---How long an engine searches per move; UCI combines the limits given.
 ---@class arena.EngineLimits
@@ -116,6 +119,7 @@ arena = {}
 ---@field name string
 ---@field seed? integer
 ---@field anchor_elo? number
+---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
 
 ---Marks a tournament table (records its line for error messages).
 ---@param t arena.Tournament
