@@ -180,3 +180,59 @@ fn a_mixture_probability_outside_0_to_1_is_refused() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("random_move_p"), "{}", stderr(&out));
 }
+
+#[test]
+fn an_anchor_playing_neighbours_is_an_ordinary_rung() {
+    if !stockfish("an_anchor_playing_neighbours_is_an_ordinary_rung") {
+        return;
+    }
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"local opts = { Threads = 1, Hash = 16 }
+return arena.tournament {
+  name = "lad", format = "ladder", max_plies = 40, seed = 3,
+  format_options = { anchor = "rnd", anchor_plays = "neighbours", games_per_pair = 2 },
+  players = {
+    arena.random { name = "rnd" },
+    arena.engine { name = "mix", options = opts, limits = { nodes = 1 }, random_move_p = 0.5 },
+    arena.engine { name = "sf", options = opts, limits = { nodes = 1 } },
+  },
+}"#,
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("lad").unwrap().unwrap();
+    let pairs: BTreeSet<(String, String)> = store
+        .games(t.id)
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let mut p = [g.white.clone(), g.black.clone()];
+            p.sort();
+            (p[0].clone(), p[1].clone())
+        })
+        .collect();
+    let want: BTreeSet<(String, String)> = [("mix", "rnd"), ("mix", "sf")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(pairs, want, "the anchor meets only its neighbour");
+
+    dir.write(
+        "bad.lua",
+        r#"return arena.tournament {
+  name = "bad", format = "ladder",
+  format_options = { anchor = "a", anchor_plays = "some" },
+  players = { arena.random { name = "a" }, arena.random { name = "b" } },
+}"#,
+    );
+    let out = dir
+        .arena()
+        .args(["run", "bad.lua", "--db", "bad.db", "--no-watch"])
+        .output()
+        .expect("arena runs");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("anchor_plays"), "{}", stderr(&out));
+}
