@@ -267,8 +267,9 @@ function arena.rating.glicko.update(white, black, score, opts) end
 function arena.rating.glicko.rate(games, opts) end
 
 arena.rating.elo = {}
----LLM Chess's Elo estimate against anchors (Algorithm 1).
----@param blocks { opponent_elo: number, wins?: integer, draws?: integer, losses?: integer, color?: "white"|"black", color_shift?: number }[]
+---LLM Chess's Elo estimate against anchors (Algorithm 1). `opponent_se`, the opponent's own
+---standard error (a ladder rung's `anchor_se`), widens the interval (errors taken as correlated).
+---@param blocks { opponent_elo: number, wins?: integer, draws?: integer, losses?: integer, color?: "white"|"black", color_shift?: number, opponent_se?: number }[]
 ---@param opts? { white_advantage?: number }
 ---@return { kind: "point"|"at_least"|"at_most", elo?: number, se?: number, margin95?: number, lower95?: number, upper95?: number }
 function arena.rating.elo.estimate(blocks, opts) end
