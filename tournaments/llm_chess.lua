@@ -1,12 +1,14 @@
 -- LLM Chess in arena: the local model plays the agentic mode (get_current_board, get_legal_moves,
--- make_move) as Black against the random mover and against Stockfish at its weakest, and
+-- make_move) as Black against the bottom rungs of arena's built-in ladder, and
 -- `arena leaderboard --db llm_chess.db` prints the LLM Chess table (Win/Loss, game duration,
 -- wrong actions, tokens and cost, Elo against the anchors).
 --
--- The anchor ratings here are illustrative, not calibrations:
---   * random: -122, LLM Chess's calibration of its random player against Komodo Dragon;
---   * stockfish-skill0 at 1 node: 250, a placeholder of the order of Dragon level 1 (LLM Chess's
---     weakest engine anchor). Calibrate it against random (or Dragon) before trusting the Elo.
+-- No rating here is set by hand: `arena.ladder(name)` gives each rung its calibrated Elo and
+-- standard error from data/ladder/calibration.json (README "The calibration ladder"), on LLM
+-- Chess's scale (the random mover pinned at its -122.27), and the Elo interval includes the rungs'
+-- own uncertainty.
+--   * random: the uniform random mover;
+--   * mix90, mix75: a random legal move with probability 90 % / 75 %, else Stockfish at 1 node.
 --
 -- The mode's switches reproduce the paper's ablations, e.g. options = { board = "fen" },
 -- { only_make_move = true }, { legal_moves = false, board = "fen" }, { previous_moves = true },
@@ -40,13 +42,8 @@ return arena.tournament {
       mode = "agentic",
       options = { max_turns = 10, max_attempts = 3, rule = "llm_chess" },
     },
-    arena.random { name = "random", anchor_elo = -122 },
-    arena.engine {
-      name = "stockfish-skill0",
-      command = "stockfish",
-      options = { ["Skill Level"] = 0, Threads = 1, Hash = 16 },
-      limits = { nodes = 1 },
-      anchor_elo = 250,
-    },
+    arena.ladder("random"),
+    arena.ladder("mix90"),
+    arena.ladder("mix75"),
   },
 }

@@ -6,13 +6,23 @@
 --   format = "ladder",
 --   format_options = { anchor = "sf-1350", anchor_rating = 1350, games_per_pair = 4, span = 1 },
 --
+-- With `anchor_plays = "neighbours"` the anchor is an ordinary rung at its place in the list and
+-- plays only its `span` nearest rungs: the calibration's random mover at the bottom, which would
+-- learn nothing from losing every game to the strong rungs.
+--
 -- `anchor_rating` is for the reader: `arena leaderboard --ladder sf-1350=1350` fits the ratings
 -- (maximum likelihood, the anchor pinned to its rating). Returns the whole schedule at once.
 local M = {}
 
 -- The format options; arena refuses any other key when the script is checked. `anchor` must be
 -- set; `games_per_pair = false` takes the tournament's own.
-M.defaults = { anchor = false, anchor_rating = false, games_per_pair = false, span = 1 }
+M.defaults = {
+  anchor = false,
+  anchor_rating = false,
+  games_per_pair = false,
+  span = 1,
+  anchor_plays = "all",
+}
 
 local function pair_games(state, white, black, per_pair, round, out)
   for g = 1, per_pair do
@@ -46,11 +56,18 @@ function M.pairings(state)
     error("ladder: span must be a positive integer")
   end
 
+  local anchor_plays = options.anchor_plays or "all"
+  if anchor_plays ~= "all" and anchor_plays ~= "neighbours" then
+    error('ladder: anchor_plays must be "all" or "neighbours"')
+  end
   local rungs = {}
   local found = false
   for _, name in ipairs(state.players) do
     if name == anchor then
       found = true
+      if anchor_plays == "neighbours" then
+        table.insert(rungs, name)
+      end
     else
       table.insert(rungs, name)
     end
@@ -68,9 +85,11 @@ function M.pairings(state)
       pair_games(state, rungs[i], rungs[i + distance], per_pair, round, games)
     end
   end
-  round = round + 1
-  for _, rung in ipairs(rungs) do
-    pair_games(state, rung, anchor, per_pair, round, games)
+  if anchor_plays == "all" then
+    round = round + 1
+    for _, rung in ipairs(rungs) do
+      pair_games(state, rung, anchor, per_pair, round, games)
+    end
   end
   return games
 end

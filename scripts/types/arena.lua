@@ -115,6 +115,9 @@ arena = {}
 ---@field options? table<string, string|integer|boolean>   UCI options, set in name order
 ---@field limits? arena.EngineLimits          search limit per move
 ---@field anchor_elo? number
+---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
+---@field random_move_p? number                probability of a seeded random legal move instead of a search
+---@field seed? integer                        seed of those random moves (with the tournament seed, game, ply)
 
 ---How long an engine searches per move; UCI combines the limits given.
 ---@class arena.EngineLimits
@@ -126,6 +129,7 @@ arena = {}
 ---@field name string
 ---@field seed? integer
 ---@field anchor_elo? number
+---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
 
 ---Marks a tournament table (records its line for error messages).
 ---@param t arena.Tournament
@@ -143,6 +147,13 @@ function arena.engine(t) end
 ---@param t arena.Random
 ---@return arena.Random
 function arena.random(t) end
+
+---A built-in ladder rung by name (`"random"`, `"mix25"`, `"sf-n1024"`, ...): its settings from the
+---shipped calibration, with `anchor_elo`/`anchor_se` its calibrated Elo and standard error.
+---Without a name: the rungs' names, weakest first.
+---@param name? string
+---@return arena.Engine|arena.Random|string[]
+function arena.ladder(name) end
 
 ---@param t arena.Moa
 ---@return arena.Moa
@@ -273,8 +284,9 @@ function arena.rating.glicko.update(white, black, score, opts) end
 function arena.rating.glicko.rate(games, opts) end
 
 arena.rating.elo = {}
----LLM Chess's Elo estimate against anchors (Algorithm 1).
----@param blocks { opponent_elo: number, wins?: integer, draws?: integer, losses?: integer, color?: "white"|"black", color_shift?: number }[]
+---LLM Chess's Elo estimate against anchors (Algorithm 1). `opponent_se`, the opponent's own
+---standard error (a ladder rung's `anchor_se`), widens the interval (errors taken as correlated).
+---@param blocks { opponent_elo: number, wins?: integer, draws?: integer, losses?: integer, color?: "white"|"black", color_shift?: number, opponent_se?: number }[]
 ---@param opts? { white_advantage?: number }
 ---@return { kind: "point"|"at_least"|"at_most", elo?: number, se?: number, margin95?: number, lower95?: number, upper95?: number }
 function arena.rating.elo.estimate(blocks, opts) end

@@ -14,6 +14,7 @@
 //!   own code).
 
 mod analyze;
+mod calibrate;
 mod check;
 mod common;
 mod eval;
@@ -54,6 +55,9 @@ enum Command {
     Leaderboard(leaderboard::Args),
     /// Write one self-contained HTML report of a store: overview, games and a viewer per game.
     Report(report::Args),
+    /// Fit the engine ladder from a calibration run (tournaments/calibrate.lua) and write its
+    /// games and calibration file (data/ladder/).
+    Calibrate(calibrate::Args),
     /// Analyse stored finished games with a chess engine (resumable), then print per-player quality.
     Analyze(analyze::Args),
     /// Run (or resume) a fine-grained evaluation script, then print a table per task.
@@ -100,6 +104,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::Leaderboard(args) => leaderboard::run(args),
         Command::Report(args) => report::run(args),
         Command::Analyze(args) => analyze::run(args).await,
+        Command::Calibrate(args) => calibrate::run(args).await,
         Command::Eval(args) => eval::run(args).await,
         Command::EvalReport(args) => eval_report::run(args),
         Command::Rescore(args) => rescore::run(args).await,

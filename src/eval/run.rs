@@ -259,7 +259,7 @@ async fn run_with(
                     endpoint,
                     client: &roster.client,
                 },
-                (Participant::Engine { pool, limits }, _) => Answerer::Engine { pool, limits },
+                (Participant::Engine { pool, limits, .. }, _) => Answerer::Engine { pool, limits },
                 (Participant::Random { seed }, _) => Answerer::Random {
                     seed: seed ^ settings.settings.seed,
                 },

@@ -210,11 +210,13 @@ pub fn table(
     max_plies: u32,
     prices: &PriceTable,
 ) -> Table {
-    let anchors: HashMap<&str, f64> = players
+    // An anchor's Elo and its own standard error (a built-in ladder rung carries one).
+    let anchors: HashMap<&str, (f64, f64)> = players
         .iter()
         .filter_map(|p| {
             let s: serde_json::Value = serde_json::from_str(&p.settings_json).ok()?;
-            Some((p.name.as_str(), s["anchor_elo"].as_f64()?))
+            let se = s["anchor_se"].as_f64().unwrap_or(0.0);
+            Some((p.name.as_str(), (s["anchor_elo"].as_f64()?, se)))
         })
         .collect();
     let model_players: Vec<&PlayerRow> = players
@@ -264,9 +266,10 @@ pub fn table(
                 Color::Black => black - white,
             };
             *t.opponents.entry(opponent.clone()).or_default() += 1;
-            if let Some(&elo) = anchors.get(opponent.as_str()) {
+            if let Some(&(elo, opponent_se)) = anchors.get(opponent.as_str()) {
                 t.anchored.push(AnchorGame {
                     opponent_elo: elo,
+                    opponent_se,
                     color: match color {
                         Color::White => elo_anchor::Color::White,
                         Color::Black => elo_anchor::Color::Black,

@@ -13,6 +13,13 @@
 //! as Black with [`WHITE_ADVANTAGE`]), inside `E_k`. With one colour throughout this gives exactly
 //! their number; with mixed colours it weighs each game by the colour actually played.
 //!
+//! An opponent whose Elo is itself an estimate (a calibrated ladder rung) carries its standard error
+//! `σ_k` in [`Block::opponent_se`]. The root moves with each opponent's rating by
+//! `∂R/∂R_k = w_k / Σ w`, `w_k = N_k E_k (1 − E_k)`, and rungs share their calibration's anchor, so
+//! their errors are taken as perfectly correlated: the reported variance is
+//! `1 / I + (Σ_k w_k σ_k / Σ w)²`, an upper bound on the true one. With every `σ_k = 0` (hand-set
+//! anchors) this is LLM Chess's interval exactly.
+//!
 //! A perfect or zero score has no finite estimate (LLM Chess reports NaN). Here it yields a
 //! one-sided bound instead: the rating at which the observed sweep has probability 2.5%, the end a
 //! two-sided 95% interval would have.
@@ -80,6 +87,8 @@ pub struct Block {
     pub losses: u32,
     /// Elo the player gained from its colour in these games (0 = ignore colour).
     pub color_shift: f64,
+    /// The standard error of `opponent_elo` itself (a calibrated rung's; 0 = known exactly).
+    pub opponent_se: f64,
 }
 
 impl Block {
@@ -91,6 +100,15 @@ impl Block {
             draws,
             losses,
             color_shift: 0.0,
+            opponent_se: 0.0,
+        }
+    }
+
+    /// The same block against an opponent whose Elo has this standard error.
+    pub fn with_opponent_se(self, opponent_se: f64) -> Self {
+        Self {
+            opponent_se,
+            ..self
         }
     }
 
@@ -141,6 +159,8 @@ pub struct AnchorGame {
     pub color: Color,
     /// The rated player's score: 1, 0.5 or 0.
     pub score: f64,
+    /// The standard error of `opponent_elo` (0 when it is known exactly).
+    pub opponent_se: f64,
 }
 
 /// Groups single games into blocks per opponent Elo and colour, first appearance first.
@@ -162,8 +182,9 @@ pub fn blocks_from_games(
         {
             Some(at) => at,
             None => {
-                let block =
-                    Block::new(game.opponent_elo, 0, 0, 0).played_as(game.color, white_advantage);
+                let block = Block::new(game.opponent_elo, 0, 0, 0)
+                    .played_as(game.color, white_advantage)
+                    .with_opponent_se(game.opponent_se);
                 blocks.push((game.opponent_elo, game.color, block));
                 blocks.len() - 1
             }
@@ -253,6 +274,7 @@ pub fn estimate(blocks: &[Block]) -> Result<EloEstimate, RatingError> {
     for block in &blocks {
         error::finite("opponent_elo", block.opponent_elo)?;
         error::finite("color_shift", block.color_shift)?;
+        error::finite("opponent_se", block.opponent_se)?;
     }
     let games: f64 = blocks.iter().map(|b| f64::from(b.games())).sum();
     let points: f64 = blocks.iter().map(Block::points).sum();
@@ -293,16 +315,26 @@ pub fn estimate(blocks: &[Block]) -> Result<EloEstimate, RatingError> {
     };
     let elo = solve(f, &blocks)?;
     let q = LN_10 / 400.0;
-    let information: f64 = blocks
+    let weights: Vec<f64> = blocks
         .iter()
         .map(|b| {
             let e = b.expected(elo);
-            f64::from(b.games()) * e * (1.0 - e) * q * q
+            f64::from(b.games()) * e * (1.0 - e)
         })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let information = total * q * q;
+    // The opponents' own errors move the root by dR/dR_k = w_k / Σ w (implicit differentiation
+    // of the likelihood equation). Calibrated rungs share their anchor, so their errors are
+    // taken as perfectly correlated: (Σ_k (w_k / Σ w) σ_k)², an upper bound on that variance.
+    let anchors: f64 = blocks
+        .iter()
+        .zip(&weights)
+        .map(|(b, w)| w / total * b.opponent_se)
         .sum();
     Ok(EloEstimate::Point {
         elo,
-        se: 1.0 / information.sqrt(),
+        se: (1.0 / information + anchors * anchors).sqrt(),
     })
 }
 
@@ -376,6 +408,26 @@ mod tests {
     }
 
     #[test]
+    fn opponents_errors_widen_the_interval_as_if_correlated() {
+        let plain = [Block::new(0.0, 30, 10, 20), Block::new(200.0, 10, 10, 40)];
+        let exact = estimate(&plain).unwrap();
+        let fuzzy = estimate(&[
+            plain[0].with_opponent_se(20.0),
+            plain[1].with_opponent_se(40.0),
+        ])
+        .unwrap();
+        assert_eq!(exact.elo(), fuzzy.elo());
+        // (Σ w_k σ_k / Σ w)² lies between the independent sum and the largest error squared.
+        let extra = fuzzy.se().unwrap().powi(2) - exact.se().unwrap().powi(2);
+        assert!(
+            extra > 20.0f64.powi(2) && extra < 40.0f64.powi(2),
+            "{extra}"
+        );
+        // A non-finite error is refused.
+        assert!(estimate(&[plain[0].with_opponent_se(f64::NAN)]).is_err());
+    }
+
+    #[test]
     fn an_even_score_lands_on_the_opponent() {
         let est = estimate(&[Block::new(1200.0, 5, 10, 5)]).unwrap();
         assert!(close(est.elo().unwrap(), 1200.0, 1e-6), "{est:?}");
@@ -430,6 +482,7 @@ mod tests {
             .take(10)
             .map(|&(color, score)| AnchorGame {
                 opponent_elo: 1000.0,
+                opponent_se: 0.0,
                 color,
                 score,
             })
@@ -450,6 +503,7 @@ mod tests {
         assert!(close(unshifted, 1000.0 + 400.0 * 3f64.log10(), 1e-6));
         assert!((est - unshifted).abs() > 1.0, "{est} {unshifted}");
         let odd = [AnchorGame {
+            opponent_se: 0.0,
             opponent_elo: 1000.0,
             color: Color::White,
             score: 0.7,

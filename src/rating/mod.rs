@@ -9,6 +9,7 @@
 //! - [`elo_anchor`]: LLM Chess's Elo estimate against opponents of known Elo, and its Win/Loss metric.
 
 pub mod bradley_terry;
+pub mod calibration;
 pub mod elo_anchor;
 mod error;
 pub mod glicko;

@@ -12,7 +12,7 @@ use shakmaty::{Color, Move, Position};
 use super::{
     GameError, ReplayError,
     ask::{self, Models, Turn},
-    players::{Participant, Roster},
+    players::{Participant, RandomMoves, Roster},
     progress::Progress,
     rules::Rules,
     spec::OnRejected,
@@ -59,6 +59,7 @@ enum Side {
     Engine {
         lease: EngineLease,
         limits: SearchLimits,
+        random: Option<RandomMoves>,
     },
     Random {
         seed: u64,
@@ -170,7 +171,12 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         let fen_before = game.fen();
         let (mv, attempts) = match mover {
             Side::Random { seed } => (random_move(&game, env.seed, *seed, row.index), 1),
-            Side::Engine { lease, limits } => {
+            Side::Engine {
+                random: Some(r), ..
+            } if random_turn(&game, env.seed, r, row.index) => {
+                (random_move(&game, env.seed, r.seed, row.index), 1)
+            }
+            Side::Engine { lease, limits, .. } => {
                 let moves = game.uci_moves().to_vec();
                 let start = (!game.starts_from_initial()).then(|| game.start_fen());
                 let answer = lease.best_move(start.as_deref(), &moves, limits).await;
@@ -291,7 +297,12 @@ async fn side(
     let participant = env.roster.players.get(name).ok_or_else(unknown)?;
     Ok(match participant {
         Participant::Random { seed } => Side::Random { seed: *seed },
-        Participant::Engine { pool, limits } => Side::Engine {
+        Participant::Engine {
+            pool,
+            limits,
+            random,
+        } => Side::Engine {
+            random: *random,
             lease: pool.lease().await.map_err(|source| GameError::Engine {
                 player: name.to_string(),
                 source,
@@ -346,6 +357,23 @@ fn random_move(game: &Game, tournament_seed: u64, player_seed: u64, index: u32) 
     let i = rand::RngExt::random_range(&mut rng, 0..legal.len());
     legal.swap_remove(i).1
 }
+
+/// Whether a mixture engine plays a random move at this ply: a coin of bias `r.p` seeded like
+/// [`random_move`] but from its own stream, so the coin and the move are independent.
+fn random_turn(game: &Game, tournament_seed: u64, r: &RandomMoves, index: u32) -> bool {
+    let seed = mix(
+        mix(
+            mix(mix(tournament_seed, r.seed), u64::from(index)),
+            u64::from(game.ply()),
+        ),
+        COIN_STREAM,
+    );
+    let mut rng = StdRng::seed_from_u64(seed);
+    rand::RngExt::random_bool(&mut rng, r.p.clamp(0.0, 1.0))
+}
+
+/// Separates a mixture's coin from its move draw (any constant would do).
+const COIN_STREAM: u64 = 0xC01D_C0FF_EE00_0001;
 
 /// SplitMix64 step: spreads small inputs over the whole seed space.
 fn mix(a: u64, b: u64) -> u64 {

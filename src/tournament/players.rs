@@ -80,6 +80,8 @@ pub enum Participant {
         pool: EnginePool,
         /// Search limits per move.
         limits: SearchLimits,
+        /// A seeded share of random moves instead of searches (`random_move_p`).
+        random: Option<RandomMoves>,
     },
     /// A mixture of agents: one endpoint per proposer, and the synthesizer's.
     Moa {
@@ -93,6 +95,15 @@ pub enum Participant {
         /// The player's own seed.
         seed: u64,
     },
+}
+
+/// An engine player's seeded share of uniformly random moves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomMoves {
+    /// The probability of a random move at each ply.
+    pub p: f64,
+    /// The player's seed, mixed with the tournament seed, game and ply.
+    pub seed: u64,
 }
 
 /// All participants, by name, and the shared HTTP client.
@@ -165,7 +176,12 @@ impl Roster {
                     let lease = pool.lease().await.map_err(|err| fail(err.into()))?;
                     probe_node_limit(&lease, &limits).await.map_err(fail)?;
                     drop(lease);
-                    Participant::Engine { pool, limits }
+                    let random = e.random_move_p.map(|p| RandomMoves { p, seed: e.seed });
+                    Participant::Engine {
+                        pool,
+                        limits,
+                        random,
+                    }
                 }
                 PlayerSpec::Random(r) => Participant::Random { seed: r.seed },
             };

@@ -386,7 +386,16 @@ impl PlayerSpec {
                     ));
                 }
             }
-            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => {}
+            PlayerSpec::Engine(e) => {
+                if let Some(p) = e.random_move_p
+                    && !(0.0..=1.0).contains(&p)
+                {
+                    problems.push(format!(
+                        "{what}: `random_move_p` must be a probability between 0 and 1, not {p}"
+                    ));
+                }
+            }
+            PlayerSpec::Random(_) => {}
         }
         if let Some(elo) = self.anchor_elo()
             && !elo.is_finite()
@@ -849,6 +858,18 @@ pub struct EnginePlayerSpec {
     /// (LLM Chess: Komodo Dragon level L is `125 (L + 1)`).
     #[serde(default)]
     pub anchor_elo: Option<f64>,
+    /// The standard error of `anchor_elo` (set by `arena.ladder`, from the calibration).
+    #[serde(default)]
+    pub anchor_se: Option<f64>,
+    /// The probability (0 to 1) of playing a uniformly random legal move instead of searching:
+    /// a seeded mixture of the random mover and the engine, for ladder rungs between them. The
+    /// choice and the move are drawn from the tournament seed, `seed`, the game and the ply, so
+    /// a game replays move for move (unlike `Skill Level`, which draws from the engine's clock).
+    #[serde(default)]
+    pub random_move_p: Option<f64>,
+    /// Seed of the random moves (with `random_move_p`), mixed with the tournament seed.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 fn default_engine_command() -> String {
@@ -905,6 +926,9 @@ pub struct RandomPlayerSpec {
     /// A calibrated Elo for the random mover (LLM Chess calibrates it at about −122).
     #[serde(default)]
     pub anchor_elo: Option<f64>,
+    /// The standard error of `anchor_elo` (set by `arena.ladder`, from the calibration).
+    #[serde(default)]
+    pub anchor_se: Option<f64>,
 }
 
 /// A whole tournament: settings, players, and where each player was defined.

@@ -105,3 +105,134 @@ return arena.tournament {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("nobody"), "{}", stderr(&out));
 }
+
+/// Every game's moves, in game order.
+fn moves_of(dir: &TestDir, name: &str) -> Vec<Vec<String>> {
+    let store = open_store(&dir.db());
+    let t = store.find_tournament(name).unwrap().unwrap();
+    let mut games = store.games(t.id).unwrap();
+    games.sort_by_key(|g| g.index);
+    games
+        .iter()
+        .map(|g| {
+            store
+                .plies(g.id)
+                .unwrap()
+                .into_iter()
+                .map(|p| p.uci)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn ladder_rungs_replay_move_for_move_from_the_seed() {
+    if !stockfish("ladder_rungs_replay_move_for_move_from_the_seed") {
+        return;
+    }
+    let script = |seed: u32| {
+        format!(
+            r#"local opts = {{ Threads = 1, Hash = 16 }}
+return arena.tournament {{
+  name = "rungs", format = "round_robin", games_per_pair = 4, max_plies = 80, seed = {seed},
+  concurrency = 2,
+  players = {{
+    arena.engine {{ name = "mix30", options = opts, limits = {{ nodes = 1 }}, random_move_p = 0.3 }},
+    arena.engine {{ name = "sf-n256", options = opts, limits = {{ nodes = 256 }} }},
+  }},
+}}"#
+        )
+    };
+    let play = |seed: u32| {
+        let dir = TestDir::new();
+        dir.write("t.lua", &script(seed));
+        let out = dir.run("t.lua");
+        assert!(out.status.success(), "{}", stderr(&out));
+        moves_of(&dir, "rungs")
+    };
+    let first = play(5);
+    assert_eq!(first.len(), 4);
+    assert!(first.iter().all(|g| !g.is_empty()));
+    assert_eq!(first, play(5), "the same seed replays every game");
+    let other = play(6);
+    // Stockfish alone is deterministic whatever the seed: only the mixture's coin and moves
+    // can make these games differ.
+    assert_ne!(first, other, "another seed gives other random moves");
+}
+
+#[test]
+fn a_mixture_probability_outside_0_to_1_is_refused() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "bad", players = {
+    arena.engine { name = "m", random_move_p = 1.5 },
+    arena.random { name = "r" },
+  },
+}"#,
+    );
+    let out = dir
+        .arena()
+        .args(["check", "t.lua"])
+        .output()
+        .expect("arena runs");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("random_move_p"), "{}", stderr(&out));
+}
+
+#[test]
+fn an_anchor_playing_neighbours_is_an_ordinary_rung() {
+    if !stockfish("an_anchor_playing_neighbours_is_an_ordinary_rung") {
+        return;
+    }
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"local opts = { Threads = 1, Hash = 16 }
+return arena.tournament {
+  name = "lad", format = "ladder", max_plies = 40, seed = 3,
+  format_options = { anchor = "rnd", anchor_plays = "neighbours", games_per_pair = 2 },
+  players = {
+    arena.random { name = "rnd" },
+    arena.engine { name = "mix", options = opts, limits = { nodes = 1 }, random_move_p = 0.5 },
+    arena.engine { name = "sf", options = opts, limits = { nodes = 1 } },
+  },
+}"#,
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("lad").unwrap().unwrap();
+    let pairs: BTreeSet<(String, String)> = store
+        .games(t.id)
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let mut p = [g.white.clone(), g.black.clone()];
+            p.sort();
+            (p[0].clone(), p[1].clone())
+        })
+        .collect();
+    let want: BTreeSet<(String, String)> = [("mix", "rnd"), ("mix", "sf")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(pairs, want, "the anchor meets only its neighbour");
+
+    dir.write(
+        "bad.lua",
+        r#"return arena.tournament {
+  name = "bad", format = "ladder",
+  format_options = { anchor = "a", anchor_plays = "some" },
+  players = { arena.random { name = "a" }, arena.random { name = "b" } },
+}"#,
+    );
+    let out = dir
+        .arena()
+        .args(["run", "bad.lua", "--db", "bad.db", "--no-watch"])
+        .output()
+        .expect("arena runs");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("anchor_plays"), "{}", stderr(&out));
+}

@@ -152,6 +152,43 @@ fn the_metrics_of_a_hand_made_record() {
 }
 
 #[test]
+fn a_calibrated_anchors_own_error_widens_the_elo_interval() {
+    let games = vec![
+        game(
+            1,
+            "m",
+            "sf",
+            GameResult::WhiteWins,
+            Termination::Checkmate,
+            40,
+        ),
+        game(
+            2,
+            "sf",
+            "m",
+            GameResult::WhiteWins,
+            Termination::Checkmate,
+            40,
+        ),
+        game(3, "m", "sf", GameResult::Draw, Termination::MoveLimit, 200),
+    ];
+    let margin = |sf_settings: &str| {
+        let players = vec![
+            player("m", "llm", r#"{"mode":"agentic"}"#),
+            player("sf", "engine", sf_settings),
+        ];
+        let t = table(&players, &games, &[], 200, &PriceTable::built_in());
+        (num(cell(&t, 0, "Elo")), num(cell(&t, 0, "Elo ±95%")))
+    };
+    let (elo, exact) = margin(r#"{"anchor_elo":250.0}"#);
+    let (same, wide) = margin(r#"{"anchor_elo":250.0,"anchor_se":40.0}"#);
+    assert_eq!(elo, same);
+    // One opponent: the errors add in quadrature.
+    let want = (exact * exact + (1.96f64 * 40.0).powi(2)).sqrt();
+    assert!((wide - want).abs() < 1e-9, "{wide} vs {want}");
+}
+
+#[test]
 fn colour_is_corrected_per_game() {
     let record = |white_is_model: bool| {
         let games: Vec<FinishedGame> = (0..4)

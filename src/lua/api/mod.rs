@@ -7,6 +7,7 @@ use mlua::{Lua, Table};
 
 mod board;
 mod eval;
+mod ladder;
 mod log;
 mod rating;
 mod spec;
@@ -26,6 +27,7 @@ pub fn register(lua: &Lua) -> mlua::Result<Table> {
     board::register(lua, &arena)?;
     eval::register(lua, &arena)?;
     rating::register(lua, &arena)?;
+    ladder::register(lua, &arena)?;
     lua.globals().set("arena", arena.clone())?;
     Ok(arena)
 }

@@ -269,6 +269,7 @@ fn block_list(blocks: &Table, white_advantage: f64) -> mlua::Result<Vec<Block>> 
                 "losses",
                 "color",
                 "color_shift",
+                "opponent_se",
             ],
         )?;
         let opponent_elo = required(block.get("opponent_elo")?, &what, "opponent_elo")?;
@@ -298,6 +299,10 @@ fn block_list(blocks: &Table, white_advantage: f64) -> mlua::Result<Vec<Block>> 
             (None, Some(shift)) => parsed.with_color_shift(shift),
             (None, None) => parsed,
         };
+        // A calibrated opponent (`arena.ladder(...)`'s `anchor_se`): its error widens the interval.
+        if let Some(se) = block.get::<Option<f64>>("opponent_se")? {
+            parsed = parsed.with_opponent_se(se);
+        }
         list.push(parsed);
     }
     Ok(list)
@@ -428,6 +433,13 @@ mod tests {
                 { { opponent_elo = 1000, wins = 3, losses = 1, color = "black" } },
                 { white_advantage = 0 })
             assert(math.abs(shifted.elo - (1000 + 400 * math.log(3, 10))) < 1e-6)
+
+            -- One opponent: its own error adds in quadrature to the games' error.
+            local exact = arena.rating.elo.estimate({ { opponent_elo = 1000, wins = 3, losses = 1 } })
+            local fuzzy = arena.rating.elo.estimate(
+                { { opponent_elo = 1000, wins = 3, losses = 1, opponent_se = 30 } })
+            assert(fuzzy.elo == exact.elo)
+            assert(math.abs(fuzzy.se - math.sqrt(exact.se ^ 2 + 900)) < 1e-9)
 
             local sweep = arena.rating.elo.estimate({ { opponent_elo = 1000, wins = 10 } })
             assert(sweep.kind == "at_least" and sweep.elo == nil and sweep.upper95 == nil)

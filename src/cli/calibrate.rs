@@ -1,0 +1,157 @@
+//! `arena calibrate`: fits the engine ladder from a stored calibration tournament
+//! (`tournaments/calibrate.lua`) and writes what arena ships: the games as PGN and
+//! `calibration.json` (rung settings, Elo, standard error, games, engine version, date).
+//!
+//! The fit reads the games back from the PGN it has just written, so the shipped file follows
+//! from the shipped games alone (a unit test redoes it).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use arena::{
+    engine::{self, EngineHandle, EngineSpec},
+    export, leaderboard,
+    rating::{
+        Z95,
+        calibration::{self, AnchorSource, Calibration},
+    },
+};
+
+use super::common::{open_existing, select, write_stdout};
+
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The SQLite store of the calibration run.
+    #[arg(long)]
+    db: PathBuf,
+    /// The calibration tournament.
+    #[arg(long, default_value = "calibrate")]
+    tournament: String,
+    /// The rung held at a known rating, as `NAME=ELO` (default: LLM Chess's random mover).
+    #[arg(long, value_name = "NAME=ELO", default_value = "random=-122.27")]
+    anchor: leaderboard::ladder::Anchor,
+    /// The anchor's own standard error on its scale (LLM Chess: ±23.03 at 95 %, so 11.75).
+    #[arg(long, default_value_t = 11.75)]
+    anchor_se: f64,
+    /// Where the anchor's rating comes from, for the file's reader.
+    #[arg(
+        long,
+        default_value = "LLM Chess (Saplin): the random mover against Komodo Dragon levels 1-4, \
+                         1000 games each, Algorithm 1; -122.27 +/- 23.03 (95 %)"
+    )]
+    anchor_source: String,
+    /// Drawn games added to every pair that met (keeps a sweep finite).
+    #[arg(long, default_value_t = 1.0)]
+    virtual_draws: f64,
+    /// The machine and duration of the run, for the file's reader.
+    #[arg(long, default_value = "")]
+    played_on: String,
+    /// The engine binary whose `id name` is recorded.
+    #[arg(long, default_value = "stockfish")]
+    engine: String,
+    /// The folder written to (`calibrate.pgn` and `calibration.json`).
+    #[arg(long, default_value = "data/ladder")]
+    out: PathBuf,
+}
+
+pub(super) async fn run(args: Args) -> Result<u8> {
+    let store = open_existing(&args.db)?;
+    let tournaments = select(&store, Some(&args.tournament))?;
+    let t = &tournaments[0];
+    let rows = store.games(t.id)?;
+    if rows
+        .iter()
+        .any(|g| g.status != arena::store::GameStatus::Finished)
+    {
+        bail!(
+            "tournament `{}` has unfinished games: finish the run first (arena run resumes it)",
+            t.name
+        );
+    }
+    let pgn = export::pgn(&store, &tournaments)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    let games_file = "calibrate.pgn";
+    let pgn_path = args.out.join(games_file);
+    std::fs::write(&pgn_path, &pgn)
+        .with_context(|| format!("cannot write `{}`", pgn_path.display()))?;
+    let games = calibration::games_from_pgn(&pgn).context("reading back the exported PGN")?;
+
+    let mut players = Vec::new();
+    for p in store.players(t.id)? {
+        let settings: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&p.settings_json)
+                .with_context(|| format!("settings of player `{}`", p.name))?;
+        players.push((p.name, settings));
+    }
+    let anchor = AnchorSource {
+        player: args.anchor.name.clone(),
+        elo: args.anchor.rating,
+        se: args.anchor_se,
+        source: args.anchor_source,
+    };
+    let config = arena::rating::ladder::LadderConfig {
+        anchor: anchor.player.clone(),
+        anchor_rating: anchor.elo,
+        virtual_draws: args.virtual_draws,
+    };
+    let rungs = calibration::fit_rungs(&players, &games, &config)?;
+    let date = rows
+        .iter()
+        .filter_map(|g| g.finished_at.as_deref())
+        .max()
+        .map(|d| d.chars().take(10).collect())
+        .unwrap_or_default();
+    let calibration = Calibration {
+        engine: engine_id(&args.engine).await?,
+        date,
+        played_on: args.played_on,
+        anchor,
+        virtual_draws: args.virtual_draws,
+        games_file: games_file.into(),
+        games: u32::try_from(games.len()).unwrap_or(u32::MAX),
+        rungs,
+    };
+    let json_path = args.out.join("calibration.json");
+    let mut json = serde_json::to_string_pretty(&calibration)?;
+    json.push('\n');
+    std::fs::write(&json_path, json)
+        .with_context(|| format!("cannot write `{}`", json_path.display()))?;
+
+    let mut text = format!(
+        "{} games, {} pinned at {}; wrote {} and {}\n{:<10} {:>9} {:>8} {:>6} {:>7}\n",
+        calibration.games,
+        calibration.anchor.player,
+        calibration.anchor.elo,
+        pgn_path.display(),
+        json_path.display(),
+        "rung",
+        "Elo",
+        "±95%",
+        "games",
+        "score"
+    );
+    for r in &calibration.rungs {
+        text.push_str(&format!(
+            "{:<10} {:>9.1} {:>8.1} {:>6} {:>6.1}%\n",
+            r.name,
+            r.elo,
+            Z95 * r.se,
+            r.games,
+            100.0 * r.score / f64::from(r.games.max(1))
+        ));
+    }
+    write_stdout(&text)?;
+    Ok(0)
+}
+
+/// What the engine binary calls itself.
+async fn engine_id(command: &str) -> Result<String> {
+    let path = engine::locate(command)?;
+    let handle = EngineHandle::spawn(EngineSpec::new("calibrate", path.display().to_string()))
+        .await
+        .with_context(|| format!("starting `{command}` for its version"))?;
+    let id = handle.id_name().unwrap_or(command).to_string();
+    handle.shutdown().await;
+    Ok(id)
+}
