@@ -4,7 +4,12 @@
 //! optionally `defaults`, the options it understands. Rust owns the dialog, the attempt count and the
 //! board; the hooks only turn snapshots into text and text into decisions.
 
-use mlua::{Function, Lua, LuaSerdeExt, Value, serde::ser::Options as SerOptions};
+use std::{
+    collections::HashMap,
+    sync::{Mutex, PoisonError},
+};
+
+use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerOptions};
 
 use super::{ScriptError, generation::Generation, hooks::HookModule, state};
 use crate::{
@@ -31,6 +36,36 @@ pub struct ModeScript {
     max_attempts: u32,
     max_turns: Option<u32>,
     exhausted: Termination,
+    /// Lua strings of the moves already handed to the hooks (UCI and SAN), reused for the lists
+    /// of every later `ctx`: converting the legal moves and the whole history afresh on each hook
+    /// call was two thirds of arena's CPU per ply (callgrind), nearly all of it in creating the
+    /// same strings again. The tables themselves are new on every call, so a hook that changes
+    /// its `ctx` changes nothing the next call sees.
+    moves: Mutex<HashMap<String, mlua::LuaString>>,
+}
+
+/// Distinct move strings kept in [`ModeScript::moves`] before it is cleared (a game meets a few
+/// hundred).
+const MOVE_CACHE_LIMIT: usize = 4096;
+
+/// The fields of a [`TurnContext`] other than its move lists, which are added from the cache.
+#[derive(serde::Serialize)]
+struct ContextFields<'a> {
+    fen: &'a str,
+    start_fen: &'a str,
+    side: &'static str,
+    ply: u32,
+    move_number: u32,
+    last_move: &'a Option<String>,
+    attempt: u32,
+    max_attempts: u32,
+    player: &'a str,
+    opponent: &'a str,
+    game: u32,
+    options: &'a serde_json::Map<String, serde_json::Value>,
+    dialog: &'a [ChatMessage],
+    previous_dialog: &'a [ChatMessage],
+    reasoning: &'a Option<String>,
 }
 
 impl std::fmt::Debug for ModeScript {
@@ -85,6 +120,7 @@ impl ModeScript {
             max_attempts,
             max_turns,
             exhausted,
+            moves: Mutex::new(HashMap::new()),
         })
     }
 
@@ -107,11 +143,75 @@ impl ModeScript {
         Ok(())
     }
 
-    fn ctx_value(&self, ctx: &TurnContext) -> Result<Value, ScriptError> {
+    /// `ctx` as the Lua table the hooks get: what serde would make of the whole [`TurnContext`],
+    /// its four move lists built from cached strings.
+    pub(super) fn ctx_value(&self, ctx: &TurnContext) -> Result<Value, ScriptError> {
         let options = SerOptions::new()
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
-        Ok(self.lua.to_value_with(ctx, options)?)
+        let fields = ContextFields {
+            fen: &ctx.fen,
+            start_fen: &ctx.start_fen,
+            side: ctx.side,
+            ply: ctx.ply,
+            move_number: ctx.move_number,
+            last_move: &ctx.last_move,
+            attempt: ctx.attempt,
+            max_attempts: ctx.max_attempts,
+            player: &ctx.player,
+            opponent: &ctx.opponent,
+            game: ctx.game,
+            options: &ctx.options,
+            dialog: &ctx.dialog,
+            previous_dialog: &ctx.previous_dialog,
+            reasoning: &ctx.reasoning,
+        };
+        let value = self.lua.to_value_with(&fields, options)?;
+        let Value::Table(table) = &value else {
+            unreachable!("a struct serialises to a table");
+        };
+        let mut cache = self.moves.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.len() > MOVE_CACHE_LIMIT {
+            cache.clear();
+        }
+        for (name, list) in [
+            ("legal_uci", &ctx.legal_uci),
+            ("legal_san", &ctx.legal_san),
+            ("history_uci", &ctx.history_uci),
+            ("history_san", &ctx.history_san),
+        ] {
+            table.raw_set(name, self.move_list(&mut cache, list)?)?;
+        }
+        Ok(value)
+    }
+
+    /// The mode's Lua state, for tests that look at the values it gets.
+    #[cfg(test)]
+    pub(super) fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// A fresh sequence of `moves`, marked as an array as serde marks sequences.
+    fn move_list(
+        &self,
+        cache: &mut HashMap<String, mlua::LuaString>,
+        moves: &[String],
+    ) -> mlua::Result<Table> {
+        let mut strings = Vec::with_capacity(moves.len());
+        for m in moves {
+            let s = match cache.get(m) {
+                Some(s) => s.clone(),
+                None => {
+                    let s = self.lua.create_string(m)?;
+                    cache.insert(m.clone(), s.clone());
+                    s
+                }
+            };
+            strings.push(s);
+        }
+        let list = self.lua.create_sequence_from(strings)?;
+        list.set_metatable(Some(self.lua.array_metatable()))?;
+        Ok(list)
     }
 }
 

@@ -167,6 +167,38 @@ mod modes {
         (script, ctx)
     }
 
+    /// The hooks' `ctx` is built by hand (move lists from cached strings) for speed: it must be
+    /// exactly what serde makes of the whole context, on the first call and on later ones, and a
+    /// hook changing its table must change nothing the next call gets.
+    #[test]
+    fn the_ctx_table_is_what_serde_makes_of_the_context() {
+        use mlua::{LuaSerdeExt, Value, serde::ser::Options};
+        let (m, mut ctx) = mode("blitz", "history = 4");
+        let lua = m.lua();
+        let as_json = |v: Value| lua.from_value::<serde_json::Value>(v).unwrap();
+        let options = Options::new()
+            .serialize_none_to_null(false)
+            .serialize_unit_to_null(false);
+        let by_serde = |ctx: &TurnContext| as_json(lua.to_value_with(ctx, options).unwrap());
+        // The empty history and dialog must stay arrays, as serde marks them.
+        let first = m.ctx_value(&ctx).unwrap();
+        assert_eq!(as_json(first.clone()), by_serde(&ctx));
+        let Value::Table(t) = first else {
+            panic!("not a table")
+        };
+        let legal: mlua::Table = t.get("legal_uci").unwrap();
+        legal.raw_set(1, "changed").unwrap();
+        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()];
+        ctx.history_san = vec!["e4".into(), "e5".into()];
+        ctx.last_move = Some("e7e5".into());
+        ctx.reasoning = Some("thought".into());
+        ctx.dialog = vec![crate::llm::ChatMessage::new("user", "hi")];
+        ctx.ply = 2;
+        for _ in 0..2 {
+            assert_eq!(as_json(m.ctx_value(&ctx).unwrap()), by_serde(&ctx));
+        }
+    }
+
     #[test]
     fn bullet_rejects_any_word_besides_the_move_and_starts_over() {
         let (m, ctx) = mode("bullet", "");
