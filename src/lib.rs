@@ -21,5 +21,6 @@ pub mod rating;
 pub mod report;
 pub mod script;
 pub mod store;
+pub mod table;
 pub mod test_parts;
 pub mod tournament;

@@ -5,7 +5,8 @@
 //! whose part is missing must not pass silently: with `ARENA_REQUIRE_ALL=1` (which `.ci/run`
 //! sets) it fails with a message that names the part; otherwise it prints that it skips and
 //! returns early, so a developer without the parts can still run the rest. Every test that needs
-//! a part asks through these functions, unit and integration tests alike.
+//! a part asks through these functions (engines through `engine::locate::for_test`, which reports
+//! through [`missing`]), unit and integration tests alike.
 
 use std::{
     path::PathBuf,
@@ -77,27 +78,6 @@ pub fn local_llm(test: &str) -> Option<String> {
             None
         }
     }
-}
-
-/// The UCI engine `command` (`stockfish`, `toga2`, ...) as found on this machine, or `None`
-/// after [`missing`].
-pub fn engine(test: &str, command: &str) -> Option<PathBuf> {
-    match crate::engine::locate(command) {
-        Ok(path) => Some(path),
-        Err(_) => {
-            missing(
-                test,
-                &format!("the engine `{command}`"),
-                &format!("apt-get install {command}; scripts/prerequisites.sh --tests does"),
-            );
-            None
-        }
-    }
-}
-
-/// Stockfish, or `None` after [`missing`].
-pub fn stockfish(test: &str) -> Option<PathBuf> {
-    engine(test, "stockfish")
 }
 
 /// Whether python3 with python-chess runs, or `false` after [`missing`].

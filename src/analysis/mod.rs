@@ -94,8 +94,8 @@ pub enum AnalysisError {
 pub fn summary_table(
     rows: &[PlayerAnalysisRow],
     legal_move_rates: &BTreeMap<String, f64>,
-) -> crate::report::Table {
-    use crate::report::{Cell, Table};
+) -> crate::table::Table {
+    use crate::table::{Cell, Table};
     let mut table = Table::new(
         "engine analysis",
         &[
@@ -180,10 +180,10 @@ mod tests {
         let table = summary_table(&[row, llm], &legal);
         assert_eq!(
             table.rows[0][3],
-            crate::report::Cell::Empty,
+            crate::table::Cell::Empty,
             "sf makes no attempts"
         );
-        assert_eq!(table.rows[1][3], crate::report::Cell::Num(80.0, 1));
+        assert_eq!(table.rows[1][3], crate::table::Cell::Num(80.0, 1));
         let text = table.to_text();
         let lines: Vec<&str> = text.lines().collect();
         let cells: Vec<&str> = lines[3].split_whitespace().collect();

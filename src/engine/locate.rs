@@ -67,6 +67,22 @@ fn is_executable(path: &Path) -> bool {
     path.is_file()
 }
 
+/// For tests: the engine `command` as [`locate`] finds it, or `None` after
+/// [`crate::test_parts::missing`] (a printed skip, or a failure under `ARENA_REQUIRE_ALL=1`).
+pub fn for_test(test: &str, command: &str) -> Option<PathBuf> {
+    match locate(command) {
+        Ok(path) => Some(path),
+        Err(_) => {
+            crate::test_parts::missing(
+                test,
+                &format!("the engine `{command}`"),
+                &format!("apt-get install {command}; scripts/prerequisites.sh --tests does"),
+            );
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@
 //! # Ok(()) }
 //! ```
 
-mod locate;
+pub mod locate;
 mod pool;
 mod process;
 pub mod uci;

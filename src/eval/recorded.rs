@@ -11,7 +11,7 @@ use super::{
     basic::{self, BasicMetrics, ReplyParse, Scoring},
     datasets::{BasicItem, SquareKind, fen_from_prompt, parse_json_lenient},
 };
-use crate::report::{Cell, Table};
+use crate::table::{Cell, Table};
 
 /// Scores a basic-understanding prediction file. `total` is the number of questions the run
 /// asked: ChessArena wrote no line for a reply without JSON, so the missing lines are scored as

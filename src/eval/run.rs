@@ -27,9 +27,9 @@ use super::{
 };
 use crate::{
     llm::ChatMessage,
-    report::Table,
     script::{CheckErrors, ScriptError},
     store::{EvalResultRow, EvalRunRow, Store, StoreError},
+    table::Table,
     tournament::{
         players::{Participant, Roster, SetupError},
         spec::{PlayerSpec, TournamentSettings, TournamentSpec},

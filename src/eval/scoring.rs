@@ -17,8 +17,8 @@ use super::{
     spec::TaskKind,
 };
 use crate::{
-    report::{Cell, Table},
     store::EvalResultRow,
+    table::{Cell, Table},
 };
 
 /// How a puzzle ended.

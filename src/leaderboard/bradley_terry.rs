@@ -10,8 +10,8 @@ use crate::{
         Z95,
         bradley_terry::{self, Bootstrap, BootstrapConfig, Config, Fit, Game},
     },
-    report::{Cell, Table},
     store::{GameRow, GameStatus},
+    table::{Cell, Table},
 };
 
 /// How to fit and resample.

@@ -10,8 +10,8 @@ use crate::{
         RatingError,
         ladder::{self, Game, LadderConfig},
     },
-    report::{Cell, Table},
     store::{GameRow, GameStatus},
+    table::{Cell, Table},
 };
 
 /// The anchor of a ladder as the command line gives it: `NAME=RATING`.

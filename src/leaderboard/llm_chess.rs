@@ -31,8 +31,8 @@ use crate::{
     board::{Game, GameResult, Termination},
     llm::{PriceTable, Usage},
     rating::elo_anchor::{self, AnchorGame, EloEstimate, WHITE_ADVANTAGE},
-    report::{Cell, Table},
     store::{CallSummary, GameRow, GameStatus, PlayerRow, Store, StoreError, TournamentRow},
+    table::{Cell, Table},
 };
 
 /// What a cell shows for a number that cannot be known (a reply reported no token usage).
@@ -47,8 +47,8 @@ const WRONG_ACTIONS: &[&str] = &[
 ];
 /// Outcomes counted as wrong moves.
 const WRONG_MOVES: &[&str] = &["wrong_move", "illegal", "ambiguous"];
-/// The outcome of a mixture proposer's call (see `tournament::ask`).
-const PROPOSAL: &str = crate::tournament::ask::PROPOSAL_OUTCOME;
+/// The outcome of a mixture proposer's call.
+const PROPOSAL: &str = crate::store::PROPOSAL_OUTCOME;
 
 /// One finished game as the table needs it.
 #[derive(Debug, Clone, PartialEq)]

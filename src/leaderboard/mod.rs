@@ -14,8 +14,8 @@ use crate::{
     analysis,
     board::{GameResult, Termination},
     rating::glicko::{self, Compat, GlickoConfig},
-    report::{Cell, Table},
     store::{GameRow, GameStatus, PlayerRow, StandingRow, Store, StoreError, TournamentRow},
+    table::{Cell, Table},
 };
 
 /// What to show.
@@ -104,13 +104,7 @@ pub fn analysis_table(store: &Store, tournament: i64) -> Result<Option<Table>, S
 /// attempt (the complement of the parse-error, illegal-move and forbidden-reasoning rates).
 pub fn legal_move_rates(rows: &[StandingRow]) -> BTreeMap<String, f64> {
     rows.iter()
-        .filter(|r| r.llm_calls > 0)
-        .map(|r| {
-            (
-                r.player.clone(),
-                r.accepted_moves as f64 / r.llm_calls as f64,
-            )
-        })
+        .filter_map(|r| Some((r.player.clone(), r.legal_move_rate()?)))
         .collect()
 }
 

@@ -1,8 +1,7 @@
-//! What arena shows of a store: tables as text, CSV or JSON ([`tables`], re-exported here as
-//! `report::{Table, Cell, Format, render}`, the paths every command uses) and the self-contained
-//! HTML report with its game viewer ([`html`]).
+//! The self-contained HTML report with its game viewer ([`html`]). The plain tables (text, CSV,
+//! JSON) live in [`crate::table`], a leaf that the domain modules use; they are re-exported here
+//! (`report::{Table, Cell, Format, render}`) for the commands that print them beside the report.
 
 pub mod html;
-pub mod tables;
 
-pub use self::tables::{Cell, Format, Table, render};
+pub use crate::table::{Cell, Format, Table, render};

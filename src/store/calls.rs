@@ -4,6 +4,10 @@ use rusqlite::{Row, params};
 
 use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
 
+/// The outcome stored on a mixture proposer's row: its reply went to the synthesizer, not to the
+/// play mode (so it is neither a move nor a protocol failure).
+pub const PROPOSAL_OUTCOME: &str = "proposal";
+
 /// One request to a language model and what came back, as the caller hands it over (API keys
 /// already stripped from the request).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -52,7 +52,7 @@ pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
-        LlmCallRow,
+        LlmCallRow, PROPOSAL_OUTCOME,
     },
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     export::{

@@ -66,6 +66,13 @@ pub struct StandingRow {
 }
 
 impl StandingRow {
+    /// ChessArena's legal-move rate of a player that answers through LLM calls: accepted moves
+    /// per attempt (the complement of the parse-error, illegal-move and forbidden-reasoning
+    /// rates); `None` for players that make no calls.
+    pub fn legal_move_rate(&self) -> Option<f64> {
+        (self.llm_calls > 0).then(|| self.accepted_moves as f64 / self.llm_calls as f64)
+    }
+
     /// The score as a percentage of the games played (0 without games).
     pub fn score_percent(&self) -> f64 {
         if self.games == 0 {

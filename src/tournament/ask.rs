@@ -24,8 +24,7 @@ use crate::{
     store::LlmCallRow,
 };
 
-/// The outcome stored on a proposer's row: its reply went to the synthesizer, not to the mode.
-pub const PROPOSAL_OUTCOME: &str = "proposal";
+pub use crate::store::PROPOSAL_OUTCOME;
 
 /// What the synthesizer is told it does (our own words).
 const SYNTHESIZER_SYSTEM: &str = "Several assistants were given the same conversation and each \

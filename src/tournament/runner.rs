@@ -23,10 +23,7 @@ use super::{
     rules::{Rules, ScriptHost},
     schedule::{self, FormatAnalysis, FormatError, FormatGame, FormatState},
 };
-use crate::{
-    leaderboard,
-    store::{GameRow, GameStatus, PlayerRecord, Store},
-};
+use crate::store::{GameRow, GameStatus, PlayerRecord, Store};
 
 /// Games played at once when neither the script nor the command line says.
 const DEFAULT_CONCURRENCY: usize = 2;
@@ -292,12 +289,16 @@ pub async fn run(
 fn format_analysis(store: &Store, tournament: i64) -> Option<BTreeMap<String, FormatAnalysis>> {
     let read = || -> Result<_, crate::store::StoreError> {
         let rows = store.analysis_summary(tournament)?;
-        let legal = leaderboard::legal_move_rates(&store.standings(tournament)?);
+        let standings = store.standings(tournament)?;
         Ok(rows
             .iter()
             .filter(|r| r.plies > 0)
             .map(|r| {
-                let state = FormatAnalysis::from_row(r, legal.get(&r.player).copied());
+                let legal = standings
+                    .iter()
+                    .find(|s| s.player == r.player)
+                    .and_then(|s| s.legal_move_rate());
+                let state = FormatAnalysis::from_row(r, legal);
                 (r.player.clone(), state)
             })
             .collect::<BTreeMap<_, _>>())

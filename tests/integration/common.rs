@@ -66,7 +66,7 @@ pub fn local_llm(test: &str) -> Option<String> {
 
 /// Whether Stockfish can be found (with a note when it cannot).
 pub fn stockfish(test: &str) -> bool {
-    arena::test_parts::stockfish(test).is_some()
+    arena::engine::locate::for_test(test, "stockfish").is_some()
 }
 
 /// An LLM player entry for the local model.

@@ -10,7 +10,7 @@ use crate::common::{TestDir, open_store, stderr};
 /// Plays `engine` (a Lua `arena.engine{}` body without the name) against the random mover and
 /// checks the games, or skips when `command` is not installed.
 fn plays_against_random(test: &str, command: &str, engine: &str) {
-    if arena::test_parts::engine(test, command).is_none() {
+    if arena::engine::locate::for_test(test, command).is_none() {
         return;
     }
     let dir = TestDir::new();
@@ -104,7 +104,7 @@ fn gnuchess_plays() {
 #[test]
 fn an_engine_that_ignores_nodes_is_refused_before_any_game() {
     let test = "an_engine_that_ignores_nodes_is_refused_before_any_game";
-    if arena::test_parts::engine(test, "toga2").is_none() {
+    if arena::engine::locate::for_test(test, "toga2").is_none() {
         return;
     }
     let dir = TestDir::new();

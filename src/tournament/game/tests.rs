@@ -663,7 +663,7 @@ async fn a_prompt_over_the_context_ends_the_game_void_with_its_own_termination()
         ratings
             .rows
             .iter()
-            .all(|r| r.last() == Some(&crate::report::Cell::Int(0))),
+            .all(|r| r.last() == Some(&crate::table::Cell::Int(0))),
         "a void game is in no rating: {:?}",
         ratings.rows
     );

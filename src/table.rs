@@ -1,5 +1,5 @@
 //! Tables for people and programs: one [`Table`] type rendered as aligned text, CSV or JSON (the
-//! HTML report renders the same tables as HTML, see `super::html`).
+//! HTML report renders the same tables as HTML, see `crate::report::html`).
 
 use std::fmt::Write as _;
 
