@@ -26,34 +26,9 @@ CALLGRIND=${CALLGRIND:-auto}
 SCRIPT=benches/ply_cpu.lua
 SCRIPT_URL=http://127.0.0.1:8799/v1 # the base_url written in $SCRIPT, replaced by the server's
 
-die() {
-  echo "ply_cpu: $*" >&2
-  exit 1
-}
-[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (Debian package \`time\`)"
-if command -v python3 >/dev/null && python3 -c 'import sqlite3' 2>/dev/null; then
-  query() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$1" "$2"; }
-elif command -v sqlite3 >/dev/null; then
-  query() { sqlite3 "$1" "$2"; }
-else
-  die "counting plies needs python3 (with sqlite3) or the sqlite3 command"
-fi
-
-# The example first: building it unifies dev-dependency features into the library, so the arena
-# binary is built after it, on its own, exactly as `cargo build --release` ships it (both builds are
-# cached, so the second is a relink at most).
-cargo build --release --quiet --example fake_openai
-cargo build --release --quiet --bins
-ARENA=target/release/arena
-FAKE=target/release/examples/fake_openai
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ply_cpu.XXXXXX")
-SERVER_PID=
-cleanup() {
-  if [[ -n $SERVER_PID ]]; then kill "$SERVER_PID" 2>/dev/null || true; fi
-  if [[ ${KEEP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
+BENCH=ply_cpu
+# shellcheck source=benches/common.sh
+source benches/common.sh
 
 TICK_MS=$((1000 / $(getconf CLK_TCK)))
 

@@ -28,32 +28,9 @@ LATENCY_MS=${LATENCY_MS:-200}
 PLIES=${PLIES:-40}
 SEED=${SEED:-1}
 
-die() {
-  echo "ply_sweep: $*" >&2
-  exit 1
-}
-[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (Debian package \`time\`)"
-if command -v python3 >/dev/null && python3 -c 'import sqlite3' 2>/dev/null; then
-  query() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$1" "$2"; }
-elif command -v sqlite3 >/dev/null; then
-  query() { sqlite3 "$1" "$2"; }
-else
-  die "reading the store needs python3 (with sqlite3) or the sqlite3 command"
-fi
-
-# As in ply_cpu.sh: the example first, then the binary exactly as `cargo build --release` ships it.
-cargo build --release --quiet --example fake_openai
-cargo build --release --quiet --bins
-ARENA=target/release/arena
-FAKE=target/release/examples/fake_openai
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ply_sweep.XXXXXX")
-SERVER_PID=
-cleanup() {
-  if [[ -n $SERVER_PID ]]; then kill "$SERVER_PID" 2>/dev/null || true; fi
-  if [[ ${KEEP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
+BENCH=ply_sweep
+# shellcheck source=benches/common.sh
+source benches/common.sh
 
 # A fresh fake server; sets URL.
 start_server() {
