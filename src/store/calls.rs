@@ -173,6 +173,16 @@ pub struct CallOutcome {
     pub reasoning: Option<String>,
 }
 
+/// The columns [`call_row`] reads, in its order, from `llm_calls` aliased `c`: the one list every
+/// query of whole call rows selects.
+pub(super) const CALL_COLUMNS: &str = "c.id, c.game_id, c.ply, c.seq, c.player, c.model,
+    c.endpoint, c.request_json, c.reply_text, c.reasoning, c.raw_body, c.finish_reason,
+    c.http_status, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.transport_retries,
+    c.error, c.outcome, c.outcome_detail, c.created_at";
+
+/// How many columns [`CALL_COLUMNS`] has: where the next selected column starts.
+pub(super) const CALL_WIDTH: usize = 21;
+
 pub(super) fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
     call_row_at(r, 0)
 }
@@ -313,13 +323,10 @@ impl Store {
         let what = || format!("read llm calls of ply {ply} of game {game_id}");
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT id, game_id, ply, seq, player, model, endpoint, request_json, reply_text,
-                     reasoning, raw_body, finish_reason, http_status, prompt_tokens,
-                     completion_tokens, latency_ms, transport_retries, error, outcome,
-                     outcome_detail, created_at
-                 FROM llm_calls WHERE game_id = ?1 AND ply = ?2 ORDER BY seq",
-            )
+            .prepare_cached(&format!(
+                "SELECT {CALL_COLUMNS} FROM llm_calls c
+                 WHERE c.game_id = ?1 AND c.ply = ?2 ORDER BY c.seq"
+            ))
             .context(what)?;
         let rows = stmt
             .query_map(params![game_id, ply], call_row)
@@ -366,13 +373,10 @@ impl Store {
         let what = || format!("read llm calls of game {game_id}");
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT id, game_id, ply, seq, player, model, endpoint, request_json, reply_text,
-                     reasoning, raw_body, finish_reason, http_status, prompt_tokens,
-                     completion_tokens, latency_ms, transport_retries, error, outcome,
-                     outcome_detail, created_at
-                 FROM llm_calls WHERE game_id = ?1 ORDER BY ply, seq",
-            )
+            .prepare_cached(&format!(
+                "SELECT {CALL_COLUMNS} FROM llm_calls c
+                 WHERE c.game_id = ?1 ORDER BY c.ply, c.seq"
+            ))
             .context(what)?;
         let rows = stmt.query_map([game_id], call_row).context(what)?;
         rows.collect::<rusqlite::Result<_>>().context(what)

@@ -11,7 +11,7 @@ use rusqlite::{Row, params};
 use super::{
     Context, GameRow, LlmCallRow, PlyAnalysisRecord, PlyRecord, Store, StoreError,
     analysis::ply_row,
-    calls::{call_row, call_row_at},
+    calls::{CALL_COLUMNS, CALL_WIDTH, call_row, call_row_at},
     games::GAME_COLUMNS,
     games::game_row,
     get_u64,
@@ -73,12 +73,6 @@ const ANALYSIS_WIDTH: usize = 22;
 
 /// The ply columns from the `p` alias, read by [`ply_at`].
 const PLY_COLUMNS: &str = "p.ply, p.fen_before, p.uci, p.san, p.player, p.attempts, p.elapsed_ms";
-
-const CALL_COLUMNS: &str = "c.id, c.game_id, c.ply, c.seq, c.player, c.model, c.endpoint,
-    c.request_json, c.reply_text, c.reasoning, c.raw_body, c.finish_reason, c.http_status,
-    c.prompt_tokens, c.completion_tokens, c.latency_ms, c.transport_retries, c.error, c.outcome,
-    c.outcome_detail, c.created_at";
-const CALL_WIDTH: usize = 21;
 
 fn ply_at(r: &Row<'_>, at: usize) -> rusqlite::Result<PlyRecord> {
     Ok(PlyRecord {
