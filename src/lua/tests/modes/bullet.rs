@@ -108,8 +108,10 @@ fn a_misspelled_rule_and_san_under_chessarenas_rule_fail_the_check() {
     assert!(load("bullet", "notation = \"san\", reasoning_rule = \"arena\"").is_ok());
 }
 
-#[test]
-fn the_move_selection_task_judges_bullet_replies_as_chessarenas_script() {
+/// What the move-selection task script makes of `reply` at the start position, read with
+/// `parser` by a player in `mode`, with the provider's `reasoning` beside it: the UCI move, or
+/// the error's kind.
+fn move_selection_parse(parser: &str, mode: &str, reasoning: Option<&str>, reply: &str) -> String {
     use crate::{
         eval::{
             run::{hook_ctx, item_ctx},
@@ -122,20 +124,27 @@ fn the_move_selection_task_judges_bullet_replies_as_chessarenas_script() {
         "legal_moves": ["e2e4", "d2d4", "g1f3"],
     });
     let dir = tempfile::tempdir().unwrap();
-    let parse = |parser: &str, mode: &str, reply: &str| {
-        let options = serde_json::json!({ "parser": parser });
-        let script = TaskScript::from_disk(
-            dir.path(),
-            "tasks.move_selection",
-            options.as_object().unwrap(),
-        )
-        .unwrap();
-        let ctx = item_ctx(hook_ctx("move_selection", Some(mode), "m"));
-        match script.parse(reply, &item, &ctx).unwrap() {
-            Parsed::Answer(a) => a["uci"].as_str().unwrap().to_owned(),
-            Parsed::Failed(e) => e["kind"].as_str().unwrap().to_owned(),
-        }
-    };
+    let options = serde_json::json!({ "parser": parser });
+    let script = TaskScript::from_disk(
+        dir.path(),
+        "tasks.move_selection",
+        options.as_object().unwrap(),
+    )
+    .unwrap();
+    let mut ctx = item_ctx(hook_ctx("move_selection", Some(mode), "m"));
+    if let Some(r) = reasoning {
+        ctx["reasoning"] = r.into();
+    }
+    match script.parse(reply, &item, &ctx).unwrap() {
+        Parsed::Answer(a) => a["uci"].as_str().unwrap().to_owned(),
+        Parsed::Failed(e) => e["kind"].as_str().unwrap().to_owned(),
+    }
+}
+
+#[test]
+fn the_move_selection_task_judges_bullet_replies_as_chessarenas_script() {
+    let parse =
+        |parser: &str, mode: &str, reply: &str| move_selection_parse(parser, mode, None, reply);
     // judge_thinking lets two UCI moves through and the last fenced one counts ...
     assert_eq!(
         parse("chessarena", "bullet", "```e2e4``` ```d2d4```"),
@@ -157,34 +166,8 @@ fn the_move_selection_task_judges_bullet_replies_as_chessarenas_script() {
 
 #[test]
 fn chessarenas_task_readers_read_the_reasoning_before_the_reply_and_tolerant_does_not() {
-    use crate::{
-        eval::{
-            run::{hook_ctx, item_ctx},
-            task::{Parsed, Task},
-        },
-        lua::task::TaskScript,
-    };
-    let item = serde_json::json!({
-        "fen": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-        "legal_moves": ["e2e4", "d2d4", "g1f3"],
-    });
-    let dir = tempfile::tempdir().unwrap();
     let parse = |parser: &str, reasoning: Option<&str>, reply: &str| {
-        let options = serde_json::json!({ "parser": parser });
-        let script = TaskScript::from_disk(
-            dir.path(),
-            "tasks.move_selection",
-            options.as_object().unwrap(),
-        )
-        .unwrap();
-        let mut ctx = item_ctx(hook_ctx("move_selection", Some("blitz"), "m"));
-        if let Some(r) = reasoning {
-            ctx["reasoning"] = r.into();
-        }
-        match script.parse(reply, &item, &ctx).unwrap() {
-            Parsed::Answer(a) => a["uci"].as_str().unwrap().to_owned(),
-            Parsed::Failed(e) => e["kind"].as_str().unwrap().to_owned(),
-        }
+        move_selection_parse(parser, "blitz", reasoning, reply)
     };
     // ChessArena's connect_gpt hands its readers `reasoning_content + content`: a move written
     // only in the reasoning counts, and the answer's own move (coming last) wins over it.
