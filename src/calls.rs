@@ -13,7 +13,7 @@
 use thiserror::Error;
 
 use crate::{
-    llm::{ChatMessage, ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
+    llm::{ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
     store::{EvalReplyRecord, FailedCallRecord, LlmCallRecord, Store, StoreError},
 };
 
@@ -215,7 +215,7 @@ pub async fn record_or_replay(
                 idx,
                 &EvalReplyRecord {
                     seq,
-                    prompt_json: Some(messages_json(&request.messages)?),
+                    prompt_json: Some(serde_json::to_string(&request.messages)?),
                     reply_text: reply.content.clone(),
                     reasoning: reply.reasoning.clone(),
                     prompt_tokens,
@@ -287,8 +287,4 @@ fn failed_record(
         }
     }
     record
-}
-
-fn messages_json(messages: &[ChatMessage]) -> Result<String, serde_json::Error> {
-    serde_json::to_string(messages)
 }
