@@ -116,6 +116,20 @@ pub enum Anchor {
         /// Its rating.
         rating: f64,
     },
+    /// Several players, each held at its own rating (Stockfish's `UCI_Elo` rungs at their
+    /// nominal Elo): the others are fitted around them, and errors are relative to them all.
+    Players(Vec<(String, f64)>),
+}
+
+impl Anchor {
+    /// The pinned players and their ratings (none for [`Anchor::Mean`]).
+    fn pinned(&self) -> Vec<(&str, f64)> {
+        match self {
+            Anchor::Mean(_) => Vec::new(),
+            Anchor::Player { name, rating } => vec![(name.as_str(), *rating)],
+            Anchor::Players(players) => players.iter().map(|(n, r)| (n.as_str(), *r)).collect(),
+        }
+    }
 }
 
 /// How to fit.
@@ -396,10 +410,15 @@ impl<'a> Pool<'a> {
                 value: config.virtual_draws,
             });
         }
-        match &config.anchor {
-            Anchor::Mean(value) => error::finite("anchor_rating", *value)?,
-            Anchor::Player { rating, .. } => error::finite("anchor_rating", *rating)?,
-        };
+        if let Anchor::Mean(value) = &config.anchor {
+            error::finite("anchor_rating", *value)?;
+        }
+        if matches!(&config.anchor, Anchor::Players(p) if p.is_empty()) {
+            return Err(RatingError::NoAnchor);
+        }
+        for (_, rating) in config.anchor.pinned() {
+            error::finite("anchor_rating", rating)?;
+        }
         if games.is_empty() {
             return Err(RatingError::NoGames);
         }
@@ -420,10 +439,13 @@ impl<'a> Pool<'a> {
             }
             numbered.push((sides[0], sides[1], g.score_white));
         }
-        if let Anchor::Player { name, .. } = &config.anchor
-            && !index.contains_key(name.as_str())
+        if let Some((name, _)) = config
+            .anchor
+            .pinned()
+            .into_iter()
+            .find(|(name, _)| !index.contains_key(name))
         {
-            return Err(RatingError::UnknownPlayer(name.clone()));
+            return Err(RatingError::UnknownPlayer(name.to_owned()));
         }
         Ok(Pool {
             names,
@@ -447,25 +469,32 @@ impl<'a> Pool<'a> {
     ) -> Result<Estimate, RatingError> {
         let cells = Cells::collect(self, chosen);
         let n = self.names.len();
-        let (reference, reference_rating) = match &self.config.anchor {
-            Anchor::Player { name, rating } => (
-                self.names
-                    .iter()
-                    .position(|p| p == name)
-                    .expect("checked in Pool::new"),
-                *rating,
-            ),
+        // The players held fixed, by number, with their ratings; the first is the reference.
+        let pinned: Vec<(usize, f64)> = match &self.config.anchor {
             // Any player will do before the shift. One of the largest linked group, so that an
             // error names the few who are cut off; the busiest of them, for the best-conditioned
             // system.
-            Anchor::Mean(_) => (
+            Anchor::Mean(_) => vec![(
                 (0..n)
                     .max_by_key(|&i| (cells.linked(i), cells.games[i], n - i))
                     .unwrap_or(0),
                 0.0,
-            ),
+            )],
+            anchor => anchor
+                .pinned()
+                .into_iter()
+                .map(|(name, rating)| {
+                    let i = self
+                        .names
+                        .iter()
+                        .position(|p| p == name)
+                        .expect("checked in Pool::new");
+                    (i, rating)
+                })
+                .collect(),
         };
-        let unbounded = cells.unbounded(reference, &self.names);
+        let (reference, reference_rating) = pinned[0];
+        let unbounded = cells.unbounded(&pinned, &self.names);
         if !unbounded.is_empty() {
             return Err(RatingError::Unbounded(unbounded));
         }
@@ -480,8 +509,8 @@ impl<'a> Pool<'a> {
             }
         }
 
-        let params = Params::new(n, reference, advantage);
-        let (mut r, mut h) = match start {
+        let params = Params::new(n, &pinned, advantage);
+        let (mut r, mut h): (Vec<f64>, f64) = match start {
             Some((r, h)) => (
                 r.iter()
                     .map(|x| x - r[reference] + reference_rating)
@@ -490,14 +519,16 @@ impl<'a> Pool<'a> {
             ),
             None => (vec![reference_rating; n], 0.0),
         };
+        for &(i, rating) in &pinned {
+            r[i] = rating;
+        }
         let mut converged = params.len() == 0;
         for _ in 0..MAX_ITERATIONS {
             if converged {
                 break;
             }
             let (gradient, information) = cells.derivatives(&r, h, &params);
-            let step = solve(information, gradient)
-                .ok_or_else(|| params.singular(&self.names, reference))?;
+            let step = solve(information, gradient).ok_or_else(|| params.singular(&self.names))?;
             let longest = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
             let mut scale = if longest > MAX_STEP {
                 MAX_STEP / longest
@@ -538,7 +569,7 @@ impl<'a> Pool<'a> {
             vec![vec![0.0; params.len()]; params.len()]
         } else {
             let (_, information) = cells.derivatives(&r, h, &params);
-            invert(information).ok_or_else(|| params.singular(&self.names, reference))?
+            invert(information).ok_or_else(|| params.singular(&self.names))?
         };
         // The covariance of two ratings (zero for the reference), then, for the mean anchor, the
         // variance of each rating less the mean: V_ii − 2 · mean_j V_ij + mean_jk V_jk.
@@ -595,29 +626,33 @@ struct Estimate {
 
 /// Where each free parameter sits in the gradient and the information matrix.
 struct Params {
-    /// `player[i]`: the position of player `i`'s rating, `None` for the reference.
+    /// `player[i]`: the position of player `i`'s rating, `None` for a pinned player.
     player: Vec<Option<usize>>,
     /// The position of White's advantage, when it is fitted.
     advantage: Option<usize>,
 }
 
 impl Params {
-    fn new(n: usize, reference: usize, advantage: bool) -> Params {
+    fn new(n: usize, pinned: &[(usize, f64)], advantage: bool) -> Params {
+        let mut free = 0;
         let player: Vec<Option<usize>> = (0..n)
-            .map(|i| match i.cmp(&reference) {
-                std::cmp::Ordering::Less => Some(i),
-                std::cmp::Ordering::Equal => None,
-                std::cmp::Ordering::Greater => Some(i - 1),
+            .map(|i| {
+                if pinned.iter().any(|&(p, _)| p == i) {
+                    None
+                } else {
+                    free += 1;
+                    Some(free - 1)
+                }
             })
             .collect();
         Params {
-            advantage: advantage.then_some(n.saturating_sub(1)),
+            advantage: advantage.then_some(free),
             player,
         }
     }
 
     fn len(&self) -> usize {
-        self.player.len().saturating_sub(1) + usize::from(self.advantage.is_some())
+        self.player.iter().flatten().count() + usize::from(self.advantage.is_some())
     }
 
     /// `r + scale · step` (and `h` likewise) into `into_r`, `into_h`.
@@ -642,13 +677,13 @@ impl Params {
 
     /// The error for a singular information matrix: with a White advantage it cannot be told
     /// apart from the strengths; without, the players are not linked well enough.
-    fn singular(&self, names: &[String], reference: usize) -> RatingError {
+    fn singular(&self, names: &[String]) -> RatingError {
         if self.advantage.is_some() {
             RatingError::NoFiniteAdvantage
         } else {
             RatingError::Unbounded(
                 (0..names.len())
-                    .filter(|&i| i != reference)
+                    .filter(|&i| self.player[i].is_some())
                     .map(|i| names[i].clone())
                     .collect(),
             )
@@ -755,12 +790,16 @@ impl Cells {
             .count()
     }
 
-    /// Players outside the reference's strongly connected component of the "scored against"
-    /// graph: those who scored nothing against its group (directly or through others) or
-    /// conceded nothing to it, or never met it. Their estimates run off to ±∞ or float free.
-    fn unbounded(&self, reference: usize, names: &[String]) -> Vec<String> {
+    /// Players outside every pinned player's strongly connected component of the "scored
+    /// against" graph: those who scored nothing against its group (directly or through others)
+    /// or conceded nothing to it, or never met it. Their estimates run off to ±∞ or float free.
+    fn unbounded(&self, pinned: &[(usize, f64)], names: &[String]) -> Vec<String> {
         let mut out: Vec<String> = (0..names.len())
-            .filter(|&i| !(self.reach[i][reference] && self.reach[reference][i]))
+            .filter(|&i| {
+                !pinned
+                    .iter()
+                    .any(|&(p, _)| self.reach[i][p] && self.reach[p][i])
+            })
             .map(|i| names[i].clone())
             .collect();
         out.sort();

@@ -23,6 +23,9 @@ pub enum RatingError {
     /// An estimate was asked for without a single game.
     #[error("no games to rate")]
     NoGames,
+    /// A fit was asked to pin an empty list of players.
+    #[error("no player is pinned: name at least one anchor")]
+    NoAnchor,
     /// Players without a finite maximum-likelihood rating: they won or lost every game against
     /// the rest, or no games link them to the anchor.
     #[error(

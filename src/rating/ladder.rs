@@ -102,18 +102,41 @@ impl LadderConfig {
 /// [`RatingError::Unbounded`] when some players have no finite estimate (a sweep, or no games
 /// linking them to the rest) and [`RatingError::NoConvergence`] if Newton's method stalls.
 pub fn fit(games: &[Game], config: &LadderConfig) -> Result<Vec<Fitted>, RatingError> {
+    let anchor = Anchor::Player {
+        name: config.anchor.clone(),
+        rating: config.anchor_rating,
+    };
+    fit_with(games, anchor, config.virtual_draws)
+}
+
+/// Fits every player's Elo with several players held at their ratings (each `(name, rating)` of
+/// `pins`): Stockfish's `UCI_Elo` rungs at their nominal Elo. Errors are relative to the pinned
+/// players together.
+///
+/// # Errors
+/// As [`fit`], and [`RatingError::NoAnchor`] for an empty `pins`.
+pub fn fit_pinned(
+    games: &[Game],
+    pins: &[(String, f64)],
+    virtual_draws: f64,
+) -> Result<Vec<Fitted>, RatingError> {
+    fit_with(games, Anchor::Players(pins.to_vec()), virtual_draws)
+}
+
+fn fit_with(
+    games: &[Game],
+    anchor: Anchor,
+    virtual_draws: f64,
+) -> Result<Vec<Fitted>, RatingError> {
     // Colours are ignored, so who is called White does not matter.
     let games: Vec<bradley_terry::Game> = games
         .iter()
         .map(|g| bradley_terry::Game::new(g.a.clone(), g.b.clone(), g.score_a))
         .collect();
     let config = Config {
-        anchor: Anchor::Player {
-            name: config.anchor.clone(),
-            rating: config.anchor_rating,
-        },
+        anchor,
         white_advantage: false,
-        virtual_draws: config.virtual_draws,
+        virtual_draws,
     };
     Ok(bradley_terry::fit(&games, &config)?.players)
 }

@@ -100,6 +100,76 @@ fn expected_scores_give_the_strengths_and_the_advantage_back() {
 }
 
 #[test]
+fn several_pinned_players_hold_their_ratings_and_place_the_rest() {
+    // Expected scores from POOL: pinning p1 and p6 at their true strengths + 500 gives everyone
+    // else's true strength + 500, with zero error for the pinned two only.
+    let mut games = Vec::new();
+    for (i, &(a, ra)) in POOL.iter().enumerate() {
+        for &(b, rb) in &POOL[i + 1..] {
+            games.push(Game::new(a, b, expected(ra, rb, 0.0)));
+            games.push(Game::new(b, a, expected(rb, ra, 0.0)));
+        }
+    }
+    let config = Config {
+        white_advantage: false,
+        ..Config::new(Anchor::Players(vec![
+            ("p1".into(), 300.0),
+            ("p6".into(), 700.0),
+        ]))
+    };
+    let fit = fit(&games, &config).unwrap();
+    for (name, truth) in POOL {
+        let p = player(&fit, name);
+        assert!(
+            (p.rating - (truth + 500.0)).abs() < 1e-6,
+            "{name}: {}",
+            p.rating
+        );
+        assert_eq!(
+            p.se == 0.0,
+            name == "p1" || name == "p6",
+            "{name}: {}",
+            p.se
+        );
+    }
+    // Two pins leave less freedom than one: every free error shrinks.
+    let one = super::fit(
+        &games,
+        &Config {
+            white_advantage: false,
+            ..Config::new(Anchor::Player {
+                name: "p1".into(),
+                rating: 300.0,
+            })
+        },
+    )
+    .unwrap();
+    for name in ["p2", "p3", "p4", "p5"] {
+        assert!(player(&fit, name).se < player(&one, name).se, "{name}");
+    }
+    // Pins the games contradict pull the free players between them, and the pins still hold.
+    let stretched = Config {
+        white_advantage: false,
+        ..Config::new(Anchor::Players(vec![
+            ("p1".into(), 300.0),
+            ("p6".into(), 1100.0),
+        ]))
+    };
+    let fit = super::fit(&games, &stretched).unwrap();
+    assert_eq!(player(&fit, "p6").rating, 1100.0);
+    let p5 = player(&fit, "p5").rating;
+    assert!(p5 > 600.0 && p5 < 1100.0, "{p5}");
+    assert!(matches!(
+        super::fit(&games, &Config::new(Anchor::Players(Vec::new()))),
+        Err(RatingError::NoAnchor)
+    ));
+    assert!(matches!(
+        super::fit(&games, &Config::new(Anchor::Players(vec![("nobody".into(), 1.0)]))),
+        Err(RatingError::UnknownPlayer(name)) if name == "nobody"
+    ));
+}
+
+#[test]
 fn two_players_match_the_closed_form() {
     // Without a White advantage, 7 points of 10: a leads by 400 log10(7/3), split about the mean;
     // the error of the difference is 1 / sqrt(n e (1 − e) K²), each rating's half of it.
