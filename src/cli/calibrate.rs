@@ -11,10 +11,7 @@ use anyhow::{Context, Result, bail};
 use arena::{
     engine::{self, EngineHandle, EngineSpec},
     export, leaderboard,
-    rating::{
-        Z95,
-        calibration::{self, AnchorSource, Calibration},
-    },
+    rating::calibration::{self, AnchorSource, Calibration},
 };
 
 use super::common::{open_existing, select, write_stdout};
@@ -24,9 +21,10 @@ pub(super) struct Args {
     /// The SQLite store of the calibration run.
     #[arg(long)]
     db: PathBuf,
-    /// The calibration tournament.
-    #[arg(long, default_value = "calibrate")]
-    tournament: String,
+    /// The calibration tournaments, fitted together (repeat the flag; default: every tournament
+    /// in the store, e.g. `calibrate` and `calibrate-uci`).
+    #[arg(long = "tournament", value_name = "NAME")]
+    tournaments: Vec<String>,
     /// The rung held at a known rating, as `NAME=ELO` (default: LLM Chess's random mover).
     #[arg(long, value_name = "NAME=ELO", default_value = "random=-122.27")]
     anchor: leaderboard::ladder::Anchor,
@@ -49,41 +47,58 @@ pub(super) struct Args {
     /// The engine binary whose `id name` is recorded.
     #[arg(long, default_value = "stockfish")]
     engine: String,
-    /// The folder written to (`calibrate.pgn` and `calibration.json`).
+    /// The folder written to (`calibrate.pgn.gz` and `calibration.json`).
     #[arg(long, default_value = "data/ladder")]
     out: PathBuf,
 }
 
 pub(super) async fn run(args: Args) -> Result<u8> {
     let store = open_existing(&args.db)?;
-    let tournaments = select(&store, Some(&args.tournament))?;
-    let t = &tournaments[0];
-    let rows = store.games(t.id)?;
-    if rows
-        .iter()
-        .any(|g| g.status != arena::store::GameStatus::Finished)
-    {
-        bail!(
-            "tournament `{}` has unfinished games: finish the run first (arena run resumes it)",
-            t.name
-        );
+    let tournaments = if args.tournaments.is_empty() {
+        select(&store, None)?
+    } else {
+        let mut chosen = Vec::new();
+        for name in &args.tournaments {
+            chosen.extend(select(&store, Some(name))?);
+        }
+        chosen
+    };
+    if tournaments.is_empty() {
+        bail!("the store `{}` has no tournament", args.db.display());
+    }
+    let mut finished_at = Vec::new();
+    let mut players: Vec<(String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+    for t in &tournaments {
+        let rows = store.games(t.id)?;
+        if rows
+            .iter()
+            .any(|g| g.status != arena::store::GameStatus::Finished)
+        {
+            bail!(
+                "tournament `{}` has unfinished games: finish the run first (arena run resumes it)",
+                t.name
+            );
+        }
+        finished_at.extend(rows.into_iter().filter_map(|g| g.finished_at));
+        for p in store.players(t.id)? {
+            if players.iter().any(|(name, _)| *name == p.name) {
+                continue;
+            }
+            let settings: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&p.settings_json)
+                    .with_context(|| format!("settings of player `{}`", p.name))?;
+            players.push((p.name, settings));
+        }
     }
     let pgn = export::pgn(&store, &tournaments)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
-    let games_file = "calibrate.pgn";
+    let games_file = calibration::GAMES_FILE;
     let pgn_path = args.out.join(games_file);
-    std::fs::write(&pgn_path, &pgn)
+    calibration::write_games_file(&pgn_path, &pgn)
         .with_context(|| format!("cannot write `{}`", pgn_path.display()))?;
-    let games = calibration::games_from_pgn(&pgn).context("reading back the exported PGN")?;
+    let games = calibration::read_games_file(&pgn_path).context("reading back the exported PGN")?;
 
-    let mut players = Vec::new();
-    for p in store.players(t.id)? {
-        let settings: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&p.settings_json)
-                .with_context(|| format!("settings of player `{}`", p.name))?;
-        players.push((p.name, settings));
-    }
     let anchor = AnchorSource {
         player: args.anchor.name.clone(),
         elo: args.anchor.rating,
@@ -95,10 +110,14 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         anchor_rating: anchor.elo,
         virtual_draws: args.virtual_draws,
     };
-    let rungs = calibration::fit_rungs(&players, &games, &config)?;
-    let date = rows
+    let mut rungs = calibration::fit_rungs(&players, &games, &config)?;
+    // Weakest first, whichever tournament a rung played in.
+    rungs.sort_by(|a, b| a.elo.total_cmp(&b.elo));
+    let time_control = uci_time_control(&rungs);
+    let uci_elo =
+        calibration::fit_uci_scale(&mut rungs, &games, args.virtual_draws, &time_control)?;
+    let date = finished_at
         .iter()
-        .filter_map(|g| g.finished_at.as_deref())
         .max()
         .map(|d| d.chars().take(10).collect())
         .unwrap_or_default();
@@ -110,6 +129,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         virtual_draws: args.virtual_draws,
         games_file: games_file.into(),
         games: u32::try_from(games.len()).unwrap_or(u32::MAX),
+        uci_elo,
         rungs,
     };
     let json_path = args.out.join("calibration.json");
@@ -117,32 +137,42 @@ pub(super) async fn run(args: Args) -> Result<u8> {
     json.push('\n');
     std::fs::write(&json_path, json)
         .with_context(|| format!("cannot write `{}`", json_path.display()))?;
-
     let mut text = format!(
-        "{} games, {} pinned at {}; wrote {} and {}\n{:<10} {:>9} {:>8} {:>6} {:>7}\n",
+        "{} games, {} pinned at {}; wrote {} and {}\n",
         calibration.games,
         calibration.anchor.player,
         calibration.anchor.elo,
         pgn_path.display(),
         json_path.display(),
-        "rung",
-        "Elo",
-        "±95%",
-        "games",
-        "score"
     );
-    for r in &calibration.rungs {
-        text.push_str(&format!(
-            "{:<10} {:>9.1} {:>8.1} {:>6} {:>6.1}%\n",
-            r.name,
-            r.elo,
-            Z95 * r.se,
-            r.games,
-            100.0 * r.score / f64::from(r.games.max(1))
-        ));
-    }
+    text.push_str(&calibration::side_by_side(&calibration));
     write_stdout(&text)?;
     Ok(0)
+}
+
+/// The clock the `UCI_LimitStrength` rungs played at, as PGN writes it (`60+0.6`).
+fn uci_time_control(rungs: &[calibration::Rung]) -> String {
+    let mut controls: Vec<String> = rungs
+        .iter()
+        .filter(|r| r.nominal_uci_elo().is_some())
+        .filter_map(|r| {
+            let tc = r.player.get("time_control")?.as_object()?;
+            let base = tc.get("base_s").and_then(serde_json::Value::as_f64);
+            let inc = tc.get("increment_s").and_then(serde_json::Value::as_f64);
+            let per_move = tc.get("per_move_s").and_then(serde_json::Value::as_f64);
+            Some(match (base, inc, per_move) {
+                (Some(b), inc, _) => format!("{b}+{}", inc.unwrap_or(0.0)),
+                (None, _, Some(m)) => format!("{m} s per move"),
+                _ => return None,
+            })
+        })
+        .collect();
+    controls.dedup();
+    if controls.is_empty() {
+        "none".into()
+    } else {
+        controls.join(", ")
+    }
 }
 
 /// What the engine binary calls itself.

@@ -7,13 +7,20 @@
 //! virtual draws, the games file), so a test can check that the shipped numbers follow from the
 //! shipped games. The PGN is read with `pgn-reader`, tags only: the fit needs names and results.
 
-use std::{collections::BTreeMap, io, ops::ControlFlow, sync::OnceLock};
+use std::{
+    collections::BTreeMap,
+    io::{self, Read, Write},
+    ops::ControlFlow,
+    path::Path,
+    sync::OnceLock,
+};
 
+use flate2::{Compression, read::GzDecoder, write::GzEncoder};
 use pgn_reader::{RawTag, Reader, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    RatingError,
+    RatingError, Z95,
     ladder::{self, Game, LadderConfig},
 };
 
@@ -41,8 +48,52 @@ pub struct Calibration {
     pub games_file: String,
     /// Finished, rated games behind the fit.
     pub games: u32,
+    /// The second, independent scale: Stockfish's `UCI_LimitStrength` rungs at their nominal
+    /// `UCI_Elo` (absent from a calibration without such rungs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uci_elo: Option<UciScale>,
     /// The rungs, weakest first (script order).
     pub rungs: Vec<Rung>,
+}
+
+/// Stockfish's `UCI_Elo` scale against the ladder's: the `UCI_LimitStrength` rungs' nominal
+/// ratings, where the ladder fit (pinned to [`Calibration::anchor`]) places them, and the offset
+/// between the two scales.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UciScale {
+    /// The time control the `UCI_Elo` rungs played at (Stockfish documents its calibration at
+    /// 60 s + 0.6 s).
+    pub time_control: String,
+    /// Every `UCI_Elo` rung: nominal rating, ladder-scale rating and their difference.
+    pub pinned: Vec<PinnedRung>,
+    /// `UCI_Elo` minus the ladder's Elo: the weighted mean of the rungs' differences.
+    pub offset: f64,
+    /// The offset's standard error relative to the ladder (the rungs' errors taken as perfectly
+    /// correlated, since they share the chain down to the anchor: an upper bound). Add the
+    /// anchor's own error in quadrature to compare the two external scales.
+    pub offset_se: f64,
+}
+
+/// One `UCI_LimitStrength` rung on both scales.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedRung {
+    /// The rung's name.
+    pub name: String,
+    /// Its `UCI_Elo` setting.
+    pub nominal: f64,
+    /// Its Elo in the ladder fit (the anchor's scale).
+    pub ladder_elo: f64,
+    /// That Elo's standard error relative to the anchor.
+    pub ladder_se: f64,
+}
+
+impl PinnedRung {
+    /// `nominal − ladder_elo`: this rung's own estimate of the offset between the scales.
+    pub fn difference(&self) -> f64 {
+        self.nominal - self.ladder_elo
+    }
 }
 
 /// The external rating a calibration is pinned to.
@@ -75,9 +126,42 @@ pub struct Rung {
     pub score: f64,
     /// Games it drew.
     pub draws: u32,
+    /// Elo in the second fit, the `UCI_Elo` rungs pinned at their nominal ratings (see
+    /// [`Calibration::uci_elo`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uci_elo: Option<f64>,
+    /// Standard error of `uci_elo` relative to the pinned rungs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uci_se: Option<f64>,
     /// The player as a script writes it (`kind`, `command`, `options`, `limits`, ...), without
     /// its name and anchor fields.
     pub player: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Rung {
+    /// The `UCI_Elo` a `UCI_LimitStrength` rung plays at, from its engine options.
+    pub fn nominal_uci_elo(&self) -> Option<f64> {
+        nominal_uci_elo(&self.player)
+    }
+}
+
+/// The `UCI_Elo` of player settings with `UCI_LimitStrength` switched on (options as a script
+/// writes them: booleans, numbers or strings).
+pub fn nominal_uci_elo(player: &serde_json::Map<String, serde_json::Value>) -> Option<f64> {
+    let options = player.get("options")?.as_object()?;
+    let on = match options.get("UCI_LimitStrength")? {
+        serde_json::Value::Bool(b) => *b,
+        serde_json::Value::String(s) => s.eq_ignore_ascii_case("true"),
+        _ => false,
+    };
+    if !on {
+        return None;
+    }
+    match options.get("UCI_Elo")? {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
 }
 
 impl Calibration {
@@ -136,10 +220,66 @@ pub fn fit_rungs(
                 games: f.games,
                 score: f.score,
                 draws: f.draws,
+                uci_elo: None,
+                uci_se: None,
                 player,
             })
         })
         .collect())
+}
+
+/// The second fit: the `UCI_LimitStrength` rungs among `rungs` pinned at their nominal
+/// `UCI_Elo` ([`ladder::fit_pinned`]), which fills every rung's `uci_elo`/`uci_se`, and the
+/// offset between that scale and the ladder's. `None` when no rung limits its strength.
+///
+/// The offset is the mean of the rungs' `nominal − ladder Elo`, weighted by the inverse
+/// variance of their ladder Elo; its error takes the rungs' errors as perfectly correlated.
+///
+/// # Errors
+/// As [`ladder::fit_pinned`].
+pub fn fit_uci_scale(
+    rungs: &mut [Rung],
+    games: &[Game],
+    virtual_draws: f64,
+    time_control: &str,
+) -> Result<Option<UciScale>, RatingError> {
+    let pinned: Vec<PinnedRung> = rungs
+        .iter()
+        .filter_map(|r| {
+            Some(PinnedRung {
+                name: r.name.clone(),
+                nominal: r.nominal_uci_elo()?,
+                ladder_elo: r.elo,
+                ladder_se: r.se,
+            })
+        })
+        .collect();
+    if pinned.is_empty() {
+        return Ok(None);
+    }
+    let pins: Vec<(String, f64)> = pinned.iter().map(|p| (p.name.clone(), p.nominal)).collect();
+    let fitted = ladder::fit_pinned(games, &pins, virtual_draws)?;
+    for rung in rungs.iter_mut() {
+        if let Some(f) = fitted.iter().find(|f| f.name == rung.name) {
+            rung.uci_elo = Some(f.rating);
+            rung.uci_se = Some(f.se);
+        }
+    }
+    // A rung with no error (the anchor itself, were it limited) would take all the weight.
+    let weight = |p: &PinnedRung| 1.0 / p.ladder_se.max(1.0).powi(2);
+    let total: f64 = pinned.iter().map(weight).sum();
+    let offset = pinned
+        .iter()
+        .map(|p| weight(p) * p.difference())
+        .sum::<f64>()
+        / total;
+    let offset_se = pinned.iter().map(|p| weight(p) * p.ladder_se).sum::<f64>() / total;
+    Ok(Some(UciScale {
+        time_control: time_control.to_owned(),
+        pinned,
+        offset,
+        offset_se,
+    }))
 }
 
 /// Removes unset (`null`) settings, at any depth: a script leaves them out, and Lua has no null.
@@ -150,6 +290,106 @@ fn drop_nulls(map: &mut serde_json::Map<String, serde_json::Value>) {
             drop_nulls(inner);
         }
     }
+}
+
+/// The name of the shipped games file, beside `calibration.json`.
+pub const GAMES_FILE: &str = "calibrate.pgn.gz";
+
+/// Writes `pgn` to `path`, gzip-compressed when the name ends in `.gz` (the shipped games
+/// shrink about fivefold).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_games_file(path: &Path, pgn: &str) -> io::Result<()> {
+    let file = std::fs::File::create(path)?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut gz = GzEncoder::new(io::BufWriter::new(file), Compression::best());
+        gz.write_all(pgn.as_bytes())?;
+        gz.finish()?.flush()
+    } else {
+        let mut out = io::BufWriter::new(file);
+        out.write_all(pgn.as_bytes())?;
+        out.flush()
+    }
+}
+
+/// The games of a PGN file (gzip-compressed when its name ends in `.gz`), as
+/// [`games_from_pgn`] reads them.
+///
+/// # Errors
+/// The file cannot be read or decompressed, or does not parse.
+pub fn read_games_file(path: &Path) -> io::Result<Vec<Game>> {
+    let file = std::fs::File::open(path)?;
+    let mut text = String::new();
+    if path.extension().is_some_and(|e| e == "gz") {
+        GzDecoder::new(io::BufReader::new(file)).read_to_string(&mut text)?;
+    } else {
+        io::BufReader::new(file).read_to_string(&mut text)?;
+    }
+    games_from_pgn(&text)
+}
+
+/// The two fits side by side, one line per rung, then the offset between the scales: what
+/// `arena calibrate` prints and the README shows.
+pub fn side_by_side(c: &Calibration) -> String {
+    let mut out = format!(
+        "{:<10} {:>9} {:>7} {:>9} {:>7} {:>8} {:>6} {:>7}\n",
+        "rung", "ladder", "±95%", "UCI fit", "±95%", "UCI_Elo", "games", "score"
+    );
+    let dash = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{x:.1}"));
+    for r in &c.rungs {
+        out.push_str(&format!(
+            "{:<10} {:>9.1} {:>7.1} {:>9} {:>7} {:>8} {:>6} {:>6.1}%\n",
+            r.name,
+            r.elo,
+            Z95 * r.se,
+            dash(r.uci_elo),
+            dash(r.uci_se.map(|se| Z95 * se)),
+            r.nominal_uci_elo()
+                .map_or_else(|| "-".into(), |n| format!("{n:.0}")),
+            r.games,
+            100.0 * r.score / f64::from(r.games.max(1))
+        ));
+    }
+    out.push_str(&format!(
+        "ladder: {} pinned at {} (LLM Chess's scale; ± relative to it, its own ± {:.1} apart)\n",
+        c.anchor.player,
+        c.anchor.elo,
+        Z95 * c.anchor.se
+    ));
+    match &c.uci_elo {
+        None => out.push_str("UCI fit: no UCI_LimitStrength rung in these games\n"),
+        Some(u) => {
+            out.push_str(&format!(
+                "UCI fit: {} pinned at their nominal UCI_Elo ({})\n",
+                u.pinned
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                u.time_control
+            ));
+            for p in &u.pinned {
+                out.push_str(&format!(
+                    "  {:<10} nominal {:.0}, ladder {:.1} ± {:.1}: UCI_Elo − ladder = {:+.1}\n",
+                    p.name,
+                    p.nominal,
+                    p.ladder_elo,
+                    Z95 * p.ladder_se,
+                    p.difference()
+                ));
+            }
+            out.push_str(&format!(
+                "offset UCI_Elo − ladder: {:+.1} ± {:.1} (95 %, relative to the ladder); \
+                 UCI_Elo − LLM Chess's scale: {:+.1} ± {:.1} (with the anchor's own error)\n",
+                u.offset,
+                Z95 * u.offset_se,
+                u.offset,
+                Z95 * u.offset_se.hypot(c.anchor.se)
+            ));
+        }
+    }
+    out
 }
 
 /// The decided and drawn games of a PGN text, as ladder games (`White` scoring the result);
@@ -234,15 +474,20 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("data/ladder")
             .join(&c.games_file);
-        let pgn = std::fs::read_to_string(&path).expect("the shipped games");
-        let games = games_from_pgn(&pgn).unwrap();
+        let games = read_games_file(&path).expect("the shipped games");
         assert_eq!(games.len(), c.games as usize);
         let players: Vec<_> = c
             .rungs
             .iter()
             .map(|r| (r.name.clone(), r.player.clone()))
             .collect();
-        let refit = fit_rungs(&players, &games, &c.config()).unwrap();
+        let mut refit = fit_rungs(&players, &games, &c.config()).unwrap();
+        let time_control = c
+            .uci_elo
+            .as_ref()
+            .map_or("none", |u| u.time_control.as_str());
+        let uci = fit_uci_scale(&mut refit, &games, c.virtual_draws, time_control).unwrap();
+        assert_eq!(uci, c.uci_elo);
         assert_eq!(refit.len(), c.rungs.len());
         for (got, shipped) in refit.iter().zip(&c.rungs) {
             assert_eq!(got.name, shipped.name);
@@ -251,6 +496,10 @@ mod tests {
                 "{got:?} vs {shipped:?}"
             );
             assert!((got.se - shipped.se).abs() < 1e-6, "{got:?} vs {shipped:?}");
+            assert_eq!(got.uci_elo.is_some(), shipped.uci_elo.is_some());
+            if let (Some(a), Some(b)) = (got.uci_elo, shipped.uci_elo) {
+                assert!((a - b).abs() < 1e-6, "{got:?} vs {shipped:?}");
+            }
             assert_eq!(
                 (got.games, got.score, got.draws),
                 (shipped.games, shipped.score, shipped.draws)
