@@ -7,6 +7,7 @@ pub mod bradley_terry;
 pub mod ladder;
 
 pub mod llm_chess;
+pub mod scales;
 
 use std::collections::BTreeMap;
 
@@ -77,6 +78,11 @@ pub fn tables(
     if options.llm_chess || llm_chess::applies(&players) {
         out.push(llm_chess::table_for(store, tournament)?);
     }
+    out.extend(scales::table(
+        &games,
+        &players,
+        crate::rating::calibration::Calibration::builtin(),
+    ));
     if let Some(table) = analysis_table(store, tournament.id)? {
         out.push(table);
     }
