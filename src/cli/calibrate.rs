@@ -114,8 +114,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
     // Weakest first, whichever tournament a rung played in.
     rungs.sort_by(|a, b| a.elo.total_cmp(&b.elo));
     let time_control = uci_time_control(&rungs);
-    let uci_elo =
-        calibration::fit_uci_scale(&mut rungs, &games, args.virtual_draws, &time_control)?;
+    let uci_elo = calibration::fit_uci_scale(&mut rungs, &games, &config, &time_control)?;
     let date = finished_at
         .iter()
         .max()

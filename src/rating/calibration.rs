@@ -67,11 +67,12 @@ pub struct UciScale {
     pub time_control: String,
     /// Every `UCI_Elo` rung: nominal rating, ladder-scale rating and their difference.
     pub pinned: Vec<PinnedRung>,
-    /// `UCI_Elo` minus the ladder's Elo: the weighted mean of the rungs' differences.
+    /// `UCI_Elo` minus the ladder's Elo, at the ladder's anchor (the random mover): where the
+    /// second fit puts it, less its ladder rating.
     pub offset: f64,
-    /// The offset's standard error relative to the ladder (the rungs' errors taken as perfectly
-    /// correlated, since they share the chain down to the anchor: an upper bound). Add the
-    /// anchor's own error in quadrature to compare the two external scales.
+    /// The offset's standard error: the anchor's in the second fit, relative to the pinned
+    /// `UCI_Elo` rungs. Add the anchor's own error in quadrature to compare the two external
+    /// scales.
     pub offset_se: f64,
 }
 
@@ -232,15 +233,16 @@ pub fn fit_rungs(
 /// `UCI_Elo` ([`ladder::fit_pinned`]), which fills every rung's `uci_elo`/`uci_se`, and the
 /// offset between that scale and the ladder's. `None` when no rung limits its strength.
 ///
-/// The offset is the mean of the rungs' `nominal − ladder Elo`, weighted by the inverse
-/// variance of their ladder Elo; its error takes the rungs' errors as perfectly correlated.
+/// The offset is where the second fit puts the ladder's anchor (`anchor`, rated `anchor_elo` on
+/// the ladder) less `anchor_elo`, and its error is the anchor's in the second fit: maximum
+/// likelihood weighs every `UCI_Elo` rung by its games and accounts for the errors they share.
 ///
 /// # Errors
-/// As [`ladder::fit_pinned`].
+/// As [`ladder::fit_pinned`], and [`RatingError::UnknownPlayer`] when the anchor is not rated.
 pub fn fit_uci_scale(
     rungs: &mut [Rung],
     games: &[Game],
-    virtual_draws: f64,
+    config: &LadderConfig,
     time_control: &str,
 ) -> Result<Option<UciScale>, RatingError> {
     let pinned: Vec<PinnedRung> = rungs
@@ -258,27 +260,22 @@ pub fn fit_uci_scale(
         return Ok(None);
     }
     let pins: Vec<(String, f64)> = pinned.iter().map(|p| (p.name.clone(), p.nominal)).collect();
-    let fitted = ladder::fit_pinned(games, &pins, virtual_draws)?;
+    let fitted = ladder::fit_pinned(games, &pins, config.virtual_draws)?;
     for rung in rungs.iter_mut() {
         if let Some(f) = fitted.iter().find(|f| f.name == rung.name) {
             rung.uci_elo = Some(f.rating);
             rung.uci_se = Some(f.se);
         }
     }
-    // A rung with no error (the anchor itself, were it limited) would take all the weight.
-    let weight = |p: &PinnedRung| 1.0 / p.ladder_se.max(1.0).powi(2);
-    let total: f64 = pinned.iter().map(weight).sum();
-    let offset = pinned
+    let anchor = fitted
         .iter()
-        .map(|p| weight(p) * p.difference())
-        .sum::<f64>()
-        / total;
-    let offset_se = pinned.iter().map(|p| weight(p) * p.ladder_se).sum::<f64>() / total;
+        .find(|f| f.name == config.anchor)
+        .ok_or_else(|| RatingError::UnknownPlayer(config.anchor.clone()))?;
     Ok(Some(UciScale {
         time_control: time_control.to_owned(),
         pinned,
-        offset,
-        offset_se,
+        offset: anchor.rating - config.anchor_rating,
+        offset_se: anchor.se,
     }))
 }
 
@@ -486,7 +483,7 @@ mod tests {
             .uci_elo
             .as_ref()
             .map_or("none", |u| u.time_control.as_str());
-        let uci = fit_uci_scale(&mut refit, &games, c.virtual_draws, time_control).unwrap();
+        let uci = fit_uci_scale(&mut refit, &games, &c.config(), time_control).unwrap();
         assert_eq!(uci, c.uci_elo);
         assert_eq!(refit.len(), c.rungs.len());
         for (got, shipped) in refit.iter().zip(&c.rungs) {
@@ -506,6 +503,110 @@ mod tests {
             );
             assert_eq!(got.player, shipped.player);
         }
+    }
+
+    fn rung(name: &str, uci_elo: Option<f64>) -> Rung {
+        let mut player = serde_json::Map::new();
+        player.insert("kind".into(), "engine".into());
+        if let Some(elo) = uci_elo {
+            player.insert(
+                "options".into(),
+                serde_json::json!({ "UCI_LimitStrength": true, "UCI_Elo": elo }),
+            );
+        }
+        Rung {
+            name: name.into(),
+            elo: 0.0,
+            se: 0.0,
+            games: 0,
+            score: 0.0,
+            draws: 0,
+            uci_elo: None,
+            uci_se: None,
+            player,
+        }
+    }
+
+    /// Games scoring exactly the expected score of these strengths, every pair meeting.
+    fn exact_games(truth: &[(&str, f64)]) -> Vec<Game> {
+        let mut games = Vec::new();
+        for (i, &(a, ra)) in truth.iter().enumerate() {
+            for &(b, rb) in &truth[i + 1..] {
+                let e = 1.0 / (1.0 + 10f64.powf((rb - ra) / 400.0));
+                games.extend(std::iter::repeat_n(Game::new(a, b, e), 50));
+            }
+        }
+        games
+    }
+
+    #[test]
+    fn the_uci_scale_is_offset_from_the_ladder_where_the_pinned_rungs_say() {
+        // True strengths on the ladder's scale; the UCI rungs' nominal ratings sit 300 above.
+        let truth = [("random", 0.0), ("sf", 400.0), ("u1", 600.0), ("u2", 900.0)];
+        let games = exact_games(&truth);
+        let players: Vec<_> = [
+            rung("random", None),
+            rung("sf", None),
+            rung("u1", Some(900.0)),
+            rung("u2", Some(1200.0)),
+        ]
+        .into_iter()
+        .map(|r| (r.name, r.player))
+        .collect();
+        let config = LadderConfig::pure("random", 0.0);
+        let mut rungs = fit_rungs(&players, &games, &config).unwrap();
+        let scale = fit_uci_scale(&mut rungs, &games, &config, "60+0.6")
+            .unwrap()
+            .expect("two UCI_Elo rungs");
+        assert!((scale.offset - 300.0).abs() < 1e-6, "{scale:?}");
+        assert!(scale.offset_se > 0.0);
+        assert_eq!(scale.pinned.len(), 2);
+        for p in &scale.pinned {
+            assert!((p.difference() - 300.0).abs() < 1e-6, "{p:?}");
+        }
+        for (r, (_, t)) in rungs.iter().zip(truth) {
+            assert!((r.uci_elo.unwrap() - (t + 300.0)).abs() < 1e-6, "{r:?}");
+        }
+        // Without a UCI_LimitStrength rung there is no second scale.
+        let plain: Vec<_> = players[..2].to_vec();
+        let mut rungs = fit_rungs(&plain, &games[..50], &config).unwrap();
+        assert_eq!(
+            fit_uci_scale(&mut rungs, &games[..50], &config, "-").unwrap(),
+            None
+        );
+        let text = side_by_side(&Calibration {
+            engine: "Stockfish".into(),
+            date: "2026-12-01".into(),
+            played_on: String::new(),
+            anchor: AnchorSource {
+                player: "random".into(),
+                elo: 0.0,
+                se: 10.0,
+                source: String::new(),
+            },
+            virtual_draws: 0.0,
+            games_file: GAMES_FILE.into(),
+            games: 0,
+            uci_elo: Some(scale),
+            rungs: Vec::new(),
+        });
+        assert!(text.contains("offset UCI_Elo − ladder: +300.0"), "{text}");
+    }
+
+    #[test]
+    fn games_files_round_trip_compressed_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let pgn = "[White \"a\"]\n[Black \"b\"]\n[Result \"0-1\"]\n\n1. e4 e5 0-1\n";
+        for name in ["g.pgn", "g.pgn.gz"] {
+            let path = dir.path().join(name);
+            write_games_file(&path, pgn).unwrap();
+            assert_eq!(
+                read_games_file(&path).unwrap(),
+                vec![Game::new("a", "b", 0.0)]
+            );
+        }
+        let gz = std::fs::read(dir.path().join("g.pgn.gz")).unwrap();
+        assert_eq!(&gz[..2], &[0x1f, 0x8b], "gzip magic");
     }
 
     #[test]
