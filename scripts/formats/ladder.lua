@@ -10,6 +10,10 @@
 -- plays only its `span` nearest rungs: the calibration's random mover at the bottom, which would
 -- learn nothing from losing every game to the strong rungs.
 --
+-- `low_rungs = { through = "mix20", games_per_pair = 1000 }` plays more games in every pair whose
+-- weaker rung is `through` or below it: a ladder's errors add up along the chain from the anchor,
+-- so the rungs far from it need more games for the same interval.
+--
 -- `anchor_rating` is for the reader: `arena leaderboard --ladder sf-1350=1350` fits the ratings
 -- (maximum likelihood, the anchor pinned to its rating). Returns the whole schedule at once.
 local M = {}
@@ -22,6 +26,7 @@ M.defaults = {
   games_per_pair = false,
   span = 1,
   anchor_plays = "all",
+  low_rungs = false,
 }
 
 local function pair_games(state, white, black, per_pair, round, out)
@@ -76,13 +81,41 @@ function M.pairings(state)
     error("ladder: the anchor `" .. anchor .. "` is not a player of this tournament")
   end
 
+  -- How many games the pair whose weaker rung is rungs[i] plays.
+  local low_through = 0
+  local low_per_pair = per_pair
+  local low = options.low_rungs
+  if low then
+    if type(low) ~= "table" or type(low.through) ~= "string" then
+      error('ladder: low_rungs must be { through = "RUNG", games_per_pair = N }')
+    end
+    for i, name in ipairs(rungs) do
+      if name == low.through then
+        low_through = i
+      end
+    end
+    if low_through == 0 then
+      error("ladder: low_rungs.through `" .. low.through .. "` is not a rung of this ladder")
+    end
+    low_per_pair = low.games_per_pair
+    if math.type(low_per_pair) ~= "integer" or low_per_pair < 1 then
+      error("ladder: low_rungs.games_per_pair must be a positive integer")
+    end
+  end
+  local function games_for(i)
+    if i <= low_through then
+      return low_per_pair
+    end
+    return per_pair
+  end
+
   local games = {}
   local round = 0
   -- Neighbours first, the closest games carrying the most information about the order.
   for distance = 1, span do
     round = round + 1
     for i = 1, #rungs - distance do
-      pair_games(state, rungs[i], rungs[i + distance], per_pair, round, games)
+      pair_games(state, rungs[i], rungs[i + distance], games_for(i), round, games)
     end
   end
   if anchor_plays == "all" then

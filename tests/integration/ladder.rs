@@ -236,3 +236,81 @@ return arena.tournament {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("anchor_plays"), "{}", stderr(&out));
 }
+
+#[test]
+fn calibrate_fits_both_scales_and_ships_compressed_games() {
+    if !stockfish("calibrate_fits_both_scales_and_ships_compressed_games") {
+        return;
+    }
+    let dir = TestDir::new();
+    // A tiny calibration: the random mover, Stockfish's UCI_Elo floor and Stockfish at 1 node, in
+    // two tournaments of one store, as tournaments/calibrate.lua and calibrate_uci.lua play it.
+    dir.write(
+        "nodes.lua",
+        r#"return arena.tournament {
+  name = "calibrate", format = "ladder", max_plies = 80, seed = 4, concurrency = 2,
+  format_options = { anchor = "random", anchor_plays = "neighbours", games_per_pair = 6 },
+  players = {
+    arena.random { name = "random" },
+    arena.engine { name = "mix50", options = { Threads = 1, Hash = 16 }, limits = { nodes = 1 }, random_move_p = 0.5 },
+  },
+}"#,
+    );
+    dir.write(
+        "uci.lua",
+        r#"return arena.tournament {
+  name = "calibrate-uci", format = "ladder", max_plies = 80, seed = 5, concurrency = 2,
+  format_options = { anchor = "mix50", anchor_plays = "neighbours", games_per_pair = 6 },
+  players = {
+    arena.engine { name = "mix50", options = { Threads = 1, Hash = 16 }, limits = { nodes = 1 }, random_move_p = 0.5 },
+    arena.engine {
+      name = "uci1350",
+      options = { Threads = 1, Hash = 16, UCI_LimitStrength = true, UCI_Elo = 1350 },
+      limits = { movetime_ms = 10 },
+    },
+  },
+}"#,
+    );
+    for script in ["nodes.lua", "uci.lua"] {
+        let out = dir.run(script);
+        assert!(out.status.success(), "{script}: {}", stderr(&out));
+    }
+    let out = dir
+        .arena()
+        .args(["calibrate", "--db", "t.db", "--out", "ladder"])
+        .output()
+        .expect("arena runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("12 games"), "{text}");
+    assert!(text.contains("offset UCI_Elo − ladder"), "{text}");
+    let gz = std::fs::read(dir.path().join("ladder/calibrate.pgn.gz")).expect("the games");
+    assert_eq!(&gz[..2], &[0x1f, 0x8b], "gzip-compressed");
+
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("ladder/calibration.json")).unwrap(),
+    )
+    .unwrap();
+    let rungs = json["rungs"].as_array().unwrap();
+    let names: Vec<&str> = rungs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names.len(),
+        3,
+        "{names:?}: mix50 is one rung of both tournaments"
+    );
+    let rung = |name: &str| rungs.iter().find(|r| r["name"] == name).unwrap();
+    assert_eq!(rung("random")["elo"], -122.27);
+    assert_eq!(rung("mix50")["games"], 12);
+    let uci = &json["uci_elo"];
+    assert_eq!(uci["pinned"][0]["name"], "uci1350");
+    assert_eq!(uci["pinned"][0]["nominal"], 1350.0);
+    assert_eq!(
+        rung("uci1350")["uci_elo"],
+        1350.0,
+        "pinned in the second fit"
+    );
+    let offset = uci["offset"].as_f64().unwrap();
+    let random_uci = rung("random")["uci_elo"].as_f64().unwrap();
+    assert!((offset - (random_uci + 122.27)).abs() < 1e-9, "{uci}");
+    assert!(uci["offset_se"].as_f64().unwrap() > 0.0);
+}
