@@ -9,8 +9,8 @@
 -- Stockfish always runs with `Threads = 1` and a fixed hash, so a node-limited search is
 -- deterministic; no rung uses `Skill Level`, which draws its move choice from the clock. Games are
 -- 100 moves at most (LLM Chess's limit, where the random mover's rating was measured) and start from
--- the 2-move book (250 openings for 500 games a pair), each opening once with each colour, so that
--- two deterministic rungs never repeat a game. Then
+-- the 2-move book (500 openings: 1000 games for the pairs at the bottom, 500 for the others), each
+-- opening once with each colour, so that two deterministic rungs never repeat a game. Then
 --
 --   arena calibrate --db calibrate.db --anchor random=-122.27 --out data/ladder/calibration.json
 --
@@ -47,12 +47,14 @@ return arena.tournament {
     anchor_rating = -122.27,
     anchor_plays = "neighbours",
     games_per_pair = 500,
+    -- The pairs at the bottom sit furthest along the chain from the random mover: twice the games.
+    low_rungs = { through = "mix20", games_per_pair = 1000 },
     span = 2,
   },
   max_plies = 200,
   seed = 11,
   concurrency = 2,
-  openings = { file = "../books/2moves_v1.epd", order = "random", count = 250 },
+  openings = { file = "../books/2moves_v1.epd", order = "random", count = 500 },
   players = {
     arena.random { name = "random" },
     mix(90),
@@ -68,6 +70,7 @@ return arena.tournament {
     sf(1),
     sf(256),
     sf(512),
+    sf(700),
     sf(1024),
   },
 }

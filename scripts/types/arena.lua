@@ -148,7 +148,7 @@ function arena.engine(t) end
 ---@return arena.Random
 function arena.random(t) end
 
----A built-in ladder rung by name (`"random"`, `"mix25"`, `"sf-n1024"`, ...): its settings from the
+---A built-in ladder rung by name (`"random"`, `"mix30"`, `"sf-n1024"`, ...): its settings from the
 ---shipped calibration, with `anchor_elo`/`anchor_se` its calibrated Elo and standard error.
 ---Without a name: the rungs' names, weakest first.
 ---@param name? string
