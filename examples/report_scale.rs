@@ -198,6 +198,7 @@ fn fill(store: &Store, games: u32, plies: u32) -> Result<(), Box<dyn std::error:
                     player: player.clone(),
                     attempts,
                     elapsed_ms: 800,
+                    clock_ms: None,
                 },
             )?;
             let cp = rng.random_range(-300..300);

@@ -19,6 +19,7 @@ arena = {}
 ---@field analysis? arena.Analysis              analyse every finished game with an engine
 ---@field prices? table<string, arena.Price>  by model name: added to (or overriding) the built-in price table
 ---@field budget? arena.Budget                  what the whole tournament may spend on model calls: once reached, no new game starts
+---@field time_control? arena.TimeControl      every player's clock, unless the player has its own
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
 
 ---Where games start: FENs given inline or a book file. The built-in formats play each opening once
@@ -72,6 +73,7 @@ arena = {}
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
 ---@field on_rejected? "void"|"forfeit"         when the provider refuses a request for good (context exceeded, request rejected): the game ends void (default) or as this player's forfeit
 ---@field budget? arena.Budget                  what this player may spend: once reached, no new game of it starts
+---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
 ---@class arena.Model
 ---@field base_url string
@@ -100,6 +102,7 @@ arena = {}
 ---@field anchor_elo? number
 ---@field on_rejected? "void"|"forfeit"
 ---@field budget? arena.Budget                  what this player may spend, all its models together
+---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
 ---A spending limit, checked before each game starts (games in progress finish, so it can be
 ---overrun by what they spend); at least one field, each above 0. Calls without reported usage
@@ -118,6 +121,15 @@ arena = {}
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
 ---@field random_move_p? number                probability of a seeded random legal move instead of a search
 ---@field seed? integer                        seed of those random moves (with the tournament seed, game, ply)
+---@field time_control? arena.TimeControl      this player's clock, sent as `go wtime .. btime .. winc .. binc ..` and/or `movetime` (overrides the tournament's)
+
+---A chess clock: a base clock with an increment (Fischer), a limit per move, or both. Seconds,
+---fractions allowed. Running out, or one move over `per_move_s`, loses on time (termination
+---`time_forfeit`), or draws when the opponent cannot mate with its material.
+---@class arena.TimeControl
+---@field base_s? number                       the clock each side starts with (0 only with an increment)
+---@field increment_s? number                  added after each move made in time (needs base_s; default 0)
+---@field per_move_s? number                   the longest one move may take
 
 ---How long an engine searches per move; UCI combines the limits given.
 ---@class arena.EngineLimits
@@ -130,6 +142,7 @@ arena = {}
 ---@field seed? integer
 ---@field anchor_elo? number
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
+---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
 ---Marks a tournament table (records its line for error messages).
 ---@param t arena.Tournament

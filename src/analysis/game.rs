@@ -448,6 +448,7 @@ mod tests {
                         player: player.into(),
                         attempts: 1,
                         elapsed_ms: 1,
+                        clock_ms: None,
                     },
                 )
                 .unwrap();

@@ -51,11 +51,14 @@ pub enum Termination {
     /// The provider refused a player's request for good (an invalid dialog, a flagged prompt).
     /// Void unless the player counts it as a forfeit.
     RequestRejected,
+    /// A player's clock ran out (or one move took longer than the per-move limit): a loss, or a
+    /// draw when the opponent has too little material to mate.
+    TimeForfeit,
 }
 
 impl Termination {
     /// Every termination, in declaration order.
-    pub const ALL: [Termination; 12] = [
+    pub const ALL: [Termination; 13] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::InsufficientMaterial,
@@ -68,6 +71,7 @@ impl Termination {
         Termination::EngineFailure,
         Termination::ContextExceeded,
         Termination::RequestRejected,
+        Termination::TimeForfeit,
     ];
 
     /// The stable snake_case name used in storage and in Lua.
@@ -85,6 +89,7 @@ impl Termination {
             Termination::EngineFailure => "engine_failure",
             Termination::ContextExceeded => "context_exceeded",
             Termination::RequestRejected => "request_rejected",
+            Termination::TimeForfeit => "time_forfeit",
         }
     }
 

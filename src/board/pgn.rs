@@ -107,6 +107,7 @@ fn standard_termination(termination: Termination, result: Option<GameResult>) ->
         | Termination::ContextExceeded
         | Termination::RequestRejected => "rules infraction",
         Termination::MoveLimit => "adjudication",
+        Termination::TimeForfeit => "time forfeit",
         Termination::EngineFailure => "abandoned",
     }
 }

@@ -8,7 +8,7 @@ use std::{
         Arc, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use shakmaty::uci::UciMove;
@@ -135,11 +135,36 @@ impl EngineHandle {
         moves: &[String],
         limits: &SearchLimits,
     ) -> Result<BestMove, EngineError> {
-        let deadline = self.deadline(limits)?;
+        self.best_move_clocked(start_fen, moves, limits, None).await
+    }
+
+    /// As [`best_move`](EngineHandle::best_move), on a clock when `clock` is given: the engine is
+    /// sent both sides' clocks (`go wtime .. btime .. winc .. binc ..`, and `movetime` for a
+    /// per-move limit, see [`uci::go_clocked`]), and counts as hung once the mover's allowance
+    /// plus the spec's margin has passed (instead of the untimed allowance). `limits` may then
+    /// be empty: the clock ends the search.
+    ///
+    /// # Errors
+    ///
+    /// As for [`best_move`](EngineHandle::best_move).
+    pub async fn best_move_clocked(
+        &self,
+        start_fen: Option<&str>,
+        moves: &[String],
+        limits: &SearchLimits,
+        clock: Option<&uci::UciClock>,
+    ) -> Result<BestMove, EngineError> {
+        let (go, deadline) = match clock {
+            Some(clock) => (
+                uci::go_clocked(limits, clock),
+                Duration::from_millis(clock.allowance_ms) + self.move_timeout_margin,
+            ),
+            None => (limits.to_string(), self.deadline(limits)?),
+        };
         let (callback, reply) = oneshot::channel();
         let message = EngineMessage::Go {
             position: uci::position(start_fen, moves),
-            go: limits.to_string(),
+            go,
             deadline,
             callback,
         };
@@ -419,7 +444,11 @@ impl Op {
                 process.set_multipv(name, 1).await?;
                 process.send(name, &position).await?;
                 process.send(name, &go).await?;
-                process.read_bestmove(name).await.map(Answer::Best)
+                // The engine's thinking time, as a clock sees it: from `go` to `bestmove`.
+                let searching = Instant::now();
+                let mut best = process.read_bestmove(name).await?;
+                best.search_ms = u64::try_from(searching.elapsed().as_millis()).unwrap_or(u64::MAX);
+                Ok(Answer::Best(best))
             }
             Op::Analyse {
                 position,
@@ -633,6 +662,7 @@ impl Process {
                         uci: best,
                         ponder,
                         info: last.map(Into::into),
+                        search_ms: 0,
                     });
                 }
                 _ => {}
@@ -863,7 +893,11 @@ mod tests {
             answers.push(sf.best_move(fen, &[], &limits).await.expect("a move"));
             sf.shutdown().await;
         }
-        assert_eq!(answers[0], answers[1]);
+        // The same move and search, in whatever time each took.
+        assert_eq!(
+            (&answers[0].uci, &answers[0].info),
+            (&answers[1].uci, &answers[1].info)
+        );
     }
 
     #[tokio::test]

@@ -178,6 +178,7 @@ pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummar
             format_options: None,
             analysis: None,
             budget: None,
+            time_control: None,
             prices: Default::default(),
         },
         players: spec.players.clone(),

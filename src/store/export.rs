@@ -72,7 +72,11 @@ const ANALYSIS_COLUMNS: &str = "a.ply, a.engine_id, a.limits_key, a.win_model, a
 const ANALYSIS_WIDTH: usize = 22;
 
 /// The ply columns from the `p` alias, read by [`ply_at`].
-const PLY_COLUMNS: &str = "p.ply, p.fen_before, p.uci, p.san, p.player, p.attempts, p.elapsed_ms";
+const PLY_COLUMNS: &str =
+    "p.ply, p.fen_before, p.uci, p.san, p.player, p.attempts, p.elapsed_ms, p.clock_ms";
+
+/// How many columns [`PLY_COLUMNS`] has.
+const PLY_WIDTH: usize = 8;
 
 fn ply_at(r: &Row<'_>, at: usize) -> rusqlite::Result<PlyRecord> {
     Ok(PlyRecord {
@@ -83,6 +87,7 @@ fn ply_at(r: &Row<'_>, at: usize) -> rusqlite::Result<PlyRecord> {
         player: r.get(at + 4)?,
         attempts: r.get(at + 5)?,
         elapsed_ms: get_u64(r, at + 6)?,
+        clock_ms: r.get::<_, Option<i64>>(at + 7)?.map(|v| v.max(0) as u64),
     })
 }
 
@@ -205,8 +210,8 @@ impl Store {
                 Ok(PlyExportRow {
                     analysis: analysis_first(r)?,
                     ply: ply_at(r, at)?,
-                    game_id: r.get(at + 7)?,
-                    tournament: r.get(at + 8)?,
+                    game_id: r.get(at + PLY_WIDTH)?,
+                    tournament: r.get(at + PLY_WIDTH + 1)?,
                 })
             },
             f,
@@ -269,12 +274,12 @@ impl Store {
             &sql,
             tournament,
             |r| {
-                let call = call_row_at(r, at + 7)?;
+                let call = call_row_at(r, at + PLY_WIDTH)?;
                 Ok(AcceptedMoveRow {
                     analysis: analysis_first(r)?,
                     ply: ply_at(r, at)?,
                     call,
-                    tournament: r.get(at + 7 + CALL_WIDTH)?,
+                    tournament: r.get(at + PLY_WIDTH + CALL_WIDTH)?,
                 })
             },
             f,

@@ -182,6 +182,9 @@ pub struct PlyRecord {
     pub attempts: u32,
     /// Wall time the player took, retries included.
     pub elapsed_ms: u64,
+    /// The time charged on the player's clock (retries after API faults excluded); `None` for
+    /// an untimed player and for book moves.
+    pub clock_ms: Option<u64>,
 }
 
 pub(super) const GAME_COLUMNS: &str =
@@ -504,8 +507,9 @@ impl Store {
     pub fn record_ply(&self, game_id: i64, ply: &PlyRecord) -> Result<(), StoreError> {
         self.conn()
             .prepare_cached(
-                "INSERT INTO plies (game_id, ply, fen_before, uci, san, player, attempts, elapsed_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO plies (game_id, ply, fen_before, uci, san, player, attempts, elapsed_ms,
+                    clock_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -517,6 +521,7 @@ impl Store {
                     ply.player,
                     ply.attempts,
                     sql_u64(ply.elapsed_ms),
+                    ply.clock_ms.map(sql_u64),
                 ])
             })
             .context(|| format!("record ply {} of game {game_id}", ply.ply))?;
@@ -533,7 +538,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT ply, fen_before, uci, san, player, attempts, elapsed_ms FROM plies
+                "SELECT ply, fen_before, uci, san, player, attempts, elapsed_ms, clock_ms FROM plies
                  WHERE game_id = ?1 ORDER BY ply",
             )
             .context(what)?;
@@ -547,10 +552,37 @@ impl Store {
                     player: r.get(4)?,
                     attempts: r.get(5)?,
                     elapsed_ms: get_u64(r, 6)?,
+                    clock_ms: r.get::<_, Option<i64>>(7)?.map(|v| v.max(0) as u64),
                 })
             })
             .context(what)?;
         rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
+    /// Records the clocks a game plays on (JSON, see the schema's version 7) unless it has some
+    /// already, and returns the stored ones: a resumed game keeps the clocks it started with.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn game_time_control(
+        &self,
+        game_id: i64,
+        time_control: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
+        let what = || format!("record the time control of game {game_id}");
+        let conn = self.conn();
+        conn.execute(
+            "UPDATE games SET time_control = COALESCE(time_control, ?2) WHERE id = ?1",
+            params![game_id, time_control],
+        )
+        .context(what)?;
+        conn.query_row(
+            "SELECT time_control FROM games WHERE id = ?1",
+            [game_id],
+            |r| r.get(0),
+        )
+        .context(what)
     }
 }
 

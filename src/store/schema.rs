@@ -400,9 +400,23 @@ CREATE TABLE failed_calls (
 CREATE INDEX failed_calls_by_game ON failed_calls (game_id, ply, seq);
 ";
 
+/// Version 7: chess clocks.
+///
+/// `plies.clock_ms` is the time a move was charged on its player's clock (what the model's
+/// successful calls or the engine's search took; time spent in retries after API faults is not
+/// charged), NULL for an untimed player and for book moves; a resumed game replays these
+/// charges to restore both clocks exactly. `games.time_control` is the clock each side plays on,
+/// as JSON `{"white": {...}, "black": {...}}` (a side without a clock is `null`), written when
+/// the game first starts, so that a resumed game and its PGN keep the clocks it started with;
+/// NULL for an untimed game. Self-contained, so that it can be renumbered when merged.
+pub(crate) const SCHEMA_V7: &str = r"
+ALTER TABLE plies ADD COLUMN clock_ms INTEGER CHECK (clock_ms >= 0);
+ALTER TABLE games ADD COLUMN time_control TEXT;
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
-    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
 ];
 
 /// The schema version this build writes (and the newest it can read).

@@ -49,6 +49,7 @@ fn ply(n: u32, player: &str) -> PlyRecord {
         player: player.into(),
         attempts: 1,
         elapsed_ms: 12,
+        clock_ms: None,
     }
 }
 

@@ -110,6 +110,9 @@ pub enum ReplayError {
     /// An illegal move.
     #[error(transparent)]
     Move(#[from] MoveError),
+    /// The clocks stored with the game do not read.
+    #[error("cannot read it: {0}")]
+    Clock(serde_json::Error),
 }
 
 impl GameError {

@@ -12,6 +12,7 @@ use shakmaty::{Color, Move, Position};
 use super::{
     GameError, ReplayError,
     ask::{self, Models, Turn},
+    clock::{Clock, Flag, TimeControl},
     players::{Participant, RandomMoves, Roster},
     progress::Progress,
     rules::Rules,
@@ -20,7 +21,7 @@ use super::{
 };
 use crate::{
     board::{Game, GameEnd, GameResult, Termination, render},
-    engine::{EngineLease, SearchLimits},
+    engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
     llm::{ChatMessage, ChatRequest, Rejection},
     store::{GameRow, LlmCallRow, PlyRecord, Store},
 };
@@ -118,6 +119,20 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         .map_err(|e| replay("the start position".into(), e.into()))?
         .with_book_plies(book_plies);
 
+    // The clocks: the ones the game started with when it resumes, else what the spec says now.
+    let wanted = GameClocks {
+        white: rules.spec().time_control_of(&row.white),
+        black: rules.spec().time_control_of(&row.black),
+    };
+    let wanted_json = (wanted.white.is_some() || wanted.black.is_some())
+        .then(|| serde_json::to_string(&wanted).expect("time controls serialize"));
+    let clocks: GameClocks = match store.game_time_control(row.id, wanted_json.as_deref())? {
+        Some(json) => serde_json::from_str(&json)
+            .map_err(|e| replay("the stored time control".into(), ReplayError::Clock(e)))?,
+        None => GameClocks::default(),
+    };
+    let mut clocks = [clocks.white.map(Clock::new), clocks.black.map(Clock::new)];
+
     // Replay what is stored; on a fresh game, store the opening line as book plies first.
     let stored = store.plies(row.id)?;
     if stored.is_empty() {
@@ -136,11 +151,17 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                     player: "book".into(),
                     attempts: 0,
                     elapsed_ms: 0,
+                    clock_ms: None,
                 },
             )?;
         }
     } else {
         for ply in &stored {
+            // Each stored charge again, in order: the clocks read exactly what they read then.
+            if let (Some(clock), Some(ms)) = (clock_of(&mut clocks, game.turn()), ply.clock_ms) {
+                // A stored move was made in time (a flag ends the game before its move is stored).
+                let _ = clock.charge(ms);
+            }
             game.play_uci(&ply.uci)
                 .map_err(|e| replay(format!("stored ply {} (`{}`)", ply.ply, ply.uci), e.into()))?;
         }
@@ -169,6 +190,10 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         let started = Instant::now();
         let ply = game.ply();
         let fen_before = game.fen();
+        let uci_clock = uci_clock(&clocks, game.turn());
+        // What the move is charged on the mover's clock, when the mover has one: its own
+        // measured time (an engine's search, a model's successful calls), not the harness's.
+        let mut charged: Option<u64> = None;
         let (mv, attempts) = match mover {
             Side::Random { seed } => (random_move(&game, env.seed, *seed, row.index), 1),
             Side::Engine {
@@ -179,7 +204,22 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
             Side::Engine { lease, limits, .. } => {
                 let moves = game.uci_moves().to_vec();
                 let start = (!game.starts_from_initial()).then(|| game.start_fen());
-                let answer = lease.best_move(start.as_deref(), &moves, limits).await;
+                let answer = lease
+                    .best_move_clocked(start.as_deref(), &moves, limits, uci_clock.as_ref())
+                    .await;
+                if let (Some(clock), Err(EngineError::Timeout { .. })) = (&uci_clock, &answer) {
+                    // Past its clock and the hang margin: its flag fell long before.
+                    let used = clock.allowance_ms.saturating_add(1);
+                    if let Some(Err(flag)) =
+                        clock_of(&mut clocks, game.turn()).map(|c| c.charge(used))
+                    {
+                        game.adjudicate(time_forfeit(&game, name, flag));
+                        break;
+                    }
+                }
+                if let Ok(best) = &answer {
+                    charged = Some(best.search_ms);
+                }
                 let legal = answer.map_err(|e| format!("engine `{name}` failed: {e}"));
                 let legal = legal.and_then(|best| {
                     game.parse_uci(&best.uci).map_err(|e| {
@@ -248,6 +288,16 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                 }
             }
         };
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        let mut clock_ms = None;
+        if let Some(clock) = clock_of(&mut clocks, game.turn()) {
+            let used = charged.unwrap_or(elapsed_ms);
+            if let Err(flag) = clock.charge(used) {
+                game.adjudicate(time_forfeit(&game, name, flag));
+                break;
+            }
+            clock_ms = Some(used);
+        }
         let played = game.play(&mv);
         store.record_ply(
             row.id,
@@ -258,7 +308,8 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                 san: played.san,
                 player: name.clone(),
                 attempts,
-                elapsed_ms: started.elapsed().as_millis() as u64,
+                elapsed_ms,
+                clock_ms,
             },
         )?;
         env.progress.ply();
@@ -275,6 +326,72 @@ fn finish(env: &GameEnv, row: &GameRow, end: GameEnd) -> Result<GameEnd, GameErr
         end.reason.as_deref(),
     )?;
     Ok(end)
+}
+
+/// The clocks of a game, as stored with it (`games.time_control`): each side's time control, or
+/// `None` for an untimed side.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GameClocks {
+    /// White's time control.
+    pub white: Option<TimeControl>,
+    /// Black's time control.
+    pub black: Option<TimeControl>,
+}
+
+fn clock_of(clocks: &mut [Option<Clock>; 2], color: Color) -> Option<&mut Clock> {
+    clocks[usize::from(color == Color::Black)].as_mut()
+}
+
+/// How much below its per-move limit an engine is asked to stop (`movetime`): 5 %, at most a
+/// second, so that the pipe and the scheduler of a loaded machine do not turn a search that
+/// obeyed the limit into a loss on time.
+fn engine_movetime(per_move_ms: u64) -> u64 {
+    per_move_ms - (per_move_ms / 20).min(1000)
+}
+
+/// What an engine to move as `color` is told of the clocks, or `None` when it has none.
+fn uci_clock(clocks: &[Option<Clock>; 2], color: Color) -> Option<UciClock> {
+    let [white, black] = clocks;
+    let mover = match color {
+        Color::White => white,
+        Color::Black => black,
+    }
+    .as_ref()?;
+    let times = |c: &Option<Clock>| {
+        c.as_ref().and_then(|c| {
+            c.left_ms().map(|time_ms| ClockTimes {
+                time_ms,
+                inc_ms: c.control().increment_ms,
+            })
+        })
+    };
+    Some(UciClock {
+        white: times(white),
+        black: times(black),
+        movetime_ms: mover.control().per_move_ms.map(engine_movetime),
+        allowance_ms: mover.allowance_ms(),
+    })
+}
+
+/// The end of a game whose side to move (`name`) let its flag fall: a loss, or a draw when the
+/// opponent could not mate with the material it has (FIDE's rule 6.9, as lichess applies it).
+fn time_forfeit(game: &Game, name: &str, flag: Flag) -> GameEnd {
+    let mover = game.turn();
+    if game.position().has_insufficient_material(mover.other()) {
+        GameEnd::decided(
+            GameResult::Draw,
+            Termination::TimeForfeit,
+            Some(format!(
+                "`{name}` {flag}, but the opponent has too little material to mate"
+            )),
+        )
+    } else {
+        GameEnd::decided(
+            loss_for(mover),
+            Termination::TimeForfeit,
+            Some(format!("`{name}` {flag}")),
+        )
+    }
 }
 
 fn loss_for(color: Color) -> GameResult {

@@ -170,7 +170,7 @@ impl Roster {
                 PlayerSpec::Engine(e) => {
                     let engine_spec = engine_spec(e).map_err(|err| fail(err.into()))?;
                     let pool = EnginePool::new(engine_spec);
-                    let limits = limits(e);
+                    let limits = limits(e, spec.time_control_of(&e.name).is_some());
                     // Start one process now: a binary that is not a UCI engine fails here, before
                     // any game, rather than as a forfeit in the middle of the tournament.
                     let lease = pool.lease().await.map_err(|err| fail(err.into()))?;
@@ -281,9 +281,11 @@ async fn probe_node_limit(
     }
 }
 
-fn limits(e: &EnginePlayerSpec) -> SearchLimits {
+/// The engine's search limits per move; with none given, a fixed effort, unless it plays on a
+/// clock (`timed`): then the clock alone ends its searches.
+fn limits(e: &EnginePlayerSpec, timed: bool) -> SearchLimits {
     let l = &e.limits;
-    if l.nodes.is_none() && l.depth.is_none() && l.movetime_ms.is_none() {
+    if l.nodes.is_none() && l.depth.is_none() && l.movetime_ms.is_none() && !timed {
         // A bare engine entry plays at a fixed, reproducible effort.
         return SearchLimits {
             nodes: Some(10_000),

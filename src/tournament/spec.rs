@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::clock::TimeControl;
 use crate::{
     analysis::{AnalysisLimits, AnalysisSettings, WinModel},
     engine::EngineSpec,
@@ -56,6 +57,9 @@ pub struct TournamentSettings {
     /// What the whole tournament may spend on model calls: once reached, no new game starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// Every player's clock, unless the player has its own `time_control`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 /// A spending limit on model calls (`budget = { usd = 20, tokens = 5e6 }`), on a player or the
@@ -326,6 +330,16 @@ impl PlayerSpec {
             PlayerSpec::Llm(p) => p.budget,
             PlayerSpec::Moa(p) => p.budget,
             PlayerSpec::Engine(_) | PlayerSpec::Random(_) => None,
+        }
+    }
+
+    /// The player's own time control, if it has one.
+    pub fn time_control(&self) -> Option<TimeControl> {
+        match self {
+            PlayerSpec::Llm(p) => p.time_control,
+            PlayerSpec::Moa(p) => p.time_control,
+            PlayerSpec::Engine(p) => p.time_control,
+            PlayerSpec::Random(p) => p.time_control,
         }
     }
 
@@ -642,6 +656,10 @@ pub struct LlmPlayerSpec {
     /// What this player may spend: once reached, no new game of the player starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// The player's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 /// What a game becomes when a provider refuses a player's request for good: the prompt exceeds
@@ -818,6 +836,10 @@ pub struct MoaPlayerSpec {
     /// What this player may spend (all its models together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// The player's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 fn default_timeout_s() -> f64 {
@@ -870,6 +892,10 @@ pub struct EnginePlayerSpec {
     /// Seed of the random moves (with `random_move_p`), mixed with the tournament seed.
     #[serde(default)]
     pub seed: u64,
+    /// The player's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 fn default_engine_command() -> String {
@@ -929,6 +955,10 @@ pub struct RandomPlayerSpec {
     /// The standard error of `anchor_elo` (set by `arena.ladder`, from the calibration).
     #[serde(default)]
     pub anchor_se: Option<f64>,
+    /// The player's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 /// A whole tournament: settings, players, and where each player was defined.
@@ -962,6 +992,7 @@ impl TournamentSpec {
                         && a.api_key_env == b.api_key_env
                         && a.max_concurrency == b.max_concurrency
                         && a.on_rejected == b.on_rejected
+                        && a.time_control == b.time_control
                 }
                 // Models and endpoints are fixed; the mode and its options may change.
                 (PlayerSpec::Moa(a), PlayerSpec::Moa(b)) => {
@@ -969,6 +1000,7 @@ impl TournamentSpec {
                         && a.proposers == b.proposers
                         && a.synthesizer == b.synthesizer
                         && a.on_rejected == b.on_rejected
+                        && a.time_control == b.time_control
                 }
                 (a, b) => a == b,
             };
@@ -982,6 +1014,14 @@ impl TournamentSpec {
     /// The player named `name`.
     pub fn player(&self, name: &str) -> Option<&PlayerSpec> {
         self.players.iter().find(|p| p.name() == name)
+    }
+
+    /// The clock the player named `name` plays on: its own time control, else the
+    /// tournament's, else none.
+    pub fn time_control_of(&self, name: &str) -> Option<TimeControl> {
+        self.player(name)
+            .and_then(PlayerSpec::time_control)
+            .or(self.settings.time_control)
     }
 }
 

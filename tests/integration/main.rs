@@ -10,6 +10,7 @@ mod books;
 mod budget;
 mod check;
 mod chessarena;
+mod clock;
 mod common;
 mod datasets;
 mod debian_engines;

@@ -83,6 +83,7 @@ fn store_with_a_game() -> (Store, TournamentRow) {
                 player: "model</script>".into(),
                 attempts: 2,
                 elapsed_ms: 10,
+                clock_ms: None,
             },
         )
         .unwrap();

@@ -275,6 +275,7 @@ async fn setup_full(
             format_options: None,
             analysis: None,
             budget: None,
+            time_control: None,
             prices: Default::default(),
         },
         players: vec![PlayerSpec::Llm(llm.clone()), PlayerSpec::Random(random)],
@@ -731,4 +732,80 @@ async fn a_refused_request_is_void_after_an_accepted_one_and_set_aside_at_the_fi
         "{end:?}"
     );
     assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 2);
+}
+
+mod clocks {
+    use shakmaty::Color;
+
+    use super::super::{engine_movetime, time_forfeit, uci_clock};
+    use crate::{
+        board::{Game, GameResult, Termination},
+        engine::{ClockTimes, UciClock},
+        tournament::clock::{Clock, Flag, TimeControl},
+    };
+
+    fn control(base_ms: Option<u64>, increment_ms: u64, per_move_ms: Option<u64>) -> TimeControl {
+        TimeControl {
+            base_ms,
+            increment_ms,
+            per_move_ms,
+        }
+    }
+
+    #[test]
+    fn engines_are_told_both_clocks_and_a_per_move_limit_with_room_to_spare() {
+        let mut white = Clock::new(control(Some(60_000), 600, None));
+        white.charge(1_000).unwrap();
+        let black = Clock::new(control(Some(60_000), 600, Some(10_000)));
+        let clocks = [Some(white), Some(black)];
+        assert_eq!(
+            uci_clock(&clocks, Color::White),
+            Some(UciClock {
+                white: Some(ClockTimes {
+                    time_ms: 59_600,
+                    inc_ms: 600
+                }),
+                black: Some(ClockTimes {
+                    time_ms: 60_000,
+                    inc_ms: 600
+                }),
+                movetime_ms: None,
+                allowance_ms: 59_600,
+            })
+        );
+        let for_black = uci_clock(&clocks, Color::Black).unwrap();
+        assert_eq!(
+            (for_black.movetime_ms, for_black.allowance_ms),
+            (Some(9_500), 10_000)
+        );
+        // An untimed mover gets no clock, whatever its opponent has.
+        assert_eq!(uci_clock(&[None, Some(black)], Color::White), None);
+        assert_eq!(engine_movetime(60_000), 59_000);
+        assert_eq!(engine_movetime(1_000), 950);
+        assert_eq!(engine_movetime(10), 10);
+    }
+
+    #[test]
+    fn a_flag_loses_unless_the_opponent_cannot_mate() {
+        let flag = Flag::Base {
+            used_ms: 120,
+            left_ms: 100,
+        };
+        // White to move flags; Black has a queen.
+        let game = Game::new(Some("4k3/8/8/8/8/8/3q4/4K3 w - - 0 1"), 0).unwrap();
+        let end = time_forfeit(&game, "w", flag);
+        assert_eq!(
+            (end.result, end.termination),
+            (Some(GameResult::BlackWins), Termination::TimeForfeit)
+        );
+        assert!(end.reason.unwrap().starts_with("`w` ran out of time"));
+        // Black has a lone knight: it cannot mate, so the flag draws.
+        let game = Game::new(Some("4k3/8/8/8/8/8/3n4/4K2Q w - - 0 1"), 0).unwrap();
+        let end = time_forfeit(&game, "w", flag);
+        assert_eq!(
+            (end.result, end.termination),
+            (Some(GameResult::Draw), Termination::TimeForfeit)
+        );
+        assert!(end.reason.unwrap().contains("too little material to mate"));
+    }
 }
