@@ -240,3 +240,88 @@ fn an_engine_killed_mid_game_voids_the_game_and_its_slot_is_replayed() {
         format!("game {}", replay.index)
     );
 }
+
+#[test]
+fn a_replay_reuses_the_models_replies_where_its_path_is_the_same() {
+    let test = "a_replay_reuses_the_models_replies_where_its_path_is_the_same";
+    let Some(url) = crate::common::local_llm(test) else {
+        return;
+    };
+    if !stockfish(test) {
+        return;
+    }
+    let dir = TestDir::new();
+    let wrapper = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/engines/kill_stockfish_after.sh");
+    let marker = dir.path().join("killed");
+    // The model's answers are held to the legal moves by a grammar, so it plays on; Stockfish is
+    // killed at its fifth `go` (the start-up check, then four moves): at ply 7.
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "faults", games_per_pair = 1, max_plies = 12, seed = 5,
+  players = {{
+    arena.llm {{
+      name = "smol", base_url = "{url}", model = "smollm2-135m-instruct",
+      temperature = 0.7, max_tokens = 24, max_concurrency = 1, timeout_s = 300, mode = "blitz",
+      options = {{ legal_moves = true, history = 10, max_attempts = 3, grammar = true }},
+    }},
+    arena.engine {{ name = "sf", command = "{}", args = {{ "{}", "5" }},
+      options = {{ Threads = 1, Hash = 16 }}, limits = {{ nodes = 200 }} }},
+  }},
+}}"#,
+            wrapper.display(),
+            marker.display()
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let void = games(&store).remove(0);
+    assert!(void.is_harness_void(), "{void:?}");
+    assert_eq!(void.ply_count, 7, "{void:?}");
+    let db = rusqlite::Connection::open(dir.db()).unwrap();
+    let calls = |game: i64, reused: bool| -> u32 {
+        db.query_row(
+            "SELECT COUNT(*) FROM llm_calls WHERE game_id = ?1 AND (reused_from IS NOT NULL) = ?2",
+            rusqlite::params![game, reused],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let asked_before = calls(void.id, false);
+    assert!(asked_before >= 4, "the model moved at plies 0, 2, 4 and 6");
+
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let replay = games(&store).pop().unwrap();
+    assert_eq!(replay.replay_of, Some(void.id));
+    assert!(!replay.is_void(), "{replay:?}");
+    // The same path up to the kill: every reply of those plies is reused, none asked again.
+    let prefix = moves(&store, &void);
+    assert_eq!(moves(&store, &replay)[..prefix.len()], prefix[..]);
+    assert_eq!(calls(replay.id, true), asked_before);
+    let reused_plies: u32 = db
+        .query_row(
+            "SELECT COUNT(*) FROM llm_calls WHERE game_id = ?1 AND reused_from IS NOT NULL AND ply >= ?2",
+            rusqlite::params![replay.id, void.ply_count],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(reused_plies, 0, "past the kill, the model is asked afresh");
+    assert!(calls(replay.id, false) > 0, "the game went on past ply 7");
+    // Each answer counts once: in the standings and in the spend.
+    let t = store.find_tournament("faults").unwrap().unwrap();
+    let counted = store
+        .standings(t.id)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.player == "smol")
+        .unwrap()
+        .llm_calls;
+    let asked = u64::from(asked_before + calls(replay.id, false));
+    assert_eq!(counted, asked);
+    let spent: u64 = store.spend(t.id).unwrap().iter().map(|s| s.calls).sum();
+    assert_eq!(spent, asked);
+}
