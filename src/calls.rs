@@ -2,6 +2,11 @@
 //! already in the store is replayed (never asked, never paid for twice); otherwise the request is
 //! sent and its reply written to the store before the caller can read it.
 //!
+//! A game that replays a void one (an engine crashed or hung) restarts from its opening; where its
+//! path is the same as an earlier attempt's, it sends the byte-identical request at the same ply,
+//! and that attempt's reply is reused (copied into the replay, marked `reused_from`) instead of
+//! being asked again.
+//!
 //! An attempt that got an HTTP answer but no usable reply (an error status, or a success whose
 //! body does not decode) is stored in `failed_calls`, with its status, headers and body, before
 //! it is retried: a provider may bill a reply arena cannot read, and nothing paid for is dropped.
@@ -33,6 +38,10 @@ pub enum CallSlot<'a> {
         /// The model's role in a mixture of agents (`proposer_1`, `synthesizer`), stored in the
         /// request as `arena_role`.
         role: Option<&'a str>,
+        /// Earlier attempts of the game's schedule slot (the game replays a void one), newest
+        /// first: a reply one of them got for the byte-identical request at this ply and seq is
+        /// reused (copied into this game) instead of being asked and paid for again.
+        earlier: &'a [i64],
     },
     /// A call for an evaluation item (`eval_replies`).
     EvalItem {
@@ -148,6 +157,23 @@ pub async fn record_or_replay(
         object.insert("arena_role".into(), role.into());
     }
     let request_json = request_json.to_string();
+    if let CallSlot::Ply {
+        game_id,
+        ply,
+        seq,
+        earlier,
+        ..
+    } = slot
+        && !earlier.is_empty()
+        && let Some((id, text, reasoning)) =
+            store.reuse_llm_call(game_id, ply, seq, &request_json, earlier)?
+    {
+        return Ok(replayed(StoredReply {
+            text,
+            reasoning,
+            row_id: Some(id),
+        }));
+    }
     // Every attempt that came back unusable is stored before it is retried; a store that refuses
     // one stops the retries, since nothing more could be kept.
     let mut refused = None;
@@ -179,6 +205,7 @@ pub async fn record_or_replay(
             seq,
             player,
             role: _,
+            earlier: _,
         } => {
             let id = store.record_llm_call(&LlmCallRecord {
                 game_id: Some(game_id),

@@ -352,6 +352,8 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@class arena.Format
 ---@field defaults? table                      the `format_options` it understands, with their defaults (any other key is an error)
 ---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not.
+---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
+---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
 ---@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:

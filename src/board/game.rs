@@ -106,6 +106,14 @@ impl Termination {
                 | Termination::RequestRejected
         )
     }
+
+    /// Whether the game was ended by a fault of the harness (an engine that crashed, hung or
+    /// answered an illegal move), not by either player's chess or protocol: such a game is void
+    /// and its schedule slot is played again on the next run. A model's own limits
+    /// (`context_exceeded`, `request_rejected`) are not: a replay would end the same way.
+    pub const fn is_harness_fault(self) -> bool {
+        matches!(self, Termination::EngineFailure)
+    }
 }
 
 impl fmt::Display for Termination {

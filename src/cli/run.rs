@@ -133,8 +133,17 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         eprintln!("stopped before the end: run the same command again to play the remaining games");
         return Ok(1);
     }
+    if !summary.voided.is_empty() {
+        eprintln!(
+            "{} game(s) ended void by a harness fault, count for nobody, and are played again when you run the same command again:",
+            summary.voided.len()
+        );
+        for (index, reason) in &summary.voided {
+            eprintln!("  game {index}: {reason}");
+        }
+    }
     if summary.errored.is_empty() {
-        Ok(0)
+        Ok(if summary.voided.is_empty() { 0 } else { 1 })
     } else {
         eprintln!(
             "{} game(s) were set aside and resume when you run the same command again:",

@@ -15,7 +15,10 @@ use crate::{
     analysis,
     board::{GameResult, Termination},
     rating::glicko::{self, Compat, GlickoConfig},
-    store::{GameRow, GameStatus, PlayerRow, StandingRow, Store, StoreError, TournamentRow},
+    store::{
+        GameRow, GameStatus, PlayerRow, StandingRow, Store, StoreError, TournamentRow,
+        current_attempts,
+    },
     table::{Cell, Table},
 };
 
@@ -65,9 +68,15 @@ pub fn tables(
     let games = store.games(tournament.id)?;
     let players = store.players(tournament.id)?;
     let standings = store.standings(tournament.id)?;
-    let mut out = vec![ratings(&games, &players, options)];
-    out.extend(bradley_terry::tables(&games, &options.bradley_terry));
+    // The ratings see each schedule slot's current attempt, in slot order: the same games in the
+    // same order as a tournament that no harness fault interrupted.
+    let rated: Vec<GameRow> = current_attempts(&games).into_iter().cloned().collect();
+    let mut out = vec![ratings(&rated, &players, options)];
+    out.extend(bradley_terry::tables(&rated, &options.bradley_terry));
     out.push(standings_table(&standings));
+    if games.iter().any(GameRow::is_void) {
+        out.push(void_games_table(&games));
+    }
     if options.stats {
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));
@@ -195,7 +204,7 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
     table
 }
 
-/// Glicko-1 over the finished games in the order they finished, each game its own rating period
+/// Glicko-1 over the finished games in schedule order (slot, then game number), each game its own rating period
 /// (ChessArena, appendix C): what [`ratings`] shows, for callers that want the numbers (the HTML
 /// report's plot).
 pub fn rate(games: &[GameRow], compat: Compat) -> glicko::Ratings {
@@ -203,12 +212,13 @@ pub fn rate(games: &[GameRow], compat: Compat) -> glicko::Ratings {
         compat,
         ..GlickoConfig::default()
     };
-    let mut finished: Vec<&GameRow> = games
-        .iter()
+    // Schedule order, not finish order: the same games give the same ratings at any concurrency.
+    // A replay takes its slot's place, so a game an engine crash made void and that was played
+    // again rates where it was scheduled.
+    let finished: Vec<&GameRow> = current_attempts(games)
+        .into_iter()
         .filter(|g| g.status == GameStatus::Finished)
         .collect();
-    // Schedule order, not finish order: the same games give the same ratings at any concurrency.
-    finished.sort_by_key(|g| g.index);
     let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
     for g in finished {
         let Some(result) = g
@@ -315,6 +325,47 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
             without_usage.join(", ")
         ));
     }
+    table
+}
+
+/// Every void game (finished without a result, in no rating or score): its number, players,
+/// termination, plies, what becomes of its slot, and the error that ended it. A game a harness
+/// fault made void (an engine crashed or hung) names the game that plays it again, or says the
+/// next run will; one void by the model's own limits (`context_exceeded`, `request_rejected`) is
+/// not replayed, since it would end the same way.
+pub fn void_games_table(games: &[GameRow]) -> Table {
+    let mut table = Table::new(
+        "void games",
+        &[
+            "game",
+            "white",
+            "black",
+            "termination",
+            "plies",
+            "replayed by",
+            "error",
+        ],
+    );
+    for g in games.iter().filter(|g| g.is_void()) {
+        let replay = games.iter().find(|r| r.replay_of == Some(g.id));
+        let replayed = match replay {
+            Some(r) => format!("game {}", r.index),
+            None if g.is_harness_void() => "the next run".into(),
+            None => "-".into(),
+        };
+        table.rows.push(vec![
+            Cell::Int(i64::from(g.index)),
+            g.white.clone().into(),
+            g.black.clone().into(),
+            g.termination.clone().unwrap_or_default().into(),
+            g.ply_count.into(),
+            replayed.into(),
+            g.reason.clone().unwrap_or_default().into(),
+        ]);
+    }
+    table.notes.push(
+        "void games count for nobody: no rating, score or W/D/L; a harness fault's slot is played again from its opening, reusing the stored replies wherever the game takes the same path".into(),
+    );
     table
 }
 
@@ -536,6 +587,8 @@ pub(crate) mod tests {
             error: None,
             ply_count: 10,
             error_kind: None,
+            replay_of: None,
+            slot: index,
         }
     }
 
@@ -576,10 +629,44 @@ pub(crate) mod tests {
         reversed.reverse();
         for (i, g) in reversed.iter_mut().enumerate() {
             g.index = i as u32 + 1;
+            g.slot = g.index;
         }
         assert_ne!(
             ratings(&reversed, &players, &options).rows,
             by_schedule.rows
         );
+    }
+
+    #[test]
+    fn a_replay_rates_in_its_slot_and_its_void_attempt_nowhere() {
+        let results = ["0-1", "0-1", "0-1", "0-1", "1-0", "1-0"];
+        let scheduled: Vec<GameRow> = (1..=6)
+            .map(|i| row(i, "b", "x", results[i as usize - 1]))
+            .collect();
+        // Game 2 was void (an engine crashed) and game 7 played its slot again.
+        let mut replayed = scheduled.clone();
+        replayed[1].result = Some(crate::store::VOID_RESULT.into());
+        replayed[1].termination = Some("engine_failure".into());
+        let mut replay = scheduled[1].clone();
+        replay.id = 7;
+        replay.index = 7;
+        replay.replay_of = Some(2);
+        replayed.push(replay);
+        let players = [player("b"), player("x")];
+        let options = Options {
+            show_all: true,
+            ..Options::default()
+        };
+        assert_eq!(
+            ratings(&replayed, &players, &options),
+            ratings(&scheduled, &players, &options)
+        );
+        let listed = void_games_table(&replayed);
+        assert_eq!(listed.rows.len(), 1);
+        assert_eq!(listed.rows[0][0], Cell::Int(2));
+        assert_eq!(listed.rows[0][5], Cell::Text("game 7".into()));
+        // Without its replay yet, the next run plays it again.
+        let listed = void_games_table(&replayed[..6]);
+        assert_eq!(listed.rows[0][5], Cell::Text("the next run".into()));
     }
 }

@@ -1,6 +1,6 @@
 //! LLM calls (written before their reply is used) and tournament events.
 
-use rusqlite::{Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
 
@@ -264,6 +264,56 @@ impl Store {
                     .map_or_else(|| "no game".to_owned(), |g| format!("game {g}"));
                 format!("record llm call {} of ply {} ({game})", call.seq, call.ply)
             })
+    }
+
+    /// Reuses, for call `seq` of ply `ply` of the replay `game_id`, the reply an earlier attempt
+    /// of the same slot (`earlier`, newest first) got for the byte-identical request at the same
+    /// ply and seq: copies that row into the replay with `reused_from` naming the original (the
+    /// first row that paid for it) and returns the copy's id and reply, or `None` when no earlier
+    /// attempt asked exactly this (the game's path differs there). The copy keeps the original's
+    /// tokens; totals and the spend skip it.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn reuse_llm_call(
+        &self,
+        game_id: i64,
+        ply: u32,
+        seq: u32,
+        request_json: &str,
+        earlier: &[i64],
+    ) -> Result<Option<(i64, String, Option<String>)>, StoreError> {
+        let what = || format!("reuse a stored reply for call {seq} of ply {ply} of game {game_id}");
+        let conn = self.conn();
+        for &attempt in earlier {
+            let copied = conn
+                .prepare_cached(
+                    "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint,
+                         request_json, reply_text, reasoning, raw_body, finish_reason, http_status,
+                         prompt_tokens, completion_tokens, latency_ms, transport_retries, error,
+                         reused_from)
+                     SELECT ?1, ply, seq, player, model, endpoint, request_json, reply_text,
+                         reasoning, raw_body, finish_reason, http_status, prompt_tokens,
+                         completion_tokens, latency_ms, transport_retries, error,
+                         COALESCE(reused_from, id)
+                     FROM llm_calls
+                     WHERE game_id = ?2 AND ply = ?3 AND seq = ?4 AND request_json = ?5
+                       AND reply_text IS NOT NULL
+                     RETURNING id, reply_text, reasoning",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![game_id, attempt, ply, seq, request_json], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })
+                    .optional()
+                })
+                .context(what)?;
+            if copied.is_some() {
+                return Ok(copied);
+            }
+        }
+        Ok(None)
     }
 
     /// Records what the game loop made of a call's reply: `outcome` is a kind such as `"move"`,

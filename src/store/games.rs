@@ -5,6 +5,7 @@ use std::{collections::HashSet, fmt};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, bad_column, get_opt_u64, get_u64, sql_u64};
+use crate::board::Termination;
 
 /// A game the tournament format scheduled, as the caller describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +126,12 @@ pub struct GameRow {
     pub error_kind: Option<ErrorKind>,
     /// Number of stored plies.
     pub ply_count: u32,
+    /// The void game this one plays again (a harness fault ended it), if it is a replay.
+    pub replay_of: Option<i64>,
+    /// The schedule number this game fills: its own `index`, or for a replay the index of its
+    /// slot's first attempt. Ratings and formats order games by it, so a replayed game counts
+    /// where the void one was scheduled.
+    pub slot: u32,
 }
 
 /// The kind of fault that set a game aside. None of them is chess: the game is not scored and
@@ -191,7 +198,8 @@ pub(super) const GAME_COLUMNS: &str =
     "g.id, g.tournament_id, g.idx, g.round, g.white, g.black, g.start_fen,
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
     g.generation, g.started_at, g.finished_at, g.error,
-    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind";
+    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind, g.replay_of,
+    COALESCE(g.slot, g.idx)";
 
 /// The stored result of a void game: finished, but counting for nobody (PGN's "no result").
 pub const VOID_RESULT: &str = "*";
@@ -202,6 +210,26 @@ impl GameRow {
     pub fn is_void(&self) -> bool {
         self.status == GameStatus::Finished && self.result.as_deref() == Some(VOID_RESULT)
     }
+
+    /// Whether the game is void because the harness failed (an engine crashed or hung), so that
+    /// its slot is played again: see [`Termination::is_harness_fault`].
+    pub fn is_harness_void(&self) -> bool {
+        self.is_void()
+            && self
+                .termination
+                .as_deref()
+                .and_then(|t| t.parse::<Termination>().ok())
+                .is_some_and(Termination::is_harness_fault)
+    }
+}
+
+/// The games a format and the ratings see: every game except the void attempts a later game
+/// replays (a replay stands in its slot's place), ordered by slot.
+pub fn current_attempts(games: &[GameRow]) -> Vec<&GameRow> {
+    let replayed: HashSet<i64> = games.iter().filter_map(|g| g.replay_of).collect();
+    let mut current: Vec<&GameRow> = games.iter().filter(|g| !replayed.contains(&g.id)).collect();
+    current.sort_by_key(|g| (g.slot, g.index));
+    current
 }
 
 pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
@@ -234,6 +262,8 @@ pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
                     .ok_or_else(|| bad_column(19, format!("unknown error kind `{kind}`")))?,
             ),
         },
+        replay_of: r.get(20)?,
+        slot: r.get(21)?,
     })
 }
 
@@ -373,6 +403,81 @@ impl Store {
             }
         }
         tx.commit().context(what)
+    }
+
+    /// Schedules a replay of every game of `tournament` that a harness fault made void and that
+    /// no later game replays yet: same round, players, colours, start position and opening,
+    /// numbered after the last stored game, with `replay_of` naming the void game and `slot` its
+    /// slot. The void game stays as it is, for the record. Returns the replays scheduled now.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure. Nothing is stored on error.
+    pub fn schedule_replays(&self, tournament: i64) -> Result<Vec<GameRow>, StoreError> {
+        let what = || format!("schedule replays of tournament {tournament}");
+        let faults: Vec<String> = Termination::ALL
+            .iter()
+            .filter(|t| t.is_harness_fault())
+            .map(|t| format!("'{}'", t.as_str()))
+            .collect();
+        let mut conn = self.conn();
+        let tx = conn.transaction().context(what)?;
+        let ids: Vec<i64> = {
+            let mut stmt = tx
+                .prepare(&format!(
+                    "SELECT g.id FROM games g
+                     WHERE g.tournament_id = ?1 AND g.status = 'finished' AND g.result = '{VOID_RESULT}'
+                       AND g.termination IN ({})
+                       AND NOT EXISTS (SELECT 1 FROM games r WHERE r.replay_of = g.id)
+                     ORDER BY g.idx",
+                    faults.join(", ")
+                ))
+                .context(what)?;
+            let rows = stmt.query_map([tournament], |r| r.get(0)).context(what)?;
+            rows.collect::<rusqlite::Result<_>>().context(what)?
+        };
+        let mut scheduled = Vec::with_capacity(ids.len());
+        for id in ids {
+            tx.execute(
+                "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
+                                    opening_moves, opening_label, replay_of, slot)
+                 SELECT tournament_id,
+                        (SELECT COALESCE(MAX(idx), 0) + 1 FROM games WHERE tournament_id = ?1),
+                        round, white, black, start_fen, opening_moves, opening_label, id,
+                        COALESCE(slot, idx)
+                 FROM games WHERE id = ?2",
+                params![tournament, id],
+            )
+            .context(what)?;
+            scheduled.push(load_game(&tx, tx.last_insert_rowid())?);
+        }
+        tx.commit().context(what)?;
+        Ok(scheduled)
+    }
+
+    /// The ids of the earlier attempts of `game`'s slot (void games it, or a replay before it,
+    /// plays again), newest first: where a replay looks for replies it may reuse.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn earlier_attempts(&self, game: &GameRow) -> Result<Vec<i64>, StoreError> {
+        if game.replay_of.is_none() {
+            return Ok(Vec::new());
+        }
+        let what = || format!("list the earlier attempts of game {}", game.index);
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id FROM games
+                 WHERE tournament_id = ?1 AND COALESCE(slot, idx) = ?2 AND id <> ?3
+                 ORDER BY idx DESC",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map(params![game.tournament, game.slot, game.id], |r| r.get(0))
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
     }
 
     /// The games of a tournament, ordered by index.

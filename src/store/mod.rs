@@ -58,7 +58,9 @@ pub use self::{
     export::{
         AcceptedMoveRow, CallExportRow, GameExportRow, PlyExportRow, StreamError, TournamentFacts,
     },
-    games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT},
+    games::{
+        ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT, current_attempts,
+    },
     spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend},
     stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},

@@ -414,9 +414,26 @@ ALTER TABLE plies ADD COLUMN clock_ms INTEGER CHECK (clock_ms >= 0);
 ALTER TABLE games ADD COLUMN time_control TEXT;
 ";
 
+/// Version 8: replays of games a harness fault made void, and the replies they reuse.
+///
+/// - `games.replay_of` names the void game (an engine crashed or hung) that this game plays
+///   again, and `games.slot` the schedule number both fill (the first attempt's `idx`); both are
+///   NULL for a game that is its slot's first attempt. Ratings and formats take a game's place in
+///   the schedule from its slot, so a replayed game counts where the void one was scheduled.
+/// - `llm_calls.reused_from` names the call of an earlier attempt of the same slot whose reply
+///   this row reuses: the replay asked the very same request at the same ply, so the stored reply
+///   is used instead of paying for it again. Such rows carry the original's tokens (they are the
+///   game's own) but tournament totals and the spend skip them (the call was paid once).
+pub(crate) const SCHEMA_V8: &str = r"
+ALTER TABLE games ADD COLUMN replay_of INTEGER REFERENCES games (id);
+ALTER TABLE games ADD COLUMN slot INTEGER CHECK (slot >= 0);
+CREATE INDEX games_by_replay ON games (replay_of);
+ALTER TABLE llm_calls ADD COLUMN reused_from INTEGER REFERENCES llm_calls (id);
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
-    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
 ];
 
 /// The schema version this build writes (and the newest it can read).

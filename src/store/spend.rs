@@ -39,7 +39,7 @@ pub const CHARS_PER_TOKEN: u64 = 4;
 
 impl Store {
     /// Spend so far of each player and model in `tournament`, over the stored calls of all its
-    /// games. A call whose reply carried no usage (`NULL` tokens) is counted at an estimate from
+    /// games (a replay's reused replies were paid once, by the attempt that asked). A call whose reply carried no usage (`NULL` tokens) is counted at an estimate from
     /// its text: the request JSON for the prompt, the reply and reasoning text for the
     /// completion, [`CHARS_PER_TOKEN`] characters per token, and is flagged in
     /// [`ModelSpend::estimated_calls`]. Calls that failed without a reply are stored apart and
@@ -61,7 +61,7 @@ impl Store {
                          + ?2 - 1) / ?2)), 0),
                     COALESCE(SUM(c.prompt_tokens IS NULL OR c.completion_tokens IS NULL), 0)
                  FROM llm_calls c JOIN games g ON g.id = c.game_id
-                 WHERE g.tournament_id = ?1
+                 WHERE g.tournament_id = ?1 AND c.reused_from IS NULL
                  GROUP BY c.player, c.model
                  ORDER BY c.player, c.model",
             )

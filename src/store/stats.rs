@@ -118,7 +118,8 @@ struct CallStats {
 impl Store {
     /// The standings of a tournament over its finished games: one row for every player (players
     /// without finished games get zeros), ordered by score percentage, best first, then by name.
-    /// Call statistics count the calls of finished games only, like the results.
+    /// Call statistics count the calls of finished games only, like the results, and each
+    /// model answer once: a replay's reused replies count with the attempt that asked for them.
     ///
     /// # Errors
     ///
@@ -141,6 +142,7 @@ impl Store {
                         COALESCE(SUM(c.prompt_tokens IS NULL OR c.completion_tokens IS NULL), 0)
                      FROM llm_calls c JOIN games g ON g.id = c.game_id
                      WHERE g.tournament_id = ?1 AND g.status = 'finished'
+                       AND c.reused_from IS NULL
                      GROUP BY c.player"
                 ))
                 .context(what)?;
@@ -247,7 +249,7 @@ impl Store {
                     COUNT(c.id), COALESCE(SUM(c.prompt_tokens), 0),
                     COALESCE(SUM(c.completion_tokens), 0)
                  FROM llm_calls c JOIN games g ON g.id = c.game_id
-                 WHERE g.tournament_id = ?1",
+                 WHERE g.tournament_id = ?1 AND c.reused_from IS NULL",
                 [tournament],
                 |r| {
                     Ok(Totals {

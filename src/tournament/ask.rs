@@ -116,6 +116,9 @@ pub struct Turn<'a> {
     pub extra: &'a serde_json::Map<String, serde_json::Value>,
     /// Replies already stored for this ply (a resumed game), used instead of new requests.
     pub stored: &'a [LlmCallRow],
+    /// Earlier attempts of the game's slot (a replay of a void game), newest first: their
+    /// replies to the very same request at this ply are reused.
+    pub earlier: &'a [i64],
 }
 
 /// Gets the reply of one dialog turn: stored replies are reused, missing ones requested.
@@ -221,6 +224,7 @@ async fn one(
         seq,
         player: turn.player,
         role,
+        earlier: turn.earlier,
     };
     let request = spec.request(messages, turn.extra);
     let stored = stored_reply(turn.stored, seq);

@@ -174,6 +174,8 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
     // Only the first ply of this run can have stored replies (a run killed in the middle of
     // it); every later ply is new.
     let first_ply = game.ply();
+    // A replay of a void game asks nothing its earlier attempts already asked at the same ply.
+    let earlier = store.earlier_attempts(row)?;
     let moved = |name: &str| stored.iter().any(|p| p.player == name);
     let mut white = side(env, rules, &row.white, row.id, &game, Color::White).await?;
     let mut black = side(env, rules, &row.black, row.id, &game, Color::Black).await?;
@@ -195,11 +197,12 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         // measured time (an engine's search, a model's successful calls), not the harness's.
         let mut charged: Option<u64> = None;
         let (mv, attempts) = match mover {
-            Side::Random { seed } => (random_move(&game, env.seed, *seed, row.index), 1),
+            // Seeded by the slot, not the game number: a replay draws what its void attempt drew.
+            Side::Random { seed } => (random_move(&game, env.seed, *seed, row.slot), 1),
             Side::Engine {
                 random: Some(r), ..
-            } if random_turn(&game, env.seed, r, row.index) => {
-                (random_move(&game, env.seed, r.seed, row.index), 1)
+            } if random_turn(&game, env.seed, r, row.slot) => {
+                (random_move(&game, env.seed, r.seed, row.slot), 1)
             }
             Side::Engine { lease, limits, .. } => {
                 let moves = game.uci_moves().to_vec();
@@ -236,13 +239,9 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                             "engine_failure",
                             &reason,
                         );
-                        // Making an engine's failure void (it says nothing of the opponent's
-                        // chess) is a matter of `GameEnd::void(Termination::EngineFailure, ..)`.
-                        game.adjudicate(GameEnd::decided(
-                            loss_for(game.turn()),
-                            Termination::EngineFailure,
-                            Some(reason),
-                        ));
+                        // A crashed, hung or confused engine says nothing of either side's
+                        // chess: the game is void, and the next run plays its slot again.
+                        game.adjudicate(GameEnd::void(Termination::EngineFailure, Some(reason)));
                         break;
                     }
                 }
@@ -259,6 +258,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                     name,
                     opponent,
                     stored: &stored,
+                    earlier: &earlier,
                 };
                 match llm_ply(env, &at, side).await? {
                     PlyResult::Move { mv, attempts } => (mv, attempts),
@@ -525,6 +525,9 @@ struct PlyAt<'a> {
     opponent: &'a str,
     /// Replies already stored for this ply (a resumed game): used instead of new requests.
     stored: &'a [LlmCallRow],
+    /// Earlier attempts of this game's slot (it replays a void game), newest first: a request
+    /// one of them asked at the same ply gets its stored reply.
+    earlier: &'a [i64],
 }
 
 /// One LLM ply: the dialog between the play mode and the model until a move, a loss by protocol
@@ -569,6 +572,7 @@ async fn llm_ply(
                 dialog: &dialog,
                 extra: &request_extra,
                 stored: at.stored,
+                earlier: at.earlier,
             },
         )
         .await;
@@ -712,7 +716,7 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
         max_attempts: mode.max_attempts(),
         player: at.name.to_string(),
         opponent: at.opponent.to_string(),
-        game: at.row.index,
+        game: at.row.slot,
         options: mode.options().clone(),
         dialog: Vec::new(),
         previous_dialog: Vec::new(),

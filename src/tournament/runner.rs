@@ -23,7 +23,7 @@ use super::{
     rules::{Rules, ScriptHost},
     schedule::{self, FormatAnalysis, FormatError, FormatGame, FormatState},
 };
-use crate::store::{GameRow, GameStatus, PlayerRecord, Store};
+use crate::store::{GameRow, GameStatus, PlayerRecord, Store, current_attempts};
 
 /// Games played at once when neither the script nor the command line says.
 const DEFAULT_CONCURRENCY: usize = 2;
@@ -67,6 +67,12 @@ pub struct RunSummary {
     /// The budgets that kept games from starting, each with the games it kept back (they stay
     /// scheduled and start on a later run once the budget is raised).
     pub budget_stops: Vec<BudgetStop>,
+    /// Replays scheduled at the start of this run, one per game a harness fault made void in an
+    /// earlier run: (the replay's number, the void game's number).
+    pub replays: Vec<(u32, u32)>,
+    /// Games a harness fault (an engine that crashed or hung) made void in this run: number and
+    /// reason. They count for nobody, and the next run plays their slots again.
+    pub voided: Vec<(u32, String)>,
 }
 
 /// A budget that was reached during a run, and the games it kept from starting.
@@ -134,6 +140,22 @@ pub async fn run(
         )?;
     }
     save_scripts(&store, first.as_ref())?;
+    // Slots that a harness fault made void in an earlier run are played again now (not in the
+    // run that voided them: a fault that recurs must not loop).
+    let replays: Vec<(u32, u32)> = {
+        let games = store.games(tournament.id)?;
+        store
+            .schedule_replays(tournament.id)?
+            .iter()
+            .map(|r| {
+                let of = games.iter().find(|g| Some(g.id) == r.replay_of);
+                (r.index, of.map_or(r.slot, |g| g.index))
+            })
+            .collect()
+    };
+    for (replay, of) in &replays {
+        tracing::info!("game {of} was void by a harness fault: game {replay} plays it again");
+    }
 
     let (generations, _watcher) = if options.watch {
         match reload::watch(host.clone(), first.clone()) {
@@ -196,6 +218,8 @@ pub async fn run(
         stopped: None,
         analysis: None,
         budget_stops: Vec::new(),
+        replays,
+        voided: Vec::new(),
     };
     let mut tried = std::collections::HashSet::new();
     // One listener for the whole run: a Ctrl-C that lands between two waits is kept, not lost.
@@ -213,7 +237,10 @@ pub async fn run(
         let stored = store.games(tournament.id)?;
         let state = FormatState {
             players: spec.players.iter().map(|p| p.name().to_string()).collect(),
-            games: stored.iter().map(FormatGame::from_row).collect(),
+            games: current_attempts(&stored)
+                .into_iter()
+                .map(FormatGame::from_row)
+                .collect(),
             games_per_pair: settings.games_per_pair,
             openings: openings.len() as u32,
             seed: settings.seed,
@@ -465,6 +492,11 @@ async fn play_all(
         match outcome {
             GameOutcome::Finished(end) => {
                 summary.finished += 1;
+                if end.result.is_none() && end.termination.is_harness_fault() {
+                    summary
+                        .voided
+                        .push((row.index, end.reason.clone().unwrap_or_default()));
+                }
                 if let Some(worker) = analysis {
                     // The stored row carries the result and termination the analysis reads.
                     match store.game(row.id) {

@@ -86,7 +86,9 @@ pub struct FormatState {
     pub players: Vec<String>,
     /// Every game scheduled so far, finished or not, in schedule order (by `index`), whatever
     /// order they finished in: a format that rates them in this order decides the same way at
-    /// any concurrency.
+    /// any concurrency. A void game that a replay plays again is left out and the replay stands
+    /// in its place (with its index), so a format sees what it would have seen had no harness
+    /// fault happened.
     pub games: Vec<FormatGame>,
     /// The tournament's `games_per_pair`.
     pub games_per_pair: u32,
@@ -161,10 +163,11 @@ pub struct FormatGame {
 }
 
 impl FormatGame {
-    /// The format's view of a stored game.
+    /// The format's view of a stored game; a replay shows its slot's number, the number the
+    /// format gave the game.
     pub fn from_row(row: &GameRow) -> Self {
         FormatGame {
-            index: row.index,
+            index: row.slot,
             round: row.round,
             white: row.white.clone(),
             black: row.black.clone(),

@@ -29,3 +29,4 @@ mod report;
 mod resume;
 mod secrets;
 mod tournament;
+mod void_games;
