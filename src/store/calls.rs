@@ -40,7 +40,8 @@ pub struct LlmCallRecord {
     pub prompt_tokens: Option<u64>,
     /// Completion tokens billed (reasoning included); `None` when the reply reported no usage.
     pub completion_tokens: Option<u64>,
-    /// Wall time of the call, transport retries included.
+    /// Wall time of the call's successful attempt (failed attempts, the waits between them and
+    /// queueing for a request slot excluded): what a chess clock is charged for the call.
     pub latency_ms: u64,
     /// How many times the transport retried (429, 5xx, timeouts).
     pub transport_retries: u32,

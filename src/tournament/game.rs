@@ -4,7 +4,10 @@
 //! read, so a game interrupted at any point resumes from its last stored ply, and re-feeds stored
 //! replies to the play mode instead of asking the model again.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use rand::{SeedableRng, rngs::StdRng};
 use shakmaty::{Color, Move, Position};
@@ -260,8 +263,24 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                     opponent,
                     stored: &stored,
                 };
-                match llm_ply(env, &at, side).await? {
-                    PlyResult::Move { mv, attempts } => (mv, attempts),
+                let allowance = clock_of(&mut clocks, game.turn()).map(|c| c.allowance_ms());
+                match llm_ply(env, &at, side, allowance).await? {
+                    PlyResult::Move {
+                        mv,
+                        attempts,
+                        charged_ms,
+                    } => {
+                        charged = Some(charged_ms);
+                        (mv, attempts)
+                    }
+                    PlyResult::OutOfTime { charged_ms } => {
+                        if let Some(Err(flag)) =
+                            clock_of(&mut clocks, game.turn()).map(|c| c.charge(charged_ms))
+                        {
+                            game.adjudicate(time_forfeit(&game, name, flag));
+                        }
+                        break;
+                    }
                     PlyResult::Lost {
                         termination,
                         reason,
@@ -503,7 +522,15 @@ fn mix(a: u64, b: u64) -> u64 {
 /// How an LLM ply ended.
 enum PlyResult {
     /// A legal move, after this many attempts.
-    Move { mv: Move, attempts: u32 },
+    Move {
+        mv: Move,
+        attempts: u32,
+        /// What the ply costs the player's clock: its calls' successful attempts.
+        charged_ms: u64,
+    },
+    /// The player's clock ran out before it moved (a call still unanswered, or its calls
+    /// together over the allowance): a loss on time, for `charged_ms` (over the allowance).
+    OutOfTime { charged_ms: u64 },
     /// The mover loses without a move: a forfeit, too many wrong actions, or max turns.
     Lost {
         termination: Termination,
@@ -538,6 +565,7 @@ async fn llm_ply(
     env: &GameEnv,
     at: &PlyAt<'_>,
     side: &mut LlmSide,
+    allowance_ms: Option<u64>,
 ) -> Result<PlyResult, GameError> {
     let (game, name) = (at.game, at.name);
     let mode = side.mode.as_ref();
@@ -557,7 +585,17 @@ async fn llm_ply(
         .max_turns()
         .unwrap_or(MAX_CALLS_PER_PLY)
         .min(MAX_CALLS_PER_PLY);
+    // The ply's time on the player's clock so far: every successful call's, re-asks after a bad
+    // answer included (that is the model thinking); failed attempts and retry waits excluded.
+    let mut charged_ms: u64 = 0;
     for turn in 0..max_turns {
+        let clock = match allowance_ms {
+            Some(allowed) if charged_ms > allowed => {
+                return Ok(PlyResult::OutOfTime { charged_ms });
+            }
+            Some(allowed) => Some(Duration::from_millis(allowed - charged_ms)),
+            None => None,
+        };
         let asked = ask::ask(
             env,
             &side.models,
@@ -569,11 +607,21 @@ async fn llm_ply(
                 dialog: &dialog,
                 extra: &request_extra,
                 stored: at.stored,
+                clock,
             },
         )
         .await;
         let answer = match asked {
             Ok(answer) => answer,
+            Err(GameError::Api { source, .. })
+                if matches!(*source, crate::llm::LlmError::OutOfTime { .. }) =>
+            {
+                // Unanswered when the clock ran out: all of the allowance, and a little over.
+                let allowed = allowance_ms.unwrap_or(charged_ms);
+                return Ok(PlyResult::OutOfTime {
+                    charged_ms: allowed.max(charged_ms).saturating_add(1),
+                });
+            }
             Err(error) => {
                 return match rejection(&error, side.accepted) {
                     Some(termination) => Ok(PlyResult::Rejected {
@@ -585,6 +633,7 @@ async fn llm_ply(
             }
         };
         side.accepted = true;
+        charged_ms = charged_ms.saturating_add(answer.charged_ms);
         dialog.push(ChatMessage::new("assistant", answer.text.clone()));
         ctx.dialog = dialog.clone();
         ctx.reasoning = answer.reasoning;
@@ -603,6 +652,7 @@ async fn llm_ply(
                     return Ok(PlyResult::Move {
                         mv,
                         attempts: attempt,
+                        charged_ms,
                     });
                 }
                 Err(e) => {
