@@ -15,7 +15,6 @@ use shakmaty::{Color, Move, Position};
 use super::{
     GameError, ReplayError,
     ask::{self, Models, Turn},
-    clock::{Clock, Flag, TimeControl},
     players::{Participant, RandomMoves, Roster},
     progress::Progress,
     rules::Rules,
@@ -23,7 +22,11 @@ use super::{
     turn::{Action, PlayMode, RetryAction, TurnContext},
 };
 use crate::{
-    board::{Game, GameEnd, GameResult, Termination, render},
+    board::{
+        Game, GameEnd, GameResult, Termination,
+        clock::{Clock, Flag, GameClocks},
+        render,
+    },
     engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
     llm::{ChatMessage, ChatRequest, Rejection},
     store::{GameRow, LlmCallRow, PlyRecord, Store},
@@ -127,9 +130,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         white: rules.spec().time_control_of(&row.white),
         black: rules.spec().time_control_of(&row.black),
     };
-    let wanted_json = (wanted.white.is_some() || wanted.black.is_some())
-        .then(|| serde_json::to_string(&wanted).expect("time controls serialize"));
-    let clocks: GameClocks = match store.game_time_control(row.id, wanted_json.as_deref())? {
+    let clocks: GameClocks = match store.game_time_control(row.id, wanted.to_json().as_deref())? {
         Some(json) => serde_json::from_str(&json)
             .map_err(|e| replay("the stored time control".into(), ReplayError::Clock(e)))?,
         None => GameClocks::default(),
@@ -345,16 +346,6 @@ fn finish(env: &GameEnv, row: &GameRow, end: GameEnd) -> Result<GameEnd, GameErr
         end.reason.as_deref(),
     )?;
     Ok(end)
-}
-
-/// The clocks of a game, as stored with it (`games.time_control`): each side's time control, or
-/// `None` for an untimed side.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct GameClocks {
-    /// White's time control.
-    pub white: Option<TimeControl>,
-    /// Black's time control.
-    pub black: Option<TimeControl>,
 }
 
 fn clock_of(clocks: &mut [Option<Clock>; 2], color: Color) -> Option<&mut Clock> {

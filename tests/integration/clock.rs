@@ -74,6 +74,10 @@ fn a_limited_strength_stockfish_plays_on_a_clock() {
                 .filter(|p| p.player == "rnd")
                 .all(|p| p.clock_ms.is_none())
         );
+        assert_eq!(
+            readings.len(),
+            exported_clocks_of(&dir, g.index, false).len()
+        );
         // On a loaded machine Stockfish may still lose on time (its clock is wall time); then
         // the flag is its own, and the move it took too long for is not stored.
         if g.termination.as_deref() == Some("time_forfeit") {
@@ -83,6 +87,71 @@ fn a_limited_strength_stockfish_plays_on_a_clock() {
             assert_eq!(g.result.as_deref(), Some(sf_lost), "{g:?}");
         }
     }
+}
+
+/// python-chess's reading of one game of `arena export pgn` (plain, or `--annotate`): the
+/// time control tags, then one line per move with its `[%clk]` and `[%emt]` in seconds (`-` for none).
+const READ_CLOCKS: &str = r#"
+import sys, chess.pgn
+with open(sys.argv[1]) as f:
+    while (game := chess.pgn.read_game(f)) is not None:
+        if game.headers["ArenaGame"] != sys.argv[2]:
+            continue
+        assert not game.errors, game.errors
+        side = "White" if game.headers["White"] == "sf1350" else "Black"
+        print(game.headers.get("TimeControl", "?"), game.headers.get(side + "TimeControl", "?"))
+        for node in game.mainline():
+            clk, emt = node.clock(), node.emt()
+            print("-" if clk is None else f"{clk:.3f}", "-" if emt is None else f"{emt:.3f}")
+"#;
+
+/// The `[%clk]` readings (milliseconds) of Stockfish's moves in game `index` as python-chess
+/// reads the export, checked against the store: the tag, every clock and move time.
+fn exported_clocks_of(dir: &TestDir, index: u32, annotate: bool) -> Vec<i64> {
+    let mut args = vec!["export", "pgn", "--db", "t.db", "--out", "games.pgn"];
+    if annotate {
+        args.push("--annotate");
+    }
+    let out = dir.arena().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = std::process::Command::new("python3")
+        .args(["-c", READ_CLOCKS, "games.pgn", &index.to_string()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(read.status.success(), "{}", stderr(&read));
+    let text = String::from_utf8_lossy(&read.stdout).into_owned();
+    let mut lines = text.lines();
+    // Only Stockfish has a clock: each side's own tag, the random mover's saying "none".
+    assert_eq!(lines.next(), Some("? 2+0.05"), "{text}");
+    let store = open_store(&dir.db());
+    let game = games(&store, "clocked")
+        .into_iter()
+        .find(|g| g.index == index)
+        .unwrap();
+    let plies = store.plies(game.id).unwrap();
+    let expected = clock_after_each_move(&plies, "sf1350", 2000, 50);
+    let mut clocks = Vec::new();
+    for (p, line) in plies.iter().zip(lines) {
+        let (clk, emt) = line.split_once(' ').unwrap();
+        if p.player == "sf1350" {
+            let ms = |s: &str| (s.parse::<f64>().unwrap() * 1000.0).round() as i64;
+            assert_eq!(ms(emt), p.clock_ms.unwrap() as i64, "{line}");
+            clocks.push(ms(clk));
+        } else if annotate {
+            // The untimed side shows its wall time, and no clock.
+            assert_eq!(clk, "-", "{line}");
+        } else {
+            assert_eq!(line, "- -");
+        }
+    }
+    // `[%clk]` is the clock after the move, increment added.
+    let after: Vec<i64> = expected.iter().map(|left| left + 50).collect();
+    assert_eq!(clocks, after);
+    if !annotate {
+        assert_eq!(clocks, exported_clocks_of(dir, index, true));
+    }
+    clocks
 }
 
 #[test]

@@ -739,9 +739,11 @@ mod clocks {
 
     use super::super::{engine_movetime, time_forfeit, uci_clock};
     use crate::{
-        board::{Game, GameResult, Termination},
+        board::{
+            Game, GameResult, Termination,
+            clock::{Clock, Flag, TimeControl},
+        },
         engine::{ClockTimes, UciClock},
-        tournament::clock::{Clock, Flag, TimeControl},
     };
 
     fn control(base_ms: Option<u64>, increment_ms: u64, per_move_ms: Option<u64>) -> TimeControl {
