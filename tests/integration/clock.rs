@@ -200,3 +200,67 @@ fn a_hung_engine_on_a_clock_loses_on_time() {
         "{commands}"
     );
 }
+
+#[test]
+fn a_killed_clocked_game_resumes_with_the_clocks_it_had() {
+    if !stockfish("a_killed_clocked_game_resumes_with_the_clocks_it_had") {
+        return;
+    }
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "resumed", games_per_pair = 1, max_plies = 16,
+  time_control = { base_s = 30, increment_s = 0.1 },
+  players = {
+    arena.engine { name = "sf", options = { Threads = 1, Hash = 16 } },
+    arena.random { name = "rnd" },
+  },
+}"#,
+    );
+    crate::common::run_then_kill(
+        &dir,
+        "resumed",
+        std::time::Duration::from_secs(120),
+        |s, t| {
+            s.games(t)
+                .ok()
+                .and_then(|g| g.first().map(|g| g.ply_count >= 6))
+                .unwrap_or(false)
+        },
+    );
+    let store = open_store(&dir.db());
+    let game = games(&store, "resumed").remove(0);
+    let before = store.plies(game.id).unwrap();
+    assert!(before.len() >= 6);
+    drop(store);
+    // What Stockfish's clock reads from the stored charges alone.
+    let sf_moves: Vec<u64> = before
+        .iter()
+        .filter(|p| p.player == "sf")
+        .map(|p| p.clock_ms.expect("a charge"))
+        .collect();
+    let expected = 30_000 + 100 * sf_moves.len() as u64 - sf_moves.iter().sum::<u64>();
+
+    let out = dir
+        .arena()
+        .env("ARENA_LOG", "arena::engine=debug")
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = stderr(&out);
+    let go = log
+        .lines()
+        .find(|l| l.contains("> go "))
+        .unwrap_or_else(|| panic!("no go in {log}"));
+    // The first search after the resume is sent the clock the stored moves left.
+    assert!(
+        go.contains(&format!("go wtime {expected} ")),
+        "{go} (expected wtime {expected})"
+    );
+    let store = open_store(&dir.db());
+    let after = store.plies(game.id).unwrap();
+    assert_eq!(&after[..before.len()], &before[..]);
+    assert_eq!(store.game(game.id).unwrap().status, GameStatus::Finished);
+}
