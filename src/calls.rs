@@ -67,6 +67,9 @@ pub struct StoredReply {
     pub reasoning: Option<String>,
     /// The `llm_calls` row, for ply calls.
     pub row_id: Option<i64>,
+    /// How long the call's successful attempt took when it was made (what a chess clock is
+    /// charged for it again when it is replayed).
+    pub latency_ms: u64,
 }
 
 /// A reply the caller may read: it is in the store.
@@ -81,6 +84,9 @@ pub struct RecordedReply {
     pub new_tokens: u64,
     /// The row the reply is stored in.
     pub row: CallRow,
+    /// How long the successful attempt took (for a replayed reply: when it was made); queueing
+    /// for a request slot, failed attempts and the waits between them are not included.
+    pub latency_ms: u64,
 }
 
 /// The stored row of a call; for ply calls, the place its outcome goes.
@@ -115,6 +121,7 @@ pub fn replayed(stored: StoredReply) -> RecordedReply {
         reasoning: stored.reasoning,
         new_tokens: 0,
         row: CallRow(stored.row_id),
+        latency_ms: stored.latency_ms,
     }
 }
 
@@ -145,6 +152,23 @@ pub async fn record_or_replay(
     request: &ChatRequest,
     stored: Option<StoredReply>,
 ) -> Result<RecordedReply, CallError> {
+    record_or_replay_within(store, client, endpoint, slot, request, stored, None).await
+}
+
+/// As [`record_or_replay`], each attempt of a new request given at most `clock` (a player's
+/// chess clock, see [`LlmClient::chat_within`]).
+///
+/// # Errors
+/// As [`record_or_replay`]; an attempt the clock cut off is [`LlmError::OutOfTime`].
+pub async fn record_or_replay_within(
+    store: &Store,
+    client: &LlmClient,
+    endpoint: &Endpoint,
+    slot: CallSlot<'_>,
+    request: &ChatRequest,
+    stored: Option<StoredReply>,
+    clock: Option<std::time::Duration>,
+) -> Result<RecordedReply, CallError> {
     if let Some(stored) = stored {
         return Ok(replayed(stored));
     }
@@ -165,20 +189,20 @@ pub async fn record_or_replay(
         ..
     } = slot
         && !earlier.is_empty()
-        && let Some((id, text, reasoning)) =
-            store.reuse_llm_call(game_id, ply, seq, &request_json, earlier)?
+        && let Some(reused) = store.reuse_llm_call(game_id, ply, seq, &request_json, earlier)?
     {
         return Ok(replayed(StoredReply {
-            text,
-            reasoning,
-            row_id: Some(id),
+            text: reused.text,
+            reasoning: reused.reasoning,
+            row_id: Some(reused.id),
+            latency_ms: reused.latency_ms,
         }));
     }
     // Every attempt that came back unusable is stored before it is retried; a store that refuses
     // one stops the retries, since nothing more could be kept.
     let mut refused = None;
     let asked = client
-        .chat_observed(endpoint, request, |failed| {
+        .chat_within(endpoint, request, clock, |failed| {
             let record = failed_record(&slot, endpoint, request, &request_json, failed);
             match store.record_failed_call(&record) {
                 Ok(_) => std::ops::ControlFlow::Continue(()),
@@ -258,6 +282,7 @@ pub async fn record_or_replay(
         reasoning: reply.reasoning,
         new_tokens: prompt_tokens.unwrap_or(0) + completion_tokens.unwrap_or(0),
         row,
+        latency_ms: reply.latency_ms,
     })
 }
 

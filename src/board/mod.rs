@@ -17,6 +17,7 @@
 
 pub mod book;
 pub mod chessarena;
+pub mod clock;
 pub mod eco;
 pub mod game;
 pub mod notation;

@@ -36,6 +36,9 @@ pub struct PgnGame {
     /// Per-move annotations, by ply (shorter than the moves when the last ones have none);
     /// `None` writes the plain export. See [`MoveAnnotation`] for how comments are escaped.
     pub annotations: Option<Vec<MoveAnnotation>>,
+    /// Clock commands (`[%clk 0:00:59.4]`, `[%emt 0:00:01.2]`) by ply, written in a comment after
+    /// the move in the plain export too (an annotated game carries them in its annotations).
+    pub clock_commands: Vec<Vec<String>>,
 }
 
 /// What an annotated game adds after one move.
@@ -191,6 +194,12 @@ pub fn write_pgn(game: &PgnGame) -> String {
         }
         words.push(san.clone());
         after_comment = false;
+        if let Some(commands) = game.clock_commands.get(i).filter(|c| !c.is_empty()) {
+            words.push("{".to_owned());
+            words.extend(commands.iter().cloned());
+            words.push("}".to_owned());
+            after_comment = true;
+        }
         if let Some(note) = notes.get(i).filter(|n| !n.is_empty()) {
             if let Some(nag) = note.nag {
                 words.push(format!("${nag}"));
@@ -271,6 +280,7 @@ mod tests {
             extra_tags: vec![("Mode".to_owned(), "blitz".to_owned())],
             comment: None,
             annotations: None,
+            clock_commands: Vec::new(),
         }
     }
 

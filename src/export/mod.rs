@@ -14,7 +14,7 @@ use std::{collections::HashMap, io::Write};
 use serde_json::{Value, json};
 
 use crate::{
-    board::{GameResult, PgnGame, Termination, write_pgn},
+    board::{GameResult, PgnGame, Termination, clock::GameClocks, write_pgn},
     engine::Score,
     store::{GameStatus, Store, StoreError, StreamError, TournamentRow},
 };
@@ -166,15 +166,25 @@ pub fn pgn_with(
                 .flatten();
             let mut extra_tags = Vec::new();
             let mut annotations = None;
+            let mut clock_commands = Vec::new();
             let mut comment = game.reason.clone();
+            // A store of another arena may hold clocks it cannot read: the game is written
+            // without them rather than not at all.
+            let clocks: Option<GameClocks> = store
+                .stored_time_control(game.id)?
+                .and_then(|json| serde_json::from_str(&json).ok());
             if options.annotate {
-                let notes = annotate::game(store, &game, &plies, options.reasoning)?;
+                let notes =
+                    annotate::game(store, &game, &plies, clocks.as_ref(), options.reasoning)?;
                 extra_tags = notes.tags;
                 annotations = Some(notes.moves);
                 comment = match (comment, notes.unplayed) {
                     (Some(reason), Some(failures)) => Some(format!("{reason} | {failures}")),
                     (reason, failures) => reason.or(failures),
                 };
+            } else if let Some(clocks) = &clocks {
+                extra_tags = clocks.pgn_tags();
+                clock_commands = annotate::clock_commands(clocks, &plies);
             }
             extra_tags.push(("ArenaGame".to_string(), game.index.to_string()));
             if let Some(hash) = &game.script_hash {
@@ -197,6 +207,7 @@ pub fn pgn_with(
                 extra_tags,
                 comment,
                 annotations,
+                clock_commands,
             };
             out.push_str(&write_pgn(&record));
             out.push('\n');

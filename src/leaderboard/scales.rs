@@ -270,6 +270,8 @@ mod tests {
             error: None,
             error_kind: None,
             ply_count: 40,
+            replay_of: None,
+            slot: id as u32,
         }
     }
 

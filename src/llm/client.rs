@@ -166,6 +166,24 @@ impl LlmClient {
         &self,
         endpoint: &Endpoint,
         req: &ChatRequest,
+        on_failure: impl FnMut(&FailedAttempt<'_>) -> ControlFlow<()> + Send,
+    ) -> Result<ChatReply, LlmError> {
+        self.chat_within(endpoint, req, None, on_failure).await
+    }
+
+    /// As [`LlmClient::chat_observed`], with each attempt given at most `clock` (a player's chess
+    /// clock: the time it has left for this call). An attempt that fails before that (an error
+    /// status, a transport failure, the endpoint's own timeout) is retried as usual and, like the
+    /// waits between attempts, costs the clock nothing; an attempt still unanswered when `clock`
+    /// has passed ends the call with [`LlmError::OutOfTime`], never retried.
+    ///
+    /// # Errors
+    /// As [`LlmClient::chat`], and [`LlmError::OutOfTime`].
+    pub async fn chat_within(
+        &self,
+        endpoint: &Endpoint,
+        req: &ChatRequest,
+        clock: Option<Duration>,
         mut on_failure: impl FnMut(&FailedAttempt<'_>) -> ControlFlow<()> + Send,
     ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
@@ -177,10 +195,20 @@ impl LlmClient {
         let mut decode_failures = 0;
         loop {
             attempt += 1;
-            let failure = match self
-                .attempt_chat(endpoint, &url, &body, key.as_deref(), attempt)
-                .await
-            {
+            let attempted = self.attempt_chat(endpoint, &url, &body, key.as_deref(), attempt);
+            let attempted = match clock {
+                Some(after) => match tokio::time::timeout(after, attempted).await {
+                    Ok(attempted) => attempted,
+                    Err(_) => {
+                        return Err(LlmError::OutOfTime {
+                            url: url.clone(),
+                            after,
+                        });
+                    }
+                },
+                None => attempted.await,
+            };
+            let failure = match attempted {
                 Ok(mut reply) => {
                     reply.transport_retries = attempt - 1;
                     return Ok(reply);

@@ -452,6 +452,15 @@ pub enum LlmError {
         /// The builder's error.
         detail: String,
     },
+    /// An attempt was still unanswered when the player's chess clock allowed no more time
+    /// (see [`LlmClient::chat_within`]): the player lost on time, and nothing is retried.
+    #[error("llm endpoint `{url}` had not answered when the player's clock ran out ({after:?})")]
+    OutOfTime {
+        /// The URL requested.
+        url: String,
+        /// The time the clock allowed the attempt.
+        after: Duration,
+    },
     /// A provider name that no wire format answers to.
     #[error(
         "unknown llm provider `{name}` (known: openai_chat, openai, openai_responses, anthropic, gemini)"
@@ -474,6 +483,7 @@ impl LlmError {
             LlmError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
             LlmError::MissingApiKey { .. }
             | LlmError::Client { .. }
+            | LlmError::OutOfTime { .. }
             | LlmError::UnknownProvider { .. } => false,
         }
     }

@@ -40,7 +40,8 @@ pub struct LlmCallRecord {
     pub prompt_tokens: Option<u64>,
     /// Completion tokens billed (reasoning included); `None` when the reply reported no usage.
     pub completion_tokens: Option<u64>,
-    /// Wall time of the call, transport retries included.
+    /// Wall time of the call's successful attempt (failed attempts, the waits between them and
+    /// queueing for a request slot excluded): what a chess clock is charged for the call.
     pub latency_ms: u64,
     /// How many times the transport retried (429, 5xx, timeouts).
     pub transport_retries: u32,
@@ -216,6 +217,20 @@ pub(super) fn call_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<LlmCallRow
     })
 }
 
+/// A reply an earlier attempt of the same slot got for the very same request, copied into the
+/// replay's own row (see [`Store::reuse_llm_call`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReusedCall {
+    /// The replay's new `llm_calls` row.
+    pub id: i64,
+    /// The reply text.
+    pub text: String,
+    /// Reasoning text, if any.
+    pub reasoning: Option<String>,
+    /// How long the original call's successful attempt took (what a chess clock is charged).
+    pub latency_ms: u64,
+}
+
 impl Store {
     /// Records an LLM call before its reply is used, and returns its id. After a crash, a resumed run
     /// finds the reply with [`Store::llm_calls`] and re-feeds it instead of paying for it again.
@@ -283,7 +298,7 @@ impl Store {
         seq: u32,
         request_json: &str,
         earlier: &[i64],
-    ) -> Result<Option<(i64, String, Option<String>)>, StoreError> {
+    ) -> Result<Option<ReusedCall>, StoreError> {
         let what = || format!("reuse a stored reply for call {seq} of ply {ply} of game {game_id}");
         let conn = self.conn();
         for &attempt in earlier {
@@ -300,11 +315,16 @@ impl Store {
                      FROM llm_calls
                      WHERE game_id = ?2 AND ply = ?3 AND seq = ?4 AND request_json = ?5
                        AND reply_text IS NOT NULL
-                     RETURNING id, reply_text, reasoning",
+                     RETURNING id, reply_text, reasoning, latency_ms",
                 )
                 .and_then(|mut stmt| {
                     stmt.query_row(params![game_id, attempt, ply, seq, request_json], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                        Ok(ReusedCall {
+                            id: r.get(0)?,
+                            text: r.get(1)?,
+                            reasoning: r.get(2)?,
+                            latency_ms: r.get::<_, i64>(3)?.max(0) as u64,
+                        })
                     })
                     .optional()
                 })

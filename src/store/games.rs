@@ -676,18 +676,29 @@ impl Store {
         time_control: Option<&str>,
     ) -> Result<Option<String>, StoreError> {
         let what = || format!("record the time control of game {game_id}");
-        let conn = self.conn();
-        conn.execute(
-            "UPDATE games SET time_control = COALESCE(time_control, ?2) WHERE id = ?1",
-            params![game_id, time_control],
-        )
-        .context(what)?;
-        conn.query_row(
-            "SELECT time_control FROM games WHERE id = ?1",
-            [game_id],
-            |r| r.get(0),
-        )
-        .context(what)
+        self.conn()
+            .execute(
+                "UPDATE games SET time_control = COALESCE(time_control, ?2) WHERE id = ?1",
+                params![game_id, time_control],
+            )
+            .context(what)?;
+        self.stored_time_control(game_id)
+    }
+
+    /// The clocks stored with a game (JSON, see the schema's version 7), `None` for an untimed
+    /// game; reads only.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn stored_time_control(&self, game_id: i64) -> Result<Option<String>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT time_control FROM games WHERE id = ?1",
+                [game_id],
+                |r| r.get(0),
+            )
+            .context(|| format!("read the time control of game {game_id}"))
     }
 }
 

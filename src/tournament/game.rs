@@ -4,7 +4,10 @@
 //! read, so a game interrupted at any point resumes from its last stored ply, and re-feeds stored
 //! replies to the play mode instead of asking the model again.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use rand::{SeedableRng, rngs::StdRng};
 use shakmaty::{Color, Move, Position};
@@ -12,7 +15,6 @@ use shakmaty::{Color, Move, Position};
 use super::{
     GameError, ReplayError,
     ask::{self, Models, Turn},
-    clock::{Clock, Flag, TimeControl},
     players::{Participant, RandomMoves, Roster},
     progress::Progress,
     rules::Rules,
@@ -20,7 +22,11 @@ use super::{
     turn::{Action, PlayMode, RetryAction, TurnContext},
 };
 use crate::{
-    board::{Game, GameEnd, GameResult, Termination, render},
+    board::{
+        Game, GameEnd, GameResult, Termination,
+        clock::{Clock, Flag, GameClocks},
+        render,
+    },
     engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
     llm::{ChatMessage, ChatRequest, Rejection},
     store::{GameRow, LlmCallRow, PlyRecord, Store},
@@ -124,9 +130,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         white: rules.spec().time_control_of(&row.white),
         black: rules.spec().time_control_of(&row.black),
     };
-    let wanted_json = (wanted.white.is_some() || wanted.black.is_some())
-        .then(|| serde_json::to_string(&wanted).expect("time controls serialize"));
-    let clocks: GameClocks = match store.game_time_control(row.id, wanted_json.as_deref())? {
+    let clocks: GameClocks = match store.game_time_control(row.id, wanted.to_json().as_deref())? {
         Some(json) => serde_json::from_str(&json)
             .map_err(|e| replay("the stored time control".into(), ReplayError::Clock(e)))?,
         None => GameClocks::default(),
@@ -260,8 +264,24 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                     stored: &stored,
                     earlier: &earlier,
                 };
-                match llm_ply(env, &at, side).await? {
-                    PlyResult::Move { mv, attempts } => (mv, attempts),
+                let allowance = clock_of(&mut clocks, game.turn()).map(|c| c.allowance_ms());
+                match llm_ply(env, &at, side, allowance).await? {
+                    PlyResult::Move {
+                        mv,
+                        attempts,
+                        charged_ms,
+                    } => {
+                        charged = Some(charged_ms);
+                        (mv, attempts)
+                    }
+                    PlyResult::OutOfTime { charged_ms } => {
+                        if let Some(Err(flag)) =
+                            clock_of(&mut clocks, game.turn()).map(|c| c.charge(charged_ms))
+                        {
+                            game.adjudicate(time_forfeit(&game, name, flag));
+                        }
+                        break;
+                    }
                     PlyResult::Lost {
                         termination,
                         reason,
@@ -326,16 +346,6 @@ fn finish(env: &GameEnv, row: &GameRow, end: GameEnd) -> Result<GameEnd, GameErr
         end.reason.as_deref(),
     )?;
     Ok(end)
-}
-
-/// The clocks of a game, as stored with it (`games.time_control`): each side's time control, or
-/// `None` for an untimed side.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct GameClocks {
-    /// White's time control.
-    pub white: Option<TimeControl>,
-    /// Black's time control.
-    pub black: Option<TimeControl>,
 }
 
 fn clock_of(clocks: &mut [Option<Clock>; 2], color: Color) -> Option<&mut Clock> {
@@ -503,7 +513,15 @@ fn mix(a: u64, b: u64) -> u64 {
 /// How an LLM ply ended.
 enum PlyResult {
     /// A legal move, after this many attempts.
-    Move { mv: Move, attempts: u32 },
+    Move {
+        mv: Move,
+        attempts: u32,
+        /// What the ply costs the player's clock: its calls' successful attempts.
+        charged_ms: u64,
+    },
+    /// The player's clock ran out before it moved (a call still unanswered, or its calls
+    /// together over the allowance): a loss on time, for `charged_ms` (over the allowance).
+    OutOfTime { charged_ms: u64 },
     /// The mover loses without a move: a forfeit, too many wrong actions, or max turns.
     Lost {
         termination: Termination,
@@ -541,6 +559,7 @@ async fn llm_ply(
     env: &GameEnv,
     at: &PlyAt<'_>,
     side: &mut LlmSide,
+    allowance_ms: Option<u64>,
 ) -> Result<PlyResult, GameError> {
     let (game, name) = (at.game, at.name);
     let mode = side.mode.as_ref();
@@ -560,7 +579,17 @@ async fn llm_ply(
         .max_turns()
         .unwrap_or(MAX_CALLS_PER_PLY)
         .min(MAX_CALLS_PER_PLY);
+    // The ply's time on the player's clock so far: every successful call's, re-asks after a bad
+    // answer included (that is the model thinking); failed attempts and retry waits excluded.
+    let mut charged_ms: u64 = 0;
     for turn in 0..max_turns {
+        let clock = match allowance_ms {
+            Some(allowed) if charged_ms > allowed => {
+                return Ok(PlyResult::OutOfTime { charged_ms });
+            }
+            Some(allowed) => Some(Duration::from_millis(allowed - charged_ms)),
+            None => None,
+        };
         let asked = ask::ask(
             env,
             &side.models,
@@ -573,11 +602,21 @@ async fn llm_ply(
                 extra: &request_extra,
                 stored: at.stored,
                 earlier: at.earlier,
+                clock,
             },
         )
         .await;
         let answer = match asked {
             Ok(answer) => answer,
+            Err(GameError::Api { source, .. })
+                if matches!(*source, crate::llm::LlmError::OutOfTime { .. }) =>
+            {
+                // Unanswered when the clock ran out: all of the allowance, and a little over.
+                let allowed = allowance_ms.unwrap_or(charged_ms);
+                return Ok(PlyResult::OutOfTime {
+                    charged_ms: allowed.max(charged_ms).saturating_add(1),
+                });
+            }
             Err(error) => {
                 return match rejection(&error, side.accepted) {
                     Some(termination) => Ok(PlyResult::Rejected {
@@ -589,6 +628,7 @@ async fn llm_ply(
             }
         };
         side.accepted = true;
+        charged_ms = charged_ms.saturating_add(answer.charged_ms);
         dialog.push(ChatMessage::new("assistant", answer.text.clone()));
         ctx.dialog = dialog.clone();
         ctx.reasoning = answer.reasoning;
@@ -607,6 +647,7 @@ async fn llm_ply(
                     return Ok(PlyResult::Move {
                         mv,
                         attempts: attempt,
+                        charged_ms,
                     });
                 }
                 Err(e) => {

@@ -8,7 +8,6 @@
 pub mod analysis;
 pub mod ask;
 pub mod budget;
-pub mod clock;
 pub mod dryrun;
 mod error;
 pub mod game;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::clock::TimeControl;
+pub use crate::board::clock::TimeControl;
 use crate::{
     analysis::{AnalysisLimits, AnalysisSettings, WinModel},
     engine::EngineSpec,

@@ -139,6 +139,51 @@ fn seconds(ms: u64) -> String {
     }
 }
 
+/// The clocks of a game, as stored with it (`games.time_control`): each side's time control, or
+/// `None` for an untimed side.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameClocks {
+    /// White's time control.
+    pub white: Option<TimeControl>,
+    /// Black's time control.
+    pub black: Option<TimeControl>,
+}
+
+impl GameClocks {
+    /// The clocks as stored: `None` when neither side has one.
+    pub fn to_json(&self) -> Option<String> {
+        (self.white.is_some() || self.black.is_some())
+            .then(|| serde_json::to_string(self).expect("time controls serialize"))
+    }
+
+    /// The PGN tags of these clocks: `TimeControl` when both sides play on the same one (and
+    /// `ArenaMoveTime` for a per-move limit beside a base clock), else `WhiteTimeControl` and
+    /// `BlackTimeControl` (`-` for an untimed side: the standard's "no time control"), since the
+    /// standard's tag has one value for both.
+    pub fn pgn_tags(&self) -> Vec<(String, String)> {
+        let tag = |tc: Option<TimeControl>| tc.map_or_else(|| "-".to_owned(), |t| t.pgn_tag());
+        let mut tags = Vec::new();
+        if self.white == self.black {
+            tags.push(("TimeControl".to_owned(), tag(self.white)));
+            if let Some(seconds) = self.white.and_then(|t| t.move_time_tag()) {
+                tags.push(("ArenaMoveTime".to_owned(), seconds));
+            }
+        } else {
+            tags.push(("WhiteTimeControl".to_owned(), tag(self.white)));
+            tags.push(("BlackTimeControl".to_owned(), tag(self.black)));
+            for (name, tc) in [
+                ("ArenaWhiteMoveTime", self.white),
+                ("ArenaBlackMoveTime", self.black),
+            ] {
+                if let Some(seconds) = tc.and_then(|t| t.move_time_tag()) {
+                    tags.push((name.to_owned(), seconds));
+                }
+            }
+        }
+        tags
+    }
+}
+
 /// How a side ran out of time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flag {
@@ -341,6 +386,36 @@ mod tests {
         // A base of 0 starts with one increment in hand.
         let c = Clock::new(tc(r#"{"base_s": 0, "increment_s": 3}"#).unwrap());
         assert_eq!(c.left_ms(), Some(3000));
+    }
+
+    #[test]
+    fn pgn_tags_say_each_sides_clock() {
+        let blitz = tc(r#"{"base_s": 180, "increment_s": 2}"#).unwrap();
+        let same = GameClocks {
+            white: Some(blitz),
+            black: Some(blitz),
+        };
+        assert_eq!(
+            same.pgn_tags(),
+            [("TimeControl".to_owned(), "180+2".to_owned())]
+        );
+        let both = tc(r#"{"base_s": 180, "per_move_s": 30}"#).unwrap();
+        let tags = GameClocks {
+            white: Some(both),
+            black: None,
+        }
+        .pgn_tags();
+        assert_eq!(
+            tags,
+            [
+                ("WhiteTimeControl".to_owned(), "180".to_owned()),
+                ("BlackTimeControl".to_owned(), "-".to_owned()),
+                ("ArenaWhiteMoveTime".to_owned(), "30".to_owned()),
+            ]
+        );
+        assert_eq!(GameClocks::default().to_json(), None);
+        let json = same.to_json().unwrap();
+        assert_eq!(serde_json::from_str::<GameClocks>(&json).unwrap(), same);
     }
 
     #[test]
