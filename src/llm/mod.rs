@@ -247,6 +247,15 @@ pub fn host_of(base_url: &str) -> String {
     }
 }
 
+/// Whether the endpoint at `base_url` prices every call in its response: OpenRouter, whose
+/// responses always carry `usage.cost` (its usage accounting is on for every request).
+pub fn reports_its_cost(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+        .is_some_and(|host| host == "openrouter.ai" || host.ends_with(".openrouter.ai"))
+}
+
 /// What to ask a model. `None` fields are left to the server's defaults.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {

@@ -52,7 +52,7 @@ pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
-        LlmCallRow, PROPOSAL_OUTCOME,
+        LlmCallRow, PROPOSAL_OUTCOME, UsageDetails,
     },
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     export::{

@@ -2,15 +2,17 @@
 //! model answered at length, for dry runs.
 
 use super::{Context, Store, StoreError, get_u64};
+use crate::llm::Usage;
 
 /// One player's calls of one model in a tournament (a mixture of agents has one row per model).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelSpend {
     /// The player.
     pub player: String,
     /// The model the calls went to.
     pub model: String,
-    /// Calls stored (all games, finished or not: every one was paid for).
+    /// Calls stored (all games, finished or not: every one was paid for), and the failed
+    /// attempts whose body reported usage or a price (the provider billed them).
     pub calls: u64,
     /// Prompt tokens: as reported, or estimated where the reply carried no usage.
     pub prompt_tokens: u64,
@@ -18,6 +20,13 @@ pub struct ModelSpend {
     pub completion_tokens: u64,
     /// Calls whose reply carried no usage, counted by the estimate.
     pub estimated_calls: u64,
+    /// Calls the provider priced itself.
+    pub provider_calls: u64,
+    /// What the provider charged for those, in US dollars.
+    pub provider_usd: f64,
+    /// The summed usage of the other calls (estimates included), for the price table: prompt,
+    /// completion, cached, cache-write and reasoning tokens (details unknown count as none).
+    pub table_usage: Usage,
 }
 
 /// Completion lengths of a model's earlier calls with known usage, across the whole store.
@@ -42,8 +51,10 @@ impl Store {
     /// games. A call whose reply carried no usage (`NULL` tokens) is counted at an estimate from
     /// its text: the request JSON for the prompt, the reply and reasoning text for the
     /// completion, [`CHARS_PER_TOKEN`] characters per token, and is flagged in
-    /// [`ModelSpend::estimated_calls`]. Calls that failed without a reply are stored apart and
-    /// not counted (providers do not bill them).
+    /// [`ModelSpend::estimated_calls`]. A call with the provider's own price is counted at that
+    /// price ([`ModelSpend::provider_usd`]); the others' tokens are summed for the price table.
+    /// Failed attempts (stored apart) count when their body reported usage or a price, since the
+    /// provider then billed them; the others are not counted (providers do not bill them).
     ///
     /// # Errors
     ///
@@ -53,17 +64,40 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT c.player, c.model, COUNT(*),
-                    COALESCE(SUM(COALESCE(c.prompt_tokens,
-                        (LENGTH(c.request_json) + ?2 - 1) / ?2)), 0),
-                    COALESCE(SUM(COALESCE(c.completion_tokens,
-                        (LENGTH(COALESCE(c.reply_text, '')) + LENGTH(COALESCE(c.reasoning, ''))
-                         + ?2 - 1) / ?2)), 0),
-                    COALESCE(SUM(c.prompt_tokens IS NULL OR c.completion_tokens IS NULL), 0)
-                 FROM llm_calls c JOIN games g ON g.id = c.game_id
-                 WHERE g.tournament_id = ?1
-                 GROUP BY c.player, c.model
-                 ORDER BY c.player, c.model",
+                "WITH c AS (
+                     SELECT c.player, c.model, c.prompt_tokens AS pt, c.completion_tokens AS ct,
+                         c.cached_tokens AS cached, c.cache_write_tokens AS written,
+                         c.reasoning_tokens AS reasoning, c.provider_cost_usd AS usd,
+                         LENGTH(c.request_json) AS asked,
+                         LENGTH(COALESCE(c.reply_text, '')) + LENGTH(COALESCE(c.reasoning, ''))
+                             AS answered
+                     FROM llm_calls c JOIN games g ON g.id = c.game_id
+                     WHERE g.tournament_id = ?1
+                     UNION ALL
+                     SELECT f.player, f.model, f.prompt_tokens, f.completion_tokens,
+                         f.cached_tokens, f.cache_write_tokens, f.reasoning_tokens,
+                         f.provider_cost_usd, LENGTH(f.request_json), 0
+                     FROM failed_calls f JOIN games g ON g.id = f.game_id
+                     WHERE g.tournament_id = ?1
+                         AND (f.prompt_tokens IS NOT NULL OR f.provider_cost_usd IS NOT NULL)
+                 ), e AS (
+                     SELECT player, model, usd, cached, written, reasoning,
+                         COALESCE(pt, (asked + ?2 - 1) / ?2) AS p,
+                         COALESCE(ct, (answered + ?2 - 1) / ?2) AS k,
+                         (pt IS NULL OR ct IS NULL) AS estimated
+                     FROM c
+                 )
+                 SELECT player, model, COUNT(*), COALESCE(SUM(p), 0), COALESCE(SUM(k), 0),
+                     COALESCE(SUM(estimated), 0), COALESCE(SUM(usd IS NOT NULL), 0),
+                     COALESCE(SUM(usd), 0.0),
+                     COALESCE(SUM(CASE WHEN usd IS NULL THEN p END), 0),
+                     COALESCE(SUM(CASE WHEN usd IS NULL THEN k END), 0),
+                     COALESCE(SUM(CASE WHEN usd IS NULL THEN cached END), 0),
+                     COALESCE(SUM(CASE WHEN usd IS NULL THEN written END), 0),
+                     COALESCE(SUM(CASE WHEN usd IS NULL THEN reasoning END), 0)
+                 FROM e
+                 GROUP BY player, model
+                 ORDER BY player, model",
             )
             .context(what)?;
         let rows = stmt
@@ -75,6 +109,16 @@ impl Store {
                     prompt_tokens: get_u64(r, 3)?,
                     completion_tokens: get_u64(r, 4)?,
                     estimated_calls: get_u64(r, 5)?,
+                    provider_calls: get_u64(r, 6)?,
+                    provider_usd: r.get(7)?,
+                    table_usage: Usage {
+                        prompt_tokens: get_u64(r, 8)?,
+                        completion_tokens: get_u64(r, 9)?,
+                        total_tokens: get_u64(r, 8)? + get_u64(r, 9)?,
+                        cached_tokens: Some(get_u64(r, 10)?),
+                        cache_write_tokens: Some(get_u64(r, 11)?),
+                        reasoning_tokens: Some(get_u64(r, 12)?),
+                    },
                 })
             })
             .context(what)?;

@@ -40,6 +40,7 @@ fn call(game_id: i64, ply: u32, outcome: &str, completion: u64) -> CallSummary {
         model: "gpt-4o-mini".into(),
         prompt_tokens: Some(1000),
         completion_tokens: Some(completion),
+        details: Default::default(),
         outcome: Some(outcome.into()),
     }
 }
