@@ -3,7 +3,7 @@
 use rusqlite::{Row, params};
 
 use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
-use crate::llm::{ProviderCost, Usage};
+use crate::llm::{CallCost, PriceTable, ProviderCost, Usage};
 
 /// What a call's response reported beyond its prompt and completion tokens: the details of its
 /// usage and the provider's own price. A field is `None` when the response did not report it,
@@ -110,6 +110,17 @@ pub struct LlmCallRecord {
     pub error: Option<String>,
     /// Cached, cache-write and reasoning tokens and the provider's own price, as reported.
     pub details: UsageDetails,
+}
+
+impl LlmCallRecord {
+    /// The call's cost and who priced it: the provider's own price when it reported one, else
+    /// `prices` over its usage (see [`PriceTable::call_cost`]).
+    pub fn cost(&self, prices: &PriceTable) -> CallCost {
+        let usage = self
+            .details
+            .usage(self.prompt_tokens, self.completion_tokens);
+        prices.call_cost(usage.as_ref(), self.details.provider_cost_usd, &self.model)
+    }
 }
 
 /// A stored LLM call with what the game loop made of it.
@@ -222,6 +233,23 @@ pub struct CallSummary {
     pub details: UsageDetails,
     /// What the reply led to, if it was used.
     pub outcome: Option<String>,
+}
+
+impl CallSummary {
+    /// The call's usage; `None` when its tokens are unknown.
+    pub fn usage(&self) -> Option<Usage> {
+        self.details
+            .usage(self.prompt_tokens, self.completion_tokens)
+    }
+
+    /// The call's cost and who priced it (see [`LlmCallRecord::cost`]).
+    pub fn cost(&self, prices: &PriceTable) -> CallCost {
+        prices.call_cost(
+            self.usage().as_ref(),
+            self.details.provider_cost_usd,
+            &self.model,
+        )
+    }
 }
 
 /// What an LLM call led to, with its texts but without the request and raw body: what the

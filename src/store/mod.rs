@@ -59,7 +59,7 @@ pub use self::{
         AcceptedMoveRow, CallExportRow, GameExportRow, PlyExportRow, StreamError, TournamentFacts,
     },
     games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT},
-    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend},
+    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing},
     stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };

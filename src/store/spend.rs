@@ -40,6 +40,55 @@ pub struct CompletionStats {
     pub max: u64,
 }
 
+/// What a provider charged for a model's earlier calls whose tokens are known, across the whole
+/// store: the sums a least-squares fit of its per-token prices needs (see
+/// [`ProviderPricing::price`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProviderPricing {
+    /// Calls the provider priced.
+    pub calls: u64,
+    /// What it charged for them, in US dollars.
+    pub usd: f64,
+    /// Their prompt tokens.
+    pub prompt: f64,
+    /// Their completion tokens.
+    pub completion: f64,
+    /// Σ prompt².
+    pub pp: f64,
+    /// Σ prompt·completion.
+    pub pc: f64,
+    /// Σ completion².
+    pub cc: f64,
+    /// Σ usd·prompt.
+    pub up: f64,
+    /// Σ usd·completion.
+    pub uc: f64,
+}
+
+impl ProviderPricing {
+    /// The provider's effective price: per-token input and output rates fitted by least squares
+    /// (cost = a·prompt + b·completion, no intercept) when the calls tell the two apart and both
+    /// rates come out at least 0; else one blended rate (dollars over all tokens) for both. The
+    /// fitted rates include whatever cache discounts those calls got.
+    pub fn price(&self) -> crate::llm::Price {
+        let det = self.pp * self.cc - self.pc * self.pc;
+        if det > 1e-9 * self.pp * self.cc {
+            let a = (self.up * self.cc - self.uc * self.pc) / det;
+            let b = (self.uc * self.pp - self.up * self.pc) / det;
+            if a >= 0.0 && b >= 0.0 {
+                return crate::llm::Price::new(a * 1e6, b * 1e6);
+            }
+        }
+        let tokens = self.prompt + self.completion;
+        let rate = if tokens > 0.0 {
+            self.usd / tokens * 1e6
+        } else {
+            0.0
+        };
+        crate::llm::Price::new(rate, rate)
+    }
+}
+
 /// Characters per token of the length estimate used where usage is unknown. Four characters per
 /// token is the usual rule of thumb for English text with GPT-style tokenizers; it is applied to
 /// the whole request JSON (which adds field names and quoting), so the estimate errs high, as a
@@ -125,6 +174,45 @@ impl Store {
         rows.collect::<rusqlite::Result<_>>().context(what)
     }
 
+    /// What the provider charged for the stored calls of `model` it priced (with known tokens),
+    /// in any tournament of the store; `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn provider_pricing(&self, model: &str) -> Result<Option<ProviderPricing>, StoreError> {
+        let what = || format!("read the provider's prices of model `{model}`");
+        let conn = self.conn();
+        let p: ProviderPricing = conn
+            .query_row(
+                "SELECT COUNT(*), COALESCE(SUM(u), 0.0), COALESCE(SUM(p), 0.0),
+                     COALESCE(SUM(k), 0.0), COALESCE(SUM(p * p), 0.0), COALESCE(SUM(p * k), 0.0),
+                     COALESCE(SUM(k * k), 0.0), COALESCE(SUM(u * p), 0.0),
+                     COALESCE(SUM(u * k), 0.0)
+                 FROM (SELECT provider_cost_usd AS u, CAST(prompt_tokens AS REAL) AS p,
+                           CAST(completion_tokens AS REAL) AS k
+                       FROM llm_calls
+                       WHERE model = ?1 AND provider_cost_usd IS NOT NULL
+                           AND prompt_tokens IS NOT NULL AND completion_tokens IS NOT NULL)",
+                [model],
+                |r| {
+                    Ok(ProviderPricing {
+                        calls: get_u64(r, 0)?,
+                        usd: r.get(1)?,
+                        prompt: r.get(2)?,
+                        completion: r.get(3)?,
+                        pp: r.get(4)?,
+                        pc: r.get(5)?,
+                        cc: r.get(6)?,
+                        up: r.get(7)?,
+                        uc: r.get(8)?,
+                    })
+                },
+            )
+            .context(what)?;
+        Ok((p.calls > 0).then_some(p))
+    }
+
     /// The completion lengths of every stored call of `model` with known usage, in any
     /// tournament or evaluation of the store; `None` when there is none.
     ///
@@ -147,5 +235,40 @@ impl Store {
             mean: mean.unwrap_or(0.0),
             max: max.unwrap_or(0).max(0) as u64,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fit(calls: &[(f64, f64, f64)]) -> crate::llm::Price {
+        let mut p = ProviderPricing::default();
+        for &(prompt, completion, usd) in calls {
+            p.calls += 1;
+            p.usd += usd;
+            p.prompt += prompt;
+            p.completion += completion;
+            p.pp += prompt * prompt;
+            p.pc += prompt * completion;
+            p.cc += completion * completion;
+            p.up += usd * prompt;
+            p.uc += usd * completion;
+        }
+        p.price()
+    }
+
+    #[test]
+    fn the_provider_s_rates_are_fitted_from_its_bills() {
+        // $2 and $8 per million tokens, exactly.
+        let bill = |p: f64, c: f64| (p, c, (2.0 * p + 8.0 * c) / 1e6);
+        let price = fit(&[bill(1000.0, 50.0), bill(1500.0, 20.0), bill(900.0, 300.0)]);
+        assert!((price.input_per_mtok - 2.0).abs() < 1e-6, "{price:?}");
+        assert!((price.output_per_mtok - 8.0).abs() < 1e-6, "{price:?}");
+        // Calls that cannot tell input from output (all alike) get one blended rate.
+        let price = fit(&[bill(1000.0, 100.0), bill(1000.0, 100.0)]);
+        let blended = (2.0 * 1000.0 + 8.0 * 100.0) / 1100.0;
+        assert!((price.input_per_mtok - blended).abs() < 1e-9, "{price:?}");
+        assert_eq!(price.input_per_mtok, price.output_per_mtok);
     }
 }
