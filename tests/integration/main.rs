@@ -28,3 +28,4 @@ mod report;
 mod resume;
 mod secrets;
 mod tournament;
+mod usage;
