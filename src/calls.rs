@@ -10,6 +10,11 @@
 //! An attempt that got an HTTP answer but no usable reply (an error status, or a success whose
 //! body does not decode) is stored in `failed_calls`, with its status, headers and body, before
 //! it is retried: a provider may bill a reply arena cannot read, and nothing paid for is dropped.
+//! Whatever usage and price such a body reports is stored with it, so budgets can count it.
+//!
+//! Every reply's usage is stored as reported: prompt and completion tokens, the cached,
+//! cache-write and reasoning tokens when the provider splits them out, and the provider's own
+//! price when the response carries one (OpenRouter's `usage.cost`).
 //!
 //! A ply call's row (`llm_calls`) also gets the outcome the play mode gave the reply (`move`,
 //! `illegal`, ...). That is written through the [`CallRow`] the call returns, so the row is
@@ -19,7 +24,7 @@ use thiserror::Error;
 
 use crate::{
     llm::{ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
-    store::{EvalReplyRecord, FailedCallRecord, LlmCallRecord, Store, StoreError},
+    store::{EvalReplyRecord, FailedCallRecord, LlmCallRecord, Store, StoreError, UsageDetails},
 };
 
 /// Where a call's row lives.
@@ -222,6 +227,7 @@ pub async fn record_or_replay_within(
         Some(u) => (Some(u.prompt_tokens), Some(u.completion_tokens)),
         None => (None, None),
     };
+    let details = UsageDetails::of(reply.usage.as_ref(), reply.provider_cost.as_ref());
     let row = match slot {
         CallSlot::Ply {
             game_id,
@@ -249,6 +255,7 @@ pub async fn record_or_replay_within(
                 latency_ms: reply.latency_ms,
                 transport_retries: reply.transport_retries,
                 error: None,
+                details,
             })?;
             CallRow(Some(id))
         }
@@ -272,6 +279,7 @@ pub async fn record_or_replay_within(
                     prompt_tokens,
                     completion_tokens,
                     latency_ms: reply.latency_ms,
+                    details,
                 },
             )?;
             CallRow(None)
@@ -309,6 +317,12 @@ fn failed_record(
         raw_body: failed.body.to_owned(),
         error: failed.error.to_string(),
         latency_ms: failed.latency_ms,
+        prompt_tokens: failed.reported.usage.map(|u| u.prompt_tokens),
+        completion_tokens: failed.reported.usage.map(|u| u.completion_tokens),
+        details: UsageDetails::of(
+            failed.reported.usage.as_ref(),
+            failed.reported.cost.as_ref(),
+        ),
         ..FailedCallRecord::default()
     };
     match *slot {

@@ -30,12 +30,15 @@ arena = {}
 ---@field order? "sequential"|"random"         "sequential" (default, as in the file) or shuffled with the tournament seed
 ---@field count? integer                       use only the first N openings (after ordering)
 
----A model's price, US dollars per million tokens, for the cost columns.
+---A model's price, US dollars per million tokens, for the cost columns, budgets and dry runs of
+---calls the provider did not price itself (a provider's own `usage.cost`, as OpenRouter sends,
+---always wins).
 ---@class arena.Price
 ---@field input_per_mtok number                prompt tokens
 ---@field output_per_mtok number               generated tokens
 ---@field reasoning_per_mtok? number           reasoning tokens, when billed apart from the output (default: as output)
 ---@field cached_input_per_mtok? number        prompt tokens read from the provider's cache (default: as input)
+---@field cache_write_per_mtok? number         prompt tokens written to the provider's cache (default: as input)
 
 ---@class arena.Analysis
 ---@field engine? string                       default "stockfish"

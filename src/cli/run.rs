@@ -265,5 +265,8 @@ fn dry_run_text(report: &DryRun) -> String {
             p.name, p.completion_source
         ));
     }
+    for p in report.players.iter().filter(|p| !p.price_source.is_empty()) {
+        out.push_str(&format!("cost of `{}`: {}\n", p.name, p.price_source));
+    }
     out
 }

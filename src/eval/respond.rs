@@ -215,6 +215,7 @@ fn native_record(seq: usize, text: String) -> EvalReplyRecord {
         prompt_tokens: Some(0),
         completion_tokens: Some(0),
         latency_ms: 0,
+        details: Default::default(),
     }
 }
 

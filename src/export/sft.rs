@@ -18,7 +18,7 @@ use std::io::Write;
 use serde_json::{Map, Value, json};
 use shakmaty::{CastlingMode, Chess, fen::Fen, san::San, uci::UciMove};
 
-use super::{ExportError, Players, write_line};
+use super::{ExportError, Players, Prices, write_line};
 use crate::store::{AcceptedMoveRow, Store};
 
 /// Which accepted moves an SFT export keeps.
@@ -72,6 +72,7 @@ pub fn sft(
     out: &mut impl Write,
 ) -> Result<SftCounts, ExportError> {
     let players = Players::load(store)?;
+    let prices = Prices::load(store)?;
     let mut counts = SftCounts::default();
     store.for_each_accepted_move(tournament, |row| {
         if options
@@ -88,7 +89,7 @@ pub fn sft(
         let info = players.get(&row.tournament, &row.ply.player);
         let mode = info.and_then(|i| i.mode.as_deref());
         let san_notation = info.is_some_and(|i| i.notation.as_deref() == Some("san"));
-        match chat(&row, options, mode, san_notation) {
+        match chat(&row, options, mode, san_notation, &prices) {
             Some(line) => {
                 counts.written += 1;
                 write_line(out, &line)
@@ -122,6 +123,7 @@ fn chat(
     options: &SftOptions,
     mode: Option<&str>,
     san_notation: bool,
+    prices: &Prices,
 ) -> Option<Value> {
     let request: Value = serde_json::from_str(&row.call.call.request_json).ok()?;
     let mut messages = request.get("messages")?.as_array()?.clone();
@@ -150,9 +152,7 @@ fn chat(
         line.insert("tools".into(), tools.clone());
     }
     if options.meta {
-        line.insert(
-            "meta".into(),
-            json!({
+        let mut meta = json!({
                 "tournament": row.tournament,
                 "game_id": row.call.call.game_id,
                 "ply": row.ply.ply,
@@ -164,8 +164,14 @@ fn chat(
                 "best": best,
                 "classification": row.analysis.as_ref().map(|a| a.classification.clone()),
                 "call_id": row.call.id,
-            }),
-        );
+                "prompt_tokens": row.call.call.prompt_tokens,
+                "completion_tokens": row.call.call.completion_tokens,
+        });
+        if let Some(object) = meta.as_object_mut() {
+            let usage = prices.fields(Some(&row.tournament), &row.call.call);
+            object.extend(usage.map(|(name, v)| (name.to_owned(), v)));
+        }
+        line.insert("meta".into(), meta);
     }
     Some(Value::Object(line))
 }

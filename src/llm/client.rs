@@ -15,7 +15,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
 use super::{
-    ChatReply, ChatRequest, Endpoint, LlmError, Provider, error_body, retry_delay, split_reasoning,
+    ChatReply, ChatRequest, Endpoint, LlmError, Provider, ReportedUsage, error_body, retry_delay,
+    split_reasoning,
 };
 
 /// A client for every LLM endpoint: one HTTP connection pool and one concurrency limit per base URL.
@@ -72,6 +73,9 @@ pub struct FailedAttempt<'a> {
     pub error: &'a LlmError,
     /// Duration of the attempt in milliseconds.
     pub latency_ms: u64,
+    /// The usage and cost the body reports despite the failure (a provider that bills a reply
+    /// arena cannot use may still say so); empty when it reports none.
+    pub reported: ReportedUsage,
 }
 
 /// Response headers worth keeping with a failed attempt: what the body is, who answered (request
@@ -216,13 +220,15 @@ impl LlmClient {
                 Err(failure) => failure,
             };
             if let Some(answer) = &failure.answer {
+                let body = failure.error.body().unwrap_or_default();
                 let shown = FailedAttempt {
                     attempt,
                     http_status: answer.status,
                     headers: &answer.headers,
-                    body: failure.error.body().unwrap_or_default(),
+                    body,
                     error: &failure.error,
                     latency_ms: answer.latency_ms,
+                    reported: endpoint.provider.reported_usage(body),
                 };
                 if on_failure(&shown).is_break() {
                     return Err(failure.error);
@@ -376,6 +382,7 @@ impl LlmClient {
             content,
             reasoning,
             usage: wire.usage,
+            provider_cost: wire.cost,
             finish_reason: wire.finish_reason,
             http_status: status.as_u16(),
             latency_ms,

@@ -18,7 +18,7 @@ use super::{
 };
 
 /// A stored LLM call with the tournament it belongs to, as the calls export reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CallExportRow {
     /// The tournament's name, `None` for a call outside games.
     pub tournament: Option<String>,

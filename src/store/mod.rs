@@ -52,7 +52,7 @@ pub use self::{
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
-        LlmCallRow, PROPOSAL_OUTCOME, ReusedCall,
+        LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, UsageDetails,
     },
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     export::{
@@ -61,7 +61,7 @@ pub use self::{
     games::{
         ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT, current_attempts,
     },
-    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend},
+    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing},
     stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };

@@ -431,9 +431,42 @@ CREATE INDEX games_by_replay ON games (replay_of);
 ALTER TABLE llm_calls ADD COLUMN reused_from INTEGER REFERENCES llm_calls (id);
 ";
 
+/// Version 9: what a provider reports of a call beyond its prompt and completion tokens.
+///
+/// Every table of calls (`llm_calls`, `eval_replies`, `failed_calls`) gets the details of the
+/// usage (`cached_tokens`: prompt tokens read from the provider's cache; `cache_write_tokens`:
+/// written to it; `reasoning_tokens`: the part of the completion spent reasoning) and the
+/// provider's own price (`provider_cost_usd`, e.g. OpenRouter's `usage.cost`, with its breakdown
+/// as sent in `cost_details_json`). A call with a `provider_cost_usd` was priced by the
+/// provider; one without is priced by the price table when it is read. `failed_calls` also gets
+/// `prompt_tokens` and `completion_tokens`, for an attempt whose unusable body still reported
+/// what it used. Columns only: rows stored before keep NULL in each (unknown, never 0).
+pub(crate) const SCHEMA_V9: &str = r"
+ALTER TABLE llm_calls ADD COLUMN cached_tokens INTEGER CHECK (cached_tokens >= 0);
+ALTER TABLE llm_calls ADD COLUMN cache_write_tokens INTEGER CHECK (cache_write_tokens >= 0);
+ALTER TABLE llm_calls ADD COLUMN reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0);
+ALTER TABLE llm_calls ADD COLUMN provider_cost_usd REAL CHECK (provider_cost_usd >= 0);
+ALTER TABLE llm_calls ADD COLUMN cost_details_json TEXT;
+
+ALTER TABLE eval_replies ADD COLUMN cached_tokens INTEGER CHECK (cached_tokens >= 0);
+ALTER TABLE eval_replies ADD COLUMN cache_write_tokens INTEGER CHECK (cache_write_tokens >= 0);
+ALTER TABLE eval_replies ADD COLUMN reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0);
+ALTER TABLE eval_replies ADD COLUMN provider_cost_usd REAL CHECK (provider_cost_usd >= 0);
+ALTER TABLE eval_replies ADD COLUMN cost_details_json TEXT;
+
+ALTER TABLE failed_calls ADD COLUMN prompt_tokens INTEGER CHECK (prompt_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN completion_tokens INTEGER CHECK (completion_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN cached_tokens INTEGER CHECK (cached_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN cache_write_tokens INTEGER CHECK (cache_write_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN provider_cost_usd REAL CHECK (provider_cost_usd >= 0);
+ALTER TABLE failed_calls ADD COLUMN cost_details_json TEXT;
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
+    SCHEMA_V9,
 ];
 
 /// The schema version this build writes (and the newest it can read).

@@ -18,8 +18,10 @@
 //!   (`max_turns` of the mode when it sets one, else `max_attempts`), each retry's prompt
 //!   carrying the earlier replies. Games are counted at full length (`max_plies`), so games that
 //!   end early by mate or forfeit spend less; with no move limit, [`ASSUMED_PLIES`] are assumed.
-//! - **Dollars** from the built-in price table overlaid with the tournament's `prices`; `None`
-//!   for a model the table does not know.
+//! - **Dollars**: when the `--db` store holds calls of the model that the provider priced itself
+//!   (OpenRouter's `usage.cost`), at the provider's own rates fitted to those calls
+//!   ([`ProviderPricing::price`]); else from the built-in price table overlaid with the
+//!   tournament's `prices`; `None` for a model neither knows.
 
 use std::{collections::BTreeMap, path::Path, sync::Arc};
 
@@ -36,7 +38,7 @@ use super::{
 use crate::{
     board::{game::Game, render},
     llm::{PriceTable, Usage},
-    store::{CHARS_PER_TOKEN, Store},
+    store::{CHARS_PER_TOKEN, ProviderPricing, Store},
 };
 
 /// Tokens of framing the chat format adds per message (role markers and separators).
@@ -87,6 +89,9 @@ pub struct PlayerEstimate {
     pub prompt_per_call: f64,
     /// Where the completion figures come from.
     pub completion_source: String,
+    /// Where the dollar figures come from, for each model priced from the provider's stored
+    /// bills (empty when the price table priced them all).
+    pub price_source: String,
 }
 
 /// What a dry run found.
@@ -376,6 +381,7 @@ fn estimate_player(
         usd: Some(Range::default()),
         prompt_per_call: 0.0,
         completion_source: String::new(),
+        price_source: String::new(),
     };
     let (Some(binding), models) = (player.mode_binding(), models(player)) else {
         return Ok(estimate);
@@ -392,6 +398,7 @@ fn estimate_player(
     let per_move_high = f64::from(mode.max_turns().unwrap_or(mode.max_attempts()).max(1));
     let proposers = models.len().saturating_sub(1) as f64;
     let mut sources = Vec::new();
+    let mut price_sources = Vec::new();
     for (i, model) in models.iter().enumerate() {
         let (c_low, c_high, source) = completion(model, store);
         sources.push(source);
@@ -417,7 +424,17 @@ fn estimate_player(
             low: calls.low * c_low,
             high: calls.high * c_high,
         };
-        estimate.usd = match (estimate.usd, prices.price(&model.model)) {
+        // What the provider itself charged for this model's stored calls beats a list price.
+        let billed = store.and_then(|s| s.provider_pricing(&model.model).ok().flatten());
+        let price = match billed {
+            Some(billed) => {
+                let price = billed.price();
+                price_sources.push(provider_price_note(&model.model, &billed, &price));
+                Some(price)
+            }
+            None => prices.price(&model.model).copied(),
+        };
+        estimate.usd = match (estimate.usd, price) {
             (Some(mut usd), Some(price)) => {
                 let cost = |p: f64, c: f64| {
                     price.cost(&Usage {
@@ -440,7 +457,17 @@ fn estimate_player(
     }
     sources.dedup();
     estimate.completion_source = sources.join("; ");
+    price_sources.dedup();
+    estimate.price_source = price_sources.join("; ");
     Ok(estimate)
+}
+
+/// How a model's dollars were priced from the provider's stored bills.
+fn provider_price_note(model: &str, billed: &ProviderPricing, price: &crate::llm::Price) -> String {
+    format!(
+        "`{model}` at the provider's own prices of {} stored call(s) (${:.4} in all): ${:.4} input and ${:.4} output per million tokens, fitted",
+        billed.calls, billed.usd, price.input_per_mtok, price.output_per_mtok
+    )
 }
 
 /// The models a player calls: its own, or a mixture's proposers then its synthesizer.

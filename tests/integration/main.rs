@@ -29,4 +29,5 @@ mod report;
 mod resume;
 mod secrets;
 mod tournament;
+mod usage;
 mod void_games;

@@ -13,7 +13,7 @@ use crate::{
     board::Game,
     engine::Score,
     leaderboard::llm_chess,
-    llm::{PriceTable, Usage},
+    llm::PriceTable,
     store::{GameRow, LlmCallRow, PlyAnalysisRecord, Store, TournamentRow},
 };
 
@@ -313,16 +313,10 @@ fn round1(x: f64) -> f64 {
 fn call_json(c: &LlmCallRow, prices: &PriceTable) -> Value {
     let request: Value = serde_json::from_str(&c.call.request_json).unwrap_or(Value::Null);
     let messages = messages(&request);
-    // A reply without usage has unknown tokens and so no cost.
-    let usage = match (c.call.prompt_tokens, c.call.completion_tokens) {
-        (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
-            prompt_tokens,
-            completion_tokens,
-            total_tokens: prompt_tokens + completion_tokens,
-            ..Usage::default()
-        }),
-        _ => None,
-    };
+    // The provider's own price when it sent one; else the table's (a reply without usage has
+    // unknown tokens and so no table price).
+    let cost = c.call.cost(prices);
+    let d = &c.call.details;
     json!({
         "seq": c.call.seq, "player": c.call.player, "model": c.call.model,
         "role": request.get("arena_role"),
@@ -332,7 +326,8 @@ fn call_json(c: &LlmCallRow, prices: &PriceTable) -> Value {
         "reply": c.call.reply_text, "reasoning": c.call.reasoning,
         "outcome": c.outcome, "detail": c.outcome_detail,
         "pt": c.call.prompt_tokens, "ct": c.call.completion_tokens, "ms": c.call.latency_ms,
-        "cost": usage.and_then(|u| prices.cost(&u, &c.call.model)),
+        "cost": cost.usd, "cost_source": cost.source.name(),
+        "cached": d.cached_tokens, "reasoning_tokens": d.reasoning_tokens,
         "finish": c.call.finish_reason, "http": c.call.http_status,
         "retries": c.call.transport_retries, "error": c.call.error, "at": c.created_at,
     })
