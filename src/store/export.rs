@@ -35,6 +35,8 @@ pub struct PlyExportRow {
     pub tournament: String,
     /// The game id.
     pub game_id: i64,
+    /// The rules of the game, which its FENs alone do not always tell.
+    pub variant: crate::board::Variant,
     /// The ply as stored.
     pub ply: PlyRecord,
     /// The engine analysis of the ply, if it was analysed.
@@ -58,6 +60,8 @@ pub struct AcceptedMoveRow {
     pub tournament: String,
     /// The accepted call (outcome `move`).
     pub call: LlmCallRow,
+    /// The rules of the game, which its FENs alone do not always tell.
+    pub variant: crate::board::Variant,
     /// The ply it produced.
     pub ply: PlyRecord,
     /// The engine analysis of the ply, if it was analysed.
@@ -73,6 +77,12 @@ const ANALYSIS_WIDTH: usize = 22;
 
 /// The ply columns from the `p` alias, read by [`ply_at`].
 const PLY_COLUMNS: &str = "p.ply, p.fen_before, p.uci, p.san, p.player, p.attempts, p.elapsed_ms";
+
+fn variant_at(r: &Row<'_>, at: usize) -> rusqlite::Result<crate::board::Variant> {
+    let name: String = r.get(at)?;
+    name.parse()
+        .map_err(|e: crate::board::UnknownName| super::bad_column(at, e.to_string()))
+}
 
 fn ply_at(r: &Row<'_>, at: usize) -> rusqlite::Result<PlyRecord> {
     Ok(PlyRecord {
@@ -189,7 +199,7 @@ impl Store {
     ) -> Result<(), StreamError<E>> {
         let join = if analysed_only { "JOIN" } else { "LEFT JOIN" };
         let sql = format!(
-            "SELECT {ANALYSIS_COLUMNS}, {PLY_COLUMNS}, p.game_id, t.name
+            "SELECT {ANALYSIS_COLUMNS}, {PLY_COLUMNS}, p.game_id, t.name, g.variant
              FROM plies p JOIN games g ON g.id = p.game_id
                  JOIN tournaments t ON t.id = g.tournament_id
                  {join} ply_analysis a ON a.game_id = p.game_id AND a.ply = p.ply
@@ -207,6 +217,7 @@ impl Store {
                     ply: ply_at(r, at)?,
                     game_id: r.get(at + 7)?,
                     tournament: r.get(at + 8)?,
+                    variant: variant_at(r, at + 9)?,
                 })
             },
             f,
@@ -234,7 +245,7 @@ impl Store {
             |r| {
                 Ok(GameExportRow {
                     game: game_row(r)?,
-                    tournament: r.get(20)?,
+                    tournament: r.get(21)?,
                 })
             },
             f,
@@ -253,7 +264,7 @@ impl Store {
         f: impl FnMut(AcceptedMoveRow) -> Result<(), E>,
     ) -> Result<(), StreamError<E>> {
         let sql = format!(
-            "SELECT {ANALYSIS_COLUMNS}, {PLY_COLUMNS}, {CALL_COLUMNS}, t.name
+            "SELECT {ANALYSIS_COLUMNS}, {PLY_COLUMNS}, {CALL_COLUMNS}, t.name, g.variant
              FROM plies p JOIN games g ON g.id = p.game_id
                  JOIN tournaments t ON t.id = g.tournament_id
                  JOIN llm_calls c ON c.id = (
@@ -275,6 +286,7 @@ impl Store {
                     ply: ply_at(r, at)?,
                     call,
                     tournament: r.get(at + 7 + CALL_WIDTH)?,
+                    variant: variant_at(r, at + 8 + CALL_WIDTH)?,
                 })
             },
             f,

@@ -114,7 +114,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
     } else {
         u32::try_from(row.opening_moves.len()).unwrap_or(u32::MAX)
     };
-    let mut game = Game::new(row.start_fen.as_deref(), settings.max_plies)
+    let mut game = Game::new_in(row.variant, row.start_fen.as_deref(), settings.max_plies)
         .map_err(|e| replay("the start position".into(), e.into()))?
         .with_book_plies(book_plies);
 
@@ -179,7 +179,9 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
             Side::Engine { lease, limits, .. } => {
                 let moves = game.uci_moves().to_vec();
                 let start = (!game.starts_from_initial()).then(|| game.start_fen());
-                let answer = lease.best_move(start.as_deref(), &moves, limits).await;
+                let answer = lease
+                    .best_move_in(game.variant(), start.as_deref(), &moves, limits)
+                    .await;
                 let legal = answer.map_err(|e| format!("engine `{name}` failed: {e}"));
                 let legal = legal.and_then(|best| {
                     game.parse_uci(&best.uci).map_err(|e| {
@@ -346,7 +348,7 @@ fn random_move(game: &Game, tournament_seed: u64, player_seed: u64, index: u32) 
         .position()
         .legal_moves()
         .into_iter()
-        .map(|m| (m.to_uci(shakmaty::CastlingMode::Standard).to_string(), m))
+        .map(|m| (crate::board::uci_of(game.position(), &m), m))
         .collect();
     legal.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let seed = mix(
@@ -580,6 +582,7 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
     TurnContext {
         fen: game.fen(),
         start_fen: game.start_fen(),
+        variant: game.variant().as_str(),
         side: match game.turn() {
             Color::White => "white",
             Color::Black => "black",
