@@ -22,13 +22,14 @@ arena = {}
 ---@field time_control? arena.TimeControl      every player's clock, unless the player has its own
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
 
----Where games start: FENs given inline or a book file. The built-in formats play each opening once
----with each colour.
+---Where games start: FENs given inline, a book file, or Chess960 start positions. The built-in
+---formats play each opening once with each colour.
 ---@class arena.Openings
 ---@field fens? string[]                       start positions given inline
 ---@field file? string                         an .epd or .pgn book, relative to the script
 ---@field order? "sequential"|"random"         "sequential" (default, as in the file) or shuffled with the tournament seed
----@field count? integer                       use only the first N openings (after ordering)
+---@field count? integer                       use only the first N openings (after ordering); with `chess960 = true`, how many start positions to draw (at least 1)
+---@field chess960? boolean|integer[]          Chess960 games: `true` draws `count` distinct start positions from the tournament seed, a list names them (Scharnagl's numbers, 0 to 959; 518 is the standard position); not with `file` or `fens`
 
 ---A model's price, US dollars per million tokens, for the cost columns, budgets and dry runs of
 ---calls the provider did not price itself (a provider's own `usage.cost`, as OpenRouter sends,
@@ -257,12 +258,15 @@ arena.board = {}
 ---@param fen string
 ---@param rule? arena.ParseRule
 ---@return arena.FoundMove? move, arena.MoveError? error
-function arena.board.find_move(text, fen, rule) end
+---@param variant? "standard"|"chess960"  the game's rules (`ctx.variant`); without it, read from the FEN's castling rights
+function arena.board.find_move(text, fen, rule, variant) end
 
+---Castling is `e1g1` in standard chess and king takes rook (`e1h1`) in Chess960.
 ---@param fen string
 ---@param notation? "uci"|"san"
+---@param variant? "standard"|"chess960"  as for find_move
 ---@return string[]
-function arena.board.legal_moves(fen, notation) end
+function arena.board.legal_moves(fen, notation, variant) end
 
 ---@param fen string
 ---@param style? "ascii"|"unicode"|"fen"
@@ -324,6 +328,7 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@class arena.TurnContext
 ---@field fen string
 ---@field start_fen string
+---@field variant "standard"|"chess960"  Chess960: castling in UCI is king takes rook (`e1h1`), FENs are X-FEN
 ---@field side "white"|"black"
 ---@field ply integer
 ---@field move_number integer

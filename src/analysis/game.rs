@@ -11,13 +11,14 @@ use shakmaty::{Chess, Color, Position};
 
 use super::{
     AnalysisError,
-    pool::{AnalysisLimits, AnalysisPool, PositionAnalysis, RankedMove, parse_fen, play},
+    pool::{AnalysisLimits, AnalysisPool, PositionAnalysis, RankedMove, parse_fen_in, play},
     winrate::{
         Classification, Phase, WinModel, centipawn_loss, game_accuracy, lichess_win_percent,
         move_accuracy,
     },
 };
 use crate::{
+    board::Variant,
     engine::Score,
     store::{GameAnalysisRecord, GameRow, GameStatus, PlyAnalysisRecord, Store},
 };
@@ -125,7 +126,10 @@ impl<'a> Analyser<'a> {
         // Position i is the one before ply i; the last one is after the last ply.
         let mut positions: Vec<(String, Chess)> = Vec::with_capacity(plies.len() + 1);
         for ply in &plies {
-            positions.push((ply.fen_before.clone(), parse_fen(&ply.fen_before)?));
+            positions.push((
+                ply.fen_before.clone(),
+                parse_fen_in(game.variant, &ply.fen_before)?,
+            ));
         }
         if let Some(last) = plies.last() {
             let before = &positions[positions.len() - 1].1;
@@ -147,7 +151,9 @@ impl<'a> Analyser<'a> {
         // One search per distinct position, even when a game repeats one.
         let mut by_key: HashMap<String, usize> = HashMap::new();
         for &i in &wanted {
-            by_key.entry(cache_fen(&positions[i].0)).or_insert(i);
+            by_key
+                .entry(cache_key(game.variant, &positions[i].0))
+                .or_insert(i);
         }
         let draw_by_rule = matches!(
             game.termination.as_deref(),
@@ -158,7 +164,7 @@ impl<'a> Analyser<'a> {
             let (fen, position) = &positions[i];
             let drawn = draw_by_rule && i == final_index;
             async move {
-                let answer = self.position(fen, position, drawn).await?;
+                let answer = self.position(game.variant, fen, position, drawn).await?;
                 Ok::<_, AnalysisError>((key.clone(), answer))
             }
         }))
@@ -176,7 +182,7 @@ impl<'a> Analyser<'a> {
             }
             analyses.insert(key, analysis);
         }
-        let analysis_at = |i: usize| &analyses[&cache_fen(&positions[i].0)];
+        let analysis_at = |i: usize| &analyses[&cache_key(game.variant, &positions[i].0)];
 
         for &i in &todo {
             let ply = &plies[i];
@@ -191,7 +197,7 @@ impl<'a> Analyser<'a> {
                 })
                 .flatten();
             let all = if self.settings.all_moves {
-                Some(self.all_moves(fen).await?)
+                Some(self.all_moves(game.variant, fen).await?)
             } else {
                 None
             };
@@ -278,6 +284,7 @@ impl<'a> Analyser<'a> {
     /// else from an engine (and then cached).
     async fn position(
         &self,
+        variant: Variant,
         fen: &str,
         position: &Chess,
         drawn: bool,
@@ -298,7 +305,7 @@ impl<'a> Analyser<'a> {
             };
             return Ok((analysis, Source::Rules));
         }
-        let key = cache_fen(fen);
+        let key = cache_key(variant, fen);
         let limits_key = self.settings.limits.key();
         if let Some(json) = self
             .store
@@ -310,7 +317,10 @@ impl<'a> Analyser<'a> {
             })?;
             return Ok((analysis, Source::Cache));
         }
-        let analysis = self.pool.analyse(fen, &self.settings.limits).await?;
+        let analysis = self
+            .pool
+            .analyse_in(variant, fen, &self.settings.limits)
+            .await?;
         let json = serde_json::to_string(&analysis).expect("an analysis always serialises");
         self.store
             .analysis_cache_put(&key, &self.engine_id, &limits_key, &json)?;
@@ -318,8 +328,12 @@ impl<'a> Analyser<'a> {
     }
 
     /// Every legal move of `fen` with its score, through the cache.
-    async fn all_moves(&self, fen: &str) -> Result<Vec<RankedMove>, AnalysisError> {
-        let key = cache_fen(fen);
+    async fn all_moves(
+        &self,
+        variant: Variant,
+        fen: &str,
+    ) -> Result<Vec<RankedMove>, AnalysisError> {
+        let key = cache_key(variant, fen);
         let limits_key = format!("{} all-moves", self.settings.limits.key());
         if let Some(json) = self
             .store
@@ -332,12 +346,22 @@ impl<'a> Analyser<'a> {
         }
         let all = self
             .pool
-            .score_all_moves(fen, &self.settings.limits)
+            .score_all_moves_in(variant, fen, &self.settings.limits)
             .await?;
         let json = serde_json::to_string(&all).expect("moves always serialise");
         self.store
             .analysis_cache_put(&key, &self.engine_id, &limits_key, &json)?;
         Ok(all)
+    }
+}
+
+/// The cache key of a position of a `variant` game: [`cache_fen`], prefixed by `chess960 ` in a
+/// Chess960 game, whose answers write castling as king takes rook (and whose FEN may read like a
+/// standard one).
+fn cache_key(variant: Variant, fen: &str) -> String {
+    match variant {
+        Variant::Standard => cache_fen(fen),
+        Variant::Chess960 => format!("chess960 {}", cache_fen(fen)),
     }
 }
 

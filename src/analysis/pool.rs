@@ -11,7 +11,9 @@ use std::sync::{
 };
 
 use serde::{Deserialize, Serialize};
-use shakmaty::{CastlingMode, Chess, Position, fen::Fen, uci::UciMove};
+use shakmaty::{Chess, Position, fen::Fen, uci::UciMove};
+
+use crate::board::Variant;
 use tokio::sync::Semaphore;
 use tracing::warn;
 
@@ -197,7 +199,24 @@ impl AnalysisPool {
         fen: &str,
         limits: &AnalysisLimits,
     ) -> Result<PositionAnalysis, AnalysisError> {
-        let analysis = self.search(fen, limits, limits.multipv, &[]).await?;
+        self.analyse_in(Variant::Standard, fen, limits).await
+    }
+
+    /// [`analyse`](AnalysisPool::analyse) of a position of a `variant` game: a Chess960 one is
+    /// searched with `UCI_Chess960` on, and its moves are king-takes-rook UCI.
+    ///
+    /// # Errors
+    ///
+    /// As for [`analyse`](AnalysisPool::analyse).
+    pub async fn analyse_in(
+        &self,
+        variant: Variant,
+        fen: &str,
+        limits: &AnalysisLimits,
+    ) -> Result<PositionAnalysis, AnalysisError> {
+        let analysis = self
+            .search(variant, fen, limits, limits.multipv, &[])
+            .await?;
         PositionAnalysis::from_engine(fen, analysis)
     }
 
@@ -213,7 +232,9 @@ impl AnalysisPool {
         uci: &str,
         limits: &AnalysisLimits,
     ) -> Result<Score, AnalysisError> {
-        let analysis = self.search(fen, limits, 1, &[uci.to_owned()]).await?;
+        let analysis = self
+            .search(Variant::Standard, fen, limits, 1, &[uci.to_owned()])
+            .await?;
         Ok(PositionAnalysis::from_engine(fen, analysis)?.score)
     }
 
@@ -229,11 +250,26 @@ impl AnalysisPool {
         fen: &str,
         limits: &AnalysisLimits,
     ) -> Result<Vec<RankedMove>, AnalysisError> {
-        let legal = parse_fen(fen)?.legal_moves().len() as u32;
+        self.score_all_moves_in(Variant::Standard, fen, limits)
+            .await
+    }
+
+    /// [`score_all_moves`](AnalysisPool::score_all_moves) in a `variant` game.
+    ///
+    /// # Errors
+    ///
+    /// As for [`score_all_moves`](AnalysisPool::score_all_moves).
+    pub async fn score_all_moves_in(
+        &self,
+        variant: Variant,
+        fen: &str,
+        limits: &AnalysisLimits,
+    ) -> Result<Vec<RankedMove>, AnalysisError> {
+        let legal = parse_fen_in(variant, fen)?.legal_moves().len() as u32;
         if legal == 0 {
             return Ok(Vec::new());
         }
-        let analysis = self.search(fen, limits, legal, &[]).await?;
+        let analysis = self.search(variant, fen, limits, legal, &[]).await?;
         Ok(PositionAnalysis::from_engine(fen, analysis)?.top)
     }
 
@@ -245,6 +281,7 @@ impl AnalysisPool {
 
     async fn search(
         &self,
+        variant: Variant,
         fen: &str,
         limits: &AnalysisLimits,
         multipv: u32,
@@ -258,7 +295,9 @@ impl AnalysisPool {
             .expect("the semaphore is never closed");
         let handle = self.take().await?;
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let mut result = handle.analyse(fen, &search, multipv, searchmoves).await;
+        let mut result = handle
+            .analyse_in(variant, fen, &search, multipv, searchmoves)
+            .await;
         if let Err(
             err @ (EngineError::Crashed { .. }
             | EngineError::Timeout { .. }
@@ -269,7 +308,9 @@ impl AnalysisPool {
             warn!(engine = %self.spec.name, error = %err, fen, "analysis failed; retrying on a fresh process");
             self.retries.fetch_add(1, Ordering::Relaxed);
             self.requests.fetch_add(1, Ordering::Relaxed);
-            result = handle.analyse(fen, &search, multipv, searchmoves).await;
+            result = handle
+                .analyse_in(variant, fen, &search, multipv, searchmoves)
+                .await;
         }
         self.give_back(handle);
         result.map_err(|source| AnalysisError::Engine {
@@ -299,15 +340,21 @@ impl AnalysisPool {
     }
 }
 
-/// Reads a FEN into a position.
+/// Reads a FEN of a standard game into a position.
+#[cfg(test)]
 pub(crate) fn parse_fen(fen: &str) -> Result<Chess, AnalysisError> {
+    parse_fen_in(Variant::Standard, fen)
+}
+
+/// Reads a FEN of a `variant` game into a position.
+pub(crate) fn parse_fen_in(variant: Variant, fen: &str) -> Result<Chess, AnalysisError> {
     let bad = |reason: String| AnalysisError::BadFen {
         fen: fen.to_owned(),
         reason,
     };
     fen.parse::<Fen>()
         .map_err(|e| bad(e.to_string()))?
-        .into_position(CastlingMode::Standard)
+        .into_position(variant.castling_mode())
         .map_err(|e| bad(e.to_string()))
 }
 
@@ -322,6 +369,8 @@ pub(crate) fn play(position: &Chess, uci: &str) -> Option<Chess> {
 #[cfg(test)]
 mod tests {
     use std::{path::Path, time::Duration};
+
+    use shakmaty::CastlingMode;
 
     use super::*;
 

@@ -156,6 +156,14 @@ pub enum EngineError {
         /// The engine player's name.
         name: String,
     },
+    /// A Chess960 search was asked of an engine that does not advertise `UCI_Chess960`.
+    #[error(
+        "engine `{name}` cannot play Chess960: it does not advertise the UCI option `UCI_Chess960`"
+    )]
+    NoChess960 {
+        /// The engine player's name.
+        name: String,
+    },
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {

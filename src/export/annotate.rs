@@ -236,7 +236,7 @@ pub(super) fn game(
 
 /// The positions of a game from its start, as far as its stored moves replay.
 fn positions(game: &GameRow, plies: &[PlyRecord]) -> Vec<Chess> {
-    let Ok(mut board) = Game::new(game.start_fen.as_deref(), 0) else {
+    let Ok(mut board) = Game::new_in(game.variant, game.start_fen.as_deref(), 0) else {
         return Vec::new();
     };
     let mut all = vec![board.position().clone()];

@@ -144,6 +144,7 @@ fn game(r: GameExportRow) -> Value {
         "white": g.white,
         "black": g.black,
         "start_fen": g.start_fen,
+        "variant": g.variant.as_str(),
         "opening_moves": g.opening_moves,
         "opening_label": g.opening_label,
         "status": g.status.as_str(),

@@ -250,6 +250,7 @@ pub fn pgn_with(
                 result,
                 termination,
                 start_fen: game.start_fen.clone(),
+                variant: game.variant,
                 san_moves: plies.iter().map(|p| p.san.clone()).collect(),
                 extra_tags,
                 comment,

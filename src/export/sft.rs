@@ -16,7 +16,9 @@
 use std::io::Write;
 
 use serde_json::{Map, Value, json};
-use shakmaty::{CastlingMode, Chess, fen::Fen, san::San, uci::UciMove};
+use shakmaty::{Chess, san::San, uci::UciMove};
+
+use crate::board::{Variant, position_from_fen};
 
 use super::{ExportError, Players, Prices, write_line};
 use crate::store::{AcceptedMoveRow, Store};
@@ -132,11 +134,17 @@ fn chat(
     let best = row.analysis.as_ref().and_then(|a| a.best.clone());
     let content = if options.rewrite_best {
         let best = best.as_deref()?;
-        answer(mode, san_notation, &row.ply.fen_before, best)?
+        answer(mode, san_notation, row.variant, &row.ply.fen_before, best)?
     } else if options.reasoning {
         row.call.call.reply_text.clone()?
     } else {
-        answer(mode, san_notation, &row.ply.fen_before, &row.ply.uci)?
+        answer(
+            mode,
+            san_notation,
+            row.variant,
+            &row.ply.fen_before,
+            &row.ply.uci,
+        )?
     };
     assistant.insert("content".into(), content.into());
     if options.reasoning
@@ -178,16 +186,18 @@ fn chat(
 
 /// `uci` as the mode's answer: `make_move <uci>` for `agentic`, else a fenced block with the move
 /// in the mode's notation.
-fn answer(mode: Option<&str>, san_notation: bool, fen: &str, uci: &str) -> Option<String> {
+fn answer(
+    mode: Option<&str>,
+    san_notation: bool,
+    variant: Variant,
+    fen: &str,
+    uci: &str,
+) -> Option<String> {
     if mode == Some("agentic") {
         return Some(format!("make_move {uci}"));
     }
     let text = if san_notation {
-        let position: Chess = fen
-            .parse::<Fen>()
-            .ok()?
-            .into_position(CastlingMode::Standard)
-            .ok()?;
+        let position: Chess = position_from_fen(variant, fen).ok()?;
         let mv = uci.parse::<UciMove>().ok()?.to_move(&position).ok()?;
         San::from_move(&position, mv).to_string()
     } else {

@@ -146,13 +146,13 @@ fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreErr
     };
     let plies = store.plies(g.id)?;
     let fen = match plies.last() {
-        Some(last) => Game::new(Some(&last.fen_before), 0)
+        Some(last) => Game::new_in(g.variant, Some(&last.fen_before), 0)
             .ok()
             .and_then(|mut game| game.play_uci(&last.uci).ok().map(|_| game.fen())),
         None => g.start_fen.clone(),
     };
     let material = fen
-        .and_then(|f| Game::new(Some(&f), 0).ok())
+        .and_then(|f| Game::new_in(g.variant, Some(&f), 0).ok())
         .map(|game| material(game.position()))
         .unwrap_or((0, 0));
     Ok(Some(FinishedGame {

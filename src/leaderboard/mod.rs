@@ -576,6 +576,7 @@ pub(crate) mod tests {
             start_fen: None,
             opening_moves: Vec::new(),
             opening_label: None,
+            variant: crate::board::Variant::Standard,
             status: GameStatus::Finished,
             result: Some(result.into()),
             termination: Some("checkmate".into()),

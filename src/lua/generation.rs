@@ -319,6 +319,11 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
                 .map(|message| ScriptError::at(at.clone(), message)),
         ),
     }
+    if let Some(openings) = settings.as_ref().and_then(|s| s.openings.as_ref()) {
+        for problem in openings.problems() {
+            errors.push(ScriptError::at(at.clone(), problem));
+        }
+    }
     if let Some(analysis) = settings.as_ref().and_then(|s| s.analysis.as_ref()) {
         for problem in analysis.problems() {
             errors.push(ScriptError::at(at.clone(), format!("analysis: {problem}")));

@@ -5,7 +5,7 @@ use std::{collections::HashSet, fmt};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, bad_column, get_opt_u64, get_u64, sql_u64};
-use crate::board::Termination;
+use crate::board::{Termination, Variant};
 
 /// A game the tournament format scheduled, as the caller describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +24,8 @@ pub struct ScheduledGame {
     pub opening_moves: Vec<String>,
     /// A label for the opening (book line name, ECO code, ...).
     pub opening_label: Option<String>,
+    /// The rules the game is played under.
+    pub variant: Variant,
 }
 
 impl ScheduledGame {
@@ -37,6 +39,7 @@ impl ScheduledGame {
             start_fen: None,
             opening_moves: Vec::new(),
             opening_label: None,
+            variant: Variant::Standard,
         }
     }
 }
@@ -103,6 +106,8 @@ pub struct GameRow {
     pub opening_moves: Vec<String>,
     /// A label for the opening.
     pub opening_label: Option<String>,
+    /// The rules the game is played under.
+    pub variant: Variant,
     /// Where the game stands.
     pub status: GameStatus,
     /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished, or `"*"` for a void game (finished without
@@ -199,7 +204,10 @@ pub(super) const GAME_COLUMNS: &str =
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
     g.generation, g.started_at, g.finished_at, g.error,
     (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind, g.replay_of,
-    COALESCE(g.slot, g.idx)";
+    COALESCE(g.slot, g.idx), g.variant";
+
+/// How many columns [`GAME_COLUMNS`] has: a query that selects more after them starts there.
+pub(super) const GAME_WIDTH: usize = 23;
 
 /// The stored result of a void game: finished, but counting for nobody (PGN's "no result").
 pub const VOID_RESULT: &str = "*";
@@ -244,6 +252,11 @@ pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
         start_fen: r.get(6)?,
         opening_moves: parse_moves(7, &r.get::<_, String>(7)?)?,
         opening_label: r.get(8)?,
+        variant: {
+            let name: String = r.get(22)?;
+            name.parse()
+                .map_err(|e: crate::board::UnknownName| bad_column(22, e.to_string()))?
+        },
         status: GameStatus::parse(&status)
             .ok_or_else(|| bad_column(9, format!("unknown game status `{status}`")))?,
         result: r.get(10)?,
@@ -281,9 +294,18 @@ fn moves_json(moves: &[String]) -> String {
 }
 
 /// How a schedule mismatch shows a game: the pairing and where it starts.
-fn describe(white: &str, black: &str, start_fen: Option<&str>, moves: &[String]) -> String {
+fn describe(
+    white: &str,
+    black: &str,
+    start_fen: Option<&str>,
+    moves: &[String],
+    variant: Variant,
+) -> String {
     let start = start_fen.map_or_else(|| "the standard position".to_owned(), |f| format!("`{f}`"));
     let mut text = format!("`{white}` vs `{black}` from {start}");
+    if variant != Variant::Standard {
+        text.push_str(&format!(" ({variant})"));
+    }
     if !moves.is_empty() {
         text.push_str(&format!(" after {}", moves.join(" ")));
     }
@@ -333,15 +355,15 @@ impl Store {
         {
             let mut find = tx
                 .prepare_cached(
-                    "SELECT white, black, start_fen, opening_moves FROM games
+                    "SELECT white, black, start_fen, opening_moves, variant FROM games
                      WHERE tournament_id = ?1 AND idx = ?2",
                 )
                 .context(what)?;
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
-                                        opening_moves, opening_label)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                        opening_moves, opening_label, variant)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .context(what)?;
             for game in games {
@@ -362,25 +384,35 @@ impl Store {
                             r.get::<_, String>(1)?,
                             r.get::<_, Option<String>>(2)?,
                             parse_moves(3, &r.get::<_, String>(3)?)?,
+                            r.get::<_, String>(4)?,
                         ))
                     })
                     .optional()
                     .context(what)?;
                 match stored {
-                    Some((white, black, start_fen, moves)) => {
+                    Some((white, black, start_fen, moves, variant)) => {
+                        let variant = variant.parse().unwrap_or_default();
                         if white != game.white
                             || black != game.black
                             || start_fen != game.start_fen
                             || moves != game.opening_moves
+                            || variant != game.variant
                         {
                             return Err(StoreError::ScheduleMismatch {
                                 index: game.index,
-                                stored: describe(&white, &black, start_fen.as_deref(), &moves),
+                                stored: describe(
+                                    &white,
+                                    &black,
+                                    start_fen.as_deref(),
+                                    &moves,
+                                    variant,
+                                ),
                                 requested: describe(
                                     &game.white,
                                     &game.black,
                                     game.start_fen.as_deref(),
                                     &game.opening_moves,
+                                    game.variant,
                                 ),
                             });
                         }
@@ -396,6 +428,7 @@ impl Store {
                                 game.start_fen,
                                 moves_json(&game.opening_moves),
                                 game.opening_label,
+                                game.variant.as_str(),
                             ])
                             .context(what)?;
                     }

@@ -463,10 +463,17 @@ ALTER TABLE failed_calls ADD COLUMN provider_cost_usd REAL CHECK (provider_cost_
 ALTER TABLE failed_calls ADD COLUMN cost_details_json TEXT;
 ";
 
+/// Version 10: the rules a game is played under (`standard` or `chess960`), which its start FEN
+/// alone does not tell (Chess960's start 518 is the standard position, but castles as Chess960).
+pub(crate) const SCHEMA_V10: &str = r"
+ALTER TABLE games ADD COLUMN variant TEXT NOT NULL DEFAULT 'standard'
+    CHECK (variant IN ('standard', 'chess960'));
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9,
+    SCHEMA_V9, SCHEMA_V10,
 ];
 
 /// The schema version this build writes (and the newest it can read).

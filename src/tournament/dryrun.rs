@@ -172,6 +172,7 @@ pub fn dry_run(
         settings.max_plies
     };
     let start_fen = openings.first().and_then(|o| o.fen.clone());
+    let variant = openings.first().map(|o| o.variant).unwrap_or_default();
     let prices = price_table(settings);
     let mut players = Vec::new();
     for player in &spec.players {
@@ -181,7 +182,7 @@ pub fn dry_run(
             player,
             games,
             plies,
-            start_fen.as_deref(),
+            (variant, start_fen.as_deref()),
             store.as_ref(),
             &prices,
         )?);
@@ -279,13 +280,14 @@ fn mean_prompt(
     mode: &dyn PlayMode,
     name: &str,
     plies: u32,
-    start_fen: Option<&str>,
+    (variant, start_fen): (crate::board::Variant, Option<&str>),
 ) -> Result<f64, TournamentError> {
     let mut rng = StdRng::seed_from_u64(0);
-    let mut game = Game::new(start_fen, plies).map_err(|source| TournamentError::Openings {
-        at: String::new(),
-        source,
-    })?;
+    let mut game =
+        Game::new_in(variant, start_fen, plies).map_err(|source| TournamentError::Openings {
+            at: String::new(),
+            source,
+        })?;
     let (mut sum, mut count) = (0u64, 0u64);
     let mut previous: Vec<crate::llm::ChatMessage> = Vec::new();
     for _ in 0..plies {
@@ -294,6 +296,7 @@ fn mean_prompt(
         let ctx = TurnContext {
             fen: game.fen(),
             start_fen: game.start_fen(),
+            variant: game.variant().as_str(),
             side: if game.ply() % 2 == 0 {
                 "white"
             } else {
@@ -367,7 +370,7 @@ fn estimate_player(
     player: &PlayerSpec,
     games: f64,
     plies: u32,
-    start_fen: Option<&str>,
+    start: (crate::board::Variant, Option<&str>),
     store: Option<&Store>,
     prices: &PriceTable,
 ) -> Result<PlayerEstimate, TournamentError> {
@@ -391,7 +394,7 @@ fn estimate_player(
             e.within(&format!("player `{}`", player.name())),
         ]))
     })?;
-    let prompt = mean_prompt(mode.as_ref(), player.name(), plies, start_fen)?;
+    let prompt = mean_prompt(mode.as_ref(), player.name(), plies, start)?;
     estimate.prompt_per_call = prompt;
     // A player moves in half the plies of a game.
     let moves = games * f64::from(plies) / 2.0;

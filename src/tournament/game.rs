@@ -121,7 +121,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
     } else {
         u32::try_from(row.opening_moves.len()).unwrap_or(u32::MAX)
     };
-    let mut game = Game::new(row.start_fen.as_deref(), settings.max_plies)
+    let mut game = Game::new_in(row.variant, row.start_fen.as_deref(), settings.max_plies)
         .map_err(|e| replay("the start position".into(), e.into()))?
         .with_book_plies(book_plies);
 
@@ -212,7 +212,13 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                 let moves = game.uci_moves().to_vec();
                 let start = (!game.starts_from_initial()).then(|| game.start_fen());
                 let answer = lease
-                    .best_move_clocked(start.as_deref(), &moves, limits, uci_clock.as_ref())
+                    .best_move_in(
+                        game.variant(),
+                        start.as_deref(),
+                        &moves,
+                        limits,
+                        uci_clock.as_ref(),
+                    )
                     .await;
                 if let (Some(clock), Err(EngineError::Timeout { .. })) = (&uci_clock, &answer) {
                     // Past its clock and the hang margin: its flag fell long before.
@@ -473,7 +479,7 @@ fn random_move(game: &Game, tournament_seed: u64, player_seed: u64, index: u32) 
         .position()
         .legal_moves()
         .into_iter()
-        .map(|m| (m.to_uci(shakmaty::CastlingMode::Standard).to_string(), m))
+        .map(|m| (crate::board::uci_of(game.position(), &m), m))
         .collect();
     legal.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let seed = mix(
@@ -742,6 +748,7 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
     TurnContext {
         fen: game.fen(),
         start_fen: game.start_fen(),
+        variant: game.variant().as_str(),
         side: match game.turn() {
             Color::White => "white",
             Color::Black => "black",

@@ -54,6 +54,13 @@ pub enum SetupProblem {
          and GNU Chess search until stopped); give it `depth` or `movetime_ms` instead"
     )]
     IgnoresNodeLimit(u64),
+    /// The tournament plays Chess960 and the engine cannot.
+    #[error(
+        "the tournament plays Chess960 (`openings.chess960`), but this engine does not \
+         advertise the UCI option `UCI_Chess960`, so it cannot castle in Chess960; use an \
+         engine that plays Chess960 (Stockfish does)"
+    )]
+    NoChess960,
     /// One proposer of a mixture of agents cannot take part.
     #[error("proposer {index}: {problem}")]
     Proposer {
@@ -127,6 +134,11 @@ impl Roster {
             problem: SetupProblem::Client(Box::new(e)),
         })?;
         let mut players = BTreeMap::new();
+        let chess960 = spec
+            .settings
+            .openings
+            .as_ref()
+            .is_some_and(super::spec::OpeningsSpec::is_chess960);
         for player in &spec.players {
             for route in player.key_routes() {
                 tracing::info!("{route}");
@@ -174,6 +186,9 @@ impl Roster {
                     // Start one process now: a binary that is not a UCI engine fails here, before
                     // any game, rather than as a forfeit in the middle of the tournament.
                     let lease = pool.lease().await.map_err(|err| fail(err.into()))?;
+                    if chess960 && !lease.supports_chess960() {
+                        return Err(fail(SetupProblem::NoChess960));
+                    }
                     probe_node_limit(&lease, &limits).await.map_err(fail)?;
                     drop(lease);
                     let random = e.random_move_p.map(|p| RandomMoves { p, seed: e.seed });

@@ -194,11 +194,14 @@ pub struct Pairing {
     pub opening: Option<u32>,
 }
 
-/// Loads the tournament's openings: inline FENs or a book file next to the script, ordered and
-/// truncated as asked.
+/// Loads the tournament's openings: inline FENs, a book file next to the script, or Chess960
+/// start positions, ordered and truncated as asked. Chess960 positions are openings like a book's,
+/// so each format schedules them as it schedules a book (the built-in ones: each start with
+/// both colours).
 ///
 /// # Errors
-/// A broken FEN, move or file, named by `file:line` (or by its position in the inline list).
+/// A broken FEN, move or file, named by `file:line` (or by its position in the inline list); a
+/// Chess960 start number out of range.
 pub fn load_openings(
     spec: Option<&OpeningsSpec>,
     script_dir: &Path,
@@ -208,6 +211,9 @@ pub fn load_openings(
         return Ok(Vec::new());
     };
     let mut openings = Vec::new();
+    for number in spec.chess960_numbers(seed) {
+        openings.push(Opening::chess960(number)?);
+    }
     if let Some(fens) = &spec.fens {
         for (i, fen) in fens.iter().enumerate() {
             openings.push(book::parse_opening_fen(
@@ -264,6 +270,7 @@ pub fn to_scheduled(
                 white: p.white.clone(),
                 black: p.black.clone(),
                 start_fen: opening.and_then(|o| o.fen.clone()),
+                variant: opening.map(|o| o.variant).unwrap_or_default(),
                 opening_moves: opening.map(|o| o.moves.clone()).unwrap_or_default(),
                 opening_label: opening.map(|o| o.source.clone()),
             })

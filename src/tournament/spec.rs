@@ -248,7 +248,7 @@ impl AnalysisSpec {
     }
 }
 
-/// Where games start: a list of FENs or an EPD/PGN book.
+/// Where games start: a list of FENs, an EPD/PGN book, or Chess960 start positions.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct OpeningsSpec {
@@ -261,9 +261,111 @@ pub struct OpeningsSpec {
     /// `sequential` (default) or `random` (seeded by the tournament seed).
     #[serde(default)]
     pub order: Option<OpeningOrder>,
-    /// Use only the first N openings (after ordering).
+    /// Use only the first N openings (after ordering); with `chess960 = true`, how many start
+    /// positions to draw.
     #[serde(default)]
     pub count: Option<usize>,
+    /// Chess960 games: `true` draws `count` distinct start positions from the tournament seed,
+    /// a list names them by start number (Scharnagl's numbering, 0 to 959; 518 is the standard
+    /// position). Not with `file` or `fens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chess960: Option<Chess960Starts>,
+}
+
+/// The `chess960` field of [`OpeningsSpec`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Chess960Starts {
+    /// `true`: `count` start positions drawn from the tournament seed (`false`: no Chess960).
+    Drawn(bool),
+    /// Start numbers, 0 to 959, in the order given (read as numbers so that a fraction or a
+    /// negative number gets its own error rather than a type error).
+    Numbers(Vec<f64>),
+}
+
+impl OpeningsSpec {
+    /// Whether the games start from Chess960 positions.
+    pub fn is_chess960(&self) -> bool {
+        !matches!(self.chess960, None | Some(Chess960Starts::Drawn(false)))
+    }
+
+    /// What is wrong with the openings, as messages for `file:line` of the tournament: a
+    /// Chess960 start number out of range, a `count` below 1 (or `chess960 = true` without one),
+    /// Chess960 combined with a book.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if !self.is_chess960() {
+            return problems;
+        }
+        let positions = crate::board::CHESS960_POSITIONS as usize;
+        for (what, given) in [
+            ("a book `file`", self.file.is_some()),
+            ("`fens`", self.fens.is_some()),
+        ] {
+            if given {
+                problems.push(format!(
+                    "openings: `chess960` cannot be combined with {what}: Chess960 games start \
+                     from their own positions"
+                ));
+            }
+        }
+        match (&self.chess960, self.count) {
+            (_, Some(0)) => problems.push("openings: `count` must be at least 1".to_owned()),
+            (Some(Chess960Starts::Drawn(true)), None) => problems.push(format!(
+                "openings: `chess960 = true` draws `count` start positions from the seed: give \
+                 `count` (1 to {positions}), or list the start numbers (`chess960 = {{ 518, 0 }}`)"
+            )),
+            (Some(Chess960Starts::Drawn(true)), Some(n)) if n > positions => {
+                problems.push(format!(
+                    "openings: `count` is {n}, but Chess960 has only {positions} start positions"
+                ));
+            }
+            _ => {}
+        }
+        if let Some(Chess960Starts::Numbers(numbers)) = &self.chess960 {
+            if numbers.is_empty() {
+                problems.push(
+                    "openings: `chess960` lists no start number (give `true` with `count`, or \
+                     numbers from 0 to 959)"
+                        .to_owned(),
+                );
+            }
+            for (i, n) in numbers.iter().enumerate() {
+                if !(n.fract() == 0.0 && (0.0..positions as f64).contains(n)) {
+                    problems.push(format!(
+                        "openings: chess960[{}] = {n} is out of range: Chess960 start numbers \
+                         run from 0 to 959 (518 is the standard position)",
+                        i + 1
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    /// The Chess960 start numbers these openings name, before `order` and `count`: the listed
+    /// ones, or `count` distinct numbers drawn from `seed`; empty when the games are not
+    /// Chess960. Assumes [`OpeningsSpec::problems`] found nothing (bad numbers are skipped).
+    pub fn chess960_numbers(&self, seed: u64) -> Vec<u32> {
+        match &self.chess960 {
+            Some(Chess960Starts::Numbers(numbers)) => numbers
+                .iter()
+                .filter(|n| n.fract() == 0.0 && (0.0..960.0).contains(*n))
+                .map(|n| *n as u32)
+                .collect(),
+            Some(Chess960Starts::Drawn(true)) => {
+                use rand::SeedableRng;
+                let positions = crate::board::CHESS960_POSITIONS as usize;
+                let count = self.count.unwrap_or(0).min(positions);
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                rand::seq::index::sample(&mut rng, positions, count)
+                    .into_iter()
+                    .map(|i| i as u32)
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The order openings are taken in.

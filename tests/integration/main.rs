@@ -9,6 +9,7 @@ mod analyze;
 mod books;
 mod budget;
 mod check;
+mod chess960;
 mod chessarena;
 mod clock;
 mod common;

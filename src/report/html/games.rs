@@ -248,11 +248,17 @@ fn game_data(
         .first()
         .map(|p| p.fen_before.clone())
         .or_else(|| g.start_fen.clone())
-        .unwrap_or_else(|| Game::new(None, 0).map(|g| g.fen()).unwrap_or_default());
+        .unwrap_or_else(|| {
+            Game::new_in(g.variant, None, 0)
+                .map(|g| g.fen())
+                .unwrap_or_default()
+        });
     let mut out_plies = Vec::with_capacity(plies.len());
     let mut w0 = None;
     for p in &plies {
-        let fen_after = Game::new(Some(&p.fen_before), 0)
+        // Replayed under the game's rules: a Chess960 castling (king takes rook) moves both pieces
+        // to their castled squares, which the viewer then draws from this FEN.
+        let fen_after = Game::new_in(g.variant, Some(&p.fen_before), 0)
             .ok()
             .and_then(|mut game| game.play_uci(&p.uci).ok().map(|_| game.fen()));
         let white_moved = p.fen_before.split(' ').nth(1) != Some("b");
@@ -301,7 +307,7 @@ fn game_data(
         "white": g.white, "black": g.black,
         "status": g.status.as_str(), "result": g.result, "termination": g.termination,
         "reason": g.reason, "error": g.error, "error_kind": g.error_kind.map(|k| k.as_str()),
-        "opening": g.opening_label, "generation": g.generation,
+        "opening": g.opening_label, "generation": g.generation, "variant": g.variant.as_str(),
         "start": start_fen, "w0": w0, "plies": out_plies, "pending": pending,
     }))
 }

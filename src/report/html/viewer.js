@@ -124,6 +124,7 @@
   function renderHeader(g) {
     $("v-title").textContent = g.white + " – " + g.black + "  (game " + g.index + ", round " + g.round + ")";
     const bits = [g.tournament, g.status];
+    if (g.variant === "chess960") bits.push("Chess960");
     if (g.opening) bits.push("opening " + g.opening);
     if (g.generation !== null && g.generation !== undefined) bits.push("script generation " + g.generation);
     $("v-sub").textContent = bits.join(" · ");
