@@ -36,6 +36,9 @@ pub struct Options {
     pub llm_chess: bool,
     /// How to fit and resample the Bradley–Terry table.
     pub bradley_terry: bradley_terry::Options,
+    /// The tournament's own format tables (a Swiss table, a knockout bracket), shown after the
+    /// standings. The caller makes them: only it can run the format's scripts.
+    pub format_tables: Vec<Table>,
 }
 
 impl Default for Options {
@@ -48,6 +51,7 @@ impl Default for Options {
             games: false,
             llm_chess: false,
             bradley_terry: bradley_terry::Options::default(),
+            format_tables: Vec::new(),
         }
     }
 }
@@ -67,6 +71,7 @@ pub fn tables(
     let mut out = vec![ratings(&games, &players, options)];
     out.extend(bradley_terry::tables(&games, &options.bradley_terry));
     out.push(standings_table(&standings));
+    out.extend(options.format_tables.iter().cloned());
     if options.stats {
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));

@@ -214,15 +214,7 @@ fn schedule_all(
     openings: u32,
 ) -> Result<(Vec<FormatGame>, Option<Option<u64>>), TournamentError> {
     let format = rules.format().map_err(FormatError::from)?;
-    let mut state = FormatState {
-        players: spec.players.iter().map(|p| p.name().to_string()).collect(),
-        games: Vec::new(),
-        games_per_pair: spec.settings.games_per_pair,
-        openings,
-        seed: spec.settings.seed,
-        options: format.options().clone(),
-        analysis: None,
-    };
+    let mut state = FormatState::new(spec, Vec::new(), openings, format.options().clone());
     for _ in 0..MAX_FORMAT_CALLS {
         match schedule::next_pairings(format.as_ref(), &state)? {
             None => return Ok((state.games, None)),
