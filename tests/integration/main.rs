@@ -18,6 +18,7 @@ mod errors;
 mod eval;
 mod export;
 mod fastchess;
+mod formats;
 mod import;
 mod ladder;
 mod outage;
