@@ -180,7 +180,7 @@ local function play_match(m, games, options, lot)
         if phase.kind == "match" then
           m.score = { h, l }
         else
-          table.insert(m.log, { phase = phase, hi = h, lo = l, white = g.white })
+          table.insert(m.log, { phase = phase, hi = h, lo = l, white = g.white, result = g.result })
         end
         if phase.kind == "armageddon" then
           -- White must win; a draw sends Black through.
@@ -365,15 +365,7 @@ function M.standings(state)
           if t.phase.kind == "pair" then
             table.insert(parts, string.format("pair %d: %s-%s", t.phase.number, score_text(t.hi), score_text(t.lo)))
           else
-            table.insert(
-              parts,
-              string.format(
-                "armageddon, %s White: %s-%s",
-                t.white,
-                score_text(t.hi),
-                score_text(t.lo)
-              )
-            )
+            table.insert(parts, string.format("armageddon, %s White: %s", t.white, t.result))
           end
         end
         if m.decided_by and m.decided_by:find("^seed") then
