@@ -369,3 +369,35 @@ fn bad_format_options_are_check_errors_at_the_tournament_line() {
         assert!(text.contains(message), "{options}: {text}");
     }
 }
+
+#[test]
+fn a_dry_run_counts_every_round_of_a_swiss_and_the_longest_knockout() {
+    let dir = TestDir::new();
+    let randoms: Vec<String> = (1..=7)
+        .map(|i| format!(r#"arena.random {{ name = "r{i}" }}"#))
+        .collect();
+    for (format, options, want) in [
+        // Three boards (one bye) a round.
+        ("swiss", "rounds = 3", "9 game(s) scheduled"),
+        // Seven players: six matches, each of two games, two tie-break pairs and an armageddon.
+        ("knockout", r#"tiebreak = "pair""#, "42 game(s) scheduled"),
+    ] {
+        dir.write(
+            "t.lua",
+            &format!(
+                "return arena.tournament {{ name = \"t\", format = \"{format}\", format_options = {{ {options} }}, players = {{ {} }} }}",
+                randoms.join(", ")
+            ),
+        );
+        let out = dir
+            .arena()
+            .args(["run", "t.lua", "--db", "t.db", "--dry-run"])
+            .output()
+            .expect("arena runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(want), "{format}: {text}");
+        assert!(text.contains("counted with every game drawn"), "{text}");
+        assert!(!dir.db().exists(), "a dry run stores nothing");
+    }
+}
