@@ -53,6 +53,11 @@ pub fn stored_standings(
     let Some(files) = store.scripts(hash)? else {
         return Ok(Vec::new());
     };
+    // Rebuilding runs the whole script; a format without tables need not pay for it (nor an old
+    // tournament whose scripts no longer load warn about tables it never had).
+    if !files.iter().any(|(_, text)| text.contains("standings")) {
+        return Ok(Vec::new());
+    }
     let rules = host.rebuild(
         Path::new(&tournament.script_path),
         newest.generation.unwrap_or(0),
