@@ -594,3 +594,48 @@ fn swiss_pairs_as_many_rounds_as_a_round_robin_by_looking_ahead() {
         );
     }
 }
+
+#[test]
+fn both_formats_seed_by_anchor_elo_when_asked() {
+    // Script order p1..p4, ratings the other way round, p4 the highest; p5 has none and comes last.
+    let players = names(5);
+    let ratings: BTreeMap<String, f64> = [
+        ("p1", 1000.0),
+        ("p2", 1100.0),
+        ("p3", 1200.0),
+        ("p4", 1300.0),
+    ]
+    .map(|(n, r)| (n.to_string(), r))
+    .into();
+    let first_round = |module: &str| {
+        let format = load(module, r#"{ "seeding": "rating" }"#);
+        let state = FormatState {
+            ratings: ratings.clone(),
+            ..state(&format, &players, &[])
+        };
+        assert!(format.problems(&state).unwrap().is_empty());
+        let pairs: BTreeSet<(String, String)> = format
+            .pairings(&state)
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let mut p = [p.white.clone(), p.black.clone()];
+                p.sort();
+                (p[0].clone(), p[1].clone())
+            })
+            .collect();
+        pairs
+    };
+    // Seeds p4 p3 p2 p1 p5. Swiss: the top half (p4, p3) meets the bottom (p2, p1); p5 has the bye.
+    assert_eq!(
+        first_round("formats.swiss"),
+        pairs_of(&[("p4", "p2"), ("p3", "p1")])
+    );
+    // Knockout of five in a bracket of eight: seeds 4 and 5 (p1, p5) play round 1, and the
+    // semi-final of seeds 2 and 3 (p3, p2), both through on byes, starts at once.
+    assert_eq!(
+        first_round("formats.knockout"),
+        pairs_of(&[("p1", "p5"), ("p3", "p2")])
+    );
+}
