@@ -41,11 +41,12 @@ pub fn stored_standings(
     tournament: &TournamentRow,
 ) -> Result<Vec<Table>, StandingsError> {
     let games = store.games(tournament.id)?;
-    // The newest generation is the one the format was last asked through.
+    // The scripts of the last game started: generation numbers start again with every run, so
+    // the schedule order says best which scripts the format was last asked through.
     let Some(newest) = games
         .iter()
         .filter(|g| g.script_hash.is_some())
-        .max_by_key(|g| (g.generation.unwrap_or(0), g.index))
+        .max_by_key(|g| g.index)
     else {
         return Ok(Vec::new());
     };
@@ -64,6 +65,7 @@ pub fn stored_standings(
         files.into_iter().collect(),
     )?;
     let format = rules.format()?;
+    // The openings only matter for pairing, so they are not read (0) for the tables.
     let state = FormatState::new(
         rules.spec(),
         games.iter().map(FormatGame::from_row).collect(),
