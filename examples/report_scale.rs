@@ -79,6 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let selection = Selection {
         tournaments: store.tournaments()?,
         eval_runs: Vec::new(),
+        ..Selection::default()
     };
     let started = Instant::now();
     let (page, stats) = html::build(&store, &selection)?;

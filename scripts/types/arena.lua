@@ -8,7 +8,7 @@ arena = {}
 
 ---@class arena.Tournament
 ---@field name string                          told apart by name inside one database
----@field format? string                       "round_robin" (default), "matchmaker", or a module of your folder
+---@field format? string                       "round_robin" (default), "matchmaker", "ladder", "swiss", "knockout", or a module of your folder
 ---@field games_per_pair? integer              round robin: games each pair plays (default 2, colours alternate)
 ---@field max_plies? integer                   draw by move limit after this many plies played from the opening position (default 200, 0 = none); an opening line's book plies do not count
 ---@field max_plies_include_book? boolean       count the book plies toward `max_plies` too (default false)
@@ -356,13 +356,40 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@field outcome? string     the label counted in the statistics
 ---@field candidate? string   the move read in a refused reply (`err.candidate`), stored with the call and shown by `arena export pgn --annotate`
 
+---`format_options` of `format = "swiss"`.
+---@class arena.SwissOptions
+---@field rounds? integer|false                rounds to play (default false: ceil(log2(players))); at most players - 1 (players for an odd field)
+---@field games_per_pairing? 1|2               2: each pairing plays a game with each colour (default 1)
+---@field bye_points? number                   what a bye scores, 0 to 1 (default 1)
+---@field seeding? "order"|"rating"            seeds in script order (default) or by `anchor_elo`, highest first
+
+---`format_options` of `format = "knockout"`.
+---@class arena.KnockoutOptions
+---@field games_per_match? integer             games per match, even (default 2): each player White in half
+---@field tiebreak? "armageddon"|"pair"        a level match: an armageddon (default; White must win, a draw sends Black through) or pairs of games, then an armageddon
+---@field max_tiebreak_pairs? integer          `tiebreak = "pair"`: at most this many pairs before the armageddon (default 2)
+---@field seeding? "order"|"rating"            seeds in script order (default) or by `anchor_elo`, highest first
+
+---A table a format's `standings` hook returns: cells are strings, integers, floats (shown with the
+---column's `decimals`, default 1) or false (empty).
+---@class arena.FormatTable
+---@field title string
+---@field columns string[]
+---@field rows (string|number|false)[][]
+---@field notes? string[]                      lines under the table in text output
+---@field decimals? table<string, integer>     decimals of a column's floats, by column name
+
 -- A format is a module returning:
 ---@class arena.Format
 ---@field defaults? table                      the `format_options` it understands, with their defaults (any other key is an error)
----`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not.
+---`check(options, field)`: the problems of the effective options for this field, as messages; `arena check` reports each at the tournament's line.
+---@field check? fun(options: table, field: { players: string[], ratings: table<string, number> }): (string[]|string|nil)
+---`standings(state)`: the format's own tables (same `state` as `pairings`), shown by `arena leaderboard`, the HTML report and at the end of `arena run`.
+---@field standings? fun(state: table): arena.FormatTable[]
+---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not; `state.ratings` each player's `anchor_elo` where it has one.
 ---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
 ---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
----@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
+---@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:
 ---@class arena.TaskModule

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use arena::{leaderboard, rating::glicko::Compat, report};
 
-use super::common::{open_existing, select, write_stdout};
+use super::common::{format_tables, open_existing, select, write_stdout};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -96,6 +96,7 @@ pub(super) fn run(args: Args) -> Result<u8> {
             seed: bootstrap_seed,
             virtual_draws,
         },
+        format_tables: Vec::new(),
     };
     let mut tables = Vec::new();
     for t in select(&store, tournament.as_deref())? {
@@ -113,6 +114,10 @@ pub(super) fn run(args: Args) -> Result<u8> {
                 );
             }
         }
+        let options = leaderboard::Options {
+            format_tables: format_tables(&store, &t),
+            ..options.clone()
+        };
         tables.extend(leaderboard::tables(&store, &t, &options)?);
         if let Some(anchor) = &ladder {
             let mut table =

@@ -20,7 +20,7 @@ use arena::{
 };
 
 use super::{
-    common::{default_db, write_stdout},
+    common::{default_db, format_tables, write_stdout},
     report,
 };
 
@@ -106,6 +106,15 @@ pub(super) async fn run(args: Args) -> Result<u8> {
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
     write_stdout(&leaderboard::standings_table(&rows).to_text())?;
+    if let Some(t) = store
+        .tournaments()?
+        .into_iter()
+        .find(|t| t.id == summary.tournament)
+    {
+        for table in format_tables(&store, &t) {
+            write_stdout(&format!("\n{}", table.to_text()))?;
+        }
+    }
     if let Some(report) = summary.analysis {
         if let Some(table) = leaderboard::analysis_table(&store, summary.tournament)? {
             write_stdout(&format!("\n{}", table.to_text()))?;
@@ -166,6 +175,7 @@ fn write_report(store: &Store, tournament: i64, out: &Path) {
             let selection = Selection {
                 tournaments: all.into_iter().filter(|t| t.id == tournament).collect(),
                 eval_runs: Vec::new(),
+                ..Selection::default()
             };
             report::write(store, &selection, out)
         });
@@ -194,6 +204,7 @@ async fn refresh(db: PathBuf, script: String, out: PathBuf, every: u32) {
                 let selection = Selection {
                     tournaments: vec![t],
                     eval_runs: Vec::new(),
+                    ..Selection::default()
                 };
                 if let Err(e) = report::write(&store, &selection, &out) {
                     tracing::warn!("the HTML report was not refreshed: {e:#}");

@@ -40,6 +40,9 @@ pub struct Options {
     pub llm_chess: bool,
     /// How to fit and resample the Bradley–Terry table.
     pub bradley_terry: bradley_terry::Options,
+    /// The tournament's own format tables (a Swiss table, a knockout bracket), shown after the
+    /// standings. The caller makes them: only it can run the format's scripts.
+    pub format_tables: Vec<Table>,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             games: false,
             llm_chess: false,
             bradley_terry: bradley_terry::Options::default(),
+            format_tables: Vec::new(),
         }
     }
 }
@@ -74,6 +78,7 @@ pub fn tables(
     let mut out = vec![ratings(&rated, &players, options)];
     out.extend(bradley_terry::tables(&rated, &options.bradley_terry));
     out.push(standings_table(&standings));
+    out.extend(options.format_tables.iter().cloned());
     if games.iter().any(GameRow::is_void) {
         out.push(void_games_table(&games));
     }

@@ -26,7 +26,7 @@ use super::{
 use crate::llm::Price;
 use crate::tournament::{
     rules::{Rules, ScriptHost, script_dir},
-    schedule::Format,
+    schedule::{Format, FormatState},
     spec::{
         CheckedPlayers, EnginePlayerSpec, LlmPlayerSpec, MoaPlayerSpec, ModeBinding, PlayerSpec,
         RandomPlayerSpec, SpecProblem, TournamentSettings, TournamentSpec, check_players,
@@ -205,11 +205,25 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
     match &format_module {
         Some(module) => {
             let options = spec.settings.format_options.clone().unwrap_or_default();
-            if let Err(e) = FormatScript::load(&lua, module, &options) {
-                errors.push(match e.location {
-                    Some(_) => e,
-                    None => ScriptError::at(spec.defined_at[""].clone(), e.message),
-                });
+            let at = spec.defined_at[""].clone();
+            let located = |e: ScriptError| match e.location {
+                Some(_) => e,
+                None => ScriptError::at(at.clone(), e.message),
+            };
+            match FormatScript::load(&lua, module, &options) {
+                Ok(format) => {
+                    let field = FormatState::new(&spec, Vec::new(), 0, format.options().clone());
+                    match format.problems(&field) {
+                        Ok(problems) => errors.extend(problems.into_iter().map(|p| {
+                            ScriptError::at(
+                                at.clone(),
+                                format!("format `{}`: {p}", spec.settings.format),
+                            )
+                        })),
+                        Err(e) => errors.push(located(e)),
+                    }
+                }
+                Err(e) => errors.push(located(e)),
             }
         }
         None => errors.push(ScriptError::at(

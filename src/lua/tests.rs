@@ -110,6 +110,7 @@ fn constructors_record_where_players_are_defined() {
     "#);
 }
 
+mod formats;
 mod golden;
 mod stubs;
 

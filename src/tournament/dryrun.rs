@@ -137,7 +137,7 @@ pub fn dry_run(
         _ => None,
     };
 
-    let (games, incremental) = schedule_all(rules.as_ref(), &spec, openings.len() as u32)?;
+    let (games, incremental, drawn) = schedule_all(rules.as_ref(), &spec, openings.len() as u32)?;
     let total_games = games.len() as u64;
     let mut per_player: BTreeMap<&str, f64> = BTreeMap::new();
     let (total_games, incremental) = match incremental {
@@ -146,7 +146,10 @@ pub fn dry_run(
                 *per_player.entry(&g.white).or_default() += 1.0;
                 *per_player.entry(&g.black).or_default() += 1.0;
             }
-            (total_games, None)
+            let note = drawn.then(|| {
+                "the format schedules on results: counted with every game drawn (a Swiss pairs as many games whatever the results; a knockout then plays every tie-break, its most)".to_owned()
+            });
+            (total_games, note)
         }
         Some(bound) => {
             let n = spec.players.len().max(1) as f64;
@@ -212,29 +215,38 @@ pub fn dry_run(
 }
 
 /// Asks the format for games until it is done, as a run would with no game finished yet. Returns
-/// the games and, when the format waits for results, `Some(its max_games option)`.
+/// the games, `Some(its max_games option)` when the format waits for results, and whether games
+/// were drawn to go on.
+///
+/// A format that waits for results and has no `max_games` bound (a Swiss, a knockout) sees every
+/// game in flight drawn and is asked again: a Swiss pairs as many games whatever the results,
+/// and in a knockout draws send every match to its last tie-break, the most it can play.
 #[allow(clippy::type_complexity)]
 fn schedule_all(
     rules: &dyn Rules,
     spec: &TournamentSpec,
     openings: u32,
-) -> Result<(Vec<FormatGame>, Option<Option<u64>>), TournamentError> {
+) -> Result<(Vec<FormatGame>, Option<Option<u64>>, bool), TournamentError> {
     let format = rules.format().map_err(FormatError::from)?;
-    let mut state = FormatState {
-        players: spec.players.iter().map(|p| p.name().to_string()).collect(),
-        games: Vec::new(),
-        games_per_pair: spec.settings.games_per_pair,
-        openings,
-        seed: spec.settings.seed,
-        options: format.options().clone(),
-        analysis: None,
-    };
+    let mut state = FormatState::new(spec, Vec::new(), openings, format.options().clone());
+    let mut drawn = false;
     for _ in 0..MAX_FORMAT_CALLS {
         match schedule::next_pairings(format.as_ref(), &state)? {
-            None => return Ok((state.games, None)),
+            None => return Ok((state.games, None, drawn)),
             Some(new) if new.is_empty() => {
                 let bound = format.options().get("max_games").and_then(|v| v.as_u64());
-                return Ok((state.games, Some(bound)));
+                let waiting: Vec<&mut FormatGame> = state
+                    .games
+                    .iter_mut()
+                    .filter(|g| g.result.is_none())
+                    .collect();
+                if bound.is_some() || waiting.is_empty() {
+                    return Ok((state.games, Some(bound), drawn));
+                }
+                for g in waiting {
+                    g.result = Some("1/2-1/2".to_owned());
+                }
+                drawn = true;
             }
             Some(new) => {
                 let first = state.games.len() as u32 + 1;
@@ -263,7 +275,7 @@ fn schedule_all(
         }
     }
     let bound = format.options().get("max_games").and_then(|v| v.as_u64());
-    Ok((state.games, Some(bound)))
+    Ok((state.games, Some(bound), drawn))
 }
 
 /// Prompt tokens of `messages` by the documented estimate.

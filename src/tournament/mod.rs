@@ -18,6 +18,7 @@ pub mod rules;
 pub mod runner;
 pub mod schedule;
 pub mod spec;
+pub mod standings;
 pub mod turn;
 
 pub use error::{GameError, ReplayError, TournamentError};

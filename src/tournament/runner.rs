@@ -236,16 +236,16 @@ pub async fn run(
         let format = current.format().map_err(FormatError::from)?;
         let stored = store.games(tournament.id)?;
         let state = FormatState {
-            players: spec.players.iter().map(|p| p.name().to_string()).collect(),
-            games: current_attempts(&stored)
-                .into_iter()
-                .map(FormatGame::from_row)
-                .collect(),
-            games_per_pair: settings.games_per_pair,
-            openings: openings.len() as u32,
-            seed: settings.seed,
-            options: format.options().clone(),
             analysis: format_analysis(&store, tournament.id),
+            ..FormatState::new(
+                &spec,
+                current_attempts(&stored)
+                    .into_iter()
+                    .map(FormatGame::from_row)
+                    .collect(),
+                openings.len() as u32,
+                format.options().clone(),
+            )
         };
         let pairings = schedule::next_pairings(format.as_ref(), &state)?;
         if let Some(pairings) = &pairings {

@@ -20,6 +20,7 @@ mod errors;
 mod eval;
 mod export;
 mod fastchess;
+mod formats;
 mod import;
 mod ladder;
 mod outage;

@@ -43,6 +43,7 @@ pub(super) fn overview(
     store: &Store,
     t: &TournamentRow,
     games: &[GameRow],
+    format_tables: &[Table],
 ) -> Result<Element, ReportError> {
     let players = store.players(t.id)?;
     let mut div = el("div")
@@ -54,6 +55,7 @@ pub(super) fn overview(
     let options = leaderboard::Options {
         stats: true,
         show_all: true,
+        format_tables: format_tables.to_vec(),
         ..leaderboard::Options::default()
     };
     let mut grid = el("div").class("charts");

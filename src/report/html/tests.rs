@@ -119,6 +119,7 @@ fn model_and_script_text_is_escaped_everywhere() {
         &Selection {
             tournaments: vec![t],
             eval_runs: vec![],
+            ..Selection::default()
         },
     )
     .unwrap();
