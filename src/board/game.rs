@@ -51,11 +51,17 @@ pub enum Termination {
     /// The provider refused a player's request for good (an invalid dialog, a flagged prompt).
     /// Void unless the player counts it as a forfeit.
     RequestRejected,
+    /// The tournament's adjudication engine found one side lost (cutechess's resign rule): its
+    /// score stayed at or below the threshold for the set number of its own moves.
+    AdjudicationResign,
+    /// The tournament's adjudication engine found the game drawn (cutechess's draw rule): after
+    /// the set move number, both sides' scores stayed near zero for the set number of moves.
+    AdjudicationDraw,
 }
 
 impl Termination {
     /// Every termination, in declaration order.
-    pub const ALL: [Termination; 12] = [
+    pub const ALL: [Termination; 14] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::InsufficientMaterial,
@@ -68,6 +74,8 @@ impl Termination {
         Termination::EngineFailure,
         Termination::ContextExceeded,
         Termination::RequestRejected,
+        Termination::AdjudicationResign,
+        Termination::AdjudicationDraw,
     ];
 
     /// The stable snake_case name used in storage and in Lua.
@@ -85,6 +93,8 @@ impl Termination {
             Termination::EngineFailure => "engine_failure",
             Termination::ContextExceeded => "context_exceeded",
             Termination::RequestRejected => "request_rejected",
+            Termination::AdjudicationResign => "adjudication_resign",
+            Termination::AdjudicationDraw => "adjudication_draw",
         }
     }
 
@@ -484,6 +494,19 @@ impl Game {
     pub fn adjudicate(&mut self, end: GameEnd) {
         if self.end.is_none() {
             self.end = Some(end);
+        }
+    }
+
+    /// Ends the game with an adjudication that also overrules the move limit reached by the same
+    /// ply (as in cutechess, where resign and draw adjudication are checked before the maximum
+    /// game length). Has no effect on a game that ended by any other rule.
+    pub fn adjudicate_before_move_limit(&mut self, end: GameEnd) {
+        match &self.end {
+            None => self.end = Some(end),
+            Some(current) if current.termination == Termination::MoveLimit => {
+                self.end = Some(end);
+            }
+            Some(_) => {}
         }
     }
 

@@ -106,7 +106,9 @@ fn standard_termination(termination: Termination, result: Option<GameResult>) ->
         | Termination::MaxTurns
         | Termination::ContextExceeded
         | Termination::RequestRejected => "rules infraction",
-        Termination::MoveLimit => "adjudication",
+        Termination::MoveLimit
+        | Termination::AdjudicationResign
+        | Termination::AdjudicationDraw => "adjudication",
         Termination::EngineFailure => "abandoned",
     }
 }

@@ -179,6 +179,7 @@ pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummar
             analysis: None,
             budget: None,
             prices: Default::default(),
+            adjudication: None,
         },
         players: spec.players.clone(),
         defined_at: spec.defined_at.clone(),

@@ -234,7 +234,7 @@ impl Store {
             |r| {
                 Ok(GameExportRow {
                     game: game_row(r)?,
-                    tournament: r.get(20)?,
+                    tournament: r.get(21)?,
                 })
             },
             f,

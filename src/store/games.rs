@@ -125,6 +125,10 @@ pub struct GameRow {
     pub error_kind: Option<ErrorKind>,
     /// Number of stored plies.
     pub ply_count: u32,
+    /// For a game that reached the move limit under a tournament's `adjudication.move_limit`
+    /// rule: the result the adjudication engine's evaluation of the final position gives
+    /// (`1-0`, `0-1`, `1/2-1/2`). Never the official result, which stays in `result`.
+    pub at_limit: Option<String>,
 }
 
 /// The kind of fault that set a game aside. None of them is chess: the game is not scored and
@@ -188,7 +192,8 @@ pub(super) const GAME_COLUMNS: &str =
     "g.id, g.tournament_id, g.idx, g.round, g.white, g.black, g.start_fen,
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
     g.generation, g.started_at, g.finished_at, g.error,
-    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind";
+    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind,
+    (SELECT v.result FROM limit_verdicts v WHERE v.game_id = g.id)";
 
 /// The stored result of a void game: finished, but counting for nobody (PGN's "no result").
 pub const VOID_RESULT: &str = "*";
@@ -231,6 +236,7 @@ pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
                     .ok_or_else(|| bad_column(19, format!("unknown error kind `{kind}`")))?,
             ),
         },
+        at_limit: r.get(20)?,
     })
 }
 

@@ -56,6 +56,10 @@ pub struct TournamentSettings {
     /// What the whole tournament may spend on model calls: once reached, no new game starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// Adjudication by an engine (cutechess's resign and draw rules, and the verdict at the
+    /// move limit); off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjudication: Option<super::adjudicate::AdjudicationSpec>,
 }
 
 /// A spending limit on model calls (`budget = { usd = 20, tokens = 5e6 }`), on a player or the
