@@ -20,6 +20,7 @@ arena = {}
 ---@field prices? table<string, arena.Price>  by model name: added to (or overriding) the built-in price table
 ---@field budget? arena.Budget                  what the whole tournament may spend on model calls: once reached, no new game starts
 ---@field time_control? arena.TimeControl      every player's clock, unless the player has its own
+---@field adjudication? arena.Adjudication      end games by an engine's evaluation (cutechess's rules) and judge games at the move limit; off when absent
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
 
 ---Where games start: FENs given inline, a book file, or Chess960 start positions. The built-in
@@ -54,6 +55,42 @@ arena = {}
 ---@field win_model? "lichess"|"chessarena"
 ---@field all_moves? boolean                   score every legal move (for the move-advantage rate)
 ---@field during_play? boolean                 default true; false analyses after the last game
+
+---Adjudication by an engine, with cutechess-cli's rules: the engine searches the position after
+---every ply and the score of the side that just moved is counted. The game ends with termination
+---`adjudication_resign` or `adjudication_draw`; `move_limit` only records a verdict beside a game
+---that reached `max_plies` and never changes its result.
+---@class arena.Adjudication
+---@field engine? string                       an engine player's name (its command and options) or a command; needed by every rule
+---@field args? string[]                       the command's arguments
+---@field options? table<string, string|integer|boolean> UCI options after the player's (Threads 1 and Hash 16 unless given)
+---@field nodes? integer                       one of nodes, depth, movetime_ms per ply (default nodes 50000)
+---@field depth? integer
+---@field movetime_ms? integer
+---@field resign? arena.ResignRule             a side whose score stays at or below -score_cp for `moves` of its own moves loses
+---@field draw? arena.DrawRule                 drawn once after_move full moves are played and both sides stay within score_cp for `moves` moves each
+---@field move_limit? arena.MoveLimitRule      the verdict on games that reach max_plies, stored apart from the result
+
+---cutechess's `-resign movecount=moves score=score_cp [twosided=true]`.
+---@class arena.ResignRule
+---@field score_cp integer                     centipawns, at least 1
+---@field moves integer                        consecutive moves of the losing side, at least 1
+---@field twosided? boolean                    also the winner's score at or above score_cp for `moves` of its moves (default false)
+
+---cutechess's `-draw movenumber=after_move movecount=moves score=score_cp`.
+---@class arena.DrawRule
+---@field after_move integer                   full moves on the board (book moves included) before the rule applies, at least 1
+---@field score_cp integer                     both sides' scores within this many centipawns of zero
+---@field moves integer                        consecutive moves of each side (2 × moves plies; a capture or pawn move restarts the count), at least 1
+
+---The verdict at the move limit: White wins when White's score of the final position is at least
+---score_cp, Black when at most -score_cp, else a draw (the `at limit` columns).
+---@class arena.MoveLimitRule
+---@field score_cp? integer                    default 200
+---@field engine? string                       another engine for the verdict (default the adjudication's)
+---@field nodes? integer                       the verdict's search (default the adjudication's limit)
+---@field depth? integer
+---@field movetime_ms? integer
 
 ---@class arena.Llm
 ---@field name string

@@ -60,11 +60,17 @@ pub enum Termination {
     /// A player's clock ran out (or one move took longer than the per-move limit): a loss, or a
     /// draw when the opponent has too little material to mate.
     TimeForfeit,
+    /// The tournament's adjudication engine found one side lost (cutechess's resign rule): its
+    /// score stayed at or below the threshold for the set number of its own moves.
+    AdjudicationResign,
+    /// The tournament's adjudication engine found the game drawn (cutechess's draw rule): after
+    /// the set move number, both sides' scores stayed near zero for the set number of moves.
+    AdjudicationDraw,
 }
 
 impl Termination {
     /// Every termination, in declaration order.
-    pub const ALL: [Termination; 13] = [
+    pub const ALL: [Termination; 15] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::InsufficientMaterial,
@@ -78,6 +84,8 @@ impl Termination {
         Termination::ContextExceeded,
         Termination::RequestRejected,
         Termination::TimeForfeit,
+        Termination::AdjudicationResign,
+        Termination::AdjudicationDraw,
     ];
 
     /// The stable snake_case name used in storage and in Lua.
@@ -96,6 +104,8 @@ impl Termination {
             Termination::ContextExceeded => "context_exceeded",
             Termination::RequestRejected => "request_rejected",
             Termination::TimeForfeit => "time_forfeit",
+            Termination::AdjudicationResign => "adjudication_resign",
+            Termination::AdjudicationDraw => "adjudication_draw",
         }
     }
 
@@ -671,6 +681,19 @@ impl Game {
     pub fn adjudicate(&mut self, end: GameEnd) {
         if self.end.is_none() {
             self.end = Some(end);
+        }
+    }
+
+    /// Ends the game with an adjudication that also overrules the move limit reached by the same
+    /// ply (as in cutechess, where resign and draw adjudication are checked before the maximum
+    /// game length). Has no effect on a game that ended by any other rule.
+    pub fn adjudicate_before_move_limit(&mut self, end: GameEnd) {
+        match &self.end {
+            None => self.end = Some(end),
+            Some(current) if current.termination == Termination::MoveLimit => {
+                self.end = Some(end);
+            }
+            Some(_) => {}
         }
     }
 

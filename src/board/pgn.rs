@@ -112,7 +112,9 @@ fn standard_termination(termination: Termination, result: Option<GameResult>) ->
         | Termination::MaxTurns
         | Termination::ContextExceeded
         | Termination::RequestRejected => "rules infraction",
-        Termination::MoveLimit => "adjudication",
+        Termination::MoveLimit
+        | Termination::AdjudicationResign
+        | Termination::AdjudicationDraw => "adjudication",
         Termination::TimeForfeit => "time forfeit",
         Termination::EngineFailure => "abandoned",
     }

@@ -180,6 +180,7 @@ pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummar
             budget: None,
             time_control: None,
             prices: Default::default(),
+            adjudication: None,
         },
         players: spec.players.clone(),
         defined_at: spec.defined_at.clone(),

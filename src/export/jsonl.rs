@@ -158,5 +158,6 @@ fn game(r: GameExportRow) -> Value {
         "error": g.error,
         "error_kind": g.error_kind.map(|k| k.as_str()),
         "plies": g.ply_count,
+        "at_limit": g.at_limit,
     })
 }

@@ -264,16 +264,22 @@ fn identity(p: &PlayerRow) -> (String, String) {
 
 /// Results and the protocol failures that are the model's own: player, games, W/D/L, score %,
 /// forfeits, parse errors, illegal moves, LLM calls, tokens. A `void` column (games that ended
-/// without a result and count for nobody) appears when a player has one; tokens say `unknown`
-/// for a player with a call whose reply reported no usage.
+/// without a result and count for nobody) appears when a player has one, and an `at limit W-D-L`
+/// column (the adjudication engine's verdicts on games that reached the move limit, apart from
+/// their official draws) when a game has a verdict; tokens say `unknown` for a player with a
+/// call whose reply reported no usage.
 pub fn standings_table(rows: &[StandingRow]) -> Table {
     let any_void = rows.iter().any(|r| r.voids > 0);
+    let any_limit = rows.iter().any(|r| r.at_limit.games() > 0);
     let mut columns = vec!["#", "player", "games", "W", "D", "L"];
     if any_void {
         columns.push("void");
     }
+    columns.push("score %");
+    if any_limit {
+        columns.push("at limit W-D-L");
+    }
     columns.extend([
-        "score %",
         "forfeits",
         "parse errors",
         "illegal moves",
@@ -293,8 +299,16 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
         if any_void {
             row.push(r.voids.into());
         }
+        row.push(Cell::Num(r.score_percent(), 1));
+        if any_limit {
+            let l = r.at_limit;
+            row.push(if l.games() == 0 {
+                Cell::Empty
+            } else {
+                format!("{}-{}-{}", l.wins, l.draws, l.losses).into()
+            });
+        }
         row.extend([
-            Cell::Num(r.score_percent(), 1),
             r.forfeits.into(),
             r.parse_errors.into(),
             r.illegal_moves.into(),
@@ -311,6 +325,14 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
         table.notes.push(
             "void: games that ended without a result (see the terminations); they count for \
              nobody, in no rating and in none of games, W, D, L or score"
+                .into(),
+        );
+    }
+    if any_limit {
+        table.notes.push(
+            "at limit W-D-L: the games that reached the move limit, as the adjudication \
+             engine's evaluation of the final position judges them (adjudication.move_limit); \
+             their official result stays a draw, in games, W, D, L, score and every rating"
                 .into(),
         );
     }
@@ -500,22 +522,19 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
 /// One row per finished game: who played, the result and how it ended, its length, and each
 /// side's LLM attempts and failed attempts (answers that gave no playable move).
 pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Table {
-    let mut table = Table::new(
-        "games",
-        &[
-            "game",
-            "round",
-            "white",
-            "black",
-            "result",
-            "termination",
-            "plies",
-            "white attempts",
-            "white failed",
-            "black attempts",
-            "black failed",
-        ],
-    );
+    let any_limit = games.iter().any(|g| g.at_limit.is_some());
+    let mut columns = vec!["game", "round", "white", "black", "result", "termination"];
+    if any_limit {
+        columns.push("at limit");
+    }
+    columns.extend([
+        "plies",
+        "white attempts",
+        "white failed",
+        "black attempts",
+        "black failed",
+    ]);
+    let mut table = Table::new("games", &columns);
     // (attempts, failed) by game and player.
     let mut counts: BTreeMap<(i64, &str), (u64, u64)> = BTreeMap::new();
     for c in calls {
@@ -540,7 +559,7 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
         };
         let (white_attempts, white_failed) = side(&g.white);
         let (black_attempts, black_failed) = side(&g.black);
-        table.rows.push(vec![
+        let mut row: Vec<Cell> = vec![
             g.index.into(),
             g.round.into(),
             g.white.clone().into(),
@@ -555,12 +574,25 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
                 .unwrap_or_default()
                 .replace('_', " ")
                 .into(),
+        ];
+        if any_limit {
+            row.push(g.at_limit.clone().map_or(Cell::Empty, Cell::Text));
+        }
+        row.extend([
             g.ply_count.into(),
             white_attempts,
             white_failed,
             black_attempts,
             black_failed,
         ]);
+        table.rows.push(row);
+    }
+    if any_limit {
+        table.notes.push(
+            "at limit: the adjudication engine's verdict on a game that reached the move limit \
+             (adjudication.move_limit); the official result is unchanged"
+                .into(),
+        );
     }
     table
 }
@@ -595,6 +627,7 @@ pub(crate) mod tests {
             error_kind: None,
             replay_of: None,
             slot: index,
+            at_limit: None,
         }
     }
 

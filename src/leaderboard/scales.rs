@@ -273,6 +273,7 @@ mod tests {
             ply_count: 40,
             replay_of: None,
             slot: id as u32,
+            at_limit: None,
         }
     }
 

@@ -303,12 +303,15 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
     let rest = lua.create_table().map_err(ScriptError::from)?;
     let mut players_value = Value::Nil;
     let mut prices_value = Value::Nil;
+    let mut adjudication_value = Value::Nil;
     for pair in table.pairs::<Value, Value>() {
         let (k, v) = pair.map_err(ScriptError::from)?;
         match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
             Some("players") => players_value = v,
             // Read on its own, so that its errors say `prices` rather than "the tournament".
             Some("prices") => prices_value = v,
+            // Likewise, so that a mistyped rule key says `adjudication`.
+            Some("adjudication") => adjudication_value = v,
             Some(DEFINED_AT) => {}
             _ => rest.set(k, v).map_err(ScriptError::from)?,
         }
@@ -363,6 +366,33 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
             at.clone(),
             format!("`players` must be a list, not {}", other.type_name()),
         )),
+    }
+    match adjudication_value {
+        Value::Nil => {}
+        Value::Table(t) => match from_table(lua, t, "adjudication", "the adjudication table") {
+            Ok(adjudication) => {
+                if let Some(settings) = settings.as_mut() {
+                    settings.adjudication = Some(adjudication);
+                }
+            }
+            Err(message) => errors.push(ScriptError::at(at.clone(), message)),
+        },
+        other => errors.push(ScriptError::at(
+            at.clone(),
+            format!(
+                "adjudication: must be a table (`adjudication = {{ engine = \"stockfish\", resign = {{ score_cp = 1000, moves = 4 }} }}`), not {}",
+                other.type_name()
+            ),
+        )),
+    }
+    if let Some(adjudication) = settings.as_ref().and_then(|s| s.adjudication.as_ref()) {
+        let players: Vec<PlayerSpec> = defined.iter().map(|(p, _)| p.clone()).collect();
+        for problem in adjudication.problems(&players) {
+            errors.push(ScriptError::at(
+                at.clone(),
+                format!("adjudication: {problem}"),
+            ));
+        }
     }
     let players = check_players(defined, 2, "a tournament", &at)
         .map_err(|problems| errors.extend(problems.into_iter().map(at_line)))

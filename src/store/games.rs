@@ -137,6 +137,10 @@ pub struct GameRow {
     /// slot's first attempt. Ratings and formats order games by it, so a replayed game counts
     /// where the void one was scheduled.
     pub slot: u32,
+    /// For a game that reached the move limit under a tournament's `adjudication.move_limit`
+    /// rule: the result the adjudication engine's evaluation of the final position gives
+    /// (`1-0`, `0-1`, `1/2-1/2`). Never the official result, which stays in `result`.
+    pub at_limit: Option<String>,
 }
 
 /// The kind of fault that set a game aside. None of them is chess: the game is not scored and
@@ -204,10 +208,11 @@ pub(super) const GAME_COLUMNS: &str =
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
     g.generation, g.started_at, g.finished_at, g.error,
     (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind, g.replay_of,
-    COALESCE(g.slot, g.idx), g.variant";
+    COALESCE(g.slot, g.idx), g.variant,
+    (SELECT v.result FROM limit_verdicts v WHERE v.game_id = g.id)";
 
 /// How many columns [`GAME_COLUMNS`] has: a query that selects more after them starts there.
-pub(super) const GAME_WIDTH: usize = 23;
+pub(super) const GAME_WIDTH: usize = 24;
 
 /// The stored result of a void game: finished, but counting for nobody (PGN's "no result").
 pub const VOID_RESULT: &str = "*";
@@ -277,6 +282,7 @@ pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
         },
         replay_of: r.get(20)?,
         slot: r.get(21)?,
+        at_limit: r.get(23)?,
     })
 }
 

@@ -28,6 +28,7 @@
 //! # Ok::<(), arena::store::StoreError>(())
 //! ```
 
+mod adjudication;
 mod analysis;
 mod calls;
 mod eval;
@@ -49,6 +50,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 
 use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
+    adjudication::{AdjudicationEvalRecord, LimitVerdictRecord},
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
@@ -62,7 +64,7 @@ pub use self::{
         ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT, current_attempts,
     },
     spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing},
-    stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
+    stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };
 

@@ -470,10 +470,40 @@ ALTER TABLE games ADD COLUMN variant TEXT NOT NULL DEFAULT 'standard'
     CHECK (variant IN ('standard', 'chess960'));
 ";
 
+/// Version 11: adjudication by an engine (see `tournament::adjudicate`).
+///
+/// - `adjudication_evals` holds the adjudication engine's evaluation of the position after each
+///   ply it saw (`score` as JSON, `{"cp": 35}` or `{"mate": -3}`, the view of the side to move in
+///   that position, as UCI reports it; NULL when the engine gave none, which the rules count as
+///   cutechess counts a move without an evaluation). A resumed game replays them through the
+///   rules instead of searching again.
+/// - `limit_verdicts` holds the verdict on a game that reached the move limit: the result the
+///   engine's evaluation of the final position gives by the tournament's threshold. It is kept
+///   apart from `games.result`, which it never changes; `score` is White's view.
+pub(crate) const SCHEMA_V11: &str = r"
+CREATE TABLE adjudication_evals (
+    game_id INTEGER NOT NULL REFERENCES games (id),
+    ply     INTEGER NOT NULL CHECK (ply >= 0),
+    score   TEXT,
+    depth   INTEGER,
+    PRIMARY KEY (game_id, ply)
+) WITHOUT ROWID;
+
+CREATE TABLE limit_verdicts (
+    game_id      INTEGER PRIMARY KEY REFERENCES games (id),
+    result       TEXT    NOT NULL CHECK (result IN ('1-0', '0-1', '1/2-1/2')),
+    score        TEXT    NOT NULL,
+    threshold_cp INTEGER NOT NULL,
+    engine       TEXT    NOT NULL,
+    limits       TEXT    NOT NULL,
+    created_at   TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11,
 ];
 
 /// The schema version this build writes (and the newest it can read).

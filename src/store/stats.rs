@@ -63,6 +63,28 @@ pub struct StandingRow {
     /// Calls whose reply reported no usage: while this is not zero, the token sums are lower
     /// bounds and the player's tokens and cost are unknown.
     pub calls_without_usage: u64,
+    /// Games that reached the move limit and have a verdict of the adjudication engine
+    /// (`adjudication.move_limit`), kept apart from the official results above.
+    pub at_limit: AtLimit,
+}
+
+/// A player's games at the move limit as the adjudication engine's evaluation of the final
+/// position judges them; their official result (a draw) is unchanged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AtLimit {
+    /// Verdicts won.
+    pub wins: u32,
+    /// Verdicts drawn.
+    pub draws: u32,
+    /// Verdicts lost.
+    pub losses: u32,
+}
+
+impl AtLimit {
+    /// Games with a verdict.
+    pub fn games(&self) -> u32 {
+        self.wins + self.draws + self.losses
+    }
 }
 
 impl StandingRow {
@@ -179,10 +201,16 @@ impl Store {
                     COALESCE(SUM(((g.white = p.name AND g.result = '0-1')
                                OR (g.black = p.name AND g.result = '1-0'))
                               AND g.termination IN ({FORFEIT_TERMINATIONS})), 0),
-                    COALESCE(SUM(g.result = '*'), 0)
+                    COALESCE(SUM(g.result = '*'), 0),
+                    COALESCE(SUM((g.white = p.name AND v.result = '1-0')
+                               OR (g.black = p.name AND v.result = '0-1')), 0),
+                    COALESCE(SUM(v.result = '1/2-1/2'), 0),
+                    COALESCE(SUM((g.white = p.name AND v.result = '0-1')
+                               OR (g.black = p.name AND v.result = '1-0')), 0)
                  FROM players p
                  LEFT JOIN games g ON g.tournament_id = p.tournament_id AND g.status = 'finished'
                                   AND (g.white = p.name OR g.black = p.name)
+                 LEFT JOIN limit_verdicts v ON v.game_id = g.id
                  WHERE p.tournament_id = ?1
                  GROUP BY p.id"
             ))
@@ -208,6 +236,11 @@ impl Store {
                     prompt_tokens: 0,
                     completion_tokens: 0,
                     calls_without_usage: 0,
+                    at_limit: AtLimit {
+                        wins: r.get(7)?,
+                        draws: r.get(8)?,
+                        losses: r.get(9)?,
+                    },
                 })
             })
             .context(what)?;

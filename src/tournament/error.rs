@@ -22,6 +22,9 @@ pub enum TournamentError {
     /// A player cannot play (endpoint down, engine missing, key unset).
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// The adjudication engine cannot be used.
+    #[error(transparent)]
+    Adjudication(#[from] super::adjudicate::AdjudicationSetupError),
     /// The openings cannot be read.
     #[error("{at}: openings: {source}")]
     Openings {

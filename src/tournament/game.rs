@@ -14,6 +14,7 @@ use shakmaty::{Color, Move, Position};
 
 use super::{
     GameError, ReplayError,
+    adjudicate::{Adjudication, GameAdjudication},
     ask::{self, Models, Turn},
     players::{Participant, RandomMoves, Roster},
     progress::Progress,
@@ -48,6 +49,8 @@ pub struct GameEnv {
     pub seed: u64,
     /// Counters for the progress display.
     pub progress: Arc<Progress>,
+    /// The tournament's adjudication engine and rules, when it has any.
+    pub adjudication: Option<Arc<Adjudication>>,
 }
 
 /// How a game run ended.
@@ -171,7 +174,20 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         }
     }
     store.mark_game_started(row.id, rules.hash(), rules.number())?;
+    let mut adjudication = match env.adjudication.as_deref() {
+        Some(a) => {
+            let (this, end) = GameAdjudication::start(a, env, row, &game).await?;
+            if let Some(end) = end {
+                game.adjudicate_before_move_limit(end);
+            }
+            Some(this)
+        }
+        None => None,
+    };
     if let Some(end) = game.end().cloned() {
+        if let Some(a) = &adjudication {
+            a.at_end(env, row, &game, &end).await?;
+        }
         return finish(env, row, end);
     }
 
@@ -339,8 +355,16 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
             },
         )?;
         env.progress.ply();
+        if let Some(a) = adjudication.as_mut()
+            && let Some(end) = a.after_ply(env, row, &game).await?
+        {
+            game.adjudicate_before_move_limit(end);
+        }
     }
     let end = game.end().cloned().expect("the loop ends with the game");
+    if let Some(a) = &adjudication {
+        a.at_end(env, row, &game, &end).await?;
+    }
     finish(env, row, end)
 }
 

@@ -271,7 +271,7 @@ const NODE_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// start position. Some UCI engines ignore `go nodes` and search forever; without this check every
 /// one of their moves would wait for the hang deadline and lose the game. Time-limited players
 /// need no check: `movetime` ends every search.
-async fn probe_node_limit(
+pub(super) async fn probe_node_limit(
     engine: &engine::EngineHandle,
     limits: &SearchLimits,
 ) -> Result<(), SetupProblem> {

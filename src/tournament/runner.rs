@@ -14,6 +14,7 @@ use tokio::{
 
 use super::{
     GameError, TournamentError,
+    adjudicate::Adjudication,
     analysis::{AnalysisReport, AnalysisWorker},
     budget::{self, Ledger, Reached},
     game::{self, GameEnv, GameOutcome},
@@ -110,6 +111,7 @@ pub async fn run(
     let prices = budget::price_table(settings);
     budget::check_priced(&spec, &prices)?;
     let roster = Arc::new(Roster::prepare(&spec).await?);
+    let adjudication = Adjudication::prepare(&spec).await?.map(Arc::new);
 
     let store = Arc::new(Store::open(&options.db)?);
     let settings_json = serde_json::to_string(settings)?;
@@ -183,6 +185,7 @@ pub async fn run(
         tournament: tournament.id,
         seed: settings.seed,
         progress: progress.clone(),
+        adjudication: adjudication.clone(),
     });
     progress.set_spend(Ledger::read(&store, tournament.id, &prices)?.total);
     let spend_ticker = tokio::spawn({
@@ -298,6 +301,9 @@ pub async fn run(
         progress.set_spend(ledger.total);
     }
     roster.shutdown().await;
+    if let Some(a) = &adjudication {
+        a.shutdown().await;
+    }
     if summary.stopped == Some(Stop::Aborted) {
         // Quit now: the analysis left resumes with the next run (or `arena analyze`).
         if let Some(worker) = worker {

@@ -60,6 +60,10 @@ pub struct TournamentSettings {
     /// Every player's clock, unless the player has its own `time_control`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_control: Option<TimeControl>,
+    /// Adjudication by an engine (cutechess's resign and draw rules, and the verdict at the
+    /// move limit); off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjudication: Option<super::adjudicate::AdjudicationSpec>,
 }
 
 /// A spending limit on model calls (`budget = { usd = 20, tokens = 5e6 }`), on a player or the

@@ -3,6 +3,7 @@
 //! `ARENA_REQUIRE_ALL=1` (`.ci/run`; see `arena::test_parts`); the README's test command
 //! (`scripts/test.sh`) installs and starts them all.
 
+mod adjudication;
 mod agentic;
 mod analysis_run;
 mod analyze;

@@ -101,18 +101,17 @@ pub(super) fn list(
 
     let analysed: BTreeSet<i64> = store.analysed_games(t.id)?.into_iter().collect();
     let prices = llm_chess::prices(t);
+    // The adjudication engine's verdicts at the move limit get their own column, shown only
+    // when a game has one: they never change the result column.
+    let any_limit = games.iter().any(|g| g.at_limit.is_some());
     let mut head = el("tr");
-    for c in [
-        "#",
-        "round",
-        "white",
-        "black",
-        "result",
-        "termination",
-        "plies",
-        "opening",
-        "analysis",
-    ] {
+    for c in ["#", "round", "white", "black", "result", "termination"] {
+        head.push(el("th").text(c));
+    }
+    if any_limit {
+        head.push(el("th").text("at limit"));
+    }
+    for c in ["plies", "opening", "analysis"] {
         head.push(el("th").text(c));
     }
     let mut body = el("tbody");
@@ -123,28 +122,31 @@ pub(super) fn list(
             .termination
             .clone()
             .unwrap_or_else(|| g.status.as_str().to_owned());
+        let mut tr = el("tr")
+            .class("game")
+            .attr("data-game", g.id)
+            .attr("data-white", &g.white)
+            .attr("data-black", &g.black)
+            .attr("data-result", g.result.as_deref().unwrap_or("none"))
+            .attr("data-termination", &termination)
+            .attr("tabindex", 0)
+            .child(
+                el("td").class("num").child(
+                    el("a")
+                        .attr("href", format!("#game={}", g.id))
+                        .text(g.index.to_string()),
+                ),
+            )
+            .child(el("td").class("num").text(g.round.to_string()))
+            .child(el("td").text(g.white.clone()))
+            .child(el("td").text(g.black.clone()))
+            .child(el("td").text(result))
+            .child(el("td").text(termination.replace('_', " ")));
+        if any_limit {
+            tr.push(el("td").text(g.at_limit.clone().unwrap_or_default()));
+        }
         body.push(
-            el("tr")
-                .class("game")
-                .attr("data-game", g.id)
-                .attr("data-white", &g.white)
-                .attr("data-black", &g.black)
-                .attr("data-result", g.result.as_deref().unwrap_or("none"))
-                .attr("data-termination", &termination)
-                .attr("tabindex", 0)
-                .child(
-                    el("td").class("num").child(
-                        el("a")
-                            .attr("href", format!("#game={}", g.id))
-                            .text(g.index.to_string()),
-                    ),
-                )
-                .child(el("td").class("num").text(g.round.to_string()))
-                .child(el("td").text(g.white.clone()))
-                .child(el("td").text(g.black.clone()))
-                .child(el("td").text(result))
-                .child(el("td").text(termination.replace('_', " ")))
-                .child(el("td").class("num").text(g.ply_count.to_string()))
+            tr.child(el("td").class("num").text(g.ply_count.to_string()))
                 .child(el("td").text(g.opening_label.clone().unwrap_or_default()))
                 .child(el("td").text(if analysed.contains(&g.id) { "yes" } else { "-" })),
         );
@@ -306,6 +308,7 @@ fn game_data(
         "id": g.id, "index": g.index, "round": g.round, "tournament": t.name,
         "white": g.white, "black": g.black,
         "status": g.status.as_str(), "result": g.result, "termination": g.termination,
+        "at_limit": g.at_limit,
         "reason": g.reason, "error": g.error, "error_kind": g.error_kind.map(|k| k.as_str()),
         "opening": g.opening_label, "generation": g.generation, "variant": g.variant.as_str(),
         "start": start_fen, "w0": w0, "plies": out_plies, "pending": pending,

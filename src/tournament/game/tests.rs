@@ -277,6 +277,7 @@ async fn setup_full(
             budget: None,
             time_control: None,
             prices: Default::default(),
+            adjudication: None,
         },
         players: vec![PlayerSpec::Llm(llm.clone()), PlayerSpec::Random(random)],
         defined_at: BTreeMap::new(),
@@ -314,6 +315,7 @@ async fn setup_full(
         tournament: t.id,
         seed: 7,
         progress: Arc::new(Progress::new(1, 0, 0, 0, 0)),
+        adjudication: None,
     };
     let rules = Arc::new(TestRules {
         spec,
