@@ -41,14 +41,14 @@ return arena.tournament {
   format_options = {
     anchor = "mix10",
     anchor_plays = "neighbours",
-    games_per_pair = 80,
+    games_per_pair = 64,
     span = 1,
   },
   max_plies = 200,
   seed = 12,
-  -- Four games at once: the clock, not the processor, sets how long a game takes.
-  concurrency = 4,
-  openings = { file = "../books/2moves_v1.epd", order = "random", count = 40 },
+  -- Six games at once: the clock, not the processor, sets how long a game takes.
+  concurrency = 6,
+  openings = { file = "../books/2moves_v1.epd", order = "random", count = 32 },
   players = {
     arena.ladder("mix10"),
     uci(1350),
