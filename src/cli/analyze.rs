@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use arena::{
-    analysis::{Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
+    analysis::{Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, VisitOrder, WinModel},
     engine::EngineSpec,
     leaderboard,
     store::{Store, TournamentRow},
@@ -75,6 +75,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         },
         win_model: args.win_model,
         all_moves: args.all_moves,
+        order: VisitOrder::default(),
     };
     let processes = args.processes.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    analysis::{AnalysisLimits, AnalysisSettings, WinModel},
+    analysis::{AnalysisLimits, AnalysisSettings, VisitOrder, WinModel},
     engine::EngineSpec,
 };
 
@@ -225,6 +225,7 @@ impl AnalysisSpec {
             },
             win_model: self.win_model,
             all_moves: self.all_moves,
+            order: VisitOrder::default(),
         }
     }
 
