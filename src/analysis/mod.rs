@@ -31,6 +31,11 @@ pub use self::{
 };
 use std::collections::BTreeMap;
 
+/// The default engine hash of an analysis process, in MB: LLM Chess's 128 rather than Stockfish's
+/// 16, so that the hash still holds the previous positions' searches when the next one of the
+/// game's segment starts (depth-20 searches visit millions of nodes each).
+pub const DEFAULT_HASH_MB: u32 = 128;
+
 use crate::{engine::EngineError, store::PlayerAnalysisRow};
 
 /// What can go wrong while analysing.

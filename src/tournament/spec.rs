@@ -140,7 +140,7 @@ pub struct AnalysisSpec {
     /// Engine threads per process.
     #[serde(default = "default_threads")]
     pub threads: u32,
-    /// Engine hash per process, in MB.
+    /// Engine hash per process, in MB ([`DEFAULT_HASH_MB`](crate::analysis::DEFAULT_HASH_MB)).
     #[serde(default = "default_hash")]
     pub hash: u32,
     /// Engine processes, that is searches at once (default: the number of CPUs).
@@ -164,7 +164,7 @@ fn default_threads() -> u32 {
     1
 }
 fn default_hash() -> u32 {
-    16
+    crate::analysis::DEFAULT_HASH_MB
 }
 fn default_during_play() -> bool {
     true
@@ -1006,7 +1006,10 @@ mod tests {
         assert_eq!(engine.command, "stockfish");
         assert_eq!(
             engine.options,
-            [("Threads".into(), "1".into()), ("Hash".into(), "16".into())]
+            [
+                ("Threads".into(), "1".into()),
+                ("Hash".into(), "128".into())
+            ]
         );
         assert!(spec.processes() >= 1);
     }
