@@ -26,8 +26,9 @@
 //!
 //! `cargo bench --bench analysis_throughput`. Environment: `ARENA_BENCH_PLIES` (plies analysed, split
 //! over the two games; default 40), `ARENA_BENCH_DEPTH` (default 20), `ARENA_BENCH_PROCESSES`
-//! (arena's processes and the baseline's workers; default one per core), `ARENA_BENCH_ORDERS`
-//! (`forward,backward` by default). Nothing here asserts on time: the machine is shared and noisy.
+//! (arena's processes and the baseline's workers; default one per core),
+//! `ARENA_BENCH_BASELINE_WORKERS` (`1`: the baseline one ply at a time, as ChessArena analyses one
+//! game), `ARENA_BENCH_ORDERS` (`forward,backward` by default). Nothing here asserts on time: the machine is shared and noisy.
 
 use std::{
     path::Path,
@@ -110,6 +111,7 @@ async fn main() {
     let processes = env_usize("ARENA_BENCH_PROCESSES").unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
+    let workers = env_usize("ARENA_BENCH_BASELINE_WORKERS").unwrap_or(processes);
     let orders: Vec<VisitOrder> = std::env::var("ARENA_BENCH_ORDERS")
         .unwrap_or_else(|_| "forward,backward".to_owned())
         .split(',')
@@ -131,7 +133,7 @@ async fn main() {
         plies_wanted.div_ceil(OPENINGS)
     );
     println!(
-        "work: depth {depth}, MultiPV 3, Threads 1; arena: {processes} process(es), Hash {DEFAULT_HASH_MB}; baseline: {processes} worker(s), a fresh process per search, Stockfish's defaults"
+        "work: depth {depth}, MultiPV 3, Threads 1; arena: {processes} process(es), Hash {DEFAULT_HASH_MB}; baseline: {workers} worker(s), a fresh process per search, Stockfish's defaults"
     );
     println!();
 
@@ -163,7 +165,7 @@ async fn main() {
     }
 
     let flat: Vec<Ply> = games.iter().flatten().cloned().collect();
-    let (baseline, answers) = baseline_analysis(&stockfish, &flat, depth, processes).await;
+    let (baseline, answers) = baseline_analysis(&stockfish, &flat, depth, workers).await;
     println!(
         "baseline (ChessArena's procedure): {} plies in {:.1} s: {:.2} s/ply wall, {:.2} engine CPU s/ply",
         baseline.plies,
