@@ -254,6 +254,7 @@ fn store_games(store: &Store, games: &[Vec<Ply>]) -> Vec<i64> {
                 player: if n % 2 == 0 { "white" } else { "black" }.into(),
                 attempts: 1,
                 elapsed_ms: 1,
+                clock_ms: None,
             };
             store.record_ply(row.id, &record).expect("a ply");
         }

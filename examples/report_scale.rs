@@ -79,6 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let selection = Selection {
         tournaments: store.tournaments()?,
         eval_runs: Vec::new(),
+        ..Selection::default()
     };
     let started = Instant::now();
     let (page, stats) = html::build(&store, &selection)?;
@@ -198,6 +199,7 @@ fn fill(store: &Store, games: u32, plies: u32) -> Result<(), Box<dyn std::error:
                     player: player.clone(),
                     attempts,
                     elapsed_ms: 800,
+                    clock_ms: None,
                 },
             )?;
             let cp = rng.random_range(-300..300);

@@ -2,9 +2,19 @@
 //! already in the store is replayed (never asked, never paid for twice); otherwise the request is
 //! sent and its reply written to the store before the caller can read it.
 //!
+//! A game that replays a void one (an engine crashed or hung) restarts from its opening; where its
+//! path is the same as an earlier attempt's, it sends the byte-identical request at the same ply,
+//! and that attempt's reply is reused (copied into the replay, marked `reused_from`) instead of
+//! being asked again.
+//!
 //! An attempt that got an HTTP answer but no usable reply (an error status, or a success whose
 //! body does not decode) is stored in `failed_calls`, with its status, headers and body, before
 //! it is retried: a provider may bill a reply arena cannot read, and nothing paid for is dropped.
+//! Whatever usage and price such a body reports is stored with it, so budgets can count it.
+//!
+//! Every reply's usage is stored as reported: prompt and completion tokens, the cached,
+//! cache-write and reasoning tokens when the provider splits them out, and the provider's own
+//! price when the response carries one (OpenRouter's `usage.cost`).
 //!
 //! A ply call's row (`llm_calls`) also gets the outcome the play mode gave the reply (`move`,
 //! `illegal`, ...). That is written through the [`CallRow`] the call returns, so the row is
@@ -14,7 +24,7 @@ use thiserror::Error;
 
 use crate::{
     llm::{ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
-    store::{EvalReplyRecord, FailedCallRecord, LlmCallRecord, Store, StoreError},
+    store::{EvalReplyRecord, FailedCallRecord, LlmCallRecord, Store, StoreError, UsageDetails},
 };
 
 /// Where a call's row lives.
@@ -33,6 +43,10 @@ pub enum CallSlot<'a> {
         /// The model's role in a mixture of agents (`proposer_1`, `synthesizer`), stored in the
         /// request as `arena_role`.
         role: Option<&'a str>,
+        /// Earlier attempts of the game's schedule slot (the game replays a void one), newest
+        /// first: a reply one of them got for the byte-identical request at this ply and seq is
+        /// reused (copied into this game) instead of being asked and paid for again.
+        earlier: &'a [i64],
     },
     /// A call for an evaluation item (`eval_replies`).
     EvalItem {
@@ -58,6 +72,9 @@ pub struct StoredReply {
     pub reasoning: Option<String>,
     /// The `llm_calls` row, for ply calls.
     pub row_id: Option<i64>,
+    /// How long the call's successful attempt took when it was made (what a chess clock is
+    /// charged for it again when it is replayed).
+    pub latency_ms: u64,
 }
 
 /// A reply the caller may read: it is in the store.
@@ -72,6 +89,9 @@ pub struct RecordedReply {
     pub new_tokens: u64,
     /// The row the reply is stored in.
     pub row: CallRow,
+    /// How long the successful attempt took (for a replayed reply: when it was made); queueing
+    /// for a request slot, failed attempts and the waits between them are not included.
+    pub latency_ms: u64,
 }
 
 /// The stored row of a call; for ply calls, the place its outcome goes.
@@ -106,6 +126,7 @@ pub fn replayed(stored: StoredReply) -> RecordedReply {
         reasoning: stored.reasoning,
         new_tokens: 0,
         row: CallRow(stored.row_id),
+        latency_ms: stored.latency_ms,
     }
 }
 
@@ -136,6 +157,23 @@ pub async fn record_or_replay(
     request: &ChatRequest,
     stored: Option<StoredReply>,
 ) -> Result<RecordedReply, CallError> {
+    record_or_replay_within(store, client, endpoint, slot, request, stored, None).await
+}
+
+/// As [`record_or_replay`], each attempt of a new request given at most `clock` (a player's
+/// chess clock, see [`LlmClient::chat_within`]).
+///
+/// # Errors
+/// As [`record_or_replay`]; an attempt the clock cut off is [`LlmError::OutOfTime`].
+pub async fn record_or_replay_within(
+    store: &Store,
+    client: &LlmClient,
+    endpoint: &Endpoint,
+    slot: CallSlot<'_>,
+    request: &ChatRequest,
+    stored: Option<StoredReply>,
+    clock: Option<std::time::Duration>,
+) -> Result<RecordedReply, CallError> {
     if let Some(stored) = stored {
         return Ok(replayed(stored));
     }
@@ -148,11 +186,28 @@ pub async fn record_or_replay(
         object.insert("arena_role".into(), role.into());
     }
     let request_json = request_json.to_string();
+    if let CallSlot::Ply {
+        game_id,
+        ply,
+        seq,
+        earlier,
+        ..
+    } = slot
+        && !earlier.is_empty()
+        && let Some(reused) = store.reuse_llm_call(game_id, ply, seq, &request_json, earlier)?
+    {
+        return Ok(replayed(StoredReply {
+            text: reused.text,
+            reasoning: reused.reasoning,
+            row_id: Some(reused.id),
+            latency_ms: reused.latency_ms,
+        }));
+    }
     // Every attempt that came back unusable is stored before it is retried; a store that refuses
     // one stops the retries, since nothing more could be kept.
     let mut refused = None;
     let asked = client
-        .chat_observed(endpoint, request, |failed| {
+        .chat_within(endpoint, request, clock, |failed| {
             let record = failed_record(&slot, endpoint, request, &request_json, failed);
             match store.record_failed_call(&record) {
                 Ok(_) => std::ops::ControlFlow::Continue(()),
@@ -172,6 +227,7 @@ pub async fn record_or_replay(
         Some(u) => (Some(u.prompt_tokens), Some(u.completion_tokens)),
         None => (None, None),
     };
+    let details = UsageDetails::of(reply.usage.as_ref(), reply.provider_cost.as_ref());
     let row = match slot {
         CallSlot::Ply {
             game_id,
@@ -179,6 +235,7 @@ pub async fn record_or_replay(
             seq,
             player,
             role: _,
+            earlier: _,
         } => {
             let id = store.record_llm_call(&LlmCallRecord {
                 game_id: Some(game_id),
@@ -198,6 +255,7 @@ pub async fn record_or_replay(
                 latency_ms: reply.latency_ms,
                 transport_retries: reply.transport_retries,
                 error: None,
+                details,
             })?;
             CallRow(Some(id))
         }
@@ -221,6 +279,7 @@ pub async fn record_or_replay(
                     prompt_tokens,
                     completion_tokens,
                     latency_ms: reply.latency_ms,
+                    details,
                 },
             )?;
             CallRow(None)
@@ -231,6 +290,7 @@ pub async fn record_or_replay(
         reasoning: reply.reasoning,
         new_tokens: prompt_tokens.unwrap_or(0) + completion_tokens.unwrap_or(0),
         row,
+        latency_ms: reply.latency_ms,
     })
 }
 
@@ -257,6 +317,12 @@ fn failed_record(
         raw_body: failed.body.to_owned(),
         error: failed.error.to_string(),
         latency_ms: failed.latency_ms,
+        prompt_tokens: failed.reported.usage.map(|u| u.prompt_tokens),
+        completion_tokens: failed.reported.usage.map(|u| u.completion_tokens),
+        details: UsageDetails::of(
+            failed.reported.usage.as_ref(),
+            failed.reported.cost.as_ref(),
+        ),
         ..FailedCallRecord::default()
     };
     match *slot {

@@ -1,6 +1,13 @@
 -- A first tournament: a real small language model, a weak Stockfish and a random mover, in a round
 -- robin where each pair plays both colours. Run it with `arena run tournaments/quickstart.lua`.
 --
+-- Games are adjudicated by Stockfish, as cutechess-cli does it: a side whose score stays at -10
+-- pawns or worse after three of its moves in a row resigns (termination `adjudication_resign`), so
+-- Stockfish's wins show within a few minutes. A game that reaches the move limit stays a draw; the
+-- standings' `at limit W-D-L` column adds who Stockfish's evaluation of the final position favours.
+-- Every engine here is deterministic: a fixed node count on one thread (never `Skill Level`, which
+-- draws its moves from the clock).
+--
 -- The model plays twice: once answering freely (a 135M model rarely manages a legal move, so this
 -- player shows parse errors, feedback, retries and forfeits), and once with its answer constrained
 -- to the legal moves by a llama.cpp grammar (so it plays whole games, about as well as a random
@@ -13,9 +20,14 @@ local arena = require("arena")
 return arena.tournament {
   name = "quickstart",
   games_per_pair = 2,
-  max_plies = 24, -- short games: this is a demonstration, not a rating
+  max_plies = 40, -- a demonstration, not a rating; adjudication decides most games sooner
   seed = 7,
   concurrency = 2,
+  adjudication = {
+    engine = "stockfish", nodes = 20000, -- one search of 20,000 nodes per ply, Threads 1, Hash 16
+    resign = { score_cp = 1000, moves = 3 },
+    move_limit = { score_cp = 200 }, -- a verdict beside the draw: at least +2 pawns wins
+  },
   players = {
     arena.llm {
       name = "smollm2-135m",
@@ -39,10 +51,10 @@ return arena.tournament {
       options = { legal_moves = true, history = 10, max_attempts = 3, grammar = true },
     },
     arena.engine {
-      name = "stockfish-skill0",
+      name = "stockfish-n256", -- the calibrated ladder's sf-n256 rung (about 1670 Elo)
       command = "stockfish",
-      options = { ["Skill Level"] = 0, Threads = 1, Hash = 16 },
-      limits = { nodes = 2000 },
+      options = { Threads = 1, Hash = 16 },
+      limits = { nodes = 256 },
     },
     arena.random { name = "random" },
   },

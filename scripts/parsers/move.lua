@@ -7,7 +7,7 @@ local M = {}
 
 --- Returns the move as a table {uci, san, matched}, or nil and an error {kind, message, candidate}.
 function M.parse(text, ctx)
-  return arena.board.find_move(text, ctx.fen, ctx.options.parser)
+  return arena.board.find_move(text, ctx.fen, ctx.options.parser, ctx.variant)
 end
 
 local feedback = require("prompts.feedback").feedback

@@ -2,6 +2,7 @@
 -- what the model hears after a wrong action or move. Same information and answer contract as LLM
 -- Chess, in our own words; paste their exact texts here if you need them.
 local P = {}
+local chess960 = require("prompts.chess960")
 
 local function side_name(ctx)
   return ctx.side == "white" and "White" or "Black"
@@ -102,6 +103,8 @@ function P.kickoff(ctx, offered, shown)
   end
   table.insert(lines, "Your turn ends when you make a legal move.")
   table.insert(parts, table.concat(lines, "\n"))
+  -- Moves are UCI in every variant of the mode.
+  chess960.add(parts, ctx, "uci")
   return table.concat(parts, "\n\n")
 end
 
@@ -168,6 +171,7 @@ function P.single_user(ctx)
   if ctx.options.legal_moves then
     table.insert(parts, "Legal moves (UCI): " .. P.legal_moves(ctx))
   end
+  chess960.add(parts, ctx, "uci")
   local note = ""
   if ctx.attempt > 1 then
     note = "Your previous answer named no legal move. Choose one move from the position's legal moves. "

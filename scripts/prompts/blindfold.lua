@@ -1,5 +1,6 @@
 -- The words of the blindfold modes: the model never sees the board, only moves.
 local P = {}
+local chess960 = require("prompts.chess960")
 
 local function notation_help(ctx)
   if ctx.options.notation == "san" then
@@ -11,13 +12,15 @@ end
 
 function P.system(ctx)
   local side = ctx.side == "white" and "White" or "Black"
-  return table.concat({
+  local lines = {
     "You play a game of blindfold chess as " .. side .. ", and you want to win.",
     "You will not be shown the board: follow the game from the moves alone and keep the position in your head.",
     notation_help(ctx),
-    "Think as much as you like, then end every answer with your move alone in a fenced block:",
-    "```\n" .. (ctx.options.notation == "san" and "Nf3" or "g1f3") .. "\n```",
-  }, "\n")
+  }
+  chess960.add(lines, ctx, ctx.options.notation)
+  table.insert(lines, "Think as much as you like, then end every answer with your move alone in a fenced block:")
+  table.insert(lines, "```\n" .. (ctx.options.notation == "san" and "Nf3" or "g1f3") .. "\n```")
+  return table.concat(lines, "\n")
 end
 
 local function legal_line(ctx)

@@ -1,6 +1,7 @@
 -- The words of the blitz mode: what the model is told, and what it hears after a bad answer.
 -- Edit this file while a tournament runs: games that start after the save use the new text.
 local P = {}
+local chess960 = require("prompts.chess960")
 
 local function side_name(ctx)
   return ctx.side == "white" and "White" or "Black"
@@ -15,14 +16,16 @@ function P.system(ctx)
       or "Write the move in UCI notation: the from-square then the to-square, such as e2e4 or g1f3, "
         .. "with a promotion piece letter at the end when a pawn promotes (e7e8q). "
         .. "No capture or check signs."
-  return table.concat({
+  local lines = {
     "You play chess as " .. side_name(ctx) .. ", and you want to win.",
     "Study the position, weigh a few candidate moves, and reason step by step as long as you like.",
     notation_help,
-    "End your answer with your chosen move alone inside a fenced block, like this:",
-    "```\n" .. example .. "\n```",
-    "Only the last fenced block counts, so do not put other moves in fences.",
-  }, "\n")
+  }
+  chess960.add(lines, ctx, notation)
+  table.insert(lines, "End your answer with your chosen move alone inside a fenced block, like this:")
+  table.insert(lines, "```\n" .. example .. "\n```")
+  table.insert(lines, "Only the last fenced block counts, so do not put other moves in fences.")
+  return table.concat(lines, "\n")
 end
 
 --- The user message of the first attempt at a ply.

@@ -1,18 +1,21 @@
 -- The words of the bullet mode: the model must answer with the move and nothing else.
 local P = {}
+local chess960 = require("prompts.chess960")
 
 function P.system(ctx)
   local side = ctx.side == "white" and "White" or "Black"
   local notation = ctx.options.notation == "san"
       and "standard algebraic notation (SAN), such as Nf3 or O-O"
       or "UCI notation (from-square then to-square, such as e2e4, with a promotion letter like e7e8q)"
-  return table.concat({
+  local lines = {
     "You play chess as " .. side .. ", and you want to win.",
     "This is bullet chess: there is no time to think aloud.",
-    "Answer with your move in " .. notation .. " inside a fenced block, and write nothing else:",
-    "```\n" .. (ctx.options.notation == "san" and "Nf3" or "g1f3") .. "\n```",
-    "Any other word in your answer forfeits the attempt.",
-  }, "\n")
+  }
+  chess960.add(lines, ctx, ctx.options.notation)
+  table.insert(lines, "Answer with your move in " .. notation .. " inside a fenced block, and write nothing else:")
+  table.insert(lines, "```\n" .. (ctx.options.notation == "san" and "Nf3" or "g1f3") .. "\n```")
+  table.insert(lines, "Any other word in your answer forfeits the attempt.")
+  return table.concat(lines, "\n")
 end
 
 function P.position(ctx)

@@ -8,7 +8,7 @@ arena = {}
 
 ---@class arena.Tournament
 ---@field name string                          told apart by name inside one database
----@field format? string                       "round_robin" (default), "matchmaker", or a module of your folder
+---@field format? string                       "round_robin" (default), "matchmaker", "ladder", "swiss", "knockout", or a module of your folder
 ---@field games_per_pair? integer              round robin: games each pair plays (default 2, colours alternate)
 ---@field max_plies? integer                   draw by move limit after this many plies played from the opening position (default 200, 0 = none); an opening line's book plies do not count
 ---@field max_plies_include_book? boolean       count the book plies toward `max_plies` too (default false)
@@ -19,22 +19,28 @@ arena = {}
 ---@field analysis? arena.Analysis              analyse every finished game with an engine
 ---@field prices? table<string, arena.Price>  by model name: added to (or overriding) the built-in price table
 ---@field budget? arena.Budget                  what the whole tournament may spend on model calls: once reached, no new game starts
+---@field time_control? arena.TimeControl      every player's clock, unless the player has its own
+---@field adjudication? arena.Adjudication      end games by an engine's evaluation (cutechess's rules) and judge games at the move limit; off when absent
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
 
----Where games start: FENs given inline or a book file. The built-in formats play each opening once
----with each colour.
+---Where games start: FENs given inline, a book file, or Chess960 start positions. The built-in
+---formats play each opening once with each colour.
 ---@class arena.Openings
 ---@field fens? string[]                       start positions given inline
 ---@field file? string                         an .epd or .pgn book, relative to the script
 ---@field order? "sequential"|"random"         "sequential" (default, as in the file) or shuffled with the tournament seed
----@field count? integer                       use only the first N openings (after ordering)
+---@field count? integer                       use only the first N openings (after ordering); with `chess960 = true`, how many start positions to draw (at least 1)
+---@field chess960? boolean|integer[]          Chess960 games: `true` draws `count` distinct start positions from the tournament seed, a list names them (Scharnagl's numbers, 0 to 959; 518 is the standard position); not with `file` or `fens`
 
----A model's price, US dollars per million tokens, for the cost columns.
+---A model's price, US dollars per million tokens, for the cost columns, budgets and dry runs of
+---calls the provider did not price itself (a provider's own `usage.cost`, as OpenRouter sends,
+---always wins).
 ---@class arena.Price
 ---@field input_per_mtok number                prompt tokens
 ---@field output_per_mtok number               generated tokens
 ---@field reasoning_per_mtok? number           reasoning tokens, when billed apart from the output (default: as output)
 ---@field cached_input_per_mtok? number        prompt tokens read from the provider's cache (default: as input)
+---@field cache_write_per_mtok? number         prompt tokens written to the provider's cache (default: as input)
 
 ---@class arena.Analysis
 ---@field engine? string                       default "stockfish"
@@ -49,6 +55,42 @@ arena = {}
 ---@field win_model? "lichess"|"chessarena"
 ---@field all_moves? boolean                   score every legal move (for the move-advantage rate)
 ---@field during_play? boolean                 default true; false analyses after the last game
+
+---Adjudication by an engine, with cutechess-cli's rules: the engine searches the position after
+---every ply and the score of the side that just moved is counted. The game ends with termination
+---`adjudication_resign` or `adjudication_draw`; `move_limit` only records a verdict beside a game
+---that reached `max_plies` and never changes its result.
+---@class arena.Adjudication
+---@field engine? string                       an engine player's name (its command and options) or a command; needed by every rule
+---@field args? string[]                       the command's arguments
+---@field options? table<string, string|integer|boolean> UCI options after the player's (Threads 1 and Hash 16 unless given)
+---@field nodes? integer                       one of nodes, depth, movetime_ms per ply (default nodes 50000)
+---@field depth? integer
+---@field movetime_ms? integer
+---@field resign? arena.ResignRule             a side whose score stays at or below -score_cp for `moves` of its own moves loses
+---@field draw? arena.DrawRule                 drawn once after_move full moves are played and both sides stay within score_cp for `moves` moves each
+---@field move_limit? arena.MoveLimitRule      the verdict on games that reach max_plies, stored apart from the result
+
+---cutechess's `-resign movecount=moves score=score_cp [twosided=true]`.
+---@class arena.ResignRule
+---@field score_cp integer                     centipawns, at least 1
+---@field moves integer                        consecutive moves of the losing side, at least 1
+---@field twosided? boolean                    also the winner's score at or above score_cp for `moves` of its moves (default false)
+
+---cutechess's `-draw movenumber=after_move movecount=moves score=score_cp`.
+---@class arena.DrawRule
+---@field after_move integer                   full moves on the board (book moves included) before the rule applies, at least 1
+---@field score_cp integer                     both sides' scores within this many centipawns of zero
+---@field moves integer                        consecutive moves of each side (2 × moves plies; a capture or pawn move restarts the count), at least 1
+
+---The verdict at the move limit: White wins when White's score of the final position is at least
+---score_cp, Black when at most -score_cp, else a draw (the `at limit` columns).
+---@class arena.MoveLimitRule
+---@field score_cp? integer                    default 200
+---@field engine? string                       another engine for the verdict (default the adjudication's)
+---@field nodes? integer                       the verdict's search (default the adjudication's limit)
+---@field depth? integer
+---@field movetime_ms? integer
 
 ---@class arena.Llm
 ---@field name string
@@ -72,6 +114,7 @@ arena = {}
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
 ---@field on_rejected? "void"|"forfeit"         when the provider refuses a request for good (context exceeded, request rejected): the game ends void (default) or as this player's forfeit
 ---@field budget? arena.Budget                  what this player may spend: once reached, no new game of it starts
+---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
 ---@class arena.Model
 ---@field base_url string
@@ -100,6 +143,7 @@ arena = {}
 ---@field anchor_elo? number
 ---@field on_rejected? "void"|"forfeit"
 ---@field budget? arena.Budget                  what this player may spend, all its models together
+---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
 ---A spending limit, checked before each game starts (games in progress finish, so it can be
 ---overrun by what they spend); at least one field, each above 0. Calls without reported usage
@@ -118,6 +162,15 @@ arena = {}
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
 ---@field random_move_p? number                probability of a seeded random legal move instead of a search
 ---@field seed? integer                        seed of those random moves (with the tournament seed, game, ply)
+---@field time_control? arena.TimeControl      this player's clock, sent as `go wtime .. btime .. winc .. binc ..` and/or `movetime` (overrides the tournament's)
+
+---A chess clock: a base clock with an increment (Fischer), a limit per move, or both. Seconds,
+---fractions allowed. Running out, or one move over `per_move_s`, loses on time (termination
+---`time_forfeit`), or draws when the opponent cannot mate with its material.
+---@class arena.TimeControl
+---@field base_s? number                       the clock each side starts with (0 only with an increment)
+---@field increment_s? number                  added after each move made in time (needs base_s; default 0)
+---@field per_move_s? number                   the longest one move may take
 
 ---How long an engine searches per move; UCI combines the limits given.
 ---@class arena.EngineLimits
@@ -130,6 +183,7 @@ arena = {}
 ---@field seed? integer
 ---@field anchor_elo? number
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
+---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
 ---Marks a tournament table (records its line for error messages).
 ---@param t arena.Tournament
@@ -241,12 +295,15 @@ arena.board = {}
 ---@param fen string
 ---@param rule? arena.ParseRule
 ---@return arena.FoundMove? move, arena.MoveError? error
-function arena.board.find_move(text, fen, rule) end
+---@param variant? "standard"|"chess960"  the game's rules (`ctx.variant`); without it, read from the FEN's castling rights
+function arena.board.find_move(text, fen, rule, variant) end
 
+---Castling is `e1g1` in standard chess and king takes rook (`e1h1`) in Chess960.
 ---@param fen string
 ---@param notation? "uci"|"san"
+---@param variant? "standard"|"chess960"  as for find_move
 ---@return string[]
-function arena.board.legal_moves(fen, notation) end
+function arena.board.legal_moves(fen, notation, variant) end
 
 ---@param fen string
 ---@param style? "ascii"|"unicode"|"fen"
@@ -308,6 +365,7 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@class arena.TurnContext
 ---@field fen string
 ---@field start_fen string
+---@field variant "standard"|"chess960"  Chess960: castling in UCI is king takes rook (`e1h1`), FENs are X-FEN
 ---@field side "white"|"black"
 ---@field ply integer
 ---@field move_number integer
@@ -335,11 +393,40 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@field outcome? string     the label counted in the statistics
 ---@field candidate? string   the move read in a refused reply (`err.candidate`), stored with the call and shown by `arena export pgn --annotate`
 
+---`format_options` of `format = "swiss"`.
+---@class arena.SwissOptions
+---@field rounds? integer|false                rounds to play (default false: ceil(log2(players))); at most players - 1 (players for an odd field)
+---@field games_per_pairing? 1|2               2: each pairing plays a game with each colour (default 1)
+---@field bye_points? number                   what a bye scores, 0 to 1 (default 1)
+---@field seeding? "order"|"rating"            seeds in script order (default) or by `anchor_elo`, highest first
+
+---`format_options` of `format = "knockout"`.
+---@class arena.KnockoutOptions
+---@field games_per_match? integer             games per match, even (default 2): each player White in half
+---@field tiebreak? "armageddon"|"pair"        a level match: an armageddon (default; White must win, a draw sends Black through) or pairs of games, then an armageddon
+---@field max_tiebreak_pairs? integer          `tiebreak = "pair"`: at most this many pairs before the armageddon (default 2)
+---@field seeding? "order"|"rating"            seeds in script order (default) or by `anchor_elo`, highest first
+
+---A table a format's `standings` hook returns: cells are strings, integers, floats (shown with the
+---column's `decimals`, default 1) or false (empty).
+---@class arena.FormatTable
+---@field title string
+---@field columns string[]
+---@field rows (string|number|false)[][]
+---@field notes? string[]                      lines under the table in text output
+---@field decimals? table<string, integer>     decimals of a column's floats, by column name
+
 -- A format is a module returning:
 ---@class arena.Format
 ---@field defaults? table                      the `format_options` it understands, with their defaults (any other key is an error)
----`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not.
----@field pairings fun(state: { players: string[], games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
+---`check(options, field)`: the problems of the effective options for this field, as messages; `arena check` reports each at the tournament's line.
+---@field check? fun(options: table, field: { players: string[], ratings: table<string, number> }): (string[]|string|nil)
+---`standings(state)`: the format's own tables (same `state` as `pairings`), shown by `arena leaderboard`, the HTML report and at the end of `arena run`.
+---@field standings? fun(state: table): arena.FormatTable[]
+---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not; `state.ratings` each player's `anchor_elo` where it has one.
+---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
+---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
+---@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:
 ---@class arena.TaskModule

@@ -24,7 +24,8 @@
 //! first moves get the same results for those positions while they share the first segment; the
 //! same position reached by other moves may differ by search noise.
 //!
-//! **Cache.** Each searched position is stored in the store's analysis cache under its FEN, the
+//! **Cache.** Each searched position is stored in the store's analysis cache under its FEN (marked
+//! as Chess960 in a Chess960 game, whose searches differ), the
 //! engine and limits, and a digest of the positions searched before it in its segment (the hash's
 //! history). A segment every position of which is cached (an interrupted analysis resumed, or a game
 //! that repeats another's first segment) is read back and not searched: the search would give the
@@ -43,13 +44,14 @@ use tracing::warn;
 
 use super::{
     AnalysisError,
-    pool::{AnalysisLimits, AnalysisPool, PositionAnalysis, RankedMove, parse_fen, play},
+    pool::{AnalysisLimits, AnalysisPool, PositionAnalysis, RankedMove, parse_fen_in, play},
     winrate::{
         Classification, Phase, WinModel, centipawn_loss, game_accuracy, lichess_win_percent,
         move_accuracy,
     },
 };
 use crate::{
+    board::Variant,
     engine::Score,
     store::{GameAnalysisRecord, GameRow, GameStatus, PlyAnalysisRecord, Store},
 };
@@ -173,7 +175,10 @@ impl<'a> Analyser<'a> {
         // Position i is the one before ply i; the last one is after the last ply.
         let mut positions: Vec<(String, Chess)> = Vec::with_capacity(plies.len() + 1);
         for ply in &plies {
-            positions.push((ply.fen_before.clone(), parse_fen(&ply.fen_before)?));
+            positions.push((
+                ply.fen_before.clone(),
+                parse_fen_in(game.variant, &ply.fen_before)?,
+            ));
         }
         if let Some(last) = plies.last() {
             let before = &positions[positions.len() - 1].1;
@@ -197,7 +202,10 @@ impl<'a> Analyser<'a> {
             .enumerate()
             .map(|(i, (_, position))| settle(position, draw_by_rule && i == final_index))
             .collect();
-        let keys: Vec<String> = positions.iter().map(|(fen, _)| cache_fen(fen)).collect();
+        let keys: Vec<String> = positions
+            .iter()
+            .map(|(fen, _)| cache_key(game.variant, fen))
+            .collect();
         let mut first_seen: HashMap<&str, usize> = HashMap::new();
         let first: Vec<usize> = (0..positions.len())
             .map(|i| {
@@ -233,7 +241,7 @@ impl<'a> Analyser<'a> {
                     .into_iter()
                     .map(|j| (j, positions[j].0.as_str(), j < final_index))
                     .collect();
-                async move { self.segment(&segment_positions).await }
+                async move { self.segment(game.variant, &segment_positions).await }
             })
             .collect();
 
@@ -322,6 +330,7 @@ impl<'a> Analyser<'a> {
     /// cached. Says whether the answer came from the cache.
     async fn segment(
         &self,
+        variant: Variant,
         segment: &[(usize, &str, bool)],
     ) -> Result<(Vec<(usize, Found)>, bool), AnalysisError> {
         let all_moves = self.settings.all_moves;
@@ -334,7 +343,7 @@ impl<'a> Analyser<'a> {
             .map(|&(_, fen, played_from)| {
                 let digest = format!("{:x}", history.clone().finalize());
                 let seq = &digest[..16];
-                let key = cache_fen(fen);
+                let key = cache_key(variant, fen);
                 history.update(key.as_bytes());
                 history.update(b"\n");
                 (
@@ -349,7 +358,7 @@ impl<'a> Analyser<'a> {
         }
         let mut attempt = 0;
         let results = loop {
-            match self.search_segment(segment).await {
+            match self.search_segment(variant, segment).await {
                 Ok(results) => break results,
                 Err(e) if attempt == 0 && e.is_engine_fault() => {
                     // The actor replaced the faulty process; the segment starts over on the new one.
@@ -406,12 +415,13 @@ impl<'a> Analyser<'a> {
         Ok(Some(results))
     }
 
-    /// Searches a segment's positions in order on one session.
+    /// Searches a segment's positions of a `variant` game in order on one session.
     async fn search_segment(
         &self,
+        variant: Variant,
         segment: &[(usize, &str, bool)],
     ) -> Result<Vec<(usize, Found)>, AnalysisError> {
-        let session = self.pool.session().await?;
+        let session = self.pool.session(variant).await?;
         let limits = &self.settings.limits;
         let mut results = Vec::with_capacity(segment.len());
         for &(index, fen, played_from) in segment {
@@ -521,6 +531,16 @@ fn score_of_move_into(after: Score) -> Score {
     }
 }
 
+/// The cache key of a position of a `variant` game: [`cache_fen`], prefixed by `chess960 ` in a
+/// Chess960 game, whose answers write castling as king takes rook (and whose FEN may read like a
+/// standard one).
+fn cache_key(variant: Variant, fen: &str) -> String {
+    match variant {
+        Variant::Standard => cache_fen(fen),
+        Variant::Chess960 => format!("chess960 {}", cache_fen(fen)),
+    }
+}
+
 /// The cache key of a position: its FEN without the move number, which no engine reads, so the same
 /// position reached at another move number is found too.
 fn cache_fen(fen: &str) -> String {
@@ -597,6 +617,18 @@ mod tests {
         result: &str,
         termination: &str,
     ) -> GameRow {
+        store_game_in(store, Variant::Standard, index, moves, result, termination)
+    }
+
+    /// [`store_game`] for a game of `variant` (from Chess960's position 518, the standard one).
+    fn store_game_in(
+        store: &Store,
+        variant: Variant,
+        index: u32,
+        moves: &[&str],
+        result: &str,
+        termination: &str,
+    ) -> GameRow {
         let t = store.open_tournament("t", "t.lua", "{}").unwrap();
         for name in ["w", "b"] {
             store
@@ -604,7 +636,13 @@ mod tests {
                 .unwrap();
         }
         store
-            .schedule_games(t.id, &[ScheduledGame::new(index, 0, "w", "b")])
+            .schedule_games(
+                t.id,
+                &[ScheduledGame {
+                    variant,
+                    ..ScheduledGame::new(index, 0, "w", "b")
+                }],
+            )
             .unwrap();
         let row = store
             .games(t.id)
@@ -613,7 +651,7 @@ mod tests {
             .find(|g| g.index == index)
             .unwrap();
         store.mark_game_started(row.id, "h", 1).unwrap();
-        let mut game = Game::new(None, 0).unwrap();
+        let mut game = Game::new_in(variant, None, 0).unwrap();
         for (n, uci) in moves.iter().enumerate() {
             let fen_before = game.fen();
             let played = game.play_uci(uci).unwrap();
@@ -629,6 +667,7 @@ mod tests {
                         player: player.into(),
                         attempts: 1,
                         elapsed_ms: 1,
+                        clock_ms: None,
                     },
                 )
                 .unwrap();
@@ -821,6 +860,72 @@ mod tests {
             backward,
             long_game_analysis(1, &[], VisitOrder::Backward).await
         );
+    }
+
+    #[tokio::test]
+    async fn every_search_of_a_chess960_game_is_a_chess960_one_with_its_own_cache_entries() {
+        if pool().is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("stdin.log");
+        let wrapper =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engines/log_stdin.sh");
+        let mut spec = EngineSpec::new("sf", wrapper.to_str().unwrap())
+            .option("Threads", "1")
+            .option("Hash", "16");
+        spec.args = vec![log.to_str().unwrap().to_owned(), STOCKFISH.to_owned()];
+        let pool = AnalysisPool::new(spec, 1);
+        let store = Store::open_in_memory().unwrap();
+        let analyser = Analyser::new(&store, &pool, settings()).await.unwrap();
+        // Chess960's position 518 reads as the standard start, and so does every position of this
+        // game (castling short lands where it does in chess): only the variant tells them apart.
+        let opening = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"];
+        let c960 = [&opening[..], &["e1h1", "f8c5"]].concat();
+        let game = store_game_in(&store, Variant::Chess960, 0, &c960, "1/2-1/2", "move_limit");
+        let report = analyser.analyse_game(&game).await.unwrap();
+        assert_eq!((report.analysed, report.searched), (8, 9));
+
+        let sent = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<&str> = sent.lines().collect();
+        let on = "setoption name UCI_Chess960 value true";
+        let first_go = lines.iter().position(|l| l.starts_with("go ")).unwrap();
+        // The engine is switched to Chess960 before the session's first search, and stays so.
+        assert!(lines[..first_go].contains(&on), "{sent}");
+        assert!(!sent.contains("UCI_Chess960 value false"), "{sent}");
+        assert_eq!(lines.iter().filter(|l| l.starts_with("go ")).count(), 9);
+        // The castling ply, king takes rook, replayed in Chess960 castling mode and got a verdict.
+        let plies = store.ply_analyses(game.id).unwrap();
+        assert_eq!(plies.len(), 8);
+        assert!(plies.iter().all(|p| p.best.is_some()), "{plies:?}");
+
+        // The same positions in a standard game are searched again, in standard mode: a Chess960
+        // answer (castling as king takes rook) is no standard one.
+        let standard = [&opening[..], &["e1g1", "f8c5"]].concat();
+        let game = store_game_in(
+            &store,
+            Variant::Standard,
+            1,
+            &standard,
+            "1/2-1/2",
+            "move_limit",
+        );
+        let report = analyser.analyse_game(&game).await.unwrap();
+        pool.shutdown().await;
+        assert_eq!((report.analysed, report.searched, report.cached), (8, 9, 0));
+        let sent = std::fs::read_to_string(&log).unwrap();
+        let switch = sent
+            .lines()
+            .position(|l| l == "setoption name UCI_Chess960 value false")
+            .expect("switched back for the standard game");
+        let new_games: Vec<usize> = (sent.lines().enumerate())
+            .filter_map(|(i, l)| (l == "ucinewgame").then_some(i))
+            .collect();
+        let gos: Vec<usize> = (sent.lines().enumerate())
+            .filter_map(|(i, l)| l.starts_with("go ").then_some(i))
+            .collect();
+        // Switched within the standard game's session, before its first search.
+        assert!(new_games[1] < switch && switch < gos[9], "{sent}");
     }
 
     #[tokio::test]

@@ -17,11 +17,12 @@ use std::sync::{
 };
 
 use serde::{Deserialize, Serialize};
-use shakmaty::{CastlingMode, Chess, Position, fen::Fen, uci::UciMove};
+use shakmaty::{Chess, Position, fen::Fen, uci::UciMove};
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tracing::warn;
 
 use super::AnalysisError;
+use crate::board::Variant;
 use crate::engine::{Analysis, EngineError, EngineHandle, EngineSpec, Score, SearchLimits};
 
 /// How deep to analyse and how many lines to report. Defaults follow the papers: depth 20, 3 lines
@@ -165,14 +166,16 @@ impl AnalysisPool {
         self.sessions.load(Ordering::Relaxed)
     }
 
-    /// Leases a process for a run of searches that share its hash, after `ucinewgame` (which clears
-    /// the hash and the search histories). Waits while `processes` sessions or searches are under way.
+    /// Leases a process for a run of searches of positions of one `variant` game that share its
+    /// hash, after `ucinewgame` (which clears the hash and the search histories). Every search of the
+    /// session is in `variant`: for Chess960 with `UCI_Chess960` on, its moves king-takes-rook UCI.
+    /// Waits while `processes` sessions or searches are under way.
     ///
     /// # Errors
     ///
     /// [`AnalysisError::Start`] when no engine can be started, [`AnalysisError::NewGame`] when the
     /// engine fails `ucinewgame`.
-    pub async fn session(&self) -> Result<AnalysisSession<'_>, AnalysisError> {
+    pub async fn session(&self, variant: Variant) -> Result<AnalysisSession<'_>, AnalysisError> {
         let permit = self
             .permits
             .acquire()
@@ -183,6 +186,7 @@ impl AnalysisPool {
         let cleared = handle.new_game().await;
         let session = AnalysisSession {
             pool: self,
+            variant,
             handle: Some(handle),
             _permit: permit,
         };
@@ -240,7 +244,24 @@ impl AnalysisPool {
         fen: &str,
         limits: &AnalysisLimits,
     ) -> Result<PositionAnalysis, AnalysisError> {
-        let analysis = self.search(fen, limits, limits.multipv, &[]).await?;
+        self.analyse_in(Variant::Standard, fen, limits).await
+    }
+
+    /// [`analyse`](AnalysisPool::analyse) of a position of a `variant` game: a Chess960 one is
+    /// searched with `UCI_Chess960` on, and its moves are king-takes-rook UCI.
+    ///
+    /// # Errors
+    ///
+    /// As for [`analyse`](AnalysisPool::analyse).
+    pub async fn analyse_in(
+        &self,
+        variant: Variant,
+        fen: &str,
+        limits: &AnalysisLimits,
+    ) -> Result<PositionAnalysis, AnalysisError> {
+        let analysis = self
+            .search(variant, fen, limits, limits.multipv, &[])
+            .await?;
         PositionAnalysis::from_engine(fen, analysis)
     }
 
@@ -256,7 +277,9 @@ impl AnalysisPool {
         uci: &str,
         limits: &AnalysisLimits,
     ) -> Result<Score, AnalysisError> {
-        let analysis = self.search(fen, limits, 1, &[uci.to_owned()]).await?;
+        let analysis = self
+            .search(Variant::Standard, fen, limits, 1, &[uci.to_owned()])
+            .await?;
         Ok(PositionAnalysis::from_engine(fen, analysis)?.score)
     }
 
@@ -272,11 +295,26 @@ impl AnalysisPool {
         fen: &str,
         limits: &AnalysisLimits,
     ) -> Result<Vec<RankedMove>, AnalysisError> {
-        let legal = parse_fen(fen)?.legal_moves().len() as u32;
+        self.score_all_moves_in(Variant::Standard, fen, limits)
+            .await
+    }
+
+    /// [`score_all_moves`](AnalysisPool::score_all_moves) in a `variant` game.
+    ///
+    /// # Errors
+    ///
+    /// As for [`score_all_moves`](AnalysisPool::score_all_moves).
+    pub async fn score_all_moves_in(
+        &self,
+        variant: Variant,
+        fen: &str,
+        limits: &AnalysisLimits,
+    ) -> Result<Vec<RankedMove>, AnalysisError> {
+        let legal = parse_fen_in(variant, fen)?.legal_moves().len() as u32;
         if legal == 0 {
             return Ok(Vec::new());
         }
-        let analysis = self.search(fen, limits, legal, &[]).await?;
+        let analysis = self.search(variant, fen, limits, legal, &[]).await?;
         Ok(PositionAnalysis::from_engine(fen, analysis)?.top)
     }
 
@@ -288,6 +326,7 @@ impl AnalysisPool {
 
     async fn search(
         &self,
+        variant: Variant,
         fen: &str,
         limits: &AnalysisLimits,
         multipv: u32,
@@ -301,7 +340,9 @@ impl AnalysisPool {
             .expect("the semaphore is never closed");
         let handle = self.take().await?;
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let mut result = handle.analyse(fen, &search, multipv, searchmoves).await;
+        let mut result = handle
+            .analyse_in(variant, fen, &search, multipv, searchmoves)
+            .await;
         if let Err(
             err @ (EngineError::Crashed { .. }
             | EngineError::Timeout { .. }
@@ -312,7 +353,9 @@ impl AnalysisPool {
             warn!(engine = %self.spec.name, error = %err, fen, "analysis failed; retrying on a fresh process");
             self.retries.fetch_add(1, Ordering::Relaxed);
             self.requests.fetch_add(1, Ordering::Relaxed);
-            result = handle.analyse(fen, &search, multipv, searchmoves).await;
+            result = handle
+                .analyse_in(variant, fen, &search, multipv, searchmoves)
+                .await;
         }
         self.give_back(handle);
         result.map_err(|source| AnalysisError::Engine {
@@ -347,14 +390,17 @@ impl AnalysisPool {
 #[derive(Debug)]
 pub struct AnalysisSession<'a> {
     pool: &'a AnalysisPool,
+    /// The variant of the game whose positions the session searches: one per session, so that the
+    /// engine's `UCI_Chess960` cannot change between two searches sharing a hash.
+    variant: Variant,
     /// Always `Some` until dropped.
     handle: Option<EngineHandle>,
     _permit: SemaphorePermit<'a>,
 }
 
 impl AnalysisSession<'_> {
-    /// Analyses `fen` within `limits`, reporting `limits.multipv` lines, on this session's process.
-    /// Not retried: a fault fails the run, which its caller retries whole.
+    /// Analyses `fen` (a position of the session's variant) within `limits`, reporting
+    /// `limits.multipv` lines, on this session's process. Not retried: a fault fails the run, which its caller retries whole.
     ///
     /// # Errors
     ///
@@ -370,7 +416,7 @@ impl AnalysisSession<'_> {
     }
 
     /// Every legal move of `fen` with its score, best first, as
-    /// [`AnalysisPool::score_all_moves`] but on this session's process.
+    /// [`AnalysisPool::score_all_moves_in`] in the session's variant but on this session's process.
     ///
     /// # Errors
     ///
@@ -380,7 +426,7 @@ impl AnalysisSession<'_> {
         fen: &str,
         limits: &AnalysisLimits,
     ) -> Result<Vec<RankedMove>, AnalysisError> {
-        let legal = parse_fen(fen)?.legal_moves().len() as u32;
+        let legal = parse_fen_in(self.variant, fen)?.legal_moves().len() as u32;
         if legal == 0 {
             return Ok(Vec::new());
         }
@@ -397,7 +443,7 @@ impl AnalysisSession<'_> {
         let handle = self.handle.as_ref().expect("set until drop");
         self.pool.requests.fetch_add(1, Ordering::Relaxed);
         handle
-            .analyse(fen, &limits.search(), multipv, &[])
+            .analyse_in(self.variant, fen, &limits.search(), multipv, &[])
             .await
             .map_err(|source| AnalysisError::Engine {
                 fen: fen.to_owned(),
@@ -415,15 +461,21 @@ impl Drop for AnalysisSession<'_> {
     }
 }
 
-/// Reads a FEN into a position.
+/// Reads a FEN of a standard game into a position.
+#[cfg(test)]
 pub(crate) fn parse_fen(fen: &str) -> Result<Chess, AnalysisError> {
+    parse_fen_in(Variant::Standard, fen)
+}
+
+/// Reads a FEN of a `variant` game into a position.
+pub(crate) fn parse_fen_in(variant: Variant, fen: &str) -> Result<Chess, AnalysisError> {
     let bad = |reason: String| AnalysisError::BadFen {
         fen: fen.to_owned(),
         reason,
     };
     fen.parse::<Fen>()
         .map_err(|e| bad(e.to_string()))?
-        .into_position(CastlingMode::Standard)
+        .into_position(variant.castling_mode())
         .map_err(|e| bad(e.to_string()))
 }
 
@@ -438,6 +490,8 @@ pub(crate) fn play(position: &Chess, uci: &str) -> Option<Chess> {
 #[cfg(test)]
 mod tests {
     use std::{path::Path, time::Duration};
+
+    use shakmaty::CastlingMode;
 
     use super::*;
 

@@ -9,13 +9,16 @@ use std::{
 };
 
 use shakmaty::{
-    CastlingMode, Chess, Position,
+    Position,
     san::{SanError, SanPlus},
 };
 
 use super::{
     BoardError,
-    game::{fen_of as normalized_fen, playable_position},
+    game::{
+        Variant, chess960_fen, chess960_position, fen_of as normalized_fen, playable_position,
+        playable_position_in, uci_of,
+    },
 };
 
 /// One opening: where a game starts and the moves both sides play before the players take over.
@@ -25,8 +28,28 @@ pub struct Opening {
     pub fen: Option<String>,
     /// UCI moves to play from the start position.
     pub moves: Vec<String>,
-    /// Where the opening was read, as `file:line`.
+    /// Where the opening was read, as `file:line` (`chess960 518` for a Chess960 start).
     pub source: String,
+    /// The rules its games are played under: Chess960 for a Chess960 start, or for a game of a
+    /// PGN book tagged `[Variant "Chess960"]`.
+    pub variant: Variant,
+}
+
+impl Opening {
+    /// The Chess960 start position `number` (Scharnagl's numbering, 518 is the standard
+    /// position) as an opening without moves.
+    ///
+    /// # Errors
+    ///
+    /// [`BoardError::Chess960Number`] for a number above 959.
+    pub fn chess960(number: u32) -> Result<Opening, BoardError> {
+        Ok(Opening {
+            fen: Some(chess960_fen(number)?),
+            moves: Vec::new(),
+            source: format!("chess960 {number}"),
+            variant: Variant::Chess960,
+        })
+    }
 }
 
 fn read_book(path: &Path) -> Result<String, BoardError> {
@@ -66,6 +89,7 @@ pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
             fen: Some(fen),
             moves: Vec::new(),
             source: format!("{}:{}", path.display(), index + 1),
+            variant: Variant::Standard,
         });
     }
     Ok(openings)
@@ -87,6 +111,7 @@ pub fn parse_opening_fen(fen: &str, source: &str) -> Result<Opening, BoardError>
         fen: Some(normalized),
         moves: Vec::new(),
         source: source.to_owned(),
+        variant: Variant::Standard,
     })
 }
 
@@ -162,6 +187,8 @@ struct Draft {
     line: usize,
     /// The FEN tag with its line.
     fen: Option<(String, usize)>,
+    /// The Variant tag with its line.
+    variant: Option<(String, usize)>,
     /// SAN tokens with their lines.
     moves: Vec<(String, usize)>,
     /// Whether movetext (a move or a result) has started, so the next tag begins a new game.
@@ -180,13 +207,26 @@ impl Draft {
     }
 
     fn finish(self, path: &Path) -> Result<Opening, BoardError> {
-        let mut pos = match &self.fen {
-            Some((fen, line)) => {
-                playable_position(fen).map_err(|e| book_error(path, *line, e.to_string()))?
-            }
-            None => Chess::default(),
+        let variant = match &self.variant {
+            None => Variant::Standard,
+            Some((tag, line)) => Variant::from_pgn_tag(Some(tag)).ok_or_else(|| {
+                book_error(
+                    path,
+                    *line,
+                    format!(
+                        "variant `{tag}` is not played here (only standard chess and Chess960)"
+                    ),
+                )
+            })?,
         };
-        let start_fen = self.fen.as_ref().map(|_| normalized_fen(&pos));
+        let mut pos = match (&self.fen, variant) {
+            (Some((fen, line)), _) => playable_position_in(variant, fen)
+                .map_err(|e| book_error(path, *line, e.to_string()))?,
+            (None, Variant::Standard) => shakmaty::Chess::default(),
+            (None, Variant::Chess960) => chess960_position(518)?,
+        };
+        // A Chess960 game always names its start, even the standard position's.
+        let start_fen = (self.fen.is_some() || variant.is_chess960()).then(|| normalized_fen(&pos));
         let mut moves = Vec::with_capacity(self.moves.len());
         for (san, line) in &self.moves {
             let parsed: SanPlus = san
@@ -203,13 +243,14 @@ impl Draft {
                     format!("{what} move `{san}` in position `{}`", normalized_fen(&pos)),
                 )
             })?;
-            moves.push(mv.to_uci(CastlingMode::Standard).to_string());
+            moves.push(uci_of(&pos, &mv));
             pos.play_unchecked(mv);
         }
         Ok(Opening {
             fen: start_fen,
             moves,
             source: format!("{}:{}", path.display(), self.line),
+            variant,
         })
     }
 }
@@ -290,8 +331,10 @@ pub fn parse_pgn_openings(text: &str, path: &Path) -> Result<Vec<Opening>, Board
                 let (name, value) = parse_tag(&text[i + 1..end]).ok_or_else(|| {
                     book_error(&path, line, format!("invalid tag `{}`", &text[i..=end]))
                 })?;
-                if name == "FEN" {
-                    draft.fen = Some((value, line));
+                match name.as_str() {
+                    "FEN" => draft.fen = Some((value, line)),
+                    "Variant" => draft.variant = Some((value, line)),
+                    _ => {}
                 }
                 while chars.peek().is_some_and(|(j, _)| *j <= end) {
                     chars.next();
@@ -393,7 +436,8 @@ mod tests {
 
     /// Plays an opening into a game, as the tournament loop will.
     fn replay(opening: &Opening) -> Game {
-        let mut game = Game::new(opening.fen.as_deref(), 0).expect("book positions are validated");
+        let mut game = Game::new_in(opening.variant, opening.fen.as_deref(), 0)
+            .expect("book positions are validated");
         for m in &opening.moves {
             game.play_uci(m).expect("book moves are validated");
         }

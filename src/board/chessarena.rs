@@ -41,7 +41,7 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
-use shakmaty::{CastlingMode, Chess, File, Move, Position, Role, Square, san::SanPlus};
+use shakmaty::{Chess, File, Move, Position, Role, Square, san::SanPlus};
 
 use super::{
     notation::{ExtractError, ExtractErrorKind, Extracted},
@@ -169,7 +169,7 @@ pub fn resolve(found: &Candidate, pos: &Chess) -> Result<Extracted, ExtractError
     };
     Ok(Extracted {
         mv,
-        uci: mv.to_uci(CastlingMode::Standard).to_string(),
+        uci: crate::board::uci_of(pos, &mv),
         san: SanPlus::from_move(pos.clone(), mv).to_string(),
         matched: found.matched.clone(),
     })
@@ -210,8 +210,17 @@ fn python_from_uci(text: &str) -> Option<(Square, Square, Option<Role>)> {
 
 /// python-chess's `move in board.legal_moves`: the legal move with these squares and promotion,
 /// castling written as the king's destination (`e1g1`) or as king takes own rook (`e1h1`).
+/// An ordinary move wins over a castling written as the king's destination: in Chess960 a king
+/// on f1 moves to g1 without castling (standard chess has no such overlap).
 fn python_legal(pos: &Chess, from: Square, to: Square, promotion: Option<Role>) -> Option<Move> {
-    pos.legal_moves().into_iter().find(|m| match *m {
+    let legal = pos.legal_moves();
+    let ordinary = legal.iter().find(|m| {
+        !m.is_castle() && m.from() == Some(from) && m.to() == to && m.promotion() == promotion
+    });
+    if let Some(m) = ordinary {
+        return Some(*m);
+    }
+    legal.into_iter().find(|m| match *m {
         Move::Castle { king, rook } => {
             let file = if rook.file() > king.file() {
                 File::G

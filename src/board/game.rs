@@ -4,12 +4,18 @@
 //!
 //! Only the automatic FIDE endings are applied; threefold repetition and the fifty-move rule need a
 //! claim, and no player in the arena claims, so they are deliberately absent.
+//!
+//! A game is standard chess or Chess960 ([`Variant`]). A Chess960 game's positions are built with
+//! shakmaty's `CastlingMode::Chess960`, so its moves are written in UCI with castling as the king
+//! taking its own rook (`e1h1`, what engines with `UCI_Chess960` read and write) and its FENs in
+//! X-FEN (`KQkq` while the castling rook is the outermost one, the rook's file otherwise), which
+//! is what shakmaty writes and python-chess reads and writes by default.
 
 use std::{fmt, str::FromStr};
 
 use shakmaty::{
-    CastlingMode, Chess, Color, EnPassantMode, Move, Position, fen::Fen, san::SanPlus,
-    uci::UciMove, zobrist::Zobrist64,
+    Bitboard, Board, CastlingMode, CastlingSide, Chess, Color, EnPassantMode, Move, Position, Rank,
+    Setup, fen::Fen, san::SanPlus, uci::UciMove, zobrist::Zobrist64,
 };
 
 use super::BoardError;
@@ -51,11 +57,20 @@ pub enum Termination {
     /// The provider refused a player's request for good (an invalid dialog, a flagged prompt).
     /// Void unless the player counts it as a forfeit.
     RequestRejected,
+    /// A player's clock ran out (or one move took longer than the per-move limit): a loss, or a
+    /// draw when the opponent has too little material to mate.
+    TimeForfeit,
+    /// The tournament's adjudication engine found one side lost (cutechess's resign rule): its
+    /// score stayed at or below the threshold for the set number of its own moves.
+    AdjudicationResign,
+    /// The tournament's adjudication engine found the game drawn (cutechess's draw rule): after
+    /// the set move number, both sides' scores stayed near zero for the set number of moves.
+    AdjudicationDraw,
 }
 
 impl Termination {
     /// Every termination, in declaration order.
-    pub const ALL: [Termination; 12] = [
+    pub const ALL: [Termination; 15] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::InsufficientMaterial,
@@ -68,6 +83,9 @@ impl Termination {
         Termination::EngineFailure,
         Termination::ContextExceeded,
         Termination::RequestRejected,
+        Termination::TimeForfeit,
+        Termination::AdjudicationResign,
+        Termination::AdjudicationDraw,
     ];
 
     /// The stable snake_case name used in storage and in Lua.
@@ -85,6 +103,9 @@ impl Termination {
             Termination::EngineFailure => "engine_failure",
             Termination::ContextExceeded => "context_exceeded",
             Termination::RequestRejected => "request_rejected",
+            Termination::TimeForfeit => "time_forfeit",
+            Termination::AdjudicationResign => "adjudication_resign",
+            Termination::AdjudicationDraw => "adjudication_draw",
         }
     }
 
@@ -101,12 +122,136 @@ impl Termination {
                 | Termination::RequestRejected
         )
     }
+
+    /// Whether the game was ended by a fault of the harness (an engine that crashed, hung or
+    /// answered an illegal move), not by either player's chess or protocol: such a game is void
+    /// and its schedule slot is played again on the next run. A model's own limits
+    /// (`context_exceeded`, `request_rejected`) are not: a replay would end the same way.
+    pub const fn is_harness_fault(self) -> bool {
+        matches!(self, Termination::EngineFailure)
+    }
 }
 
 impl fmt::Display for Termination {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// The rules a game is played under.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// Standard chess.
+    #[default]
+    Standard,
+    /// Chess960 (Fischer random chess): a shuffled back rank, castling to the standard squares
+    /// with the rook the king castles with.
+    Chess960,
+}
+
+impl Variant {
+    /// The stable snake_case name used in storage and in Lua: `standard` or `chess960`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Variant::Standard => "standard",
+            Variant::Chess960 => "chess960",
+        }
+    }
+
+    /// Whether this is Chess960.
+    pub const fn is_chess960(self) -> bool {
+        matches!(self, Variant::Chess960)
+    }
+
+    /// The castling mode positions of this variant are built with.
+    pub const fn castling_mode(self) -> CastlingMode {
+        match self {
+            Variant::Standard => CastlingMode::Standard,
+            Variant::Chess960 => CastlingMode::Chess960,
+        }
+    }
+
+    /// The value of PGN's `Variant` tag, `None` for standard chess (which has no tag).
+    pub const fn pgn_tag(self) -> Option<&'static str> {
+        match self {
+            Variant::Standard => None,
+            Variant::Chess960 => Some("Chess960"),
+        }
+    }
+
+    /// The variant a PGN `Variant` tag names: Chess960 under the names other tools write
+    /// (`Chess960`, lichess's `Chess960`, cutechess's `fischerandom`, `Fischer Random`...),
+    /// standard chess for `Standard` or no tag; `None` for any other variant.
+    pub fn from_pgn_tag(tag: Option<&str>) -> Option<Variant> {
+        let Some(tag) = tag else {
+            return Some(Variant::Standard);
+        };
+        let folded: String = tag
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        match folded.as_str() {
+            "" | "standard" | "chess" => Some(Variant::Standard),
+            "chess960" | "960" | "fischerandom" | "fischerrandom" | "fischerrandomchess"
+            | "frc" => Some(Variant::Chess960),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Variant {
+    type Err = UnknownName;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "standard" => Ok(Variant::Standard),
+            "chess960" => Ok(Variant::Chess960),
+            _ => Err(UnknownName {
+                what: "variant",
+                name: s.to_owned(),
+            }),
+        }
+    }
+}
+
+/// How many Chess960 start positions there are (numbered 0 to 959).
+pub const CHESS960_POSITIONS: u32 = 960;
+
+/// The Chess960 start position number `number` in Scharnagl's numbering (518 is the standard
+/// position, 0 is `bbqnnrkr`), White to move with all four castling rights, as X-FEN.
+///
+/// # Errors
+///
+/// [`BoardError::Chess960Number`] for a number above 959.
+pub fn chess960_fen(number: u32) -> Result<String, BoardError> {
+    Ok(fen_of(&chess960_position(number)?))
+}
+
+/// The Chess960 start position `number` (see [`chess960_fen`]), in Chess960 castling mode.
+///
+/// # Errors
+///
+/// [`BoardError::Chess960Number`] for a number above 959.
+pub fn chess960_position(number: u32) -> Result<Chess, BoardError> {
+    if number >= CHESS960_POSITIONS {
+        return Err(BoardError::Chess960Number(number));
+    }
+    let board = Board::chess960(number);
+    let back_ranks = Bitboard::from(Rank::First) | Bitboard::from(Rank::Eighth);
+    let mut setup = Setup::empty();
+    setup.castling_rights = board.rooks() & back_ranks;
+    setup.board = board;
+    let pos = setup
+        .position(CastlingMode::Chess960)
+        .expect("every Chess960 start position is legal");
+    Ok(pos)
 }
 
 /// A name that matches no variant of an enum parsed from storage.
@@ -236,7 +381,8 @@ impl GameEnd {
 /// A move as it was recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlayedMove {
-    /// UCI notation, castling as the king's two-square move (`e1g1`).
+    /// UCI notation; castling as the king's two-square move (`e1g1`) in standard chess, as the
+    /// king taking its own rook (`e1h1`) in Chess960.
     pub uci: String,
     /// SAN with its check or mate suffix (`Qxf7#`).
     pub san: String,
@@ -280,6 +426,7 @@ impl MoveError {
 /// One game: its start, every move, and how it ended.
 #[derive(Clone, Debug)]
 pub struct Game {
+    variant: Variant,
     start: Chess,
     start_fen: String,
     position: Chess,
@@ -293,20 +440,48 @@ pub struct Game {
     end: Option<GameEnd>,
 }
 
-/// Parses a FEN into a playable position, rejecting positions whose game is already decided.
-pub(crate) fn playable_position(fen: &str) -> Result<Chess, BoardError> {
+/// Parses a FEN into a playable position of `variant` (X-FEN and Shredder-FEN castling rights both
+/// read), rejecting positions whose game is already decided.
+pub(crate) fn playable_position_in(variant: Variant, fen: &str) -> Result<Chess, BoardError> {
     let invalid = |reason: String| BoardError::InvalidFen {
         fen: fen.to_owned(),
         reason,
     };
     let parsed: Fen = fen.trim().parse().map_err(|e| invalid(format!("{e}")))?;
     let pos: Chess = parsed
-        .into_position(CastlingMode::Standard)
+        .into_position(variant.castling_mode())
         .map_err(|e| invalid(format!("{e}")))?;
     if let Some(termination) = immediate_end(&pos) {
         return Err(invalid(format!("the game is already over ({termination})")));
     }
     Ok(pos)
+}
+
+/// [`playable_position_in`] for standard chess.
+pub(crate) fn playable_position(fen: &str) -> Result<Chess, BoardError> {
+    playable_position_in(Variant::Standard, fen)
+}
+
+/// Parses a FEN of a position of `variant` (a stored one: no check that the game goes on).
+///
+/// # Errors
+///
+/// [`BoardError::InvalidFen`] when the FEN does not parse or is not a legal position.
+pub fn position_from_fen(variant: Variant, fen: &str) -> Result<Chess, BoardError> {
+    let invalid = |reason: String| BoardError::InvalidFen {
+        fen: fen.to_owned(),
+        reason,
+    };
+    let parsed: Fen = fen.trim().parse().map_err(|e| invalid(format!("{e}")))?;
+    parsed
+        .into_position(variant.castling_mode())
+        .map_err(|e| invalid(format!("{e}")))
+}
+
+/// The UCI text of `mv` in `pos`, castling written as the position's castling mode says:
+/// the king's two-square move in standard chess, the king taking its rook in Chess960.
+pub fn uci_of(pos: &Chess, mv: &Move) -> String {
+    mv.to_uci(pos.castles().mode()).to_string()
 }
 
 /// The automatic endings that depend on the position alone (not on its history).
@@ -338,11 +513,27 @@ impl Game {
     /// [`BoardError::InvalidFen`] when the FEN does not parse, is not a legal position, or the game
     /// is already over in it.
     pub fn new(start_fen: Option<&str>, max_plies: u32) -> Result<Game, BoardError> {
-        let start = match start_fen {
-            Some(fen) => playable_position(fen)?,
-            None => Chess::default(),
+        Game::new_in(Variant::Standard, start_fen, max_plies)
+    }
+
+    /// Starts a game of `variant` from `start_fen` (the standard initial position when `None`,
+    /// which is Chess960's number 518), as [`Game::new`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Game::new`].
+    pub fn new_in(
+        variant: Variant,
+        start_fen: Option<&str>,
+        max_plies: u32,
+    ) -> Result<Game, BoardError> {
+        let start = match (start_fen, variant) {
+            (Some(fen), _) => playable_position_in(variant, fen)?,
+            (None, Variant::Standard) => Chess::default(),
+            (None, Variant::Chess960) => chess960_position(518)?,
         };
         Ok(Game {
+            variant,
             start_fen: fen_of(&start),
             hashes: vec![start.zobrist_hash(EnPassantMode::Legal)],
             position: start.clone(),
@@ -379,9 +570,15 @@ impl Game {
         &self.start
     }
 
-    /// Whether the game started from the standard initial position (move counters included).
+    /// Whether the game is standard chess from the standard initial position (move counters
+    /// included). A Chess960 game never is, whatever its start: its start is always written out.
     pub fn starts_from_initial(&self) -> bool {
-        self.start_fen == fen_of(&Chess::default())
+        self.variant == Variant::Standard && self.start_fen == fen_of(&Chess::default())
+    }
+
+    /// The rules the game is played under.
+    pub fn variant(&self) -> Variant {
+        self.variant
     }
 
     /// The current position.
@@ -447,7 +644,7 @@ impl Game {
             self.position.is_legal(*mv),
             "an illegal move was played: {mv:?}"
         );
-        let uci = mv.to_uci(CastlingMode::Standard).to_string();
+        let uci = uci_of(&self.position, mv);
         let san = SanPlus::from_move_and_play_unchecked(&mut self.position, *mv).to_string();
         self.hashes
             .push(self.position.zobrist_hash(EnPassantMode::Legal));
@@ -487,6 +684,19 @@ impl Game {
         }
     }
 
+    /// Ends the game with an adjudication that also overrules the move limit reached by the same
+    /// ply (as in cutechess, where resign and draw adjudication are checked before the maximum
+    /// game length). Has no effect on a game that ended by any other rule.
+    pub fn adjudicate_before_move_limit(&mut self, end: GameEnd) {
+        match &self.end {
+            None => self.end = Some(end),
+            Some(current) if current.termination == Termination::MoveLimit => {
+                self.end = Some(end);
+            }
+            Some(_) => {}
+        }
+    }
+
     /// The end-of-game rules, in precedence order: a mate on the 150th halfmove still wins, and
     /// every rule beats the arbitrary ply limit.
     fn detect_end(&self) -> Option<GameEnd> {
@@ -514,6 +724,13 @@ impl Game {
 }
 
 /// Parses `text` as a UCI move legal in `pos`; shared with the notation module.
+///
+/// Castling is read as the king taking its own rook (`e1h1`) in every game, and as the king's
+/// two-square move (`e1g1`) in standard chess. In a Chess960 position the king's move to its
+/// castled square (the g- or c-file) is read as castling too, but only when it is unambiguous:
+/// when the king moves there by castling and not also by an ordinary legal king move (a king on
+/// f1 next to an empty g1 moves to g1 without castling, so `f1g1` is that move, and castling is
+/// then `f1h1`).
 pub(crate) fn parse_uci_in(pos: &Chess, text: &str) -> Result<Move, MoveError> {
     let trimmed = text.trim();
     if trimmed == "0000" {
@@ -538,8 +755,43 @@ pub(crate) fn parse_uci_in(pos: &Chess, text: &str) -> Result<Move, MoveError> {
         .to_ascii_lowercase()
         .parse()
         .map_err(|_| malformed())?;
-    uci.to_move(pos).map_err(|_| MoveError::Illegal {
+    let illegal = || MoveError::Illegal {
         text: trimmed.to_owned(),
+    };
+    match uci.to_move(pos) {
+        Ok(mv) => Ok(mv),
+        Err(_) if pos.castles().mode().is_chess960() => {
+            castle_by_king_destination(pos, &uci).ok_or_else(illegal)
+        }
+        Err(_) => Err(illegal()),
+    }
+}
+
+/// The castling whose king lands on `uci`'s target square, in a Chess960 position, when no
+/// ordinary king move goes there (see [`parse_uci_in`]).
+fn castle_by_king_destination(pos: &Chess, uci: &UciMove) -> Option<Move> {
+    let UciMove::Normal {
+        from,
+        to,
+        promotion: None,
+    } = *uci
+    else {
+        return None;
+    };
+    let legal = pos.legal_moves();
+    let ordinary = legal
+        .iter()
+        .any(|m| !m.is_castle() && m.from() == Some(from) && m.to() == to);
+    if ordinary {
+        return None;
+    }
+    legal.into_iter().find(|m| match *m {
+        Move::Castle { king, rook } => {
+            king == from
+                && king != to
+                && CastlingSide::from_king_side(king < rook).king_to(pos.turn()) == to
+        }
+        _ => false,
     })
 }
 
@@ -752,6 +1004,104 @@ mod tests {
             reason: None,
         });
         assert_eq!(game.end(), Some(&end));
+    }
+
+    #[test]
+    fn chess960_start_numbers_are_scharnagls() {
+        assert_eq!(
+            chess960_fen(518).unwrap(),
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+        );
+        assert_eq!(
+            chess960_fen(0).unwrap(),
+            "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1"
+        );
+        assert_eq!(
+            chess960_fen(959).unwrap(),
+            "rkrnnqbb/pppppppp/8/8/8/8/PPPPPPPP/RKRNNQBB w KQkq - 0 1"
+        );
+        // Number 1 of the published table.
+        assert_eq!(
+            chess960_fen(1).unwrap(),
+            "bqnbnrkr/pppppppp/8/8/8/8/PPPPPPPP/BQNBNRKR w KQkq - 0 1"
+        );
+        assert!(matches!(
+            chess960_fen(960),
+            Err(BoardError::Chess960Number(960))
+        ));
+        let distinct: std::collections::HashSet<String> =
+            (0..960).map(|n| chess960_fen(n).unwrap()).collect();
+        assert_eq!(distinct.len(), 960);
+    }
+
+    #[test]
+    fn chess960_castling_is_king_takes_rook() {
+        // 518 is the standard position, but castles as Chess960: `e1h1` in UCI.
+        let mut game = Game::new_in(Variant::Chess960, None, 0).unwrap();
+        assert_eq!(game.variant(), Variant::Chess960);
+        assert!(!game.starts_from_initial());
+        play_all(&mut game, &["g1f3", "g8f6", "e2e3", "e7e6", "f1e2", "f8e7"]);
+        let mut by_rook = game.clone();
+        let castle = by_rook.play_uci("e1h1").unwrap();
+        assert_eq!((castle.uci.as_str(), castle.san.as_str()), ("e1h1", "O-O"));
+        // The king's two-square move is unambiguous here and is the same castling.
+        let castle = game.play_uci("e1g1").unwrap();
+        assert_eq!((castle.uci.as_str(), castle.san.as_str()), ("e1h1", "O-O"));
+        assert_eq!(game.fen(), by_rook.fen());
+        assert!(
+            game.fen()
+                .starts_with("rnbqk2r/ppppbppp/4pn2/8/8/4PN2/PPPPBPPP/RNBQ1RK1 b kq")
+        );
+    }
+
+    #[test]
+    fn chess960_king_destination_only_when_unambiguous() {
+        // King on f1, rook on h1, g1 empty: `f1g1` is an ordinary king move, castling is `f1h1`.
+        let fen = "k7/8/8/8/8/8/8/4RK1R w H - 0 1";
+        let game = Game::new_in(Variant::Chess960, Some(fen), 0).unwrap();
+        let step = game.clone().play_uci("f1g1").unwrap();
+        assert_eq!(step.san, "Kg1");
+        let castle = game.clone().play_uci("f1h1").unwrap();
+        assert_eq!((castle.uci.as_str(), castle.san.as_str()), ("f1h1", "O-O"));
+        // King on b1, rook on a1: long castling puts the king on c1, where an ordinary king
+        // move goes too, so `b1c1` is that move and castling is `b1a1`.
+        let fen = "4k3/8/8/8/8/8/8/RK5R w AH - 0 1";
+        let game = Game::new_in(Variant::Chess960, Some(fen), 0).unwrap();
+        assert_eq!(game.clone().play_uci("b1c1").unwrap().san, "Kc1");
+        assert_eq!(game.clone().play_uci("b1a1").unwrap().san, "O-O-O");
+        // King on d1 with the rook on a1: c1 is reachable by an ordinary move, b1 is not the
+        // castled square; `d1g1` (three squares) castles short with the h1 rook.
+        let fen = "4k3/8/8/8/8/8/8/R2K3R w AH - 0 1";
+        let game = Game::new_in(Variant::Chess960, Some(fen), 0).unwrap();
+        assert_eq!(game.clone().play_uci("d1g1").unwrap().uci, "d1h1");
+        assert_eq!(game.clone().play_uci("d1c1").unwrap().san, "Kc1");
+        // X-FEN and Shredder-FEN castling rights read alike; the record is X-FEN.
+        let shredder = Game::new_in(
+            Variant::Chess960,
+            Some("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"),
+            0,
+        )
+        .unwrap();
+        assert_eq!(shredder.start_fen(), chess960_fen(0).unwrap());
+        // A standard game reads Chess960 rights as an invalid position.
+        assert!(Game::new(Some("k7/8/8/8/8/8/8/4RK1R w H - 0 1"), 0).is_err());
+    }
+
+    #[test]
+    fn variant_names_and_pgn_tags() {
+        for v in [Variant::Standard, Variant::Chess960] {
+            assert_eq!(v.as_str().parse::<Variant>(), Ok(v));
+        }
+        assert_eq!(Variant::from_pgn_tag(None), Some(Variant::Standard));
+        assert_eq!(
+            Variant::from_pgn_tag(Some("Chess960")),
+            Some(Variant::Chess960)
+        );
+        assert_eq!(
+            Variant::from_pgn_tag(Some("fischerandom")),
+            Some(Variant::Chess960)
+        );
+        assert_eq!(Variant::from_pgn_tag(Some("Crazyhouse")), None);
     }
 
     #[test]

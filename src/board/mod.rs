@@ -17,6 +17,7 @@
 
 pub mod book;
 pub mod chessarena;
+pub mod clock;
 pub mod eco;
 pub mod game;
 pub mod notation;
@@ -28,7 +29,10 @@ use std::{io, path::PathBuf};
 
 pub use book::{Opening, parse_opening_fen, parse_pgn_openings, read_epd, read_pgn_openings};
 pub use eco::{EcoTable, NamedOpening};
-pub use game::{Game, GameEnd, GameResult, MoveError, PlayedMove, Termination, UnknownName};
+pub use game::{
+    CHESS960_POSITIONS, Game, GameEnd, GameResult, MoveError, PlayedMove, Termination, UnknownName,
+    Variant, chess960_fen, chess960_position, position_from_fen, uci_of,
+};
 pub use notation::{
     ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, SearchRule,
     extract_move, judge_forbidden_reasoning,
@@ -57,6 +61,9 @@ pub enum BoardError {
         /// What is wrong, quoting the bad text.
         message: String,
     },
+    /// A Chess960 start number outside 0 to 959.
+    #[error("Chess960 start number {0} is out of range: start positions are numbered 0 to 959")]
+    Chess960Number(u32),
     /// A bad opening given inline (for example in a tournament script).
     #[error("{source_name}: {message}")]
     Opening {

@@ -29,7 +29,7 @@ use std::{fmt, sync::LazyLock};
 
 use regex::Regex;
 use shakmaty::{
-    CastlingMode, Chess, Move, Position,
+    Chess, Move, Position,
     san::{San, SanError, SanPlus},
 };
 
@@ -477,7 +477,7 @@ fn resolve(text: &str, notation: Notation, pos: &Chess) -> Result<Extracted, Ext
     };
     Ok(Extracted {
         mv,
-        uci: mv.to_uci(CastlingMode::Standard).to_string(),
+        uci: super::game::uci_of(pos, &mv),
         san: SanPlus::from_move(pos.clone(), mv).to_string(),
         matched: text.to_owned(),
     })
@@ -566,7 +566,7 @@ fn placement_hint(rule: &SearchRule) -> String {
 
 #[cfg(test)]
 mod tests {
-    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, fen::Fen};
 
     use super::*;
 

@@ -4,7 +4,7 @@
 //!
 //! Hand-written: pgn-reader only reads PGN, and shakmaty has no writer.
 
-use super::game::{GameResult, Termination};
+use super::game::{GameResult, Termination, Variant, chess960_fen};
 
 /// Everything needed to write one game as PGN.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -27,6 +27,9 @@ pub struct PgnGame {
     pub termination: Option<Termination>,
     /// The start FEN; `None` for the standard initial position.
     pub start_fen: Option<String>,
+    /// The rules of the game; Chess960 writes `[Variant "Chess960"]` and always the start
+    /// (`SetUp` and `FEN`, X-FEN), as lichess, python-chess and cutechess read it.
+    pub variant: Variant,
     /// The moves in SAN.
     pub san_moves: Vec<String>,
     /// More tags, written after the standard ones in this order.
@@ -36,6 +39,9 @@ pub struct PgnGame {
     /// Per-move annotations, by ply (shorter than the moves when the last ones have none);
     /// `None` writes the plain export. See [`MoveAnnotation`] for how comments are escaped.
     pub annotations: Option<Vec<MoveAnnotation>>,
+    /// Clock commands (`[%clk 0:00:59.4]`, `[%emt 0:00:01.2]`) by ply, written in a comment after
+    /// the move in the plain export too (an annotated game carries them in its annotations).
+    pub clock_commands: Vec<Vec<String>>,
 }
 
 /// What an annotated game adds after one move.
@@ -106,7 +112,10 @@ fn standard_termination(termination: Termination, result: Option<GameResult>) ->
         | Termination::MaxTurns
         | Termination::ContextExceeded
         | Termination::RequestRejected => "rules infraction",
-        Termination::MoveLimit => "adjudication",
+        Termination::MoveLimit
+        | Termination::AdjudicationResign
+        | Termination::AdjudicationDraw => "adjudication",
+        Termination::TimeForfeit => "time forfeit",
         Termination::EngineFailure => "abandoned",
     }
 }
@@ -159,7 +168,16 @@ pub fn write_pgn(game: &PgnGame) -> String {
         );
         push_tag(&mut out, "ArenaTermination", termination.as_str());
     }
-    if let Some(fen) = &game.start_fen {
+    if let Some(variant) = game.variant.pgn_tag() {
+        push_tag(&mut out, "Variant", variant);
+    }
+    // A Chess960 game names its start even when it is the standard array (start 518).
+    let start_fen = game.start_fen.clone().or_else(|| {
+        game.variant
+            .is_chess960()
+            .then(|| chess960_fen(518).expect("518 is a start number"))
+    });
+    if let Some(fen) = &start_fen {
         push_tag(&mut out, "SetUp", "1");
         push_tag(&mut out, "FEN", fen);
     }
@@ -190,6 +208,12 @@ pub fn write_pgn(game: &PgnGame) -> String {
         }
         words.push(san.clone());
         after_comment = false;
+        if let Some(commands) = game.clock_commands.get(i).filter(|c| !c.is_empty()) {
+            words.push("{".to_owned());
+            words.extend(commands.iter().cloned());
+            words.push("}".to_owned());
+            after_comment = true;
+        }
         if let Some(note) = notes.get(i).filter(|n| !n.is_empty()) {
             if let Some(nag) = note.nag {
                 words.push(format!("${nag}"));
@@ -266,10 +290,12 @@ mod tests {
             result,
             termination,
             start_fen: (!game.starts_from_initial()).then(|| game.start_fen()),
+            variant: game.variant(),
             san_moves: game.san_moves().to_vec(),
             extra_tags: vec![("Mode".to_owned(), "blitz".to_owned())],
             comment: None,
             annotations: None,
+            clock_commands: Vec::new(),
         }
     }
 

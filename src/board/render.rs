@@ -1,9 +1,7 @@
 //! Board renderings and move lists for prompts. Always drawn from White's side (rank 8 at the top),
 //! the way FEN lists the ranks, so a model can match the drawing against the FEN.
 
-use shakmaty::{
-    CastlingMode, Chess, Color, File, Piece, Position, Rank, Role, Square, san::SanPlus,
-};
+use shakmaty::{Chess, Color, File, Piece, Position, Rank, Role, Square, san::SanPlus};
 
 /// Draws the board with one character per square: upper case for White, lower case for Black,
 /// `.` for an empty square, with rank numbers on the left and file letters below.
@@ -63,12 +61,13 @@ fn draw(pos: &Chess, cell: impl Fn(Option<Piece>) -> char) -> String {
     out
 }
 
-/// The legal moves in UCI notation (castling as `e1g1`), sorted.
+/// The legal moves in UCI notation (castling as `e1g1` in standard chess, as king takes rook,
+/// `e1h1`, in Chess960), sorted.
 pub fn legal_uci(pos: &Chess) -> Vec<String> {
     let mut moves: Vec<String> = pos
         .legal_moves()
         .iter()
-        .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+        .map(|m| super::game::uci_of(pos, m))
         .collect();
     moves.sort_unstable();
     moves

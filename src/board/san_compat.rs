@@ -6,7 +6,7 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
-use shakmaty::{CastlingMode, Chess, File, Move, Position, Rank, Role, Square, uci::UciMove};
+use shakmaty::{Chess, File, Move, Position, Rank, Role, Square, uci::UciMove};
 
 static SAN_REGEX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^([NBKRQ])?([a-h])?([1-8])?[\-x]?([a-h][1-8])(=?[nbrqkNBRQK])?[\+#]?\z")
@@ -34,7 +34,7 @@ pub(crate) fn parse_san(san: &str, pos: &Chess) -> Option<String> {
                 Move::Castle { king, rook } => (rook.file() > king.file()) == kingside,
                 _ => false,
             })
-            .map(uci_of);
+            .map(|m| uci_of(pos, m));
     }
     let Some(caps) = SAN_REGEX.captures(san) else {
         return NULL_MOVES.contains(&san).then(|| "0000".to_owned());
@@ -80,7 +80,7 @@ pub(crate) fn parse_san(san: &str, pos: &Chess) -> Option<String> {
         }
         matched = Some(m);
     }
-    matched.map(uci_of)
+    matched.map(|m| uci_of(pos, m))
 }
 
 /// `Board.find_move` followed by parse_san's promotion check.
@@ -94,8 +94,9 @@ fn find_move(pos: &Chess, from: Square, to: Square, promotion: Option<Role>) -> 
         effective = Some(Role::Queen);
     }
     let mut to = to;
-    if effective.is_none() {
-        // `_from_chess960`: king-takes-rook notation from the standard king squares.
+    if effective.is_none() && pos.castles().mode().is_standard() {
+        // `_from_chess960` (standard boards only): king-takes-rook notation from the standard
+        // king squares.
         let king_on = |sq: Square| board.kings().contains(sq);
         if from == Square::E1 && king_on(Square::E1) {
             to = match to {
@@ -115,7 +116,7 @@ fn find_move(pos: &Chess, from: Square, to: Square, promotion: Option<Role>) -> 
         .legal_moves()
         .into_iter()
         .find(|m| parts(m) == (from, to, effective))?;
-    (effective == promotion).then(|| uci_of(&found))
+    (effective == promotion).then(|| uci_of(pos, &found))
 }
 
 /// A legal move as standard UCI sees it: castling goes to the king's destination square.
@@ -140,8 +141,10 @@ fn parts(m: &Move) -> (Square, Square, Option<Role>) {
     }
 }
 
-fn uci_of(m: &Move) -> String {
-    UciMove::from_move(*m, CastlingMode::Standard).to_string()
+/// python-chess's `Move.uci()` on a board of `pos`'s kind: castling as the king's destination on a
+/// standard board, as king takes rook on a Chess960 board (`chess960=True`).
+fn uci_of(pos: &Chess, m: &Move) -> String {
+    UciMove::from_move(*m, pos.castles().mode()).to_string()
 }
 
 fn char_at(s: &str) -> char {
@@ -154,7 +157,7 @@ fn role_of(c: char) -> Role {
 
 #[cfg(test)]
 mod tests {
-    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, fen::Fen};
 
     use super::*;
 

@@ -6,7 +6,12 @@ use std::{
 };
 
 use anyhow::{Result, bail};
-use arena::store::{Store, TournamentRow};
+use arena::{
+    lua::LuaHost,
+    store::{Store, TournamentRow},
+    table::Table,
+    tournament::standings::stored_standings,
+};
 
 /// `tournaments/quickstart.lua` stores into `quickstart.db`.
 pub(super) fn default_db(script: &Path) -> PathBuf {
@@ -40,5 +45,20 @@ pub(super) fn write_stdout(text: &str) -> Result<()> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
+    }
+}
+
+/// The tables `tournament`'s own format makes (a Swiss table, a knockout bracket), or none with a
+/// warning when they cannot be made: the other tables do not depend on them.
+pub(super) fn format_tables(store: &Store, tournament: &TournamentRow) -> Vec<Table> {
+    match stored_standings(store, &LuaHost, tournament) {
+        Ok(tables) => tables,
+        Err(e) => {
+            eprintln!(
+                "warning: the format tables of tournament `{}` are not shown: {e}",
+                tournament.name
+            );
+            Vec::new()
+        }
     }
 }

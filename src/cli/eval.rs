@@ -57,6 +57,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         .and_then(|store| {
             let selection = Selection {
                 tournaments: Vec::new(),
+                format_tables: Default::default(),
                 eval_runs: store
                     .eval_runs()?
                     .into_iter()

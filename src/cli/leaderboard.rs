@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use arena::{leaderboard, rating::glicko::Compat, report};
 
-use super::common::{open_existing, select, write_stdout};
+use super::common::{format_tables, open_existing, select, write_stdout};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -32,16 +32,18 @@ pub(super) struct Args {
     #[arg(long)]
     games: bool,
     /// Also fit a ladder: maximum-likelihood Elo of every player with this anchor pinned,
-    /// as `NAME=RATING` (e.g. `sf-1350=1350`).
-    #[arg(long, value_name = "ANCHOR=RATING")]
+    /// as `NAME=RATING` (e.g. `sf-1350=1350`), or `NAME=RATING±SE` for a calibrated anchor
+    /// (its standard error then widens every other error, in quadrature).
+    #[arg(long, value_name = "ANCHOR=RATING[±SE]")]
     ladder: Option<leaderboard::ladder::Anchor>,
     /// Drawn games the ladder and Bradley–Terry fits add to every pair that met (0: the pure MLE,
     /// which has no finite rating for a player who won or lost every game).
     #[arg(long, default_value_t = 1.0)]
     virtual_draws: f64,
-    /// Hold this player at this Elo in the Bradley–Terry table, as `NAME=ELO` (default: the
+    /// Hold this player at this Elo in the Bradley–Terry table, as `NAME=ELO` or `NAME=ELO±SE`
+    /// (a calibrated anchor: its error widens every margin, in quadrature; default: the
     /// players' mean is 0).
-    #[arg(long, value_name = "NAME=ELO")]
+    #[arg(long, value_name = "NAME=ELO[±SE]")]
     anchor: Option<leaderboard::ladder::Anchor>,
     /// Bootstrap samples behind the Bradley–Terry intervals and rank stability (0: intervals
     /// from the observed information instead).
@@ -94,6 +96,7 @@ pub(super) fn run(args: Args) -> Result<u8> {
             seed: bootstrap_seed,
             virtual_draws,
         },
+        format_tables: Vec::new(),
     };
     let mut tables = Vec::new();
     for t in select(&store, tournament.as_deref())? {
@@ -111,6 +114,10 @@ pub(super) fn run(args: Args) -> Result<u8> {
                 );
             }
         }
+        let options = leaderboard::Options {
+            format_tables: format_tables(&store, &t),
+            ..options.clone()
+        };
         tables.extend(leaderboard::tables(&store, &t, &options)?);
         if let Some(anchor) = &ladder {
             let mut table =

@@ -68,6 +68,7 @@ pub(super) fn select(
         return Ok(Ok(Selection {
             tournaments,
             eval_runs: runs,
+            ..Selection::default()
         }));
     };
     let t: Vec<_> = tournaments
@@ -97,6 +98,7 @@ pub(super) fn select(
     Ok(Ok(Selection {
         tournaments: t,
         eval_runs: r,
+        ..Selection::default()
     }))
 }
 
@@ -107,7 +109,12 @@ pub(super) fn write(store: &Store, selection: &Selection, out: &Path) -> Result<
     // write of `arena run`.
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (page, stats) = html::build(store, selection)?;
+    let mut selection = selection.clone();
+    for t in &selection.tournaments {
+        let tables = super::common::format_tables(store, t);
+        selection.format_tables.insert(t.id, tables);
+    }
+    let (page, stats) = html::build(store, &selection)?;
     let tmp = out.with_extension(format!("html.{}-{n}.tmp", std::process::id()));
     std::fs::write(&tmp, page).with_context(|| format!("cannot write `{}`", tmp.display()))?;
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write `{}`", out.display()))?;

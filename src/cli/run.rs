@@ -20,7 +20,7 @@ use arena::{
 };
 
 use super::{
-    common::{default_db, write_stdout},
+    common::{default_db, format_tables, write_stdout},
     report,
 };
 
@@ -106,6 +106,15 @@ pub(super) async fn run(args: Args) -> Result<u8> {
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
     write_stdout(&leaderboard::standings_table(&rows).to_text())?;
+    if let Some(t) = store
+        .tournaments()?
+        .into_iter()
+        .find(|t| t.id == summary.tournament)
+    {
+        for table in format_tables(&store, &t) {
+            write_stdout(&format!("\n{}", table.to_text()))?;
+        }
+    }
     if let Some(report) = summary.analysis {
         if let Some(table) = leaderboard::analysis_table(&store, summary.tournament)? {
             write_stdout(&format!("\n{}", table.to_text()))?;
@@ -133,8 +142,17 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         eprintln!("stopped before the end: run the same command again to play the remaining games");
         return Ok(1);
     }
+    if !summary.voided.is_empty() {
+        eprintln!(
+            "{} game(s) ended void by a harness fault, count for nobody, and are played again when you run the same command again:",
+            summary.voided.len()
+        );
+        for (index, reason) in &summary.voided {
+            eprintln!("  game {index}: {reason}");
+        }
+    }
     if summary.errored.is_empty() {
-        Ok(0)
+        Ok(if summary.voided.is_empty() { 0 } else { 1 })
     } else {
         eprintln!(
             "{} game(s) were set aside and resume when you run the same command again:",
@@ -157,6 +175,7 @@ fn write_report(store: &Store, tournament: i64, out: &Path) {
             let selection = Selection {
                 tournaments: all.into_iter().filter(|t| t.id == tournament).collect(),
                 eval_runs: Vec::new(),
+                ..Selection::default()
             };
             report::write(store, &selection, out)
         });
@@ -185,6 +204,7 @@ async fn refresh(db: PathBuf, script: String, out: PathBuf, every: u32) {
                 let selection = Selection {
                     tournaments: vec![t],
                     eval_runs: Vec::new(),
+                    ..Selection::default()
                 };
                 if let Err(e) = report::write(&store, &selection, &out) {
                     tracing::warn!("the HTML report was not refreshed: {e:#}");
@@ -255,6 +275,9 @@ fn dry_run_text(report: &DryRun) -> String {
             "completion tokens of `{}`: {}\n",
             p.name, p.completion_source
         ));
+    }
+    for p in report.players.iter().filter(|p| !p.price_source.is_empty()) {
+        out.push_str(&format!("cost of `{}`: {}\n", p.name, p.price_source));
     }
     out
 }

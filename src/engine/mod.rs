@@ -27,7 +27,7 @@ pub use self::{
     locate::locate,
     pool::{EngineLease, EnginePool},
     process::{EngineHandle, UNTIMED_SEARCH_ALLOWANCE},
-    uci::{Score, SearchInfo, SearchLimits},
+    uci::{ClockTimes, Score, SearchInfo, SearchLimits, UciClock},
 };
 
 /// How to start and configure one engine player.
@@ -77,6 +77,8 @@ pub struct BestMove {
     pub ponder: Option<String>,
     /// The last scored info line of the first (or only) PV before `bestmove`.
     pub info: Option<SearchInfo>,
+    /// Milliseconds from sending `go` to reading `bestmove`: the engine's time on a clock.
+    pub search_ms: u64,
 }
 
 /// The engine's answer to an analysis request ([`EngineHandle::analyse`]).
@@ -151,6 +153,14 @@ pub enum EngineError {
     /// The engine was shut down (or its actor is gone) before the request was answered.
     #[error("engine `{name}` is shut down")]
     Shutdown {
+        /// The engine player's name.
+        name: String,
+    },
+    /// A Chess960 search was asked of an engine that does not advertise `UCI_Chess960`.
+    #[error(
+        "engine `{name}` cannot play Chess960: it does not advertise the UCI option `UCI_Chess960`"
+    )]
+    NoChess960 {
         /// The engine player's name.
         name: String,
     },

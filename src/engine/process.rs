@@ -8,7 +8,7 @@ use std::{
         Arc, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use shakmaty::uci::UciMove;
@@ -21,6 +21,7 @@ use tokio::{
 use tracing::{debug, warn};
 
 use super::{
+    super::board::Variant,
     Analysis, BestMove, EngineError, EngineSpec, SearchLimits,
     locate::locate,
     uci::{self, InfoLine, UciLine},
@@ -49,8 +50,14 @@ pub struct EngineHandle {
 #[derive(Debug, Default)]
 struct Shared {
     id_name: OnceLock<String>,
+    /// The option names the engine advertised at its first start.
+    options: OnceLock<Vec<String>>,
     restarts: AtomicU64,
 }
+
+/// The UCI option that switches an engine to Chess960: castling as king takes rook, X-FEN and
+/// Shredder-FEN castling rights.
+const UCI_CHESS960: &str = "UCI_Chess960";
 
 #[derive(Debug)]
 enum EngineMessage {
@@ -60,6 +67,7 @@ enum EngineMessage {
     Go {
         position: String,
         go: String,
+        chess960: bool,
         deadline: Duration,
         callback: oneshot::Sender<Result<BestMove, EngineError>>,
     },
@@ -67,6 +75,7 @@ enum EngineMessage {
         position: String,
         go: String,
         multipv: u32,
+        chess960: bool,
         deadline: Duration,
         callback: oneshot::Sender<Result<Analysis, EngineError>>,
     },
@@ -85,12 +94,13 @@ impl EngineHandle {
     /// [`EngineError::Crashed`] or [`EngineError::Timeout`] when it dies or stalls during start-up.
     pub async fn spawn(spec: EngineSpec) -> Result<EngineHandle, EngineError> {
         let path = locate(&spec.command)?;
-        let (process, id_name) = Process::start(&spec, &path).await?;
+        let (process, id_name, options) = Process::start(&spec, &path).await?;
         let shared = Arc::new(Shared::default());
         if let Some(id) = id_name {
             // A fresh OnceLock cannot already be set.
             let _ = shared.id_name.set(id);
         }
+        let _ = shared.options.set(options);
         let (tx, rx) = mpsc::channel(8);
         let name: Arc<str> = spec.name.as_str().into();
         let move_timeout_margin = spec.move_timeout_margin;
@@ -135,15 +145,74 @@ impl EngineHandle {
         moves: &[String],
         limits: &SearchLimits,
     ) -> Result<BestMove, EngineError> {
-        let deadline = self.deadline(limits)?;
+        self.best_move_in(Variant::Standard, start_fen, moves, limits, None)
+            .await
+    }
+
+    /// [`best_move`](EngineHandle::best_move) in a game of `variant`, on a clock when `clock` is
+    /// given.
+    ///
+    /// - For Chess960 the engine gets `setoption name UCI_Chess960 value true` first (and `false`
+    ///   again before the next standard request), the moves are king-takes-rook UCI, and so is
+    ///   its answer.
+    /// - On a clock the engine is sent both sides' clocks (`go wtime .. btime .. winc .. binc ..`,
+    ///   and `movetime` for a per-move limit, see [`uci::go_clocked`]), and counts as hung once
+    ///   the mover's allowance plus the spec's margin has passed (instead of the untimed
+    ///   allowance). `limits` may then be empty: the clock ends the search.
+    ///
+    /// # Errors
+    ///
+    /// As for [`best_move`](EngineHandle::best_move), and [`EngineError::NoChess960`] for a
+    /// Chess960 game when the engine does not advertise `UCI_Chess960`.
+    pub async fn best_move_in(
+        &self,
+        variant: Variant,
+        start_fen: Option<&str>,
+        moves: &[String],
+        limits: &SearchLimits,
+        clock: Option<&uci::UciClock>,
+    ) -> Result<BestMove, EngineError> {
+        let chess960 = self.check_variant(variant)?;
+        let (go, deadline) = match clock {
+            Some(clock) => (
+                uci::go_clocked(limits, clock),
+                Duration::from_millis(clock.allowance_ms) + self.move_timeout_margin,
+            ),
+            None => (limits.to_string(), self.deadline(limits)?),
+        };
         let (callback, reply) = oneshot::channel();
         let message = EngineMessage::Go {
             position: uci::position(start_fen, moves),
-            go: limits.to_string(),
+            go,
+            chess960,
             deadline,
             callback,
         };
         self.request(message, reply).await
+    }
+
+    /// Whether the engine advertised the UCI option `name` (compared case-insensitively, as UCI
+    /// option names are).
+    pub fn advertises(&self, name: &str) -> bool {
+        self.shared
+            .options
+            .get()
+            .is_some_and(|options| options.iter().any(|o| o.eq_ignore_ascii_case(name)))
+    }
+
+    /// Whether the engine plays Chess960 (it advertises `UCI_Chess960`).
+    pub fn supports_chess960(&self) -> bool {
+        self.advertises(UCI_CHESS960)
+    }
+
+    /// Whether a request in `variant` needs `UCI_Chess960`, refusing it when the engine lacks it.
+    fn check_variant(&self, variant: Variant) -> Result<bool, EngineError> {
+        if variant.is_chess960() && !self.supports_chess960() {
+            return Err(EngineError::NoChess960 {
+                name: self.name.to_string(),
+            });
+        }
+        Ok(variant.is_chess960())
     }
 
     /// Analyses the position `fen` with `multipv` lines (at least 1), optionally restricted to
@@ -164,12 +233,34 @@ impl EngineHandle {
         multipv: u32,
         searchmoves: &[String],
     ) -> Result<Analysis, EngineError> {
+        self.analyse_in(Variant::Standard, fen, limits, multipv, searchmoves)
+            .await
+    }
+
+    /// [`analyse`](EngineHandle::analyse) of a position of `variant`: for Chess960 with
+    /// `UCI_Chess960` on, so that the FEN's castling rights and the moves (king takes rook) read
+    /// as Chess960.
+    ///
+    /// # Errors
+    ///
+    /// As for [`analyse`](EngineHandle::analyse), and [`EngineError::NoChess960`] as for
+    /// [`best_move_in`](EngineHandle::best_move_in).
+    pub async fn analyse_in(
+        &self,
+        variant: Variant,
+        fen: &str,
+        limits: &SearchLimits,
+        multipv: u32,
+        searchmoves: &[String],
+    ) -> Result<Analysis, EngineError> {
+        let chess960 = self.check_variant(variant)?;
         let deadline = self.deadline(limits)?;
         let (callback, reply) = oneshot::channel();
         let message = EngineMessage::Analyse {
             position: uci::position(Some(fen), &[]),
             go: uci::go(limits, searchmoves),
             multipv: multipv.max(1),
+            chess960,
             deadline,
             callback,
         };
@@ -269,6 +360,7 @@ impl EngineActor {
                     position,
                     go,
                     multipv,
+                    chess960,
                     deadline,
                     mut callback,
                 }) => {
@@ -276,6 +368,7 @@ impl EngineActor {
                         position,
                         go,
                         multipv,
+                        chess960,
                     };
                     let result = self.serve(&mut callback, deadline, op).await;
                     if let Some(result) = result {
@@ -288,12 +381,16 @@ impl EngineActor {
                 Some(EngineMessage::Go {
                     position,
                     go,
+                    chess960,
                     deadline,
                     mut callback,
                 }) => {
-                    let result = self
-                        .serve(&mut callback, deadline, Op::Go { position, go })
-                        .await;
+                    let op = Op::Go {
+                        position,
+                        go,
+                        chess960,
+                    };
+                    let result = self.serve(&mut callback, deadline, op).await;
                     if let Some(result) = result {
                         let _ = callback.send(result.map(|answer| match answer {
                             Answer::Best(best) => best,
@@ -368,7 +465,7 @@ impl EngineActor {
         if self.process.is_some() {
             return Ok(());
         }
-        let (process, _id_name) = Process::start(&self.spec, &self.path).await?;
+        let (process, _id_name, _options) = Process::start(&self.spec, &self.path).await?;
         let restarts = self.shared.restarts.fetch_add(1, Ordering::Relaxed) + 1;
         warn!(engine = %self.spec.name, restarts, "engine process restarted");
         self.process = Some(process);
@@ -392,11 +489,13 @@ enum Op {
     Go {
         position: String,
         go: String,
+        chess960: bool,
     },
     Analyse {
         position: String,
         go: String,
         multipv: u32,
+        chess960: bool,
     },
 }
 
@@ -415,18 +514,29 @@ impl Op {
                 process.sync(name).await?;
                 Ok(Answer::Ready)
             }
-            Op::Go { position, go } => {
+            Op::Go {
+                position,
+                go,
+                chess960,
+            } => {
                 process.set_multipv(name, 1).await?;
+                process.set_chess960(name, chess960).await?;
                 process.send(name, &position).await?;
                 process.send(name, &go).await?;
-                process.read_bestmove(name).await.map(Answer::Best)
+                // The engine's thinking time, as a clock sees it: from `go` to `bestmove`.
+                let searching = Instant::now();
+                let mut best = process.read_bestmove(name).await?;
+                best.search_ms = u64::try_from(searching.elapsed().as_millis()).unwrap_or(u64::MAX);
+                Ok(Answer::Best(best))
             }
             Op::Analyse {
                 position,
                 go,
                 multipv,
+                chess960,
             } => {
                 process.set_multipv(name, multipv).await?;
+                process.set_chess960(name, chess960).await?;
                 process.send(name, &position).await?;
                 process.send(name, &go).await?;
                 process.read_analysis(name).await.map(Answer::Analysis)
@@ -443,14 +553,17 @@ struct Process {
     buf: Vec<u8>,
     /// The `MultiPV` value the engine runs with (1, the UCI default, until we change it).
     multipv: u32,
+    /// Whether `UCI_Chess960` is on (off, the UCI default, until we change it).
+    chess960: bool,
 }
 
 impl Process {
-    /// Spawns the engine and runs the UCI handshake within `spec.init_timeout`. Returns the `id name`.
+    /// Spawns the engine and runs the UCI handshake within `spec.init_timeout`. Returns the `id name`
+    /// and the names of the options the engine advertised.
     async fn start(
         spec: &EngineSpec,
         path: &Path,
-    ) -> Result<(Process, Option<String>), EngineError> {
+    ) -> Result<(Process, Option<String>, Vec<String>), EngineError> {
         let mut command = Command::new(path);
         command
             .args(&spec.args)
@@ -476,18 +589,25 @@ impl Process {
             stdout: BufReader::new(stdout),
             buf: Vec::new(),
             multipv: 1,
+            // A script may switch the option on itself; then the process starts in that mode.
+            chess960: spec.options.iter().any(|(option, value)| {
+                option.eq_ignore_ascii_case(UCI_CHESS960) && value.eq_ignore_ascii_case("true")
+            }),
         };
-        let id_name = timeout(spec.init_timeout, process.handshake(spec))
+        let (id_name, options) = timeout(spec.init_timeout, process.handshake(spec))
             .await
             .unwrap_or(Err(EngineError::Timeout {
                 name: spec.name.clone(),
                 after: spec.init_timeout,
             }))?;
         debug!(engine = %spec.name, id = ?id_name, "engine ready");
-        Ok((process, id_name))
+        Ok((process, id_name, options))
     }
 
-    async fn handshake(&mut self, spec: &EngineSpec) -> Result<Option<String>, EngineError> {
+    async fn handshake(
+        &mut self,
+        spec: &EngineSpec,
+    ) -> Result<(Option<String>, Vec<String>), EngineError> {
         let name = spec.name.as_str();
         // Each step waits for its answer: some engines (gnuchess) drop commands sent before they are ready.
         self.send(name, "uci").await?;
@@ -510,7 +630,7 @@ impl Process {
             self.send(name, &uci::setoption(option, value)).await?;
         }
         self.sync(name).await?;
-        Ok(id_name)
+        Ok((id_name, advertised))
     }
 
     /// `isready` → `readyok`, skipping whatever comes before.
@@ -544,6 +664,18 @@ impl Process {
             self.send(name, &uci::setoption("MultiPV", &multipv.to_string()))
                 .await?;
             self.multipv = multipv;
+        }
+        Ok(())
+    }
+
+    /// Sends `setoption name UCI_Chess960` when the engine runs in the other mode. A script's own
+    /// `UCI_Chess960` option is overridden for each request by the variant of its game.
+    async fn set_chess960(&mut self, name: &str, chess960: bool) -> Result<(), EngineError> {
+        if self.chess960 != chess960 {
+            let value = if chess960 { "true" } else { "false" };
+            self.send(name, &uci::setoption(UCI_CHESS960, value))
+                .await?;
+            self.chess960 = chess960;
         }
         Ok(())
     }
@@ -633,6 +765,7 @@ impl Process {
                         uci: best,
                         ponder,
                         info: last.map(Into::into),
+                        search_ms: 0,
                     });
                 }
                 _ => {}
@@ -863,7 +996,11 @@ mod tests {
             answers.push(sf.best_move(fen, &[], &limits).await.expect("a move"));
             sf.shutdown().await;
         }
-        assert_eq!(answers[0], answers[1]);
+        // The same move and search, in whatever time each took.
+        assert_eq!(
+            (&answers[0].uci, &answers[0].info),
+            (&answers[1].uci, &answers[1].info)
+        );
     }
 
     #[tokio::test]

@@ -252,6 +252,76 @@ pub fn go(limits: &SearchLimits, searchmoves: &[String]) -> String {
     command
 }
 
+/// The clocks a timed search is told about (`go wtime .. btime .. winc .. binc .. movetime ..`),
+/// and what the side to move has left, which bounds how long the engine may take before it counts
+/// as hung.
+///
+/// ```
+/// use arena::engine::{SearchLimits, uci::{ClockTimes, UciClock, go_clocked}};
+///
+/// let clock = UciClock {
+///     white: Some(ClockTimes { time_ms: 60_000, inc_ms: 600 }),
+///     black: Some(ClockTimes { time_ms: 59_400, inc_ms: 600 }),
+///     movetime_ms: None,
+///     allowance_ms: 60_000,
+/// };
+/// assert_eq!(
+///     go_clocked(&SearchLimits::default(), &clock),
+///     "go wtime 60000 btime 59400 winc 600 binc 600"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UciClock {
+    /// White's base clock, if White plays with one.
+    pub white: Option<ClockTimes>,
+    /// Black's base clock, if Black plays with one.
+    pub black: Option<ClockTimes>,
+    /// `go movetime N`: the longest this one search may take (a per-move limit).
+    pub movetime_ms: Option<u64>,
+    /// What the side to move may use on this move at most (its clock, or its per-move limit if
+    /// smaller): the hang deadline is this plus the engine's margin.
+    pub allowance_ms: u64,
+}
+
+/// One side's base clock as UCI sends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClockTimes {
+    /// Time left on the clock (`wtime`/`btime`), in milliseconds.
+    pub time_ms: u64,
+    /// Increment per move (`winc`/`binc`), in milliseconds.
+    pub inc_ms: u64,
+}
+
+/// The `go` command for `limits` under `clock`: the limits' nodes and depth, each side's base
+/// clock, and `movetime` as the smaller of the limits' and the clock's.
+pub fn go_clocked(limits: &SearchLimits, clock: &UciClock) -> String {
+    let movetime = match (limits.movetime_ms, clock.movetime_ms) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let mut command = SearchLimits {
+        movetime_ms: None,
+        ..*limits
+    }
+    .to_string();
+    if let Some(w) = clock.white {
+        command.push_str(&format!(" wtime {}", w.time_ms));
+    }
+    if let Some(b) = clock.black {
+        command.push_str(&format!(" btime {}", b.time_ms));
+    }
+    if let Some(w) = clock.white {
+        command.push_str(&format!(" winc {}", w.inc_ms));
+    }
+    if let Some(b) = clock.black {
+        command.push_str(&format!(" binc {}", b.inc_ms));
+    }
+    if let Some(ms) = movetime {
+        command.push_str(&format!(" movetime {ms}"));
+    }
+    command
+}
+
 /// How far a search may go. At least one limit must be set; with several, the engine stops at the first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -475,6 +545,58 @@ mod tests {
         );
         let back: Score = serde_json::from_str(r#"{"mate":-1}"#).unwrap();
         assert_eq!(back, Score::Mate(-1));
+    }
+
+    #[test]
+    fn clocked_go_lines() {
+        let both = |w: u64, b: u64| UciClock {
+            white: Some(ClockTimes {
+                time_ms: w,
+                inc_ms: 600,
+            }),
+            black: Some(ClockTimes {
+                time_ms: b,
+                inc_ms: 600,
+            }),
+            movetime_ms: None,
+            allowance_ms: w,
+        };
+        assert_eq!(
+            go_clocked(&SearchLimits::default(), &both(60_000, 1_234)),
+            "go wtime 60000 btime 1234 winc 600 binc 600"
+        );
+        // Node and depth limits stay; the smaller movetime wins.
+        let mut clock = both(5_000, 7_000);
+        clock.movetime_ms = Some(900);
+        assert_eq!(
+            go_clocked(&SearchLimits::nodes(5000), &clock),
+            "go nodes 5000 wtime 5000 btime 7000 winc 600 binc 600 movetime 900"
+        );
+        assert_eq!(
+            go_clocked(&SearchLimits::movetime_ms(300), &clock),
+            "go wtime 5000 btime 7000 winc 600 binc 600 movetime 300"
+        );
+        // A per-move clock alone, and one side without a base clock.
+        let per_move = UciClock {
+            movetime_ms: Some(950),
+            allowance_ms: 1000,
+            ..UciClock::default()
+        };
+        assert_eq!(
+            go_clocked(&SearchLimits::default(), &per_move),
+            "go movetime 950"
+        );
+        let one_sided = UciClock {
+            black: Some(ClockTimes {
+                time_ms: 2000,
+                inc_ms: 0,
+            }),
+            ..per_move
+        };
+        assert_eq!(
+            go_clocked(&SearchLimits::depth(3), &one_sided),
+            "go depth 3 btime 2000 binc 0 movetime 950"
+        );
     }
 
     #[test]

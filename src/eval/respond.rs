@@ -143,6 +143,7 @@ impl ReplySource<'_> {
                     text: s.reply_text,
                     reasoning: s.reasoning,
                     row_id: None,
+                    latency_ms: s.latency_ms,
                 });
                 let reply =
                     calls::record_or_replay(r.store, client, endpoint, slot, &request, stored)
@@ -214,6 +215,7 @@ fn native_record(seq: usize, text: String) -> EvalReplyRecord {
         prompt_tokens: Some(0),
         completion_tokens: Some(0),
         latency_ms: 0,
+        details: Default::default(),
     }
 }
 

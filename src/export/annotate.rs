@@ -7,14 +7,18 @@ use std::collections::HashMap;
 use shakmaty::{Chess, Color};
 
 use crate::{
-    board::{EcoTable, Game, MoveAnnotation},
+    board::{
+        EcoTable, Game, MoveAnnotation,
+        clock::{Clock, GameClocks},
+    },
     engine::Score,
     store::{CallOutcome, GameRow, PROTOCOL_FAILURE_OUTCOMES, PlyRecord, Store, StoreError},
 };
 
 /// What the annotated export adds to one game.
 pub(super) struct GameNotes {
-    /// `ECO`, `Opening`, `TimeControl` and `Annotator`, in that order (the known ones).
+    /// `ECO`, `Opening`, `TimeControl` (or a side's own, see [`GameClocks::pgn_tags`]) and
+    /// `Annotator`, in that order (the known ones).
     pub tags: Vec<(String, String)>,
     /// One annotation per stored ply.
     pub moves: Vec<MoveAnnotation>,
@@ -53,6 +57,32 @@ pub fn emt(ms: u64) -> String {
         text.push_str(fraction.trim_end_matches('0'));
     }
     text
+}
+
+/// The clock commands of each stored ply under the game's `clocks`: for a move of a side on a
+/// clock, `[%clk]` (its base clock after the move, increment added, as lichess writes it) when it
+/// has a base clock, and `[%emt]` (the time charged for the move); nothing for book moves and
+/// untimed sides. The clocks are replayed from the stored charges, as a resumed game does.
+pub(super) fn clock_commands(clocks: &GameClocks, plies: &[PlyRecord]) -> Vec<Vec<String>> {
+    let mut running = [clocks.white.map(Clock::new), clocks.black.map(Clock::new)];
+    plies
+        .iter()
+        .map(|p| {
+            let side = usize::from(mover(p) == Color::Black);
+            let Some(clock) = running[side].as_mut().filter(|_| p.player != "book") else {
+                return Vec::new();
+            };
+            let used = p.clock_ms.unwrap_or(p.elapsed_ms);
+            // A stored move was made in time; a store of an older arena has no charge.
+            let _ = clock.charge(used);
+            let mut commands = Vec::new();
+            if let Some(left) = clock.left_ms() {
+                commands.push(format!("[%clk {}]", emt(left)));
+            }
+            commands.push(format!("[%emt {}]", emt(used)));
+            commands
+        })
+        .collect()
 }
 
 /// The NAG of a move class: `?!` (6) for an inaccuracy, `?` (2) for a mistake, `??` (4) for a
@@ -131,6 +161,7 @@ pub(super) fn game(
     store: &Store,
     game: &GameRow,
     plies: &[PlyRecord],
+    clocks: Option<&GameClocks>,
     reasoning: bool,
 ) -> Result<GameNotes, StoreError> {
     let analyses = store.ply_analyses(game.id)?;
@@ -158,10 +189,16 @@ pub(super) fn game(
             ..MoveAnnotation::default()
         })
         .collect();
-    for (p, note) in plies.iter().zip(&mut moves) {
-        // The time first, after the eval, as lichess orders its commands.
-        if p.player != "book" {
-            note.commands.push(format!("[%emt {}]", emt(p.elapsed_ms)));
+    let timed = clocks.map(|c| clock_commands(c, plies)).unwrap_or_default();
+    for (i, (p, note)) in plies.iter().zip(&mut moves).enumerate() {
+        // The time first, after the eval, as lichess orders its commands; a side on a clock
+        // shows the clock's times, any other its wall time.
+        match timed.get(i).filter(|c| !c.is_empty()) {
+            Some(commands) => note.commands.extend(commands.iter().cloned()),
+            None if p.player != "book" => {
+                note.commands.push(format!("[%emt {}]", emt(p.elapsed_ms)));
+            }
+            None => {}
         }
     }
     for a in &analyses {
@@ -179,8 +216,11 @@ pub(super) fn game(
         tags.push(("ECO".to_owned(), opening.eco.clone()));
         tags.push(("Opening".to_owned(), opening.name.clone()));
     }
-    // No clock: arena's games are played without one (time is shown per move by `[%emt]`).
-    tags.push(("TimeControl".to_owned(), "-".to_owned()));
+    match clocks {
+        Some(clocks) => tags.extend(clocks.pgn_tags()),
+        // No clock: the game was played without one (time is shown per move by `[%emt]`).
+        None => tags.push(("TimeControl".to_owned(), "-".to_owned())),
+    }
     if let Some(a) = analyses.first() {
         tags.push((
             "Annotator".to_owned(),
@@ -196,7 +236,7 @@ pub(super) fn game(
 
 /// The positions of a game from its start, as far as its stored moves replay.
 fn positions(game: &GameRow, plies: &[PlyRecord]) -> Vec<Chess> {
-    let Ok(mut board) = Game::new(game.start_fen.as_deref(), 0) else {
+    let Ok(mut board) = Game::new_in(game.variant, game.start_fen.as_deref(), 0) else {
         return Vec::new();
     };
     let mut all = vec![board.position().clone()];

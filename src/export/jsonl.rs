@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::{ExportError, score_json, write_line};
+use super::{ExportError, Prices, score_json, write_line};
 use crate::store::{CallExportRow, GameExportRow, PlyExportRow, Store};
 
 /// Which table a JSONL export writes.
@@ -48,7 +48,10 @@ pub fn jsonl(
         write_line(out, &value)
     };
     match table {
-        JsonlTable::Calls => store.for_each_call(tournament, |r| put(call(r)))?,
+        JsonlTable::Calls => {
+            let prices = Prices::load(store)?;
+            store.for_each_call(tournament, |r| put(call(r, &prices)))?
+        }
         JsonlTable::Plies => store.for_each_ply(tournament, |r| put(ply(r)))?,
         JsonlTable::Games => store.for_each_game(tournament, |r| put(game(r)))?,
     }
@@ -60,9 +63,10 @@ pub(super) fn parsed(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 
-fn call(r: CallExportRow) -> Value {
+fn call(r: CallExportRow, prices: &Prices) -> Value {
+    let usage = prices.fields(r.tournament.as_deref(), &r.row.call);
     let c = r.row.call;
-    json!({
+    let mut value = json!({
         "id": r.row.id,
         "tournament": r.tournament,
         "game_id": c.game_id,
@@ -86,7 +90,11 @@ fn call(r: CallExportRow) -> Value {
         "outcome_detail": r.row.outcome_detail,
         "candidate": r.candidate,
         "created_at": r.row.created_at,
-    })
+    });
+    if let Some(object) = value.as_object_mut() {
+        object.extend(usage.map(|(name, v)| (name.to_owned(), v)));
+    }
+    value
 }
 
 fn ply(r: PlyExportRow) -> Value {
@@ -136,6 +144,7 @@ fn game(r: GameExportRow) -> Value {
         "white": g.white,
         "black": g.black,
         "start_fen": g.start_fen,
+        "variant": g.variant.as_str(),
         "opening_moves": g.opening_moves,
         "opening_label": g.opening_label,
         "status": g.status.as_str(),
@@ -149,5 +158,6 @@ fn game(r: GameExportRow) -> Value {
         "error": g.error,
         "error_kind": g.error_kind.map(|k| k.as_str()),
         "plies": g.ply_count,
+        "at_limit": g.at_limit,
     })
 }

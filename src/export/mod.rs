@@ -14,9 +14,11 @@ use std::{collections::HashMap, io::Write};
 use serde_json::{Value, json};
 
 use crate::{
-    board::{GameResult, PgnGame, Termination, write_pgn},
+    board::{GameResult, PgnGame, Termination, clock::GameClocks, write_pgn},
     engine::Score,
-    store::{GameStatus, Store, StoreError, StreamError, TournamentRow},
+    leaderboard::llm_chess,
+    llm::PriceTable,
+    store::{GameStatus, LlmCallRecord, Store, StoreError, StreamError, TournamentRow},
 };
 
 pub use annotate::{emt, white_eval};
@@ -50,6 +52,51 @@ fn write_line(out: &mut impl Write, value: &Value) -> Result<(), ExportError> {
     serde_json::to_writer(&mut *out, value).map_err(std::io::Error::from)?;
     out.write_all(b"\n")?;
     Ok(())
+}
+
+/// Every tournament's price table (the built-in one overlaid with its script's `prices`), read
+/// before a stream starts, since the store cannot be queried while it streams.
+struct Prices {
+    by_tournament: HashMap<String, PriceTable>,
+    built_in: PriceTable,
+}
+
+impl Prices {
+    fn load(store: &Store) -> Result<Prices, StoreError> {
+        let by_tournament = store
+            .tournaments()?
+            .iter()
+            .map(|t| (t.name.clone(), llm_chess::prices(t)))
+            .collect();
+        Ok(Prices {
+            by_tournament,
+            built_in: PriceTable::built_in(),
+        })
+    }
+
+    /// A call's usage and cost fields: the cached, cache-write and reasoning tokens (`null` when
+    /// unreported), `cost_usd` and `cost_source` (`provider` when the provider priced the call
+    /// itself, `table` when the price table did, `unknown`), and the provider's `cost_details`.
+    fn fields(&self, tournament: Option<&str>, call: &LlmCallRecord) -> [(&'static str, Value); 6] {
+        let table = tournament
+            .and_then(|t| self.by_tournament.get(t))
+            .unwrap_or(&self.built_in);
+        let d = &call.details;
+        let cost = call.cost(table);
+        [
+            ("cached_tokens", json!(d.cached_tokens)),
+            ("cache_write_tokens", json!(d.cache_write_tokens)),
+            ("reasoning_tokens", json!(d.reasoning_tokens)),
+            ("cost_usd", json!(cost.usd)),
+            ("cost_source", json!(cost.source.name())),
+            (
+                "cost_details",
+                d.cost_details_json
+                    .as_deref()
+                    .map_or(Value::Null, jsonl::parsed),
+            ),
+        ]
+    }
 }
 
 /// A score as `{"cp": n}` or `{"mate": n}`, the form of the stored top moves.
@@ -166,15 +213,25 @@ pub fn pgn_with(
                 .flatten();
             let mut extra_tags = Vec::new();
             let mut annotations = None;
+            let mut clock_commands = Vec::new();
             let mut comment = game.reason.clone();
+            // A store of another arena may hold clocks it cannot read: the game is written
+            // without them rather than not at all.
+            let clocks: Option<GameClocks> = store
+                .stored_time_control(game.id)?
+                .and_then(|json| serde_json::from_str(&json).ok());
             if options.annotate {
-                let notes = annotate::game(store, &game, &plies, options.reasoning)?;
+                let notes =
+                    annotate::game(store, &game, &plies, clocks.as_ref(), options.reasoning)?;
                 extra_tags = notes.tags;
                 annotations = Some(notes.moves);
                 comment = match (comment, notes.unplayed) {
                     (Some(reason), Some(failures)) => Some(format!("{reason} | {failures}")),
                     (reason, failures) => reason.or(failures),
                 };
+            } else if let Some(clocks) = &clocks {
+                extra_tags = clocks.pgn_tags();
+                clock_commands = annotate::clock_commands(clocks, &plies);
             }
             extra_tags.push(("ArenaGame".to_string(), game.index.to_string()));
             if let Some(hash) = &game.script_hash {
@@ -193,10 +250,12 @@ pub fn pgn_with(
                 result,
                 termination,
                 start_fen: game.start_fen.clone(),
+                variant: game.variant,
                 san_moves: plies.iter().map(|p| p.san.clone()).collect(),
                 extra_tags,
                 comment,
                 annotations,
+                clock_commands,
             };
             out.push_str(&write_pgn(&record));
             out.push('\n');

@@ -5,7 +5,9 @@
 use std::io::Write;
 
 use serde_json::{Value, json};
-use shakmaty::{CastlingMode, Chess, Position, fen::Fen};
+use shakmaty::Position;
+
+use crate::board::{Variant, position_from_fen, uci_of};
 
 use super::{ExportError, Players, jsonl::parsed, score_from_json, score_json, write_line};
 use crate::{analysis::WinModel, store::Store};
@@ -41,7 +43,7 @@ pub fn positions(
                 .collect(),
             _ => Vec::new(),
         };
-        let (side, legal) = legal_moves(&p.fen_before);
+        let (side, legal) = legal_moves(r.variant, &p.fen_before);
         let info = players.get(&r.tournament, &p.player);
         rows += 1;
         write_line(
@@ -78,11 +80,8 @@ pub fn positions(
 
 /// The side to move (`white`/`black`) and its legal moves in UCI; `null` and empty for a FEN
 /// that does not parse (never the case for a FEN arena stored).
-fn legal_moves(fen: &str) -> (Option<&'static str>, Vec<String>) {
-    let Ok(position) = fen.parse::<Fen>().map_err(|_| ()).and_then(|f| {
-        f.into_position::<Chess>(CastlingMode::Standard)
-            .map_err(|_| ())
-    }) else {
+fn legal_moves(variant: Variant, fen: &str) -> (Option<&'static str>, Vec<String>) {
+    let Ok(position) = position_from_fen(variant, fen) else {
         return (None, Vec::new());
     };
     let side = if position.turn().is_white() {
@@ -93,7 +92,7 @@ fn legal_moves(fen: &str) -> (Option<&'static str>, Vec<String>) {
     let moves = position
         .legal_moves()
         .iter()
-        .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+        .map(|m| uci_of(&position, m))
         .collect();
     (Some(side), moves)
 }

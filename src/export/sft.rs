@@ -16,9 +16,11 @@
 use std::io::Write;
 
 use serde_json::{Map, Value, json};
-use shakmaty::{CastlingMode, Chess, fen::Fen, san::San, uci::UciMove};
+use shakmaty::{Chess, san::San, uci::UciMove};
 
-use super::{ExportError, Players, write_line};
+use crate::board::{Variant, position_from_fen};
+
+use super::{ExportError, Players, Prices, write_line};
 use crate::store::{AcceptedMoveRow, Store};
 
 /// Which accepted moves an SFT export keeps.
@@ -72,6 +74,7 @@ pub fn sft(
     out: &mut impl Write,
 ) -> Result<SftCounts, ExportError> {
     let players = Players::load(store)?;
+    let prices = Prices::load(store)?;
     let mut counts = SftCounts::default();
     store.for_each_accepted_move(tournament, |row| {
         if options
@@ -88,7 +91,7 @@ pub fn sft(
         let info = players.get(&row.tournament, &row.ply.player);
         let mode = info.and_then(|i| i.mode.as_deref());
         let san_notation = info.is_some_and(|i| i.notation.as_deref() == Some("san"));
-        match chat(&row, options, mode, san_notation) {
+        match chat(&row, options, mode, san_notation, &prices) {
             Some(line) => {
                 counts.written += 1;
                 write_line(out, &line)
@@ -122,6 +125,7 @@ fn chat(
     options: &SftOptions,
     mode: Option<&str>,
     san_notation: bool,
+    prices: &Prices,
 ) -> Option<Value> {
     let request: Value = serde_json::from_str(&row.call.call.request_json).ok()?;
     let mut messages = request.get("messages")?.as_array()?.clone();
@@ -130,11 +134,17 @@ fn chat(
     let best = row.analysis.as_ref().and_then(|a| a.best.clone());
     let content = if options.rewrite_best {
         let best = best.as_deref()?;
-        answer(mode, san_notation, &row.ply.fen_before, best)?
+        answer(mode, san_notation, row.variant, &row.ply.fen_before, best)?
     } else if options.reasoning {
         row.call.call.reply_text.clone()?
     } else {
-        answer(mode, san_notation, &row.ply.fen_before, &row.ply.uci)?
+        answer(
+            mode,
+            san_notation,
+            row.variant,
+            &row.ply.fen_before,
+            &row.ply.uci,
+        )?
     };
     assistant.insert("content".into(), content.into());
     if options.reasoning
@@ -150,9 +160,7 @@ fn chat(
         line.insert("tools".into(), tools.clone());
     }
     if options.meta {
-        line.insert(
-            "meta".into(),
-            json!({
+        let mut meta = json!({
                 "tournament": row.tournament,
                 "game_id": row.call.call.game_id,
                 "ply": row.ply.ply,
@@ -164,24 +172,32 @@ fn chat(
                 "best": best,
                 "classification": row.analysis.as_ref().map(|a| a.classification.clone()),
                 "call_id": row.call.id,
-            }),
-        );
+                "prompt_tokens": row.call.call.prompt_tokens,
+                "completion_tokens": row.call.call.completion_tokens,
+        });
+        if let Some(object) = meta.as_object_mut() {
+            let usage = prices.fields(Some(&row.tournament), &row.call.call);
+            object.extend(usage.map(|(name, v)| (name.to_owned(), v)));
+        }
+        line.insert("meta".into(), meta);
     }
     Some(Value::Object(line))
 }
 
 /// `uci` as the mode's answer: `make_move <uci>` for `agentic`, else a fenced block with the move
 /// in the mode's notation.
-fn answer(mode: Option<&str>, san_notation: bool, fen: &str, uci: &str) -> Option<String> {
+fn answer(
+    mode: Option<&str>,
+    san_notation: bool,
+    variant: Variant,
+    fen: &str,
+    uci: &str,
+) -> Option<String> {
     if mode == Some("agentic") {
         return Some(format!("make_move {uci}"));
     }
     let text = if san_notation {
-        let position: Chess = fen
-            .parse::<Fen>()
-            .ok()?
-            .into_position(CastlingMode::Standard)
-            .ok()?;
+        let position: Chess = position_from_fen(variant, fen).ok()?;
         let mv = uci.parse::<UciMove>().ok()?.to_move(&position).ok()?;
         San::from_move(&position, mv).to_string()
     } else {

@@ -241,6 +241,7 @@ pub fn replay(game: &ImportedGame) -> Result<Vec<PlyRecord>, String> {
             player: mover.clone(),
             attempts: game.attempts.get(i).copied().unwrap_or(1).max(1),
             elapsed_ms: game.elapsed_ms.get(i).copied().unwrap_or(0),
+            clock_ms: None,
         });
     }
     if let Some(theirs) = &game.final_fen

@@ -46,7 +46,8 @@ pub fn rated_games(rows: &[GameRow]) -> Vec<Game> {
         .iter()
         .filter(|g| g.status == GameStatus::Finished)
         .collect();
-    finished.sort_by_key(|g| g.index);
+    // A replay stands in its slot's place, so the bootstrap draws the same games the same way.
+    finished.sort_by_key(|g| (g.slot, g.index));
     finished
         .into_iter()
         .filter_map(|g| {
@@ -135,13 +136,19 @@ pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
             Some(b) => b.spread[i].margin(),
             None => Z95 * p.se,
         };
+        // An anchor that is itself an estimate moves every rating one for one: its own error
+        // adds to each player's in quadrature (and is the anchored player's whole error).
+        let anchor_margin = options.anchor.as_ref().map_or(0.0, |a| Z95 * a.se);
+        let margin = margin.hypot(anchor_margin);
         let games = f64::from(p.games.max(1));
         table.rows.push(vec![
             ranks[i].into(),
             p.name.clone().into(),
             Cell::Num(p.rating, 1),
-            if Some(p.name.as_str()) == anchored {
+            if Some(p.name.as_str()) == anchored && anchor_margin == 0.0 {
                 Cell::Empty
+            } else if Some(p.name.as_str()) == anchored {
+                Cell::Num(anchor_margin, 1)
             } else {
                 Cell::Num(margin, 1)
             },
@@ -169,6 +176,12 @@ fn notes(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options, games: usi
     ));
     notes.push(match &options.anchor {
         None => "Elo: 400·log10 of the odds of scoring (+100 = 64 %), anchored so that the players' mean is 0".into(),
+        Some(a) if a.se > 0.0 => format!(
+            "Elo: 400·log10 of the odds of scoring (+100 = 64 %), anchored at {} = {} ± {:.1} (95 %); every +/- includes the anchor's own, in quadrature",
+            a.name,
+            a.rating,
+            Z95 * a.se
+        ),
         Some(a) => format!(
             "Elo: 400·log10 of the odds of scoring (+100 = 64 %), anchored at {} = {}; the others' +/- is relative to it",
             a.name, a.rating
@@ -372,6 +385,33 @@ mod tests {
                 .any(|n| n.contains("anchored at b = 1500"))
         );
         assert_eq!(tables[1].rows[0][2], Cell::from("b=1500"));
+
+        // A calibrated anchor's own error widens every margin, in quadrature.
+        let fuzzy = Options {
+            anchor: Some("b=1500±20".parse().unwrap()),
+            samples: 0,
+            ..Options::default()
+        };
+        let exact = Options {
+            anchor: Some("b=1500".parse().unwrap()),
+            samples: 0,
+            ..Options::default()
+        };
+        let (wide, narrow) = (
+            super::tables(&pool(), &fuzzy),
+            super::tables(&pool(), &exact),
+        );
+        for (w, n) in wide[0].rows.iter().zip(&narrow[0].rows) {
+            assert_eq!(w[2], n[2], "the ratings do not move");
+            match (&w[3], &n[3]) {
+                (Cell::Num(w, _), Cell::Num(n, _)) => {
+                    assert!((w - n.hypot(Z95 * 20.0)).abs() < 1e-9)
+                }
+                (Cell::Num(w, _), Cell::Empty) => assert!((w - Z95 * 20.0).abs() < 1e-9),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(wide[0].notes.iter().any(|n| n.contains("b = 1500 ± 39.2")));
     }
 
     #[test]

@@ -7,20 +7,32 @@ use std::str::FromStr;
 use crate::{
     board::GameResult,
     rating::{
-        RatingError,
+        RatingError, Z95,
         ladder::{self, Game, LadderConfig},
     },
     store::{GameRow, GameStatus},
     table::{Cell, Table},
 };
 
-/// The anchor of a ladder as the command line gives it: `NAME=RATING`.
+/// The anchor of a ladder as the command line gives it: `NAME=RATING`, or `NAME=RATING±SE` (also
+/// `+-`) for an anchor whose rating is itself an estimate (a calibrated rung: its `anchor_se`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Anchor {
     /// The anchor player's name.
     pub name: String,
     /// Its known Elo.
     pub rating: f64,
+    /// The standard error of that Elo (0: exact). Every fitted rating moves one for one with the
+    /// anchor's, so its variance adds to each player's: the reported errors include it.
+    pub se: f64,
+}
+
+impl Anchor {
+    /// A player's standard error on the anchor's scale: its error relative to the anchor and the
+    /// anchor's own, added in quadrature (dElo/dAnchor = 1 for every player).
+    pub fn widen(&self, relative_se: f64) -> f64 {
+        relative_se.hypot(self.se)
+    }
 }
 
 impl FromStr for Anchor {
@@ -28,21 +40,29 @@ impl FromStr for Anchor {
 
     fn from_str(text: &str) -> Result<Anchor, String> {
         // Split at the last `=`: player names may contain one, ratings never do.
-        let (name, rating) = text
-            .rsplit_once('=')
-            .ok_or_else(|| format!("expected ANCHOR=RATING (e.g. sf-1350=1350), got `{text}`"))?;
-        let rating: f64 = rating
-            .trim()
-            .parse()
-            .ok()
-            .filter(|r: &f64| r.is_finite())
-            .ok_or_else(|| format!("`{rating}` is not a rating (in `{text}`)"))?;
+        let (name, value) = text.rsplit_once('=').ok_or_else(|| {
+            format!("expected ANCHOR=RATING or ANCHOR=RATING±SE (e.g. sf-1350=1350), got `{text}`")
+        })?;
+        let number = |s: &str| s.trim().parse::<f64>().ok().filter(|r| r.is_finite());
+        let (rating, se) = match value.split_once('±').or_else(|| value.split_once("+-")) {
+            Some((rating, se)) => (rating, Some(se)),
+            None => (value, None),
+        };
+        let rating =
+            number(rating).ok_or_else(|| format!("`{rating}` is not a rating (in `{text}`)"))?;
+        let se = match se {
+            None => 0.0,
+            Some(se) => number(se).filter(|s| *s >= 0.0).ok_or_else(|| {
+                format!("`{se}` is not a standard error (a number, 0 or more; in `{text}`)")
+            })?,
+        };
         if name.trim().is_empty() {
             return Err(format!("no anchor name in `{text}`"));
         }
         Ok(Anchor {
             name: name.trim().to_owned(),
             rating,
+            se,
         })
     }
 }
@@ -89,8 +109,9 @@ pub fn ladder_table(
         ],
     );
     for (rank, p) in fitted.iter().enumerate() {
-        let (low, high) = p.interval();
-        let anchored = p.name == anchor.name;
+        let se = anchor.widen(p.se);
+        let (low, high) = (p.rating - Z95 * se, p.rating + Z95 * se);
+        let anchored = p.name == anchor.name && anchor.se == 0.0;
         table.rows.push(vec![
             Cell::Int(rank as i64 + 1),
             if anchored {
@@ -102,7 +123,7 @@ pub fn ladder_table(
             if anchored {
                 Cell::Empty
             } else {
-                Cell::Num(p.se, 0)
+                Cell::Num(se, 0)
             },
             if anchored {
                 Cell::Empty
@@ -113,10 +134,17 @@ pub fn ladder_table(
             Cell::Num(100.0 * p.score / f64::from(p.games.max(1)), 1),
         ]);
     }
-    table.notes.push(format!(
-        "Bradley-Terry on the Elo scale, draws as half points, {} held at {:.0}; errors are relative to the anchor",
-        anchor.name, anchor.rating
-    ));
+    table.notes.push(if anchor.se > 0.0 {
+        format!(
+            "Bradley-Terry on the Elo scale, draws as half points, {} held at {:.0} ± {:.0} (SE); every error includes the anchor's own, in quadrature",
+            anchor.name, anchor.rating, anchor.se
+        )
+    } else {
+        format!(
+            "Bradley-Terry on the Elo scale, draws as half points, {} held at {:.0}; errors are relative to the anchor",
+            anchor.name, anchor.rating
+        )
+    });
     if virtual_draws > 0.0 {
         table.notes.push(format!(
             "{virtual_draws} virtual draw(s) added to every pair that met, so that sweeps stay finite (--virtual-draws 0: pure MLE)"
@@ -137,6 +165,45 @@ mod tests {
         assert!("sf".parse::<Anchor>().is_err());
         assert!("sf=strong".parse::<Anchor>().is_err());
         assert!("=1350".parse::<Anchor>().is_err());
+        assert_eq!(a.se, 0.0);
+        let calibrated: Anchor = "random=-122.27±11.75".parse().unwrap();
+        assert_eq!((calibrated.rating, calibrated.se), (-122.27, 11.75));
+        let ascii: Anchor = "random=-122.27+-11.75".parse().unwrap();
+        assert_eq!(ascii, calibrated);
+        assert!("random=-122.27±-1".parse::<Anchor>().is_err());
+        assert!("random=-122.27±x".parse::<Anchor>().is_err());
+    }
+
+    #[test]
+    fn an_anchors_own_error_widens_every_other_error() {
+        let games = [
+            row(1, "anchor", "weak", "1-0"),
+            row(2, "weak", "anchor", "1/2-1/2"),
+            row(3, "weak", "rnd", "1-0"),
+            row(4, "rnd", "weak", "0-1"),
+        ];
+        let exact = Anchor {
+            name: "anchor".into(),
+            rating: 1000.0,
+            se: 0.0,
+        };
+        let fuzzy = Anchor {
+            se: 30.0,
+            ..exact.clone()
+        };
+        let a = ladder_table(&games, &exact, 1.0).unwrap();
+        let b = ladder_table(&games, &fuzzy, 1.0).unwrap();
+        for (x, y) in a.rows.iter().zip(&b.rows) {
+            assert_eq!(x[2], y[2], "the ratings themselves do not move");
+            match (&x[3], &y[3]) {
+                (Cell::Num(se, _), Cell::Num(wide, _)) => {
+                    assert!((wide - se.hypot(30.0)).abs() < 1e-9, "{x:?} {y:?}")
+                }
+                (Cell::Empty, Cell::Num(wide, _)) => assert_eq!(*wide, 30.0),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(b.notes[0].contains("± 30"), "{:?}", b.notes);
     }
 
     #[test]
@@ -149,6 +216,7 @@ mod tests {
             row(5, "rnd", "anchor", "0-1"),
         ];
         let anchor = Anchor {
+            se: 0.0,
             name: "anchor".into(),
             rating: 1350.0,
         };

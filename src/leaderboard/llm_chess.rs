@@ -29,7 +29,7 @@ use shakmaty::{Color, Position};
 
 use crate::{
     board::{Game, GameResult, Termination},
-    llm::{PriceTable, Usage},
+    llm::{CostSource, PriceTable},
     rating::elo_anchor::{self, AnchorGame, EloEstimate, WHITE_ADVANTAGE},
     store::{CallSummary, GameRow, GameStatus, PlayerRow, Store, StoreError, TournamentRow},
     table::{Cell, Table},
@@ -146,13 +146,13 @@ fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreErr
     };
     let plies = store.plies(g.id)?;
     let fen = match plies.last() {
-        Some(last) => Game::new(Some(&last.fen_before), 0)
+        Some(last) => Game::new_in(g.variant, Some(&last.fen_before), 0)
             .ok()
             .and_then(|mut game| game.play_uci(&last.uci).ok().map(|_| game.fen())),
         None => g.start_fen.clone(),
     };
     let material = fen
-        .and_then(|f| Game::new(Some(&f), 0).ok())
+        .and_then(|f| Game::new_in(g.variant, Some(&f), 0).ok())
         .map(|game| material(game.position()))
         .unwrap_or((0, 0));
     Ok(Some(FinishedGame {
@@ -197,8 +197,13 @@ struct Tally {
     replies: u64,
     asked: BTreeSet<(i64, u32)>,
     completion_tokens: u64,
-    /// Calls whose reply reported no usage: their tokens, and so the player's cost, are unknown.
+    /// Calls whose reply reported no usage: their tokens are unknown.
     calls_without_usage: u64,
+    /// Calls with neither usage nor a provider price: the player's cost is unknown.
+    calls_without_cost: u64,
+    /// Calls priced by the provider itself, and all calls.
+    provider_priced: u64,
+    calls: u64,
     cost: Option<f64>,
 }
 
@@ -295,19 +300,20 @@ pub fn table(
             t.replies += 1;
         }
         t.asked.insert((c.game_id, c.ply));
-        let (Some(prompt_tokens), Some(completion_tokens)) = (c.prompt_tokens, c.completion_tokens)
-        else {
-            t.calls_without_usage += 1;
-            continue;
-        };
-        t.completion_tokens += completion_tokens;
-        let usage = Usage {
-            prompt_tokens,
-            completion_tokens,
-            total_tokens: prompt_tokens + completion_tokens,
-            ..Usage::default()
-        };
-        t.cost = match (t.cost, prices.cost(&usage, &c.model)) {
+        // The provider's own price when it sent one, else the table's over the usage.
+        let cost = c.cost(prices);
+        t.calls += 1;
+        if cost.source == CostSource::Provider {
+            t.provider_priced += 1;
+        }
+        match c.completion_tokens.filter(|_| c.prompt_tokens.is_some()) {
+            Some(completion_tokens) => t.completion_tokens += completion_tokens,
+            None => t.calls_without_usage += 1,
+        }
+        if cost.usd.is_none() && c.usage().is_none() {
+            t.calls_without_cost += 1;
+        }
+        t.cost = match (t.cost, cost.usd) {
             (Some(sum), Some(cost)) => Some(sum + cost),
             _ => None,
         };
@@ -383,7 +389,7 @@ pub fn table(
                 per(t.completion_tokens, asked)
             },
             match t.cost {
-                _ if t.calls_without_usage > 0 && n > 0 => Cell::Text(UNKNOWN.into()),
+                _ if t.calls_without_cost > 0 && n > 0 => Cell::Text(UNKNOWN.into()),
                 Some(cost) if n > 0 => Cell::Num(cost / f64::from(n), 4),
                 _ => Cell::Empty,
             },
@@ -436,9 +442,21 @@ pub fn table(
         .collect();
     if !without_usage.is_empty() {
         table.notes.push(format!(
-            "tokens/move and cost/game are unknown where a reply reported no token usage: calls \
-             without usage by {}",
+            "tokens/move and cost/game are unknown where a reply reported no token usage (unless \
+             the provider priced it): calls without usage by {}",
             without_usage.join(", ")
+        ));
+    }
+    let provider_priced: Vec<String> = tallies
+        .iter()
+        .filter(|(_, t)| t.provider_priced > 0)
+        .map(|(name, t)| format!("{name} ({} of {})", t.provider_priced, t.calls))
+        .collect();
+    if !provider_priced.is_empty() {
+        table.notes.push(format!(
+            "cost/game is the provider's own price for the calls it priced, the price table's for \
+             the others: calls priced by the provider by {}",
+            provider_priced.join(", ")
         ));
     }
     table.notes.push(

@@ -15,7 +15,10 @@ use crate::{
     analysis,
     board::{GameResult, Termination},
     rating::glicko::{self, Compat, GlickoConfig},
-    store::{GameRow, GameStatus, PlayerRow, StandingRow, Store, StoreError, TournamentRow},
+    store::{
+        GameRow, GameStatus, PlayerRow, StandingRow, Store, StoreError, TournamentRow,
+        current_attempts,
+    },
     table::{Cell, Table},
 };
 
@@ -37,6 +40,9 @@ pub struct Options {
     pub llm_chess: bool,
     /// How to fit and resample the Bradley–Terry table.
     pub bradley_terry: bradley_terry::Options,
+    /// The tournament's own format tables (a Swiss table, a knockout bracket), shown after the
+    /// standings. The caller makes them: only it can run the format's scripts.
+    pub format_tables: Vec<Table>,
 }
 
 impl Default for Options {
@@ -49,6 +55,7 @@ impl Default for Options {
             games: false,
             llm_chess: false,
             bradley_terry: bradley_terry::Options::default(),
+            format_tables: Vec::new(),
         }
     }
 }
@@ -65,9 +72,16 @@ pub fn tables(
     let games = store.games(tournament.id)?;
     let players = store.players(tournament.id)?;
     let standings = store.standings(tournament.id)?;
-    let mut out = vec![ratings(&games, &players, options)];
-    out.extend(bradley_terry::tables(&games, &options.bradley_terry));
+    // The ratings see each schedule slot's current attempt, in slot order: the same games in the
+    // same order as a tournament that no harness fault interrupted.
+    let rated: Vec<GameRow> = current_attempts(&games).into_iter().cloned().collect();
+    let mut out = vec![ratings(&rated, &players, options)];
+    out.extend(bradley_terry::tables(&rated, &options.bradley_terry));
     out.push(standings_table(&standings));
+    out.extend(options.format_tables.iter().cloned());
+    if games.iter().any(GameRow::is_void) {
+        out.push(void_games_table(&games));
+    }
     if options.stats {
         out.push(attempts(&standings));
         out.push(terminations(&games, &players));
@@ -195,7 +209,7 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
     table
 }
 
-/// Glicko-1 over the finished games in the order they finished, each game its own rating period
+/// Glicko-1 over the finished games in schedule order (slot, then game number), each game its own rating period
 /// (ChessArena, appendix C): what [`ratings`] shows, for callers that want the numbers (the HTML
 /// report's plot).
 pub fn rate(games: &[GameRow], compat: Compat) -> glicko::Ratings {
@@ -203,12 +217,13 @@ pub fn rate(games: &[GameRow], compat: Compat) -> glicko::Ratings {
         compat,
         ..GlickoConfig::default()
     };
-    let mut finished: Vec<&GameRow> = games
-        .iter()
+    // Schedule order, not finish order: the same games give the same ratings at any concurrency.
+    // A replay takes its slot's place, so a game an engine crash made void and that was played
+    // again rates where it was scheduled.
+    let finished: Vec<&GameRow> = current_attempts(games)
+        .into_iter()
         .filter(|g| g.status == GameStatus::Finished)
         .collect();
-    // Schedule order, not finish order: the same games give the same ratings at any concurrency.
-    finished.sort_by_key(|g| g.index);
     let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
     for g in finished {
         let Some(result) = g
@@ -249,16 +264,22 @@ fn identity(p: &PlayerRow) -> (String, String) {
 
 /// Results and the protocol failures that are the model's own: player, games, W/D/L, score %,
 /// forfeits, parse errors, illegal moves, LLM calls, tokens. A `void` column (games that ended
-/// without a result and count for nobody) appears when a player has one; tokens say `unknown`
-/// for a player with a call whose reply reported no usage.
+/// without a result and count for nobody) appears when a player has one, and an `at limit W-D-L`
+/// column (the adjudication engine's verdicts on games that reached the move limit, apart from
+/// their official draws) when a game has a verdict; tokens say `unknown` for a player with a
+/// call whose reply reported no usage.
 pub fn standings_table(rows: &[StandingRow]) -> Table {
     let any_void = rows.iter().any(|r| r.voids > 0);
+    let any_limit = rows.iter().any(|r| r.at_limit.games() > 0);
     let mut columns = vec!["#", "player", "games", "W", "D", "L"];
     if any_void {
         columns.push("void");
     }
+    columns.push("score %");
+    if any_limit {
+        columns.push("at limit W-D-L");
+    }
     columns.extend([
-        "score %",
         "forfeits",
         "parse errors",
         "illegal moves",
@@ -278,8 +299,16 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
         if any_void {
             row.push(r.voids.into());
         }
+        row.push(Cell::Num(r.score_percent(), 1));
+        if any_limit {
+            let l = r.at_limit;
+            row.push(if l.games() == 0 {
+                Cell::Empty
+            } else {
+                format!("{}-{}-{}", l.wins, l.draws, l.losses).into()
+            });
+        }
         row.extend([
-            Cell::Num(r.score_percent(), 1),
             r.forfeits.into(),
             r.parse_errors.into(),
             r.illegal_moves.into(),
@@ -299,6 +328,14 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
                 .into(),
         );
     }
+    if any_limit {
+        table.notes.push(
+            "at limit W-D-L: the games that reached the move limit, as the adjudication \
+             engine's evaluation of the final position judges them (adjudication.move_limit); \
+             their official result stays a draw, in games, W, D, L, score and every rating"
+                .into(),
+        );
+    }
     let without_usage: Vec<String> = rows
         .iter()
         .filter(|r| r.calls_without_usage > 0)
@@ -315,6 +352,47 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
             without_usage.join(", ")
         ));
     }
+    table
+}
+
+/// Every void game (finished without a result, in no rating or score): its number, players,
+/// termination, plies, what becomes of its slot, and the error that ended it. A game a harness
+/// fault made void (an engine crashed or hung) names the game that plays it again, or says the
+/// next run will; one void by the model's own limits (`context_exceeded`, `request_rejected`) is
+/// not replayed, since it would end the same way.
+pub fn void_games_table(games: &[GameRow]) -> Table {
+    let mut table = Table::new(
+        "void games",
+        &[
+            "game",
+            "white",
+            "black",
+            "termination",
+            "plies",
+            "replayed by",
+            "error",
+        ],
+    );
+    for g in games.iter().filter(|g| g.is_void()) {
+        let replay = games.iter().find(|r| r.replay_of == Some(g.id));
+        let replayed = match replay {
+            Some(r) => format!("game {}", r.index),
+            None if g.is_harness_void() => "the next run".into(),
+            None => "-".into(),
+        };
+        table.rows.push(vec![
+            Cell::Int(i64::from(g.index)),
+            g.white.clone().into(),
+            g.black.clone().into(),
+            g.termination.clone().unwrap_or_default().into(),
+            g.ply_count.into(),
+            replayed.into(),
+            g.reason.clone().unwrap_or_default().into(),
+        ]);
+    }
+    table.notes.push(
+        "void games count for nobody: no rating, score or W/D/L; a harness fault's slot is played again from its opening, reusing the stored replies wherever the game takes the same path".into(),
+    );
     table
 }
 
@@ -444,22 +522,19 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
 /// One row per finished game: who played, the result and how it ended, its length, and each
 /// side's LLM attempts and failed attempts (answers that gave no playable move).
 pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Table {
-    let mut table = Table::new(
-        "games",
-        &[
-            "game",
-            "round",
-            "white",
-            "black",
-            "result",
-            "termination",
-            "plies",
-            "white attempts",
-            "white failed",
-            "black attempts",
-            "black failed",
-        ],
-    );
+    let any_limit = games.iter().any(|g| g.at_limit.is_some());
+    let mut columns = vec!["game", "round", "white", "black", "result", "termination"];
+    if any_limit {
+        columns.push("at limit");
+    }
+    columns.extend([
+        "plies",
+        "white attempts",
+        "white failed",
+        "black attempts",
+        "black failed",
+    ]);
+    let mut table = Table::new("games", &columns);
     // (attempts, failed) by game and player.
     let mut counts: BTreeMap<(i64, &str), (u64, u64)> = BTreeMap::new();
     for c in calls {
@@ -484,7 +559,7 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
         };
         let (white_attempts, white_failed) = side(&g.white);
         let (black_attempts, black_failed) = side(&g.black);
-        table.rows.push(vec![
+        let mut row: Vec<Cell> = vec![
             g.index.into(),
             g.round.into(),
             g.white.clone().into(),
@@ -499,12 +574,25 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
                 .unwrap_or_default()
                 .replace('_', " ")
                 .into(),
+        ];
+        if any_limit {
+            row.push(g.at_limit.clone().map_or(Cell::Empty, Cell::Text));
+        }
+        row.extend([
             g.ply_count.into(),
             white_attempts,
             white_failed,
             black_attempts,
             black_failed,
         ]);
+        table.rows.push(row);
+    }
+    if any_limit {
+        table.notes.push(
+            "at limit: the adjudication engine's verdict on a game that reached the move limit \
+             (adjudication.move_limit); the official result is unchanged"
+                .into(),
+        );
     }
     table
 }
@@ -525,6 +613,7 @@ pub(crate) mod tests {
             start_fen: None,
             opening_moves: Vec::new(),
             opening_label: None,
+            variant: crate::board::Variant::Standard,
             status: GameStatus::Finished,
             result: Some(result.into()),
             termination: Some("checkmate".into()),
@@ -536,6 +625,9 @@ pub(crate) mod tests {
             error: None,
             ply_count: 10,
             error_kind: None,
+            replay_of: None,
+            slot: index,
+            at_limit: None,
         }
     }
 
@@ -576,10 +668,44 @@ pub(crate) mod tests {
         reversed.reverse();
         for (i, g) in reversed.iter_mut().enumerate() {
             g.index = i as u32 + 1;
+            g.slot = g.index;
         }
         assert_ne!(
             ratings(&reversed, &players, &options).rows,
             by_schedule.rows
         );
+    }
+
+    #[test]
+    fn a_replay_rates_in_its_slot_and_its_void_attempt_nowhere() {
+        let results = ["0-1", "0-1", "0-1", "0-1", "1-0", "1-0"];
+        let scheduled: Vec<GameRow> = (1..=6)
+            .map(|i| row(i, "b", "x", results[i as usize - 1]))
+            .collect();
+        // Game 2 was void (an engine crashed) and game 7 played its slot again.
+        let mut replayed = scheduled.clone();
+        replayed[1].result = Some(crate::store::VOID_RESULT.into());
+        replayed[1].termination = Some("engine_failure".into());
+        let mut replay = scheduled[1].clone();
+        replay.id = 7;
+        replay.index = 7;
+        replay.replay_of = Some(2);
+        replayed.push(replay);
+        let players = [player("b"), player("x")];
+        let options = Options {
+            show_all: true,
+            ..Options::default()
+        };
+        assert_eq!(
+            ratings(&replayed, &players, &options),
+            ratings(&scheduled, &players, &options)
+        );
+        let listed = void_games_table(&replayed);
+        assert_eq!(listed.rows.len(), 1);
+        assert_eq!(listed.rows[0][0], Cell::Int(2));
+        assert_eq!(listed.rows[0][5], Cell::Text("game 7".into()));
+        // Without its replay yet, the next run plays it again.
+        let listed = void_games_table(&replayed[..6]);
+        assert_eq!(listed.rows[0][5], Cell::Text("the next run".into()));
     }
 }

@@ -259,6 +259,7 @@ mod tests {
             start_fen: None,
             opening_moves: Vec::new(),
             opening_label: None,
+            variant: crate::board::Variant::Standard,
             status: GameStatus::Finished,
             result: Some(result.into()),
             termination: Some("checkmate".into()),
@@ -270,6 +271,9 @@ mod tests {
             error: None,
             error_kind: None,
             ply_count: 40,
+            replay_of: None,
+            slot: id as u32,
+            at_limit: None,
         }
     }
 

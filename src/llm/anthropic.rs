@@ -12,6 +12,11 @@
 //!
 //! The reply's `thinking` blocks are the reasoning (`redacted_thinking` blocks carry no readable
 //! text and are skipped); its `text` blocks are the answer.
+//!
+//! Usage: `input_tokens` counts only the uncached part of the prompt, so the prompt is that plus
+//! `cache_read_input_tokens` (the cached tokens) and `cache_creation_input_tokens` (the cache
+//! writes). Thinking tokens are inside `output_tokens` and never reported apart: reasoning tokens
+//! are unknown. The API reports no price.
 
 use reqwest::RequestBuilder;
 use serde::Deserialize;
@@ -19,7 +24,7 @@ use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatRequest, Reasoning, Usage, WireReply,
+    ChatRequest, Reasoning, ReportedUsage, Usage, WireReply,
     openai::{insert_sampling, merge_extra},
 };
 
@@ -145,10 +150,39 @@ struct WireUsage {
     input_tokens: u64,
     #[serde(default)]
     output_tokens: u64,
-    #[serde(default)]
-    cache_creation_input_tokens: u64,
-    #[serde(default)]
-    cache_read_input_tokens: u64,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn read(self) -> Usage {
+        let written = self.cache_creation_input_tokens;
+        let read = self.cache_read_input_tokens;
+        let prompt = self.input_tokens + written.unwrap_or(0) + read.unwrap_or(0);
+        Usage {
+            prompt_tokens: prompt,
+            completion_tokens: self.output_tokens,
+            total_tokens: prompt + self.output_tokens,
+            reasoning_tokens: None,
+            cached_tokens: read,
+            cache_write_tokens: written,
+        }
+    }
+}
+
+/// The usage a body reports, whatever else it holds.
+pub(super) fn decode_usage(body: &str) -> ReportedUsage {
+    #[derive(Deserialize)]
+    struct UsageOnly {
+        usage: Option<WireUsage>,
+    }
+    ReportedUsage {
+        usage: serde_json::from_str::<UsageOnly>(body)
+            .ok()
+            .and_then(|b| b.usage)
+            .map(WireUsage::read),
+        cost: None,
+    }
 }
 
 /// Reads a successful response body.
@@ -195,17 +229,8 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
     Ok(WireReply {
         content: answer.concat(),
         reasoning: (!thinking.is_empty()).then(|| thinking.join("\n\n")),
-        // `input_tokens` counts only the uncached part of the prompt.
-        usage: response.usage.map(|u| {
-            let prompt = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
-            Usage {
-                prompt_tokens: prompt,
-                completion_tokens: u.output_tokens,
-                total_tokens: prompt + u.output_tokens,
-                reasoning_tokens: 0,
-                cached_tokens: u.cache_read_input_tokens,
-            }
-        }),
+        usage: response.usage.map(WireUsage::read),
+        cost: None,
         finish_reason,
     })
 }
@@ -321,9 +346,41 @@ mod tests {
                 prompt_tokens: 2360,
                 completion_tokens: 187,
                 total_tokens: 2547,
-                reasoning_tokens: 0,
-                cached_tokens: 2048,
+                reasoning_tokens: None,
+                cached_tokens: Some(2048),
+                cache_write_tokens: Some(0),
             })
+        );
+    }
+
+    #[test]
+    fn cache_writes_and_reads_are_parts_of_the_prompt() {
+        // The shape of Anthropic's prompt-caching docs: a first call writes the cache, with the
+        // per-TTL breakdown beside the totals.
+        let body = r#"{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-20250514",
+            "content":[{"type":"text","text":"e2e4"}],"stop_reason":"end_turn","stop_sequence":null,
+            "usage":{"input_tokens":21,"cache_creation_input_tokens":1800,"cache_read_input_tokens":0,
+                     "cache_creation":{"ephemeral_5m_input_tokens":1800,"ephemeral_1h_input_tokens":0},
+                     "output_tokens":393,"service_tier":"standard"}}"#;
+        let usage = decode(body).expect("valid body").usage.expect("usage");
+        assert_eq!(usage.prompt_tokens, 21 + 1800);
+        assert_eq!(usage.cache_write_tokens, Some(1800));
+        assert_eq!(usage.cached_tokens, Some(0));
+        assert_eq!(
+            usage.reasoning_tokens, None,
+            "thinking is never reported apart"
+        );
+        // llama.cpp's messages endpoint sends no cache fields: unknown, not zero.
+        let body = r#"{"type":"message","content":[{"type":"text","text":"e4"}],"usage":{"input_tokens":9,"output_tokens":2}}"#;
+        let usage = decode(body).expect("valid body").usage.expect("usage");
+        assert_eq!(
+            (usage.cached_tokens, usage.cache_write_tokens),
+            (None, None)
+        );
+        // An error object carries no usage.
+        assert_eq!(
+            decode_usage(include_str!("fixtures/anthropic_529.json")),
+            ReportedUsage::default()
         );
     }
 

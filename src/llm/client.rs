@@ -15,7 +15,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::warn;
 
 use super::{
-    ChatReply, ChatRequest, Endpoint, LlmError, Provider, error_body, retry_delay, split_reasoning,
+    ChatReply, ChatRequest, Endpoint, LlmError, Provider, ReportedUsage, error_body, retry_delay,
+    split_reasoning,
 };
 
 /// A client for every LLM endpoint: one HTTP connection pool and one concurrency limit per base URL.
@@ -72,6 +73,9 @@ pub struct FailedAttempt<'a> {
     pub error: &'a LlmError,
     /// Duration of the attempt in milliseconds.
     pub latency_ms: u64,
+    /// The usage and cost the body reports despite the failure (a provider that bills a reply
+    /// arena cannot use may still say so); empty when it reports none.
+    pub reported: ReportedUsage,
 }
 
 /// Response headers worth keeping with a failed attempt: what the body is, who answered (request
@@ -166,6 +170,24 @@ impl LlmClient {
         &self,
         endpoint: &Endpoint,
         req: &ChatRequest,
+        on_failure: impl FnMut(&FailedAttempt<'_>) -> ControlFlow<()> + Send,
+    ) -> Result<ChatReply, LlmError> {
+        self.chat_within(endpoint, req, None, on_failure).await
+    }
+
+    /// As [`LlmClient::chat_observed`], with each attempt given at most `clock` (a player's chess
+    /// clock: the time it has left for this call). An attempt that fails before that (an error
+    /// status, a transport failure, the endpoint's own timeout) is retried as usual and, like the
+    /// waits between attempts, costs the clock nothing; an attempt still unanswered when `clock`
+    /// has passed ends the call with [`LlmError::OutOfTime`], never retried.
+    ///
+    /// # Errors
+    /// As [`LlmClient::chat`], and [`LlmError::OutOfTime`].
+    pub async fn chat_within(
+        &self,
+        endpoint: &Endpoint,
+        req: &ChatRequest,
+        clock: Option<Duration>,
         mut on_failure: impl FnMut(&FailedAttempt<'_>) -> ControlFlow<()> + Send,
     ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
@@ -177,10 +199,20 @@ impl LlmClient {
         let mut decode_failures = 0;
         loop {
             attempt += 1;
-            let failure = match self
-                .attempt_chat(endpoint, &url, &body, key.as_deref(), attempt)
-                .await
-            {
+            let attempted = self.attempt_chat(endpoint, &url, &body, key.as_deref(), attempt);
+            let attempted = match clock {
+                Some(after) => match tokio::time::timeout(after, attempted).await {
+                    Ok(attempted) => attempted,
+                    Err(_) => {
+                        return Err(LlmError::OutOfTime {
+                            url: url.clone(),
+                            after,
+                        });
+                    }
+                },
+                None => attempted.await,
+            };
+            let failure = match attempted {
                 Ok(mut reply) => {
                     reply.transport_retries = attempt - 1;
                     return Ok(reply);
@@ -188,13 +220,15 @@ impl LlmClient {
                 Err(failure) => failure,
             };
             if let Some(answer) = &failure.answer {
+                let body = failure.error.body().unwrap_or_default();
                 let shown = FailedAttempt {
                     attempt,
                     http_status: answer.status,
                     headers: &answer.headers,
-                    body: failure.error.body().unwrap_or_default(),
+                    body,
                     error: &failure.error,
                     latency_ms: answer.latency_ms,
+                    reported: endpoint.provider.reported_usage(body),
                 };
                 if on_failure(&shown).is_break() {
                     return Err(failure.error);
@@ -348,6 +382,7 @@ impl LlmClient {
             content,
             reasoning,
             usage: wire.usage,
+            provider_cost: wire.cost,
             finish_reason: wire.finish_reason,
             http_status: status.as_u16(),
             latency_ms,

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{ChatRequest, Usage, WireReply, openai::merge_extra};
+use super::{ChatRequest, ReportedUsage, Usage, WireReply, openai::merge_extra};
 
 /// The `generateContent` URL for `model` below `base_url`. A `models/` prefix on the name, as
 /// Gemini's own model list spells it, is accepted.
@@ -142,6 +142,8 @@ struct PromptFeedback {
     block_reason: Option<String>,
 }
 
+/// Gemini's JSON is proto3's: a count of zero is left out, so an absent count is 0 (a model that
+/// did not think, a prompt that hit no cache), never unknown.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UsageMetadata {
@@ -156,6 +158,38 @@ struct UsageMetadata {
     total_token_count: Option<u64>,
 }
 
+impl UsageMetadata {
+    fn read(self) -> Usage {
+        let completion = self.candidates_token_count + self.thoughts_token_count;
+        Usage {
+            prompt_tokens: self.prompt_token_count,
+            completion_tokens: completion,
+            total_tokens: self
+                .total_token_count
+                .unwrap_or(self.prompt_token_count + completion),
+            reasoning_tokens: Some(self.thoughts_token_count),
+            cached_tokens: Some(self.cached_content_token_count),
+            cache_write_tokens: None,
+        }
+    }
+}
+
+/// The usage a body reports, whatever else it holds. The API reports no price.
+pub(super) fn decode_usage(body: &str) -> ReportedUsage {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct UsageOnly {
+        usage_metadata: Option<UsageMetadata>,
+    }
+    ReportedUsage {
+        usage: serde_json::from_str::<UsageOnly>(body)
+            .ok()
+            .and_then(|b| b.usage_metadata)
+            .map(UsageMetadata::read),
+        cost: None,
+    }
+}
+
 /// Reads a successful response body.
 ///
 /// # Errors
@@ -164,18 +198,7 @@ struct UsageMetadata {
 pub(super) fn decode(body: &str) -> Result<WireReply, String> {
     let response: Response =
         serde_json::from_str(body).map_err(|e| format!("invalid gemini json: {e}"))?;
-    let usage = response.usage_metadata.map(|u| {
-        let completion = u.candidates_token_count + u.thoughts_token_count;
-        Usage {
-            prompt_tokens: u.prompt_token_count,
-            completion_tokens: completion,
-            total_tokens: u
-                .total_token_count
-                .unwrap_or(u.prompt_token_count + completion),
-            reasoning_tokens: u.thoughts_token_count,
-            cached_tokens: u.cached_content_token_count,
-        }
-    });
+    let usage = response.usage_metadata.map(UsageMetadata::read);
     let Some(candidate) = response.candidates.and_then(|c| c.into_iter().next()) else {
         let blocked = response.prompt_feedback.and_then(|f| f.block_reason);
         return match blocked {
@@ -185,6 +208,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                     content: String::new(),
                     reasoning: None,
                     usage,
+                    cost: None,
                     finish_reason: Some("content_filter".into()),
                 })
             }
@@ -216,6 +240,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         content: answer.concat(),
         reasoning: (!thoughts.is_empty()).then(|| thoughts.join("\n\n")),
         usage,
+        cost: None,
         finish_reason,
     })
 }
@@ -312,10 +337,31 @@ mod tests {
                 prompt_tokens: 96,
                 completion_tokens: 1037,
                 total_tokens: 1133,
-                reasoning_tokens: 1028,
-                cached_tokens: 64,
+                reasoning_tokens: Some(1028),
+                cached_tokens: Some(64),
+                cache_write_tokens: None,
             })
         );
+    }
+
+    #[test]
+    fn absent_counts_are_zero_and_a_body_without_candidates_keeps_its_usage() {
+        // The blocked prompt reports neither thoughts nor cache hits: proto3 leaves zeros out.
+        let body = include_str!("fixtures/gemini_blocked.json");
+        let usage = decode(body).expect("valid body").usage.expect("usage");
+        assert_eq!(
+            (usage.reasoning_tokens, usage.cached_tokens),
+            (Some(0), Some(0))
+        );
+        // A 200 without candidates or a block reason does not decode, yet says what it used.
+        let body = r#"{"usageMetadata":{"promptTokenCount":1200,"cachedContentTokenCount":1024,"totalTokenCount":1200},"modelVersion":"gemini-2.5-pro"}"#;
+        assert!(decode(body).is_err());
+        let usage = decode_usage(body).usage.expect("usage");
+        assert_eq!(
+            (usage.prompt_tokens, usage.cached_tokens),
+            (1200, Some(1024))
+        );
+        assert_eq!(decode_usage("{}"), ReportedUsage::default());
     }
 
     #[test]

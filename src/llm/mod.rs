@@ -9,8 +9,9 @@
 //! Responses API, Anthropic messages and Gemini `generateContent`. Each maps the same
 //! [`ChatRequest`] (system messages, sampling, token limit, [`Reasoning`]) to its API, and its reply
 //! to the same [`ChatReply`]: answer, reasoning text, [`Usage`] and a finish reason in OpenAI's
-//! terms. Rate-limited calls wait as the provider's headers say ([`retry_delay`]); a call's cost comes
-//! from a [`PriceTable`] ([`ChatReply::cost_usd`]).
+//! terms. Rate-limited calls wait as the provider's headers say ([`retry_delay`]); a call's cost is
+//! the provider's own when its response carries one ([`ProviderCost`], OpenRouter's `usage.cost`),
+//! else the [`PriceTable`]'s ([`ChatReply::call_cost`] says which).
 //!
 //! ```no_run
 //! use arena::llm::{ChatMessage, ChatRequest, Endpoint, LlmClient};
@@ -51,7 +52,7 @@ use serde_json::{Map, Value};
 
 pub use self::{
     client::{FailedAttempt, LlmClient, headers_that_matter},
-    pricing::{Price, PriceTable},
+    pricing::{CallCost, CostSource, Price, PriceTable},
     ratelimit::retry_delay,
     reasoning::split_reasoning,
     rejection::Rejection,
@@ -145,6 +146,17 @@ impl Provider {
             Provider::Gemini => gemini::decode(body),
         }
     }
+
+    /// The usage and cost a response body reports, whatever else it holds; nothing when it is
+    /// not JSON or reports none.
+    pub fn reported_usage(self, body: &str) -> ReportedUsage {
+        match self {
+            Provider::OpenAiChat => openai::decode_usage(body),
+            Provider::OpenAiResponses => responses::decode_usage(body),
+            Provider::Anthropic => anthropic::decode_usage(body),
+            Provider::Gemini => gemini::decode_usage(body),
+        }
+    }
 }
 
 impl fmt::Display for Provider {
@@ -235,6 +247,15 @@ pub fn host_of(base_url: &str) -> String {
     }
 }
 
+/// Whether the endpoint at `base_url` prices every call in its response: OpenRouter, whose
+/// responses always carry `usage.cost` (its usage accounting is on for every request).
+pub fn reports_its_cost(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+        .is_some_and(|host| host == "openrouter.ai" || host.ends_with(".openrouter.ai"))
+}
+
 /// What to ask a model. `None` fields are left to the server's defaults.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
@@ -323,9 +344,12 @@ impl Reasoning {
 }
 
 /// Token counts reported by the server, mapped to one meaning across APIs.
+///
+/// The three details are `None` when the response does not report them (unknown, which is not
+/// the same as zero: an Anthropic reply never splits its thinking tokens out, for instance).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Tokens in the prompt, cached ones included.
+    /// Tokens in the prompt, cached ones (read or written) included.
     pub prompt_tokens: u64,
     /// Tokens generated, reasoning included.
     pub completion_tokens: u64,
@@ -333,10 +357,58 @@ pub struct Usage {
     pub total_tokens: u64,
     /// The part of `completion_tokens` spent reasoning, when reported.
     #[serde(default)]
-    pub reasoning_tokens: u64,
+    pub reasoning_tokens: Option<u64>,
     /// The part of `prompt_tokens` read from the provider's prompt cache, when reported.
     #[serde(default)]
-    pub cached_tokens: u64,
+    pub cached_tokens: Option<u64>,
+    /// The part of `prompt_tokens` written to the provider's prompt cache, when reported
+    /// (Anthropic's `cache_creation_input_tokens`, OpenRouter's `cache_write_tokens`).
+    #[serde(default)]
+    pub cache_write_tokens: Option<u64>,
+}
+
+/// What the provider itself says a call cost, when its response carries it (OpenRouter's
+/// `usage.cost`, in its credits, which are US dollars).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderCost {
+    /// US dollars charged for the call. For a bring-your-own-key call (OpenRouter's
+    /// `is_byok`), the router's fee plus the upstream provider's charge
+    /// (`cost_details.upstream_inference_cost`), since both are paid.
+    pub usd: f64,
+    /// The provider's cost breakdown as sent (`usage.cost_details`), kept verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ProviderCost {
+    /// The cost reported in a usage object that follows OpenRouter's fields (`cost`,
+    /// `cost_details`, `is_byok`), as both OpenAI wire formats carry it; `None` when `cost` is
+    /// absent or not a finite number of at least 0 (a gateway's placeholder must not pass as a
+    /// price).
+    fn from_usage_fields(
+        cost: Option<Value>,
+        details: Option<Value>,
+        is_byok: Option<Value>,
+    ) -> Option<ProviderCost> {
+        let cost = cost
+            .as_ref()
+            .and_then(Value::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0)?;
+        let is_byok = is_byok.as_ref().and_then(Value::as_bool);
+        let upstream = details
+            .as_ref()
+            .and_then(|d| d.get("upstream_inference_cost"))
+            .and_then(Value::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0);
+        let usd = match (is_byok, upstream) {
+            (Some(true), Some(upstream)) => cost + upstream,
+            _ => cost,
+        };
+        Some(ProviderCost {
+            usd,
+            details: details.filter(|d| !d.is_null()),
+        })
+    }
 }
 
 /// A model's answer and everything the store records about the call.
@@ -348,6 +420,9 @@ pub struct ChatReply {
     pub reasoning: Option<String>,
     /// Token counts, when the server reports them.
     pub usage: Option<Usage>,
+    /// The provider's own price of the call, when the response carries one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_cost: Option<ProviderCost>,
     /// Why generation stopped, in OpenAI chat terms for every API (`stop`, `length`,
     /// `content_filter`, ...; values with no counterpart are kept as sent), when reported.
     pub finish_reason: Option<String>,
@@ -362,10 +437,19 @@ pub struct ChatReply {
 }
 
 impl ChatReply {
-    /// The call's cost in US dollars for `model` under `prices`; `None` when the reply has no usage
-    /// or the table has no price for the model.
+    /// The call's cost in US dollars: the provider's own when it reported one, else the price
+    /// table's for `model`; `None` when neither knows.
     pub fn cost_usd(&self, prices: &PriceTable, model: &str) -> Option<f64> {
-        prices.cost(&self.usage?, model)
+        self.call_cost(prices, model).usd
+    }
+
+    /// The call's cost and who priced it (see [`PriceTable::call_cost`]).
+    pub fn call_cost(&self, prices: &PriceTable, model: &str) -> CallCost {
+        prices.call_cost(
+            self.usage.as_ref(),
+            self.provider_cost.as_ref().map(|c| c.usd),
+            model,
+        )
     }
 }
 
@@ -377,7 +461,18 @@ struct WireReply {
     /// A separate reasoning field, when the server split it off.
     reasoning: Option<String>,
     usage: Option<Usage>,
+    cost: Option<ProviderCost>,
     finish_reason: Option<String>,
+}
+
+/// What a response body reports of its usage and cost, read on its own: a body that is not a
+/// usable reply (an error status, a 200 that does not decode) may still say what it was billed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportedUsage {
+    /// Token counts, when reported.
+    pub usage: Option<Usage>,
+    /// The provider's own price, when reported.
+    pub cost: Option<ProviderCost>,
 }
 
 /// Why an LLM call failed. None of these is the model's fault; see [`LlmError::is_transient`].
@@ -452,6 +547,15 @@ pub enum LlmError {
         /// The builder's error.
         detail: String,
     },
+    /// An attempt was still unanswered when the player's chess clock allowed no more time
+    /// (see [`LlmClient::chat_within`]): the player lost on time, and nothing is retried.
+    #[error("llm endpoint `{url}` had not answered when the player's clock ran out ({after:?})")]
+    OutOfTime {
+        /// The URL requested.
+        url: String,
+        /// The time the clock allowed the attempt.
+        after: Duration,
+    },
     /// A provider name that no wire format answers to.
     #[error(
         "unknown llm provider `{name}` (known: openai_chat, openai, openai_responses, anthropic, gemini)"
@@ -474,6 +578,7 @@ impl LlmError {
             LlmError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
             LlmError::MissingApiKey { .. }
             | LlmError::Client { .. }
+            | LlmError::OutOfTime { .. }
             | LlmError::UnknownProvider { .. } => false,
         }
     }

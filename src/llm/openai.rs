@@ -4,6 +4,11 @@
 //! Only the fields arena needs are read; unknown fields (llama.cpp's `timings`, OpenRouter's
 //! `provider`) are ignored, and `content: null` (a reply that only reasoned) reads as empty text.
 //!
+//! Usage is OpenAI's `usage` object: `prompt_tokens_details.cached_tokens` (cache reads) and
+//! `completion_tokens_details.reasoning_tokens`, plus OpenRouter's additions in the same object:
+//! `cost` (its credits, US dollars), `cost_details`, `is_byok` and
+//! `prompt_tokens_details.cache_write_tokens` (see [`ProviderCost`]).
+//!
 //! A reasoning effort is sent as `reasoning_effort`. OpenAI's own reasoning models (o1, o3, o4,
 //! gpt-5) reject `temperature` and `top_p` and take `max_completion_tokens` instead of
 //! `max_tokens`, so for those model names the sampling parameters are dropped and the limit renamed;
@@ -14,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{ChatRequest, Usage, WireReply};
+use super::{ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply};
 
 /// The chat-completions URL below `base_url` (which ends in `/v1` or similar).
 pub(super) fn chat_url(base_url: &str) -> String {
@@ -151,18 +156,66 @@ struct WireUsage {
     total_tokens: u64,
     prompt_tokens_details: Option<PromptDetails>,
     completion_tokens_details: Option<CompletionDetails>,
+    /// OpenRouter. Read as any JSON value, so that a malformed price never makes the reply
+    /// itself unreadable.
+    cost: Option<Value>,
+    /// OpenRouter.
+    cost_details: Option<Value>,
+    /// OpenRouter.
+    is_byok: Option<Value>,
 }
 
 #[derive(Deserialize)]
 struct PromptDetails {
-    #[serde(default)]
-    cached_tokens: u64,
+    cached_tokens: Option<u64>,
+    /// OpenRouter.
+    cache_write_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
 struct CompletionDetails {
-    #[serde(default)]
-    reasoning_tokens: u64,
+    reasoning_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn read(self) -> (Usage, Option<ProviderCost>) {
+        let usage = Usage {
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            total_tokens: self.total_tokens,
+            reasoning_tokens: self
+                .completion_tokens_details
+                .and_then(|d| d.reasoning_tokens),
+            cached_tokens: self
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens),
+            cache_write_tokens: self
+                .prompt_tokens_details
+                .and_then(|d| d.cache_write_tokens),
+        };
+        let cost = ProviderCost::from_usage_fields(self.cost, self.cost_details, self.is_byok);
+        (usage, cost)
+    }
+}
+
+/// The usage and cost a body reports, whatever else it holds (an error object, no choices).
+pub(super) fn decode_usage(body: &str) -> ReportedUsage {
+    #[derive(Deserialize)]
+    struct UsageOnly {
+        usage: Option<WireUsage>,
+    }
+    let Some(usage) = serde_json::from_str::<UsageOnly>(body)
+        .ok()
+        .and_then(|b| b.usage)
+    else {
+        return ReportedUsage::default();
+    };
+    let (usage, cost) = usage.read();
+    ReportedUsage {
+        usage: Some(usage),
+        cost,
+    }
 }
 
 /// Reads a successful response body.
@@ -185,18 +238,12 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         .reasoning_content
         .or(message.reasoning)
         .filter(|r| !r.trim().is_empty());
+    let (usage, cost) = response.usage.map(WireUsage::read).unzip();
     Ok(WireReply {
         content: message.content.unwrap_or_default(),
         reasoning,
-        usage: response.usage.map(|u| Usage {
-            prompt_tokens: u.prompt_tokens,
-            completion_tokens: u.completion_tokens,
-            total_tokens: u.total_tokens,
-            reasoning_tokens: u
-                .completion_tokens_details
-                .map_or(0, |d| d.reasoning_tokens),
-            cached_tokens: u.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
-        }),
+        usage,
+        cost: cost.flatten(),
         finish_reason: choice.finish_reason,
     })
 }
@@ -244,8 +291,9 @@ mod tests {
                 prompt_tokens: 35,
                 completion_tokens: 15,
                 total_tokens: 50,
-                reasoning_tokens: 0,
-                cached_tokens: 24,
+                reasoning_tokens: None,
+                cached_tokens: Some(24),
+                cache_write_tokens: None,
             })
         );
     }
@@ -340,9 +388,82 @@ mod tests {
                 prompt_tokens: 1_247,
                 completion_tokens: 412,
                 total_tokens: 1_659,
-                reasoning_tokens: 384,
-                cached_tokens: 1_024,
+                reasoning_tokens: Some(384),
+                cached_tokens: Some(1_024),
+                cache_write_tokens: None,
             })
+        );
+        // OpenAI reports no price: the table prices it.
+        assert_eq!(reply.cost, None);
+    }
+
+    #[test]
+    fn decodes_openrouter_usage_with_its_cost() {
+        // OpenRouter's usage-accounting shape: cost in credits (US dollars), its breakdown,
+        // cache reads and writes, reasoning tokens.
+        let body = r#"{"id":"gen-1761000000-abc","provider":"Anthropic","model":"anthropic/claude-sonnet-4","object":"chat.completion","created":1761000000,
+            "choices":[{"logprobs":null,"finish_reason":"stop","native_finish_reason":"end_turn","index":0,
+                        "message":{"role":"assistant","content":"<move>e2e4</move>","refusal":null,"reasoning":null}}],
+            "usage":{"prompt_tokens":1940,"completion_tokens":212,"total_tokens":2152,"cost":0.008994,"is_byok":false,
+                     "prompt_tokens_details":{"cached_tokens":1536,"cache_write_tokens":0,"audio_tokens":0},
+                     "cost_details":{"upstream_inference_cost":null,"upstream_inference_prompt_cost":0.0012408,"upstream_inference_completions_cost":0.00318},
+                     "completion_tokens_details":{"reasoning_tokens":128,"image_tokens":0}}}"#;
+        let reply = decode(body).expect("valid body");
+        assert_eq!(
+            reply.usage,
+            Some(Usage {
+                prompt_tokens: 1940,
+                completion_tokens: 212,
+                total_tokens: 2152,
+                reasoning_tokens: Some(128),
+                cached_tokens: Some(1536),
+                cache_write_tokens: Some(0),
+            })
+        );
+        let cost = reply.cost.expect("a provider cost");
+        assert_eq!(cost.usd, 0.008994);
+        assert_eq!(
+            cost.details.expect("the breakdown")["upstream_inference_prompt_cost"],
+            json!(0.0012408)
+        );
+    }
+
+    #[test]
+    fn a_byok_call_costs_the_fee_and_the_upstream_charge() {
+        let body = r#"{"choices":[{"message":{"content":"e4"}}],
+            "usage":{"prompt_tokens":194,"completion_tokens":2,"total_tokens":196,"cost":0.0005,"is_byok":true,
+                     "cost_details":{"upstream_inference_cost":0.01}}}"#;
+        let cost = decode(body).expect("valid body").cost.expect("a cost");
+        assert!((cost.usd - 0.0105).abs() < 1e-12, "{}", cost.usd);
+        // Without BYOK the upstream charge is already inside `cost`.
+        let body = body.replace(r#""is_byok":true"#, r#""is_byok":false"#);
+        assert_eq!(
+            decode(&body).expect("valid body").cost.expect("a cost").usd,
+            0.0005
+        );
+        // A cost that is not a price is no cost.
+        for bad in [r#""cost":null"#, r#""cost":-1"#, r#""cost":"0.1""#] {
+            let body = body.replace(r#""cost":0.0005"#, bad);
+            assert_eq!(decode(&body).map(|r| r.cost), Ok(None), "{bad}");
+        }
+    }
+
+    #[test]
+    fn reads_the_usage_of_a_body_that_is_no_reply() {
+        // OpenRouter answers some upstream failures with a 200 whose `choices` are empty but
+        // whose usage was billed.
+        let body = r#"{"id":"gen-2","choices":[],"usage":{"prompt_tokens":812,"completion_tokens":0,"total_tokens":812,"cost":0.000406}}"#;
+        assert!(decode(body).is_err());
+        let reported = decode_usage(body);
+        assert_eq!(reported.usage.map(|u| u.prompt_tokens), Some(812));
+        assert_eq!(reported.cost.map(|c| c.usd), Some(0.000406));
+        assert_eq!(
+            decode_usage("<html>bad gateway</html>"),
+            ReportedUsage::default()
+        );
+        assert_eq!(
+            decode_usage(r#"{"error":{"message":"overloaded"}}"#),
+            ReportedUsage::default()
         );
     }
 

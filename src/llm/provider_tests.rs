@@ -129,7 +129,7 @@ async fn anthropic_sends_its_headers_and_reads_thinking() {
             .is_some_and(|r| r.starts_with("Black answered 1.e4"))
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
-    assert_eq!(reply.usage.map(|u| u.cached_tokens), Some(2048));
+    assert_eq!(reply.usage.and_then(|u| u.cached_tokens), Some(2048));
     let sent = &server.received_requests().await.expect("recording")[0];
     let body: Value = serde_json::from_slice(&sent.body).expect("json body");
     assert!(body.get("temperature").is_none(), "{body}");
@@ -175,7 +175,7 @@ async fn responses_api_reads_reasoning_summaries() {
             .as_deref()
             .is_some_and(|r| r.contains("**Settling on e4**"))
     );
-    assert_eq!(reply.usage.map(|u| u.reasoning_tokens), Some(320));
+    assert_eq!(reply.usage.and_then(|u| u.reasoning_tokens), Some(320));
 }
 
 #[tokio::test]
@@ -208,11 +208,12 @@ async fn gemini_puts_the_model_in_the_url_and_the_key_in_a_header() {
             .is_some_and(|r| r.starts_with("**Evaluating the Sicilian**"))
     );
     assert_eq!(reply.usage.map(|u| u.completion_tokens), Some(1037));
-    // Thinking is billed as output: 96 input at $0.30, 1037 output at $2.50 per million.
+    // Thinking is billed as output: 32 uncached input at $0.30, 64 cached at $0.075, 1037 output
+    // at $2.50 per million.
     let cost = reply
         .cost_usd(&PriceTable::built_in(), "gemini-2.5-flash")
         .expect("priced");
-    assert!((cost - (96.0 * 0.30 + 1037.0 * 2.50) / 1e6).abs() < 1e-12);
+    assert!((cost - (32.0 * 0.30 + 64.0 * 0.075 + 1037.0 * 2.50) / 1e6).abs() < 1e-12);
     assert!(
         !server.received_requests().await.expect("recording")[0]
             .url
@@ -467,7 +468,7 @@ async fn openai_429_waits_for_the_exhausted_limit_to_reset() {
         .await
         .expect("reply after the reset");
     assert_eq!(reply.transport_retries, 1);
-    assert_eq!(reply.usage.map(|u| u.reasoning_tokens), Some(384));
+    assert_eq!(reply.usage.and_then(|u| u.reasoning_tokens), Some(384));
 }
 
 #[tokio::test]

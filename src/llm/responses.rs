@@ -9,13 +9,16 @@
 //! request OpenAI returns no reasoning text at all. Reasoning models on this API refuse
 //! `temperature` and `top_p`, so with reasoning enabled they are dropped. The API has no `seed`.
 //! `store: false` keeps OpenAI from retaining the conversation.
+//!
+//! Usage is `input_tokens_details.cached_tokens` and `output_tokens_details.reasoning_tokens`;
+//! OpenRouter's Responses API adds `cost`, `cost_details` and `is_byok` (see [`ProviderCost`]).
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatRequest, Usage, WireReply,
+    ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply,
     openai::{insert_sampling, merge_extra},
 };
 
@@ -124,18 +127,58 @@ struct WireUsage {
     total_tokens: Option<u64>,
     input_tokens_details: Option<InputDetails>,
     output_tokens_details: Option<OutputDetails>,
+    /// OpenRouter (any JSON value, so that a malformed price never spoils the reply).
+    cost: Option<Value>,
+    /// OpenRouter.
+    cost_details: Option<Value>,
+    /// OpenRouter.
+    is_byok: Option<Value>,
 }
 
 #[derive(Deserialize)]
 struct InputDetails {
-    #[serde(default)]
-    cached_tokens: u64,
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
 struct OutputDetails {
-    #[serde(default)]
-    reasoning_tokens: u64,
+    reasoning_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn read(self) -> (Usage, Option<ProviderCost>) {
+        let usage = Usage {
+            prompt_tokens: self.input_tokens,
+            completion_tokens: self.output_tokens,
+            total_tokens: self
+                .total_tokens
+                .unwrap_or(self.input_tokens + self.output_tokens),
+            reasoning_tokens: self.output_tokens_details.and_then(|d| d.reasoning_tokens),
+            cached_tokens: self.input_tokens_details.and_then(|d| d.cached_tokens),
+            cache_write_tokens: None,
+        };
+        let cost = ProviderCost::from_usage_fields(self.cost, self.cost_details, self.is_byok);
+        (usage, cost)
+    }
+}
+
+/// The usage and cost a body reports, whatever else it holds (a failed response included).
+pub(super) fn decode_usage(body: &str) -> ReportedUsage {
+    #[derive(Deserialize)]
+    struct UsageOnly {
+        usage: Option<WireUsage>,
+    }
+    let Some(usage) = serde_json::from_str::<UsageOnly>(body)
+        .ok()
+        .and_then(|b| b.usage)
+    else {
+        return ReportedUsage::default();
+    };
+    let (usage, cost) = usage.read();
+    ReportedUsage {
+        usage: Some(usage),
+        cost,
+    }
 }
 
 /// Reads a successful response body.
@@ -198,16 +241,12 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         ),
         other => other.map(str::to_owned),
     };
+    let (usage, cost) = response.usage.map(WireUsage::read).unzip();
     Ok(WireReply {
         content: answer.concat(),
         reasoning: (!reasoning.is_empty()).then(|| reasoning.join("\n\n")),
-        usage: response.usage.map(|u| Usage {
-            prompt_tokens: u.input_tokens,
-            completion_tokens: u.output_tokens,
-            total_tokens: u.total_tokens.unwrap_or(u.input_tokens + u.output_tokens),
-            reasoning_tokens: u.output_tokens_details.map_or(0, |d| d.reasoning_tokens),
-            cached_tokens: u.input_tokens_details.map_or(0, |d| d.cached_tokens),
-        }),
+        usage,
+        cost: cost.flatten(),
         finish_reason,
     })
 }
@@ -294,10 +333,34 @@ mod tests {
                 prompt_tokens: 58,
                 completion_tokens: 331,
                 total_tokens: 389,
-                reasoning_tokens: 320,
-                cached_tokens: 0,
+                reasoning_tokens: Some(320),
+                cached_tokens: Some(0),
+                cache_write_tokens: None,
             })
         );
+        assert_eq!(reply.cost, None);
+    }
+
+    #[test]
+    fn decodes_openrouter_responses_usage_with_its_cost() {
+        // OpenRouter's Responses API (beta): OpenAI's usage object plus `cost`, `is_byok` and
+        // `cost_details`.
+        let body = r#"{"id":"resp-1","object":"response","status":"completed","model":"openai/o4-mini",
+            "output":[{"type":"message","id":"msg-1","role":"assistant","status":"completed",
+                       "content":[{"type":"output_text","text":"<move>d2d4</move>","annotations":[]}]}],
+            "usage":{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":25,
+                     "output_tokens_details":{"reasoning_tokens":16},"total_tokens":35,
+                     "cost":0.0001211,"is_byok":false,"cost_details":{"upstream_inference_cost":0.0001211}}}"#;
+        let reply = decode(body).expect("valid body");
+        assert_eq!(reply.usage.and_then(|u| u.reasoning_tokens), Some(16));
+        assert_eq!(reply.cost.as_ref().map(|c| c.usd), Some(0.0001211));
+        // A failed response still says what it used.
+        let failed = r#"{"status":"failed","output":[],"error":{"code":"server_error","message":"x"},
+            "usage":{"input_tokens":300,"output_tokens":12,"total_tokens":312,"cost":0.0004}}"#;
+        assert!(decode(failed).is_err());
+        let reported = decode_usage(failed);
+        assert_eq!(reported.usage.map(|u| u.total_tokens), Some(312));
+        assert_eq!(reported.cost.map(|c| c.usd), Some(0.0004));
     }
 
     #[test]
@@ -306,7 +369,7 @@ mod tests {
         assert_eq!(reply.content, "");
         assert_eq!(reply.reasoning, None);
         assert_eq!(reply.finish_reason.as_deref(), Some("length"));
-        assert_eq!(reply.usage.map(|u| u.reasoning_tokens), Some(64));
+        assert_eq!(reply.usage.and_then(|u| u.reasoning_tokens), Some(64));
     }
 
     #[test]

@@ -710,3 +710,12 @@ async fn local_model_serves_queued_requests() {
     };
     concurrent_chats(&client(), &ep, &local_request("Say a move.", 8), 3).await;
 }
+
+#[test]
+fn only_openrouter_is_known_to_price_every_call() {
+    assert!(reports_its_cost("https://openrouter.ai/api/v1"));
+    assert!(reports_its_cost("https://eu.OpenRouter.ai/api/v1"));
+    assert!(!reports_its_cost("https://api.openai.com/v1"));
+    assert!(!reports_its_cost("https://openrouter.ai.example.com/v1"));
+    assert!(!reports_its_cost("not a url"));
+}

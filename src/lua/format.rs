@@ -4,8 +4,15 @@
 //! state, and optionally `defaults`, the `format_options` it understands. `pairings` returns the
 //! next games to schedule, or nil when the tournament is complete. Round robin returns the whole
 //! schedule on the first call; a rating-driven format returns a few games at a time.
+//!
+//! Two more hooks are optional: `check(options, field)` returns the problems of the options for
+//! this field of players (a list of messages, reported by `arena check` at the tournament's line),
+//! and `standings(state)` returns the format's own tables (`{ title, columns, rows, notes,
+//! decimals }`), converted here to [`Table`]s.
 
-use mlua::{Function, Lua, LuaSerdeExt, Value, serde::ser::Options as SerOptions};
+use mlua::{
+    Function, Lua, LuaSerdeExt, Table as LuaTable, Value, serde::ser::Options as SerOptions,
+};
 
 use super::{
     ScriptError,
@@ -13,13 +20,18 @@ use super::{
     hooks::{HookModule, Options},
     state,
 };
-use crate::tournament::schedule::{Format, FormatState, Pairing};
+use crate::{
+    table::{Cell, Table},
+    tournament::schedule::{Format, FormatState, Pairing},
+};
 
 /// A loaded format bound to the tournament's `format_options`.
 pub struct FormatScript {
     lua: Lua,
     module: String,
     pairings: Function,
+    standings: Option<Function>,
+    check: Option<Function>,
     options: Options,
 }
 
@@ -47,9 +59,110 @@ impl FormatScript {
             lua: lua.clone(),
             module: hooks.name().to_string(),
             pairings: hooks.hook("pairings")?,
+            standings: hooks.optional_hook("standings")?,
+            check: hooks.optional_hook("check")?,
             options: hooks.options(lua, options)?,
         })
     }
+
+    /// What the format's `check(options, field)` hook finds wrong with its options for a field
+    /// of these players (`field = { players = {...}, ratings = {...} }`); nothing when the
+    /// format has no such hook.
+    ///
+    /// # Errors
+    /// A failing hook, or an answer that is not nil, a message or a list of messages.
+    pub fn problems(&self, state: &FormatState) -> Result<Vec<String>, ScriptError> {
+        let Some(check) = &self.check else {
+            return Ok(Vec::new());
+        };
+        let field = self.lua.create_table()?;
+        field.set("players", self.lua.to_value(&state.players)?)?;
+        field.set("ratings", self.lua.to_value(&state.ratings)?)?;
+        let options = self.lua.to_value(&self.options)?;
+        let what = format!("`{}.check`", self.module);
+        let value: Value = state::call(&self.lua, &what, check, (options, field))?;
+        match value {
+            Value::Nil => Ok(Vec::new()),
+            Value::String(s) => Ok(vec![s.to_string_lossy()]),
+            Value::Table(_) => self.lua.from_value(value).map_err(|e| {
+                ScriptError::bare(format!("{what} must return a list of messages: {e}"))
+            }),
+            other => Err(ScriptError::bare(format!(
+                "{what} must return nil or a list of messages, not {}",
+                other.type_name()
+            ))),
+        }
+    }
+
+    fn state_value(&self, state: &FormatState) -> Result<Value, ScriptError> {
+        let options = SerOptions::new()
+            .serialize_none_to_null(false)
+            .serialize_unit_to_null(false);
+        Ok(self.lua.to_value_with(state, options)?)
+    }
+}
+
+/// One table a `standings` hook returned: `columns` as names, `rows` as lists of cells (a
+/// string is text, an integer a whole number, a float a number shown with the column's
+/// `decimals`, default 1, and `false` an empty cell).
+fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
+    let bad = |m: String| ScriptError::bare(format!("`{module}.standings`: {m}"));
+    let Value::Table(t) = value else {
+        return Err(bad(format!(
+            "a table must be a table, not {}",
+            value.type_name()
+        )));
+    };
+    let title: String = t
+        .get::<Option<String>>("title")?
+        .ok_or_else(|| bad("a table has no `title`".into()))?;
+    let columns: Vec<String> = t
+        .get::<Option<Vec<String>>>("columns")?
+        .ok_or_else(|| bad(format!("table `{title}` has no `columns`")))?;
+    let decimals: Option<LuaTable> = t.get("decimals")?;
+    let places: Vec<usize> = columns
+        .iter()
+        .map(|c| {
+            Ok(decimals
+                .as_ref()
+                .map(|d| d.get::<Option<usize>>(c.as_str()))
+                .transpose()?
+                .flatten()
+                .unwrap_or(1))
+        })
+        .collect::<Result<_, mlua::Error>>()?;
+    let mut table = Table {
+        title: title.clone(),
+        columns,
+        rows: Vec::new(),
+        notes: t.get::<Option<Vec<String>>>("notes")?.unwrap_or_default(),
+    };
+    let rows: Vec<LuaTable> = t.get::<Option<Vec<LuaTable>>>("rows")?.unwrap_or_default();
+    for (i, row) in rows.iter().enumerate() {
+        if row.raw_len() != table.columns.len() {
+            return Err(bad(format!(
+                "row {} of `{title}` has {} cells for {} columns",
+                i + 1,
+                row.raw_len(),
+                table.columns.len()
+            )));
+        }
+        let cells = (1..=table.columns.len())
+            .map(|c| match row.raw_get::<Value>(c)? {
+                Value::String(s) => Ok(Cell::Text(s.to_string_lossy())),
+                Value::Integer(n) => Ok(Cell::Int(n)),
+                Value::Number(x) => Ok(Cell::Num(x, places[c - 1])),
+                Value::Boolean(false) | Value::Nil => Ok(Cell::Empty),
+                other => Err(bad(format!(
+                    "row {} of `{title}`: a cell must be a string, a number or false, not {}",
+                    i + 1,
+                    other.type_name()
+                ))),
+            })
+            .collect::<Result<Vec<Cell>, ScriptError>>()?;
+        table.rows.push(cells);
+    }
+    Ok(table)
 }
 
 impl Format for FormatScript {
@@ -58,10 +171,7 @@ impl Format for FormatScript {
     }
 
     fn pairings(&self, state: &FormatState) -> Result<Option<Vec<Pairing>>, ScriptError> {
-        let options = SerOptions::new()
-            .serialize_none_to_null(false)
-            .serialize_unit_to_null(false);
-        let state_value = self.lua.to_value_with(state, options)?;
+        let state_value = self.state_value(state)?;
         let value: Value = state::call(
             &self.lua,
             &format!("`{}.pairings`", self.module),
@@ -77,6 +187,26 @@ impl Format for FormatScript {
                 self.module
             ))
         })
+    }
+
+    fn standings(&self, state: &FormatState) -> Result<Vec<Table>, ScriptError> {
+        let Some(hook) = &self.standings else {
+            return Ok(Vec::new());
+        };
+        let state_value = self.state_value(state)?;
+        let what = format!("`{}.standings`", self.module);
+        let value: Value = state::call(&self.lua, &what, hook, state_value)?;
+        match value {
+            Value::Nil => Ok(Vec::new()),
+            Value::Table(list) => list
+                .sequence_values::<Value>()
+                .map(|t| table_from_lua(&self.module, t?))
+                .collect(),
+            other => Err(ScriptError::bare(format!(
+                "{what} must return a list of tables, not {}",
+                other.type_name()
+            ))),
+        }
     }
 }
 
@@ -122,6 +252,7 @@ mod tests {
         }
         let state = |games: Vec<FormatGame>| FormatState {
             players: ["new", "b", "c", "x", "y"].map(String::from).to_vec(),
+            ratings: Default::default(),
             games,
             games_per_pair: 2,
             openings: 0,

@@ -26,7 +26,7 @@ use super::{
 use crate::llm::Price;
 use crate::tournament::{
     rules::{Rules, ScriptHost, script_dir},
-    schedule::Format,
+    schedule::{Format, FormatState},
     spec::{
         CheckedPlayers, EnginePlayerSpec, LlmPlayerSpec, MoaPlayerSpec, ModeBinding, PlayerSpec,
         RandomPlayerSpec, SpecProblem, TournamentSettings, TournamentSpec, check_players,
@@ -205,11 +205,25 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
     match &format_module {
         Some(module) => {
             let options = spec.settings.format_options.clone().unwrap_or_default();
-            if let Err(e) = FormatScript::load(&lua, module, &options) {
-                errors.push(match e.location {
-                    Some(_) => e,
-                    None => ScriptError::at(spec.defined_at[""].clone(), e.message),
-                });
+            let at = spec.defined_at[""].clone();
+            let located = |e: ScriptError| match e.location {
+                Some(_) => e,
+                None => ScriptError::at(at.clone(), e.message),
+            };
+            match FormatScript::load(&lua, module, &options) {
+                Ok(format) => {
+                    let field = FormatState::new(&spec, Vec::new(), 0, format.options().clone());
+                    match format.problems(&field) {
+                        Ok(problems) => errors.extend(problems.into_iter().map(|p| {
+                            ScriptError::at(
+                                at.clone(),
+                                format!("format `{}`: {p}", spec.settings.format),
+                            )
+                        })),
+                        Err(e) => errors.push(located(e)),
+                    }
+                }
+                Err(e) => errors.push(located(e)),
             }
         }
         None => errors.push(ScriptError::at(
@@ -289,12 +303,15 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
     let rest = lua.create_table().map_err(ScriptError::from)?;
     let mut players_value = Value::Nil;
     let mut prices_value = Value::Nil;
+    let mut adjudication_value = Value::Nil;
     for pair in table.pairs::<Value, Value>() {
         let (k, v) = pair.map_err(ScriptError::from)?;
         match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
             Some("players") => players_value = v,
             // Read on its own, so that its errors say `prices` rather than "the tournament".
             Some("prices") => prices_value = v,
+            // Likewise, so that a mistyped rule key says `adjudication`.
+            Some("adjudication") => adjudication_value = v,
             Some(DEFINED_AT) => {}
             _ => rest.set(k, v).map_err(ScriptError::from)?,
         }
@@ -318,6 +335,11 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
                 .into_iter()
                 .map(|message| ScriptError::at(at.clone(), message)),
         ),
+    }
+    if let Some(openings) = settings.as_ref().and_then(|s| s.openings.as_ref()) {
+        for problem in openings.problems() {
+            errors.push(ScriptError::at(at.clone(), problem));
+        }
     }
     if let Some(analysis) = settings.as_ref().and_then(|s| s.analysis.as_ref()) {
         for problem in analysis.problems() {
@@ -344,6 +366,33 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
             at.clone(),
             format!("`players` must be a list, not {}", other.type_name()),
         )),
+    }
+    match adjudication_value {
+        Value::Nil => {}
+        Value::Table(t) => match from_table(lua, t, "adjudication", "the adjudication table") {
+            Ok(adjudication) => {
+                if let Some(settings) = settings.as_mut() {
+                    settings.adjudication = Some(adjudication);
+                }
+            }
+            Err(message) => errors.push(ScriptError::at(at.clone(), message)),
+        },
+        other => errors.push(ScriptError::at(
+            at.clone(),
+            format!(
+                "adjudication: must be a table (`adjudication = {{ engine = \"stockfish\", resign = {{ score_cp = 1000, moves = 4 }} }}`), not {}",
+                other.type_name()
+            ),
+        )),
+    }
+    if let Some(adjudication) = settings.as_ref().and_then(|s| s.adjudication.as_ref()) {
+        let players: Vec<PlayerSpec> = defined.iter().map(|(p, _)| p.clone()).collect();
+        for problem in adjudication.problems(&players) {
+            errors.push(ScriptError::at(
+                at.clone(),
+                format!("adjudication: {problem}"),
+            ));
+        }
     }
     let players = check_players(defined, 2, "a tournament", &at)
         .map_err(|problems| errors.extend(problems.into_iter().map(at_line)))

@@ -53,6 +53,7 @@ const MOVE_CACHE_LIMIT: usize = 4096;
 struct ContextFields<'a> {
     fen: &'a str,
     start_fen: &'a str,
+    variant: &'static str,
     side: &'static str,
     ply: u32,
     move_number: u32,
@@ -152,6 +153,7 @@ impl ModeScript {
         let fields = ContextFields {
             fen: &ctx.fen,
             start_fen: &ctx.start_fen,
+            variant: ctx.variant,
             side: ctx.side,
             ply: ctx.ply,
             move_number: ctx.move_number,
@@ -402,6 +404,7 @@ fn sample_context(player: ModeBinding<'_>, mode: &ModeScript) -> TurnContext {
     TurnContext {
         fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
         start_fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+        variant: "standard",
         side: "white",
         ply: 0,
         move_number: 1,

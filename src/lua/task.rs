@@ -387,6 +387,16 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckEr
             for i in 1..=list.raw_len() {
                 let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
                 match parse_player(lua, value, i, &at) {
+                    // Evaluation items are answered one at a time, with no game to lose.
+                    Ok((player, player_at)) if player.time_control().is_some() => {
+                        errors.push(ScriptError::at(
+                            player_at,
+                            format!(
+                                "player `{}`: `time_control` has no meaning in an evaluation (clocks are for tournament games)",
+                                player.name()
+                            ),
+                        ));
+                    }
                     Ok(player) => defined.push(player),
                     Err(e) => errors.push(e),
                 }

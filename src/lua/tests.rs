@@ -110,6 +110,7 @@ fn constructors_record_where_players_are_defined() {
     "#);
 }
 
+mod formats;
 mod golden;
 mod stubs;
 
@@ -146,6 +147,7 @@ mod modes {
         let ctx = TurnContext {
             fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
             start_fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+            variant: "standard",
             side: "white",
             ply: 0,
             move_number: 1,

@@ -439,6 +439,7 @@ mod tests {
             player: player.into(),
             attempts: 1,
             elapsed_ms: 5,
+            clock_ms: None,
         }
     }
 

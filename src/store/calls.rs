@@ -1,8 +1,70 @@
 //! LLM calls (written before their reply is used) and tournament events.
 
-use rusqlite::{Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
+use crate::llm::{CallCost, PriceTable, ProviderCost, Usage};
+
+/// What a call's response reported beyond its prompt and completion tokens: the details of its
+/// usage and the provider's own price. A field is `None` when the response did not report it,
+/// and for every row stored before these columns existed (unknown, never zero).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UsageDetails {
+    /// Prompt tokens read from the provider's cache.
+    pub cached_tokens: Option<u64>,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: Option<u64>,
+    /// The part of the completion spent reasoning.
+    pub reasoning_tokens: Option<u64>,
+    /// The provider's own price of the call in US dollars (the call was then priced by the
+    /// provider, not by the price table).
+    pub provider_cost_usd: Option<f64>,
+    /// The provider's cost breakdown as it sent it (JSON).
+    pub cost_details_json: Option<String>,
+}
+
+impl UsageDetails {
+    /// The details of a response's usage and cost.
+    pub fn of(usage: Option<&Usage>, cost: Option<&ProviderCost>) -> UsageDetails {
+        UsageDetails {
+            cached_tokens: usage.and_then(|u| u.cached_tokens),
+            cache_write_tokens: usage.and_then(|u| u.cache_write_tokens),
+            reasoning_tokens: usage.and_then(|u| u.reasoning_tokens),
+            provider_cost_usd: cost.map(|c| c.usd),
+            cost_details_json: cost.and_then(|c| c.details.as_ref()).map(|d| d.to_string()),
+        }
+    }
+
+    /// The call's usage, from its stored prompt and completion tokens and these details; `None`
+    /// when the tokens are unknown.
+    pub fn usage(
+        &self,
+        prompt_tokens: Option<u64>,
+        completion_tokens: Option<u64>,
+    ) -> Option<Usage> {
+        let (prompt_tokens, completion_tokens) = (prompt_tokens?, completion_tokens?);
+        Some(Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
+            reasoning_tokens: self.reasoning_tokens,
+            cached_tokens: self.cached_tokens,
+            cache_write_tokens: self.cache_write_tokens,
+        })
+    }
+
+    /// Reads the five detail columns starting at column `at`: `cached_tokens`,
+    /// `cache_write_tokens`, `reasoning_tokens`, `provider_cost_usd`, `cost_details_json`.
+    pub(super) fn read(r: &Row<'_>, at: usize) -> rusqlite::Result<UsageDetails> {
+        Ok(UsageDetails {
+            cached_tokens: get_opt_u64(r, at)?,
+            cache_write_tokens: get_opt_u64(r, at + 1)?,
+            reasoning_tokens: get_opt_u64(r, at + 2)?,
+            provider_cost_usd: r.get(at + 3)?,
+            cost_details_json: r.get(at + 4)?,
+        })
+    }
+}
 
 /// The outcome stored on a mixture proposer's row: its reply went to the synthesizer, not to the
 /// play mode (so it is neither a move nor a protocol failure).
@@ -10,7 +72,7 @@ pub const PROPOSAL_OUTCOME: &str = "proposal";
 
 /// One request to a language model and what came back, as the caller hands it over (API keys
 /// already stripped from the request).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LlmCallRecord {
     /// The game, or `None` for calls outside games (evaluation tasks).
     pub game_id: Option<i64>,
@@ -40,16 +102,30 @@ pub struct LlmCallRecord {
     pub prompt_tokens: Option<u64>,
     /// Completion tokens billed (reasoning included); `None` when the reply reported no usage.
     pub completion_tokens: Option<u64>,
-    /// Wall time of the call, transport retries included.
+    /// Wall time of the call's successful attempt (failed attempts, the waits between them and
+    /// queueing for a request slot excluded): what a chess clock is charged for the call.
     pub latency_ms: u64,
     /// How many times the transport retried (429, 5xx, timeouts).
     pub transport_retries: u32,
     /// The transport error, if the call failed for good.
     pub error: Option<String>,
+    /// Cached, cache-write and reasoning tokens and the provider's own price, as reported.
+    pub details: UsageDetails,
+}
+
+impl LlmCallRecord {
+    /// The call's cost and who priced it: the provider's own price when it reported one, else
+    /// `prices` over its usage (see [`PriceTable::call_cost`]).
+    pub fn cost(&self, prices: &PriceTable) -> CallCost {
+        let usage = self
+            .details
+            .usage(self.prompt_tokens, self.completion_tokens);
+        prices.call_cost(usage.as_ref(), self.details.provider_cost_usd, &self.model)
+    }
 }
 
 /// A stored LLM call with what the game loop made of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LlmCallRow {
     /// Row id, for [`Store::set_llm_call_outcome`].
     pub id: i64,
@@ -66,7 +142,7 @@ pub struct LlmCallRow {
 /// One HTTP attempt that got an answer but no usable reply (an error status, or a success whose
 /// body does not decode), stored before the attempt is retried so that nothing a provider sent
 /// (and perhaps billed) is lost.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FailedCallRecord {
     /// The game, for a ply call.
     pub game_id: Option<i64>,
@@ -101,10 +177,16 @@ pub struct FailedCallRecord {
     pub error: String,
     /// Duration of the attempt in milliseconds.
     pub latency_ms: u64,
+    /// Prompt tokens the body reported despite the failure; `None` when it reported none.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens the body reported; `None` when it reported none.
+    pub completion_tokens: Option<u64>,
+    /// The rest of what the body reported of its usage and price.
+    pub details: UsageDetails,
 }
 
 /// A stored failed attempt.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FailedCallRow {
     /// Row id.
     pub id: i64,
@@ -134,7 +216,7 @@ pub struct EventRow {
 }
 
 /// The numbers of one stored call, without its texts: what reports add up.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CallSummary {
     /// The game.
     pub game_id: i64,
@@ -148,8 +230,27 @@ pub struct CallSummary {
     pub prompt_tokens: Option<u64>,
     /// Completion tokens billed; `None` when the reply reported no usage.
     pub completion_tokens: Option<u64>,
+    /// Cached, cache-write and reasoning tokens and the provider's own price, as reported.
+    pub details: UsageDetails,
     /// What the reply led to, if it was used.
     pub outcome: Option<String>,
+}
+
+impl CallSummary {
+    /// The call's usage; `None` when its tokens are unknown.
+    pub fn usage(&self) -> Option<Usage> {
+        self.details
+            .usage(self.prompt_tokens, self.completion_tokens)
+    }
+
+    /// The call's cost and who priced it (see [`LlmCallRecord::cost`]).
+    pub fn cost(&self, prices: &PriceTable) -> CallCost {
+        prices.call_cost(
+            self.usage().as_ref(),
+            self.details.provider_cost_usd,
+            &self.model,
+        )
+    }
 }
 
 /// What an LLM call led to, with its texts but without the request and raw body: what the
@@ -178,10 +279,11 @@ pub struct CallOutcome {
 pub(super) const CALL_COLUMNS: &str = "c.id, c.game_id, c.ply, c.seq, c.player, c.model,
     c.endpoint, c.request_json, c.reply_text, c.reasoning, c.raw_body, c.finish_reason,
     c.http_status, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.transport_retries,
-    c.error, c.outcome, c.outcome_detail, c.created_at";
+    c.error, c.outcome, c.outcome_detail, c.created_at, c.cached_tokens, c.cache_write_tokens,
+    c.reasoning_tokens, c.provider_cost_usd, c.cost_details_json";
 
 /// How many columns [`CALL_COLUMNS`] has: where the next selected column starts.
-pub(super) const CALL_WIDTH: usize = 21;
+pub(super) const CALL_WIDTH: usize = 26;
 
 pub(super) fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
     call_row_at(r, 0)
@@ -209,11 +311,26 @@ pub(super) fn call_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<LlmCallRow
             latency_ms: get_u64(r, at + 15)?,
             transport_retries: r.get(at + 16)?,
             error: r.get(at + 17)?,
+            details: UsageDetails::read(r, at + 21)?,
         },
         outcome: r.get(at + 18)?,
         outcome_detail: r.get(at + 19)?,
         created_at: r.get(at + 20)?,
     })
+}
+
+/// A reply an earlier attempt of the same slot got for the very same request, copied into the
+/// replay's own row (see [`Store::reuse_llm_call`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReusedCall {
+    /// The replay's new `llm_calls` row.
+    pub id: i64,
+    /// The reply text.
+    pub text: String,
+    /// Reasoning text, if any.
+    pub reasoning: Option<String>,
+    /// How long the original call's successful attempt took (what a chess clock is charged).
+    pub latency_ms: u64,
 }
 
 impl Store {
@@ -230,8 +347,10 @@ impl Store {
             .prepare_cached(
                 "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint, request_json,
                      reply_text, reasoning, raw_body, finish_reason, http_status, prompt_tokens,
-                     completion_tokens, latency_ms, transport_retries, error)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                     completion_tokens, latency_ms, transport_retries, error, cached_tokens,
+                     cache_write_tokens, reasoning_tokens, provider_cost_usd, cost_details_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                     ?18, ?19, ?20, ?21, ?22)
                  RETURNING id",
             )
             .and_then(|mut stmt| {
@@ -254,6 +373,11 @@ impl Store {
                         sql_u64(call.latency_ms),
                         call.transport_retries,
                         call.error,
+                        call.details.cached_tokens.map(sql_u64),
+                        call.details.cache_write_tokens.map(sql_u64),
+                        call.details.reasoning_tokens.map(sql_u64),
+                        call.details.provider_cost_usd,
+                        call.details.cost_details_json,
                     ],
                     |r| r.get(0),
                 )
@@ -264,6 +388,63 @@ impl Store {
                     .map_or_else(|| "no game".to_owned(), |g| format!("game {g}"));
                 format!("record llm call {} of ply {} ({game})", call.seq, call.ply)
             })
+    }
+
+    /// Reuses, for call `seq` of ply `ply` of the replay `game_id`, the reply an earlier attempt
+    /// of the same slot (`earlier`, newest first) got for the byte-identical request at the same
+    /// ply and seq: copies that row into the replay with `reused_from` naming the original (the
+    /// first row that paid for it) and returns the copy's id and reply, or `None` when no earlier
+    /// attempt asked exactly this (the game's path differs there). The copy keeps the original's
+    /// tokens; totals and the spend skip it.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn reuse_llm_call(
+        &self,
+        game_id: i64,
+        ply: u32,
+        seq: u32,
+        request_json: &str,
+        earlier: &[i64],
+    ) -> Result<Option<ReusedCall>, StoreError> {
+        let what = || format!("reuse a stored reply for call {seq} of ply {ply} of game {game_id}");
+        let conn = self.conn();
+        for &attempt in earlier {
+            let copied = conn
+                .prepare_cached(
+                    "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint,
+                         request_json, reply_text, reasoning, raw_body, finish_reason, http_status,
+                         prompt_tokens, completion_tokens, latency_ms, transport_retries, error,
+                         cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
+                         cost_details_json, reused_from)
+                     SELECT ?1, ply, seq, player, model, endpoint, request_json, reply_text,
+                         reasoning, raw_body, finish_reason, http_status, prompt_tokens,
+                         completion_tokens, latency_ms, transport_retries, error,
+                         cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
+                         cost_details_json, COALESCE(reused_from, id)
+                     FROM llm_calls
+                     WHERE game_id = ?2 AND ply = ?3 AND seq = ?4 AND request_json = ?5
+                       AND reply_text IS NOT NULL
+                     RETURNING id, reply_text, reasoning, latency_ms",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![game_id, attempt, ply, seq, request_json], |r| {
+                        Ok(ReusedCall {
+                            id: r.get(0)?,
+                            text: r.get(1)?,
+                            reasoning: r.get(2)?,
+                            latency_ms: r.get::<_, i64>(3)?.max(0) as u64,
+                        })
+                    })
+                    .optional()
+                })
+                .context(what)?;
+            if copied.is_some() {
+                return Ok(copied);
+            }
+        }
+        Ok(None)
     }
 
     /// Records what the game loop made of a call's reply: `outcome` is a kind such as `"move"`,
@@ -393,7 +574,8 @@ impl Store {
         let mut stmt = conn
             .prepare_cached(
                 "SELECT c.game_id, c.ply, c.player, c.model, c.prompt_tokens, c.completion_tokens,
-                     c.outcome
+                     c.outcome, c.cached_tokens, c.cache_write_tokens, c.reasoning_tokens,
+                     c.provider_cost_usd, c.cost_details_json
                  FROM llm_calls c JOIN games g ON g.id = c.game_id
                  WHERE g.tournament_id = ?1 AND g.status = 'finished'
                  ORDER BY c.game_id, c.ply, c.seq",
@@ -408,6 +590,7 @@ impl Store {
                     model: r.get(3)?,
                     prompt_tokens: get_opt_u64(r, 4)?,
                     completion_tokens: get_opt_u64(r, 5)?,
+                    details: UsageDetails::read(r, 7)?,
                     outcome: r.get(6)?,
                 })
             })
@@ -429,8 +612,10 @@ impl Store {
             .prepare_cached(
                 "INSERT INTO failed_calls (game_id, ply, eval_run_id, task, idx, seq, attempt,
                      player, model, endpoint, request_json, http_status, headers_json, raw_body,
-                     error, latency_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                     error, latency_ms, prompt_tokens, completion_tokens, cached_tokens,
+                     cache_write_tokens, reasoning_tokens, provider_cost_usd, cost_details_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23)
                  RETURNING id",
             )
             .and_then(|mut stmt| {
@@ -452,6 +637,13 @@ impl Store {
                         call.raw_body,
                         call.error,
                         sql_u64(call.latency_ms),
+                        call.prompt_tokens.map(sql_u64),
+                        call.completion_tokens.map(sql_u64),
+                        call.details.cached_tokens.map(sql_u64),
+                        call.details.cache_write_tokens.map(sql_u64),
+                        call.details.reasoning_tokens.map(sql_u64),
+                        call.details.provider_cost_usd,
+                        call.details.cost_details_json,
                     ],
                     |r| r.get(0),
                 )
@@ -476,7 +668,8 @@ impl Store {
             .prepare_cached(
                 "SELECT id, game_id, ply, eval_run_id, task, idx, seq, attempt, player, model,
                      endpoint, request_json, http_status, headers_json, raw_body, error,
-                     latency_ms, created_at
+                     latency_ms, created_at, prompt_tokens, completion_tokens, cached_tokens,
+                     cache_write_tokens, reasoning_tokens, provider_cost_usd, cost_details_json
                  FROM failed_calls WHERE game_id = ?1 ORDER BY id",
             )
             .context(what)?;
@@ -501,6 +694,9 @@ impl Store {
                         raw_body: r.get(14)?,
                         error: r.get(15)?,
                         latency_ms: get_u64(r, 16)?,
+                        prompt_tokens: get_opt_u64(r, 18)?,
+                        completion_tokens: get_opt_u64(r, 19)?,
+                        details: UsageDetails::read(r, 20)?,
                     },
                     created_at: r.get(17)?,
                 })

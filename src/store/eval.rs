@@ -2,7 +2,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
+use super::{Context, Store, StoreError, UsageDetails, get_opt_u64, get_u64, sql_u64};
 
 /// A stored evaluation run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub struct EvalRunRow {
 }
 
 /// One reply of a player to one item.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EvalReplyRecord {
     /// 0-based call number within the item.
     pub seq: u32,
@@ -36,6 +36,8 @@ pub struct EvalReplyRecord {
     pub completion_tokens: Option<u64>,
     /// Request latency.
     pub latency_ms: u64,
+    /// Cached, cache-write and reasoning tokens and the provider's own price, as reported.
+    pub details: UsageDetails,
 }
 
 /// The scored result of one item for one player.
@@ -179,8 +181,10 @@ impl Store {
         self.conn()
             .execute(
                 "INSERT INTO eval_replies (run_id, task, player, idx, seq, prompt_json,
-                     reply_text, reasoning, prompt_tokens, completion_tokens, latency_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     reply_text, reasoning, prompt_tokens, completion_tokens, latency_ms,
+                     cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
+                     cost_details_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     run_id,
                     task,
@@ -193,6 +197,11 @@ impl Store {
                     reply.prompt_tokens.map(sql_u64),
                     reply.completion_tokens.map(sql_u64),
                     sql_u64(reply.latency_ms),
+                    reply.details.cached_tokens.map(sql_u64),
+                    reply.details.cache_write_tokens.map(sql_u64),
+                    reply.details.reasoning_tokens.map(sql_u64),
+                    reply.details.provider_cost_usd,
+                    reply.details.cost_details_json,
                 ],
             )
             .context(|| {
@@ -220,7 +229,8 @@ impl Store {
         let mut stmt = conn
             .prepare(
                 "SELECT seq, prompt_json, reply_text, reasoning, prompt_tokens,
-                        completion_tokens, latency_ms
+                        completion_tokens, latency_ms, cached_tokens, cache_write_tokens,
+                        reasoning_tokens, provider_cost_usd, cost_details_json
                  FROM eval_replies WHERE run_id = ?1 AND task = ?2 AND player = ?3 AND idx = ?4
                  ORDER BY seq",
             )
@@ -235,6 +245,7 @@ impl Store {
                     prompt_tokens: get_opt_u64(r, 4)?,
                     completion_tokens: get_opt_u64(r, 5)?,
                     latency_ms: get_u64(r, 6)?,
+                    details: UsageDetails::read(r, 7)?,
                 })
             })
             .and_then(Iterator::collect)
@@ -393,6 +404,11 @@ mod tests {
             prompt_tokens: Some(3),
             completion_tokens: Some(4),
             latency_ms: 5,
+            details: UsageDetails {
+                reasoning_tokens: Some(2),
+                provider_cost_usd: Some(0.001),
+                ..UsageDetails::default()
+            },
         };
         store
             .record_eval_reply(run.id, "t", "p", 1, &reply)

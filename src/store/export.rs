@@ -12,13 +12,13 @@ use super::{
     Context, GameRow, LlmCallRow, PlyAnalysisRecord, PlyRecord, Store, StoreError,
     analysis::ply_row,
     calls::{CALL_COLUMNS, CALL_WIDTH, call_row, call_row_at},
-    games::GAME_COLUMNS,
     games::game_row,
+    games::{GAME_COLUMNS, GAME_WIDTH},
     get_u64,
 };
 
 /// A stored LLM call with the tournament it belongs to, as the calls export reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CallExportRow {
     /// The tournament's name, `None` for a call outside games.
     pub tournament: Option<String>,
@@ -35,6 +35,8 @@ pub struct PlyExportRow {
     pub tournament: String,
     /// The game id.
     pub game_id: i64,
+    /// The rules of the game, which its FENs alone do not always tell.
+    pub variant: crate::board::Variant,
     /// The ply as stored.
     pub ply: PlyRecord,
     /// The engine analysis of the ply, if it was analysed.
@@ -58,6 +60,8 @@ pub struct AcceptedMoveRow {
     pub tournament: String,
     /// The accepted call (outcome `move`).
     pub call: LlmCallRow,
+    /// The rules of the game, which its FENs alone do not always tell.
+    pub variant: crate::board::Variant,
     /// The ply it produced.
     pub ply: PlyRecord,
     /// The engine analysis of the ply, if it was analysed.
@@ -72,7 +76,17 @@ const ANALYSIS_COLUMNS: &str = "a.ply, a.engine_id, a.limits_key, a.win_model, a
 const ANALYSIS_WIDTH: usize = 22;
 
 /// The ply columns from the `p` alias, read by [`ply_at`].
-const PLY_COLUMNS: &str = "p.ply, p.fen_before, p.uci, p.san, p.player, p.attempts, p.elapsed_ms";
+const PLY_COLUMNS: &str =
+    "p.ply, p.fen_before, p.uci, p.san, p.player, p.attempts, p.elapsed_ms, p.clock_ms";
+
+/// How many columns [`PLY_COLUMNS`] has.
+const PLY_WIDTH: usize = 8;
+
+fn variant_at(r: &Row<'_>, at: usize) -> rusqlite::Result<crate::board::Variant> {
+    let name: String = r.get(at)?;
+    name.parse()
+        .map_err(|e: crate::board::UnknownName| super::bad_column(at, e.to_string()))
+}
 
 fn ply_at(r: &Row<'_>, at: usize) -> rusqlite::Result<PlyRecord> {
     Ok(PlyRecord {
@@ -83,6 +97,7 @@ fn ply_at(r: &Row<'_>, at: usize) -> rusqlite::Result<PlyRecord> {
         player: r.get(at + 4)?,
         attempts: r.get(at + 5)?,
         elapsed_ms: get_u64(r, at + 6)?,
+        clock_ms: r.get::<_, Option<i64>>(at + 7)?.map(|v| v.max(0) as u64),
     })
 }
 
@@ -189,7 +204,7 @@ impl Store {
     ) -> Result<(), StreamError<E>> {
         let join = if analysed_only { "JOIN" } else { "LEFT JOIN" };
         let sql = format!(
-            "SELECT {ANALYSIS_COLUMNS}, {PLY_COLUMNS}, p.game_id, t.name
+            "SELECT {ANALYSIS_COLUMNS}, {PLY_COLUMNS}, p.game_id, t.name, g.variant
              FROM plies p JOIN games g ON g.id = p.game_id
                  JOIN tournaments t ON t.id = g.tournament_id
                  {join} ply_analysis a ON a.game_id = p.game_id AND a.ply = p.ply
@@ -205,8 +220,9 @@ impl Store {
                 Ok(PlyExportRow {
                     analysis: analysis_first(r)?,
                     ply: ply_at(r, at)?,
-                    game_id: r.get(at + 7)?,
-                    tournament: r.get(at + 8)?,
+                    game_id: r.get(at + PLY_WIDTH)?,
+                    tournament: r.get(at + PLY_WIDTH + 1)?,
+                    variant: variant_at(r, at + PLY_WIDTH + 2)?,
                 })
             },
             f,
@@ -234,7 +250,7 @@ impl Store {
             |r| {
                 Ok(GameExportRow {
                     game: game_row(r)?,
-                    tournament: r.get(20)?,
+                    tournament: r.get(GAME_WIDTH)?,
                 })
             },
             f,
@@ -253,7 +269,7 @@ impl Store {
         f: impl FnMut(AcceptedMoveRow) -> Result<(), E>,
     ) -> Result<(), StreamError<E>> {
         let sql = format!(
-            "SELECT {ANALYSIS_COLUMNS}, {PLY_COLUMNS}, {CALL_COLUMNS}, t.name
+            "SELECT {ANALYSIS_COLUMNS}, {PLY_COLUMNS}, {CALL_COLUMNS}, t.name, g.variant
              FROM plies p JOIN games g ON g.id = p.game_id
                  JOIN tournaments t ON t.id = g.tournament_id
                  JOIN llm_calls c ON c.id = (
@@ -269,12 +285,13 @@ impl Store {
             &sql,
             tournament,
             |r| {
-                let call = call_row_at(r, at + 7)?;
+                let call = call_row_at(r, at + PLY_WIDTH)?;
                 Ok(AcceptedMoveRow {
                     analysis: analysis_first(r)?,
                     ply: ply_at(r, at)?,
                     call,
-                    tournament: r.get(at + 7 + CALL_WIDTH)?,
+                    tournament: r.get(at + PLY_WIDTH + CALL_WIDTH)?,
+                    variant: variant_at(r, at + PLY_WIDTH + CALL_WIDTH + 1)?,
                 })
             },
             f,

@@ -5,6 +5,7 @@ use std::{collections::HashSet, fmt};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, bad_column, get_opt_u64, get_u64, sql_u64};
+use crate::board::{Termination, Variant};
 
 /// A game the tournament format scheduled, as the caller describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +24,8 @@ pub struct ScheduledGame {
     pub opening_moves: Vec<String>,
     /// A label for the opening (book line name, ECO code, ...).
     pub opening_label: Option<String>,
+    /// The rules the game is played under.
+    pub variant: Variant,
 }
 
 impl ScheduledGame {
@@ -36,6 +39,7 @@ impl ScheduledGame {
             start_fen: None,
             opening_moves: Vec::new(),
             opening_label: None,
+            variant: Variant::Standard,
         }
     }
 }
@@ -102,6 +106,8 @@ pub struct GameRow {
     pub opening_moves: Vec<String>,
     /// A label for the opening.
     pub opening_label: Option<String>,
+    /// The rules the game is played under.
+    pub variant: Variant,
     /// Where the game stands.
     pub status: GameStatus,
     /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished, or `"*"` for a void game (finished without
@@ -125,6 +131,16 @@ pub struct GameRow {
     pub error_kind: Option<ErrorKind>,
     /// Number of stored plies.
     pub ply_count: u32,
+    /// The void game this one plays again (a harness fault ended it), if it is a replay.
+    pub replay_of: Option<i64>,
+    /// The schedule number this game fills: its own `index`, or for a replay the index of its
+    /// slot's first attempt. Ratings and formats order games by it, so a replayed game counts
+    /// where the void one was scheduled.
+    pub slot: u32,
+    /// For a game that reached the move limit under a tournament's `adjudication.move_limit`
+    /// rule: the result the adjudication engine's evaluation of the final position gives
+    /// (`1-0`, `0-1`, `1/2-1/2`). Never the official result, which stays in `result`.
+    pub at_limit: Option<String>,
 }
 
 /// The kind of fault that set a game aside. None of them is chess: the game is not scored and
@@ -182,13 +198,21 @@ pub struct PlyRecord {
     pub attempts: u32,
     /// Wall time the player took, retries included.
     pub elapsed_ms: u64,
+    /// The time charged on the player's clock (retries after API faults excluded); `None` for
+    /// an untimed player and for book moves.
+    pub clock_ms: Option<u64>,
 }
 
 pub(super) const GAME_COLUMNS: &str =
     "g.id, g.tournament_id, g.idx, g.round, g.white, g.black, g.start_fen,
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
     g.generation, g.started_at, g.finished_at, g.error,
-    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind";
+    (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), g.error_kind, g.replay_of,
+    COALESCE(g.slot, g.idx), g.variant,
+    (SELECT v.result FROM limit_verdicts v WHERE v.game_id = g.id)";
+
+/// How many columns [`GAME_COLUMNS`] has: a query that selects more after them starts there.
+pub(super) const GAME_WIDTH: usize = 24;
 
 /// The stored result of a void game: finished, but counting for nobody (PGN's "no result").
 pub const VOID_RESULT: &str = "*";
@@ -199,6 +223,26 @@ impl GameRow {
     pub fn is_void(&self) -> bool {
         self.status == GameStatus::Finished && self.result.as_deref() == Some(VOID_RESULT)
     }
+
+    /// Whether the game is void because the harness failed (an engine crashed or hung), so that
+    /// its slot is played again: see [`Termination::is_harness_fault`].
+    pub fn is_harness_void(&self) -> bool {
+        self.is_void()
+            && self
+                .termination
+                .as_deref()
+                .and_then(|t| t.parse::<Termination>().ok())
+                .is_some_and(Termination::is_harness_fault)
+    }
+}
+
+/// The games a format and the ratings see: every game except the void attempts a later game
+/// replays (a replay stands in its slot's place), ordered by slot.
+pub fn current_attempts(games: &[GameRow]) -> Vec<&GameRow> {
+    let replayed: HashSet<i64> = games.iter().filter_map(|g| g.replay_of).collect();
+    let mut current: Vec<&GameRow> = games.iter().filter(|g| !replayed.contains(&g.id)).collect();
+    current.sort_by_key(|g| (g.slot, g.index));
+    current
 }
 
 pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
@@ -213,6 +257,11 @@ pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
         start_fen: r.get(6)?,
         opening_moves: parse_moves(7, &r.get::<_, String>(7)?)?,
         opening_label: r.get(8)?,
+        variant: {
+            let name: String = r.get(22)?;
+            name.parse()
+                .map_err(|e: crate::board::UnknownName| bad_column(22, e.to_string()))?
+        },
         status: GameStatus::parse(&status)
             .ok_or_else(|| bad_column(9, format!("unknown game status `{status}`")))?,
         result: r.get(10)?,
@@ -231,6 +280,9 @@ pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
                     .ok_or_else(|| bad_column(19, format!("unknown error kind `{kind}`")))?,
             ),
         },
+        replay_of: r.get(20)?,
+        slot: r.get(21)?,
+        at_limit: r.get(23)?,
     })
 }
 
@@ -248,9 +300,18 @@ fn moves_json(moves: &[String]) -> String {
 }
 
 /// How a schedule mismatch shows a game: the pairing and where it starts.
-fn describe(white: &str, black: &str, start_fen: Option<&str>, moves: &[String]) -> String {
+fn describe(
+    white: &str,
+    black: &str,
+    start_fen: Option<&str>,
+    moves: &[String],
+    variant: Variant,
+) -> String {
     let start = start_fen.map_or_else(|| "the standard position".to_owned(), |f| format!("`{f}`"));
     let mut text = format!("`{white}` vs `{black}` from {start}");
+    if variant != Variant::Standard {
+        text.push_str(&format!(" ({variant})"));
+    }
     if !moves.is_empty() {
         text.push_str(&format!(" after {}", moves.join(" ")));
     }
@@ -300,15 +361,15 @@ impl Store {
         {
             let mut find = tx
                 .prepare_cached(
-                    "SELECT white, black, start_fen, opening_moves FROM games
+                    "SELECT white, black, start_fen, opening_moves, variant FROM games
                      WHERE tournament_id = ?1 AND idx = ?2",
                 )
                 .context(what)?;
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
-                                        opening_moves, opening_label)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                        opening_moves, opening_label, variant)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .context(what)?;
             for game in games {
@@ -329,25 +390,35 @@ impl Store {
                             r.get::<_, String>(1)?,
                             r.get::<_, Option<String>>(2)?,
                             parse_moves(3, &r.get::<_, String>(3)?)?,
+                            r.get::<_, String>(4)?,
                         ))
                     })
                     .optional()
                     .context(what)?;
                 match stored {
-                    Some((white, black, start_fen, moves)) => {
+                    Some((white, black, start_fen, moves, variant)) => {
+                        let variant = variant.parse().unwrap_or_default();
                         if white != game.white
                             || black != game.black
                             || start_fen != game.start_fen
                             || moves != game.opening_moves
+                            || variant != game.variant
                         {
                             return Err(StoreError::ScheduleMismatch {
                                 index: game.index,
-                                stored: describe(&white, &black, start_fen.as_deref(), &moves),
+                                stored: describe(
+                                    &white,
+                                    &black,
+                                    start_fen.as_deref(),
+                                    &moves,
+                                    variant,
+                                ),
                                 requested: describe(
                                     &game.white,
                                     &game.black,
                                     game.start_fen.as_deref(),
                                     &game.opening_moves,
+                                    game.variant,
                                 ),
                             });
                         }
@@ -363,6 +434,7 @@ impl Store {
                                 game.start_fen,
                                 moves_json(&game.opening_moves),
                                 game.opening_label,
+                                game.variant.as_str(),
                             ])
                             .context(what)?;
                     }
@@ -370,6 +442,81 @@ impl Store {
             }
         }
         tx.commit().context(what)
+    }
+
+    /// Schedules a replay of every game of `tournament` that a harness fault made void and that
+    /// no later game replays yet: same round, players, colours, start position and opening,
+    /// numbered after the last stored game, with `replay_of` naming the void game and `slot` its
+    /// slot. The void game stays as it is, for the record. Returns the replays scheduled now.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure. Nothing is stored on error.
+    pub fn schedule_replays(&self, tournament: i64) -> Result<Vec<GameRow>, StoreError> {
+        let what = || format!("schedule replays of tournament {tournament}");
+        let faults: Vec<String> = Termination::ALL
+            .iter()
+            .filter(|t| t.is_harness_fault())
+            .map(|t| format!("'{}'", t.as_str()))
+            .collect();
+        let mut conn = self.conn();
+        let tx = conn.transaction().context(what)?;
+        let ids: Vec<i64> = {
+            let mut stmt = tx
+                .prepare(&format!(
+                    "SELECT g.id FROM games g
+                     WHERE g.tournament_id = ?1 AND g.status = 'finished' AND g.result = '{VOID_RESULT}'
+                       AND g.termination IN ({})
+                       AND NOT EXISTS (SELECT 1 FROM games r WHERE r.replay_of = g.id)
+                     ORDER BY g.idx",
+                    faults.join(", ")
+                ))
+                .context(what)?;
+            let rows = stmt.query_map([tournament], |r| r.get(0)).context(what)?;
+            rows.collect::<rusqlite::Result<_>>().context(what)?
+        };
+        let mut scheduled = Vec::with_capacity(ids.len());
+        for id in ids {
+            tx.execute(
+                "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
+                                    opening_moves, opening_label, replay_of, slot)
+                 SELECT tournament_id,
+                        (SELECT COALESCE(MAX(idx), 0) + 1 FROM games WHERE tournament_id = ?1),
+                        round, white, black, start_fen, opening_moves, opening_label, id,
+                        COALESCE(slot, idx)
+                 FROM games WHERE id = ?2",
+                params![tournament, id],
+            )
+            .context(what)?;
+            scheduled.push(load_game(&tx, tx.last_insert_rowid())?);
+        }
+        tx.commit().context(what)?;
+        Ok(scheduled)
+    }
+
+    /// The ids of the earlier attempts of `game`'s slot (void games it, or a replay before it,
+    /// plays again), newest first: where a replay looks for replies it may reuse.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn earlier_attempts(&self, game: &GameRow) -> Result<Vec<i64>, StoreError> {
+        if game.replay_of.is_none() {
+            return Ok(Vec::new());
+        }
+        let what = || format!("list the earlier attempts of game {}", game.index);
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id FROM games
+                 WHERE tournament_id = ?1 AND COALESCE(slot, idx) = ?2 AND id <> ?3
+                 ORDER BY idx DESC",
+            )
+            .context(what)?;
+        let rows = stmt
+            .query_map(params![game.tournament, game.slot, game.id], |r| r.get(0))
+            .context(what)?;
+        rows.collect::<rusqlite::Result<_>>().context(what)
     }
 
     /// The games of a tournament, ordered by index.
@@ -504,8 +651,9 @@ impl Store {
     pub fn record_ply(&self, game_id: i64, ply: &PlyRecord) -> Result<(), StoreError> {
         self.conn()
             .prepare_cached(
-                "INSERT INTO plies (game_id, ply, fen_before, uci, san, player, attempts, elapsed_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO plies (game_id, ply, fen_before, uci, san, player, attempts, elapsed_ms,
+                    clock_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -517,6 +665,7 @@ impl Store {
                     ply.player,
                     ply.attempts,
                     sql_u64(ply.elapsed_ms),
+                    ply.clock_ms.map(sql_u64),
                 ])
             })
             .context(|| format!("record ply {} of game {game_id}", ply.ply))?;
@@ -533,7 +682,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT ply, fen_before, uci, san, player, attempts, elapsed_ms FROM plies
+                "SELECT ply, fen_before, uci, san, player, attempts, elapsed_ms, clock_ms FROM plies
                  WHERE game_id = ?1 ORDER BY ply",
             )
             .context(what)?;
@@ -547,10 +696,48 @@ impl Store {
                     player: r.get(4)?,
                     attempts: r.get(5)?,
                     elapsed_ms: get_u64(r, 6)?,
+                    clock_ms: r.get::<_, Option<i64>>(7)?.map(|v| v.max(0) as u64),
                 })
             })
             .context(what)?;
         rows.collect::<rusqlite::Result<_>>().context(what)
+    }
+
+    /// Records the clocks a game plays on (JSON, see the schema's version 7) unless it has some
+    /// already, and returns the stored ones: a resumed game keeps the clocks it started with.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn game_time_control(
+        &self,
+        game_id: i64,
+        time_control: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
+        let what = || format!("record the time control of game {game_id}");
+        self.conn()
+            .execute(
+                "UPDATE games SET time_control = COALESCE(time_control, ?2) WHERE id = ?1",
+                params![game_id, time_control],
+            )
+            .context(what)?;
+        self.stored_time_control(game_id)
+    }
+
+    /// The clocks stored with a game (JSON, see the schema's version 7), `None` for an untimed
+    /// game; reads only.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn stored_time_control(&self, game_id: i64) -> Result<Option<String>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT time_control FROM games WHERE id = ?1",
+                [game_id],
+                |r| r.get(0),
+            )
+            .context(|| format!("read the time control of game {game_id}"))
     }
 }
 

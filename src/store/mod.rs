@@ -28,6 +28,7 @@
 //! # Ok::<(), arena::store::StoreError>(())
 //! ```
 
+mod adjudication;
 mod analysis;
 mod calls;
 mod eval;
@@ -49,18 +50,21 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 
 use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
+    adjudication::{AdjudicationEvalRecord, LimitVerdictRecord},
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
-        LlmCallRow, PROPOSAL_OUTCOME,
+        LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, UsageDetails,
     },
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     export::{
         AcceptedMoveRow, CallExportRow, GameExportRow, PlyExportRow, StreamError, TournamentFacts,
     },
-    games::{ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT},
-    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend},
-    stats::{PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
+    games::{
+        ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT, current_attempts,
+    },
+    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing},
+    stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };
 

@@ -400,9 +400,110 @@ CREATE TABLE failed_calls (
 CREATE INDEX failed_calls_by_game ON failed_calls (game_id, ply, seq);
 ";
 
+/// Version 7: chess clocks.
+///
+/// `plies.clock_ms` is the time a move was charged on its player's clock (what the model's
+/// successful calls or the engine's search took; time spent in retries after API faults is not
+/// charged), NULL for an untimed player and for book moves; a resumed game replays these
+/// charges to restore both clocks exactly. `games.time_control` is the clock each side plays on,
+/// as JSON `{"white": {...}, "black": {...}}` (a side without a clock is `null`), written when
+/// the game first starts, so that a resumed game and its PGN keep the clocks it started with;
+/// NULL for an untimed game. Self-contained, so that it can be renumbered when merged.
+pub(crate) const SCHEMA_V7: &str = r"
+ALTER TABLE plies ADD COLUMN clock_ms INTEGER CHECK (clock_ms >= 0);
+ALTER TABLE games ADD COLUMN time_control TEXT;
+";
+
+/// Version 8: replays of games a harness fault made void, and the replies they reuse.
+///
+/// - `games.replay_of` names the void game (an engine crashed or hung) that this game plays
+///   again, and `games.slot` the schedule number both fill (the first attempt's `idx`); both are
+///   NULL for a game that is its slot's first attempt. Ratings and formats take a game's place in
+///   the schedule from its slot, so a replayed game counts where the void one was scheduled.
+/// - `llm_calls.reused_from` names the call of an earlier attempt of the same slot whose reply
+///   this row reuses: the replay asked the very same request at the same ply, so the stored reply
+///   is used instead of paying for it again. Such rows carry the original's tokens (they are the
+///   game's own) but tournament totals and the spend skip them (the call was paid once).
+pub(crate) const SCHEMA_V8: &str = r"
+ALTER TABLE games ADD COLUMN replay_of INTEGER REFERENCES games (id);
+ALTER TABLE games ADD COLUMN slot INTEGER CHECK (slot >= 0);
+CREATE INDEX games_by_replay ON games (replay_of);
+ALTER TABLE llm_calls ADD COLUMN reused_from INTEGER REFERENCES llm_calls (id);
+";
+
+/// Version 9: what a provider reports of a call beyond its prompt and completion tokens.
+///
+/// Every table of calls (`llm_calls`, `eval_replies`, `failed_calls`) gets the details of the
+/// usage (`cached_tokens`: prompt tokens read from the provider's cache; `cache_write_tokens`:
+/// written to it; `reasoning_tokens`: the part of the completion spent reasoning) and the
+/// provider's own price (`provider_cost_usd`, e.g. OpenRouter's `usage.cost`, with its breakdown
+/// as sent in `cost_details_json`). A call with a `provider_cost_usd` was priced by the
+/// provider; one without is priced by the price table when it is read. `failed_calls` also gets
+/// `prompt_tokens` and `completion_tokens`, for an attempt whose unusable body still reported
+/// what it used. Columns only: rows stored before keep NULL in each (unknown, never 0).
+pub(crate) const SCHEMA_V9: &str = r"
+ALTER TABLE llm_calls ADD COLUMN cached_tokens INTEGER CHECK (cached_tokens >= 0);
+ALTER TABLE llm_calls ADD COLUMN cache_write_tokens INTEGER CHECK (cache_write_tokens >= 0);
+ALTER TABLE llm_calls ADD COLUMN reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0);
+ALTER TABLE llm_calls ADD COLUMN provider_cost_usd REAL CHECK (provider_cost_usd >= 0);
+ALTER TABLE llm_calls ADD COLUMN cost_details_json TEXT;
+
+ALTER TABLE eval_replies ADD COLUMN cached_tokens INTEGER CHECK (cached_tokens >= 0);
+ALTER TABLE eval_replies ADD COLUMN cache_write_tokens INTEGER CHECK (cache_write_tokens >= 0);
+ALTER TABLE eval_replies ADD COLUMN reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0);
+ALTER TABLE eval_replies ADD COLUMN provider_cost_usd REAL CHECK (provider_cost_usd >= 0);
+ALTER TABLE eval_replies ADD COLUMN cost_details_json TEXT;
+
+ALTER TABLE failed_calls ADD COLUMN prompt_tokens INTEGER CHECK (prompt_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN completion_tokens INTEGER CHECK (completion_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN cached_tokens INTEGER CHECK (cached_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN cache_write_tokens INTEGER CHECK (cache_write_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0);
+ALTER TABLE failed_calls ADD COLUMN provider_cost_usd REAL CHECK (provider_cost_usd >= 0);
+ALTER TABLE failed_calls ADD COLUMN cost_details_json TEXT;
+";
+
+/// Version 10: the rules a game is played under (`standard` or `chess960`), which its start FEN
+/// alone does not tell (Chess960's start 518 is the standard position, but castles as Chess960).
+pub(crate) const SCHEMA_V10: &str = r"
+ALTER TABLE games ADD COLUMN variant TEXT NOT NULL DEFAULT 'standard'
+    CHECK (variant IN ('standard', 'chess960'));
+";
+
+/// Version 11: adjudication by an engine (see `tournament::adjudicate`).
+///
+/// - `adjudication_evals` holds the adjudication engine's evaluation of the position after each
+///   ply it saw (`score` as JSON, `{"cp": 35}` or `{"mate": -3}`, the view of the side to move in
+///   that position, as UCI reports it; NULL when the engine gave none, which the rules count as
+///   cutechess counts a move without an evaluation). A resumed game replays them through the
+///   rules instead of searching again.
+/// - `limit_verdicts` holds the verdict on a game that reached the move limit: the result the
+///   engine's evaluation of the final position gives by the tournament's threshold. It is kept
+///   apart from `games.result`, which it never changes; `score` is White's view.
+pub(crate) const SCHEMA_V11: &str = r"
+CREATE TABLE adjudication_evals (
+    game_id INTEGER NOT NULL REFERENCES games (id),
+    ply     INTEGER NOT NULL CHECK (ply >= 0),
+    score   TEXT,
+    depth   INTEGER,
+    PRIMARY KEY (game_id, ply)
+) WITHOUT ROWID;
+
+CREATE TABLE limit_verdicts (
+    game_id      INTEGER PRIMARY KEY REFERENCES games (id),
+    result       TEXT    NOT NULL CHECK (result IN ('1-0', '0-1', '1/2-1/2')),
+    score        TEXT    NOT NULL,
+    threshold_cp INTEGER NOT NULL,
+    engine       TEXT    NOT NULL,
+    limits       TEXT    NOT NULL,
+    created_at   TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
-    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11,
 ];
 
 /// The schema version this build writes (and the newest it can read).

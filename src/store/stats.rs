@@ -63,6 +63,28 @@ pub struct StandingRow {
     /// Calls whose reply reported no usage: while this is not zero, the token sums are lower
     /// bounds and the player's tokens and cost are unknown.
     pub calls_without_usage: u64,
+    /// Games that reached the move limit and have a verdict of the adjudication engine
+    /// (`adjudication.move_limit`), kept apart from the official results above.
+    pub at_limit: AtLimit,
+}
+
+/// A player's games at the move limit as the adjudication engine's evaluation of the final
+/// position judges them; their official result (a draw) is unchanged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AtLimit {
+    /// Verdicts won.
+    pub wins: u32,
+    /// Verdicts drawn.
+    pub draws: u32,
+    /// Verdicts lost.
+    pub losses: u32,
+}
+
+impl AtLimit {
+    /// Games with a verdict.
+    pub fn games(&self) -> u32 {
+        self.wins + self.draws + self.losses
+    }
 }
 
 impl StandingRow {
@@ -118,7 +140,8 @@ struct CallStats {
 impl Store {
     /// The standings of a tournament over its finished games: one row for every player (players
     /// without finished games get zeros), ordered by score percentage, best first, then by name.
-    /// Call statistics count the calls of finished games only, like the results.
+    /// Call statistics count the calls of finished games only, like the results, and each
+    /// model answer once: a replay's reused replies count with the attempt that asked for them.
     ///
     /// # Errors
     ///
@@ -141,6 +164,7 @@ impl Store {
                         COALESCE(SUM(c.prompt_tokens IS NULL OR c.completion_tokens IS NULL), 0)
                      FROM llm_calls c JOIN games g ON g.id = c.game_id
                      WHERE g.tournament_id = ?1 AND g.status = 'finished'
+                       AND c.reused_from IS NULL
                      GROUP BY c.player"
                 ))
                 .context(what)?;
@@ -177,10 +201,16 @@ impl Store {
                     COALESCE(SUM(((g.white = p.name AND g.result = '0-1')
                                OR (g.black = p.name AND g.result = '1-0'))
                               AND g.termination IN ({FORFEIT_TERMINATIONS})), 0),
-                    COALESCE(SUM(g.result = '*'), 0)
+                    COALESCE(SUM(g.result = '*'), 0),
+                    COALESCE(SUM((g.white = p.name AND v.result = '1-0')
+                               OR (g.black = p.name AND v.result = '0-1')), 0),
+                    COALESCE(SUM(v.result = '1/2-1/2'), 0),
+                    COALESCE(SUM((g.white = p.name AND v.result = '0-1')
+                               OR (g.black = p.name AND v.result = '1-0')), 0)
                  FROM players p
                  LEFT JOIN games g ON g.tournament_id = p.tournament_id AND g.status = 'finished'
                                   AND (g.white = p.name OR g.black = p.name)
+                 LEFT JOIN limit_verdicts v ON v.game_id = g.id
                  WHERE p.tournament_id = ?1
                  GROUP BY p.id"
             ))
@@ -206,6 +236,11 @@ impl Store {
                     prompt_tokens: 0,
                     completion_tokens: 0,
                     calls_without_usage: 0,
+                    at_limit: AtLimit {
+                        wins: r.get(7)?,
+                        draws: r.get(8)?,
+                        losses: r.get(9)?,
+                    },
                 })
             })
             .context(what)?;
@@ -247,7 +282,7 @@ impl Store {
                     COUNT(c.id), COALESCE(SUM(c.prompt_tokens), 0),
                     COALESCE(SUM(c.completion_tokens), 0)
                  FROM llm_calls c JOIN games g ON g.id = c.game_id
-                 WHERE g.tournament_id = ?1",
+                 WHERE g.tournament_id = ?1 AND c.reused_from IS NULL",
                 [tournament],
                 |r| {
                     Ok(Totals {

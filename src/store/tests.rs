@@ -49,6 +49,7 @@ fn ply(n: u32, player: &str) -> PlyRecord {
         player: player.into(),
         attempts: 1,
         elapsed_ms: 12,
+        clock_ms: None,
     }
 }
 
@@ -71,6 +72,7 @@ fn call(game: Option<i64>, ply: u32, seq: u32, player: &str) -> LlmCallRecord {
         latency_ms: 250,
         transport_retries: 1,
         error: None,
+        details: UsageDetails::default(),
     }
 }
 
@@ -870,6 +872,8 @@ fn a_version_4_store_migrates_keeping_its_rows_and_its_foreign_keys() {
         (calls[0].call.prompt_tokens, calls[0].outcome.as_deref()),
         (Some(11), Some("move"))
     );
+    // A call stored before provider-reported usage existed knows none of it: NULL, never 0.
+    assert_eq!(calls[0].call.details, UsageDetails::default());
     // The rebuilt `games` is still the parent of plies and calls: foreign keys hold and bite.
     assert!(matches!(
         store.record_ply(99, &ply(0, "a")),
@@ -1020,4 +1024,89 @@ fn a_read_only_open_refuses_what_is_not_a_current_store() {
     ));
     assert_eq!(fs::read(&path).unwrap().len(), 0, "nothing was written");
     assert!(Store::open_read_only(&path.with_extension("missing")).is_err());
+}
+
+#[test]
+fn usage_details_and_provider_costs_are_stored_and_counted_by_spend() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    let priced = UsageDetails {
+        cached_tokens: Some(60),
+        cache_write_tokens: Some(0),
+        reasoning_tokens: Some(4),
+        provider_cost_usd: Some(0.25),
+        cost_details_json: Some(r#"{"upstream_inference_cost":null}"#.into()),
+    };
+    let mut by_provider = call(Some(ids[0]), 0, 0, "a");
+    by_provider.details = priced.clone();
+    store.record_llm_call(&by_provider).unwrap();
+    let mut by_table = call(Some(ids[0]), 2, 0, "a");
+    by_table.details.cached_tokens = Some(40);
+    store.record_llm_call(&by_table).unwrap();
+    assert_eq!(store.llm_calls(ids[0], 0).unwrap()[0].call, by_provider);
+    assert_eq!(
+        store.call_summaries(t).unwrap().len(),
+        0,
+        "the game is not finished"
+    );
+    // A failed attempt whose body reported what it used was billed; one without usage was not.
+    let billed = FailedCallRecord {
+        game_id: Some(ids[0]),
+        ply: Some(2),
+        seq: 1,
+        attempt: 1,
+        player: "a".into(),
+        model: "smol".into(),
+        endpoint: "u".into(),
+        request_json: "{}".into(),
+        http_status: 200,
+        headers_json: "{}".into(),
+        raw_body: "{}".into(),
+        error: "no choices".into(),
+        latency_ms: 4,
+        prompt_tokens: Some(30),
+        completion_tokens: Some(0),
+        details: UsageDetails {
+            provider_cost_usd: Some(0.5),
+            ..UsageDetails::default()
+        },
+        ..FailedCallRecord::default()
+    };
+    store.record_failed_call(&billed).unwrap();
+    store
+        .record_failed_call(&FailedCallRecord {
+            attempt: 2,
+            prompt_tokens: None,
+            completion_tokens: None,
+            details: UsageDetails::default(),
+            ..billed.clone()
+        })
+        .unwrap();
+    assert_eq!(store.failed_calls(ids[0]).unwrap()[0].call, billed);
+
+    let spend = store.spend(t).unwrap();
+    assert_eq!(spend.len(), 1);
+    let a = &spend[0];
+    assert_eq!((a.calls, a.provider_calls), (3, 2));
+    assert!((a.provider_usd - 0.75).abs() < 1e-12, "{}", a.provider_usd);
+    assert_eq!((a.prompt_tokens, a.completion_tokens), (230, 20));
+    // Only the call without a provider price is left for the table, with its cached tokens.
+    assert_eq!(
+        (
+            a.table_usage.prompt_tokens,
+            a.table_usage.completion_tokens,
+            a.table_usage.cached_tokens
+        ),
+        (100, 10, Some(40))
+    );
+    // The columns read plainly in the sqlite3 shell's terms: NULL where nothing was reported.
+    let nulls: i64 = store
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM llm_calls WHERE provider_cost_usd IS NULL AND reasoning_tokens IS NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(nulls, 1);
 }

@@ -98,6 +98,10 @@ pub struct Answer {
     pub reasoning: Option<String>,
     /// The row the mode's outcome goes to (the synthesizer's for a mixture).
     pub row: CallRow,
+    /// What the turn costs the player's chess clock: its call's successful attempt (for a
+    /// mixture, the slowest proposer, since they run at once, plus the synthesizer); a replayed
+    /// reply costs what it took when it was made.
+    pub charged_ms: u64,
 }
 
 /// One dialog turn of a ply: where its calls are stored and what they ask.
@@ -116,6 +120,11 @@ pub struct Turn<'a> {
     pub extra: &'a serde_json::Map<String, serde_json::Value>,
     /// Replies already stored for this ply (a resumed game), used instead of new requests.
     pub stored: &'a [LlmCallRow],
+    /// Earlier attempts of the game's slot (a replay of a void game), newest first: their
+    /// replies to the very same request at this ply are reused.
+    pub earlier: &'a [i64],
+    /// The most a new request may take on the player's chess clock, if it plays on one.
+    pub clock: Option<std::time::Duration>,
 }
 
 /// Gets the reply of one dialog turn: stored replies are reused, missing ones requested.
@@ -144,7 +153,15 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             let base = turn.turn * (k + 1);
             let synth_seq = base + k;
             if let Some(stored) = stored_reply(turn.stored, synth_seq) {
-                return Ok(answer(stored));
+                // Replayed whole: the proposals of this turn are stored too.
+                let proposing = (base..synth_seq)
+                    .filter_map(|seq| stored_reply(turn.stored, seq))
+                    .map(|p| p.latency_ms)
+                    .max()
+                    .unwrap_or(0);
+                let mut answer = answer(stored);
+                answer.charged_ms += proposing;
+                return Ok(answer);
             }
             let roles: Vec<String> = (1..=proposers.len())
                 .map(|i| format!("proposer_{i}"))
@@ -165,23 +182,34 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             ))
             .await;
             let mut texts = Vec::with_capacity(proposals.len());
+            let mut proposing = 0;
             for p in proposals {
                 let p = p?;
                 p.row.settle(&env.store, PROPOSAL_OUTCOME, None, None)?;
+                proposing = proposing.max(p.charged_ms);
                 texts.push(p.text);
             }
             let (spec, endpoint) = synthesizer;
             let messages = synthesis_prompt(turn.dialog, &texts);
-            one(
+            let left = turn
+                .clock
+                .map(|c| c.saturating_sub(std::time::Duration::from_millis(proposing)));
+            let synthesizing = Turn {
+                clock: left,
+                ..*turn
+            };
+            let mut answer = one(
                 env,
-                turn,
+                &synthesizing,
                 synth_seq,
                 Some("synthesizer"),
                 spec,
                 endpoint,
                 messages,
             )
-            .await
+            .await?;
+            answer.charged_ms += proposing;
+            Ok(answer)
         }
     }
 }
@@ -192,6 +220,7 @@ fn stored_reply(stored: &[LlmCallRow], seq: u32) -> Option<StoredReply> {
             text: c.call.reply_text.clone()?,
             reasoning: c.call.reasoning.clone(),
             row_id: Some(c.id),
+            latency_ms: c.call.latency_ms,
         })
     })
 }
@@ -202,6 +231,7 @@ fn answer(stored: StoredReply) -> Answer {
         text: reply.text,
         reasoning: reply.reasoning,
         row: reply.row,
+        charged_ms: reply.latency_ms,
     }
 }
 
@@ -221,17 +251,19 @@ async fn one(
         seq,
         player: turn.player,
         role,
+        earlier: turn.earlier,
     };
     let request = spec.request(messages, turn.extra);
     let stored = stored_reply(turn.stored, seq);
     let asked = stored.is_none();
-    let reply = calls::record_or_replay(
+    let reply = calls::record_or_replay_within(
         &env.store,
         &env.roster.client,
         endpoint,
         slot,
         &request,
         stored,
+        turn.clock,
     )
     .await
     .map_err(|e| match e {
@@ -242,6 +274,12 @@ async fn one(
                 source: Box::new(source),
             };
             let kind = match &error {
+                // A loss on time, not an endpoint fault: the game records it.
+                GameError::Api { source, .. }
+                    if matches!(**source, crate::llm::LlmError::OutOfTime { .. }) =>
+                {
+                    return error;
+                }
                 GameError::Api { source, .. } if source.is_transient() => "endpoint_unreachable",
                 _ => "endpoint_error",
             };
@@ -264,6 +302,7 @@ async fn one(
         text: reply.text,
         reasoning: reply.reasoning,
         row: reply.row,
+        charged_ms: reply.latency_ms,
     })
 }
 

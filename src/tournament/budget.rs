@@ -2,17 +2,19 @@
 //! new game may start.
 //!
 //! Spend comes from the store ([`Store::spend`]), so it carries over when a run resumes and counts
-//! every call of every game, finished or set aside. Tokens are prompt plus completion tokens;
-//! dollars are priced by the built-in table overlaid with the tournament's `prices`. A call whose
-//! reply carried no usage is counted at an estimate from its text length (which errs high) and
-//! flagged, so an unknown usage never lets a budget be overrun unnoticed. Cached prompt tokens are
-//! priced as plain input here (the store keeps no split), which also errs high.
+//! every call of every game, finished or set aside (and the failed attempts whose body reported
+//! usage: the provider billed them). Tokens are prompt plus completion tokens. Dollars are the
+//! provider's own price where the response carried one (OpenRouter's `usage.cost`: what was
+//! charged), else the built-in table overlaid with the tournament's `prices`, which prices cached
+//! and cache-write tokens at their own rates where it has them. A call whose reply carried no
+//! usage is counted at an estimate from its text length (which errs high) and flagged, so an
+//! unknown usage never lets a budget be overrun unnoticed.
 
 use std::collections::BTreeMap;
 
-use super::spec::{Budget, PlayerSpec, TournamentSettings, TournamentSpec};
+use super::spec::{Budget, ModelSpec, PlayerSpec, TournamentSettings, TournamentSpec};
 use crate::{
-    llm::{PriceTable, Usage},
+    llm::{PriceTable, reports_its_cost},
     script::{CheckErrors, ScriptError},
     store::{ModelSpend, Store, StoreError},
 };
@@ -33,9 +35,11 @@ pub struct Spend {
     pub calls: u64,
     /// Prompt plus completion tokens (estimated for calls without usage).
     pub tokens: u64,
-    /// US dollars, over the calls of priced models.
+    /// US dollars: the provider's price of the calls it priced, the table's of the others.
     pub usd: f64,
-    /// Calls of models the price table does not know (not in `usd`).
+    /// Calls priced by the provider itself (in `usd`).
+    pub provider_calls: u64,
+    /// Calls neither the provider nor the price table priced (not in `usd`).
     pub unpriced_calls: u64,
     /// Calls whose usage was unknown and is estimated from text length.
     pub estimated_calls: u64,
@@ -46,15 +50,14 @@ impl Spend {
         self.calls += row.calls;
         self.tokens += row.prompt_tokens + row.completion_tokens;
         self.estimated_calls += row.estimated_calls;
-        let usage = Usage {
-            prompt_tokens: row.prompt_tokens,
-            completion_tokens: row.completion_tokens,
-            total_tokens: row.prompt_tokens + row.completion_tokens,
-            ..Usage::default()
-        };
-        match prices.cost(&usage, &row.model) {
-            Some(usd) => self.usd += usd,
-            None => self.unpriced_calls += row.calls,
+        self.provider_calls += row.provider_calls;
+        self.usd += row.provider_usd;
+        let table_calls = row.calls - row.provider_calls;
+        if table_calls > 0 {
+            match prices.cost(&row.table_usage, &row.model) {
+                Some(usd) => self.usd += usd,
+                None => self.unpriced_calls += table_calls,
+            }
         }
     }
 }
@@ -175,25 +178,27 @@ pub fn blocking(
 }
 
 /// Refuses a dollar budget that cannot be measured: one on a player whose model (or one of whose
-/// models) has no price, or on a tournament with such a player.
+/// models) has no price, or on a tournament with such a player. A model served by an endpoint
+/// that prices every call itself ([`reports_its_cost`]) needs no table price.
 ///
 /// # Errors
 /// Each such budget, at the definition it concerns.
 pub fn check_priced(spec: &TournamentSpec, prices: &PriceTable) -> Result<(), CheckErrors> {
     let unpriced = |player: &PlayerSpec| -> Vec<String> {
-        let models: Vec<String> = match player {
-            PlayerSpec::Llm(p) => vec![p.model.clone()],
+        let models: Vec<ModelSpec> = match player {
+            PlayerSpec::Llm(p) => vec![p.model_spec()],
             PlayerSpec::Moa(p) => p
                 .proposers
                 .iter()
                 .chain([&p.synthesizer])
-                .map(|m| m.model.clone())
+                .cloned()
                 .collect(),
             PlayerSpec::Engine(_) | PlayerSpec::Random(_) => Vec::new(),
         };
         models
             .into_iter()
-            .filter(|m| prices.price(m).is_none())
+            .filter(|m| prices.price(&m.model).is_none() && !reports_its_cost(&m.base_url))
+            .map(|m| m.model)
             .collect()
     };
     let mut errors = Vec::new();

@@ -18,8 +18,10 @@
 //!   (`max_turns` of the mode when it sets one, else `max_attempts`), each retry's prompt
 //!   carrying the earlier replies. Games are counted at full length (`max_plies`), so games that
 //!   end early by mate or forfeit spend less; with no move limit, [`ASSUMED_PLIES`] are assumed.
-//! - **Dollars** from the built-in price table overlaid with the tournament's `prices`; `None`
-//!   for a model the table does not know.
+//! - **Dollars**: when the `--db` store holds calls of the model that the provider priced itself
+//!   (OpenRouter's `usage.cost`), at the provider's own rates fitted to those calls
+//!   ([`ProviderPricing::price`]); else from the built-in price table overlaid with the
+//!   tournament's `prices`; `None` for a model neither knows.
 
 use std::{collections::BTreeMap, path::Path, sync::Arc};
 
@@ -36,7 +38,7 @@ use super::{
 use crate::{
     board::{game::Game, render},
     llm::{PriceTable, Usage},
-    store::{CHARS_PER_TOKEN, Store},
+    store::{CHARS_PER_TOKEN, ProviderPricing, Store},
 };
 
 /// Tokens of framing the chat format adds per message (role markers and separators).
@@ -87,6 +89,9 @@ pub struct PlayerEstimate {
     pub prompt_per_call: f64,
     /// Where the completion figures come from.
     pub completion_source: String,
+    /// Where the dollar figures come from, for each model priced from the provider's stored
+    /// bills (empty when the price table priced them all).
+    pub price_source: String,
 }
 
 /// What a dry run found.
@@ -132,7 +137,7 @@ pub fn dry_run(
         _ => None,
     };
 
-    let (games, incremental) = schedule_all(rules.as_ref(), &spec, openings.len() as u32)?;
+    let (games, incremental, drawn) = schedule_all(rules.as_ref(), &spec, openings.len() as u32)?;
     let total_games = games.len() as u64;
     let mut per_player: BTreeMap<&str, f64> = BTreeMap::new();
     let (total_games, incremental) = match incremental {
@@ -141,7 +146,10 @@ pub fn dry_run(
                 *per_player.entry(&g.white).or_default() += 1.0;
                 *per_player.entry(&g.black).or_default() += 1.0;
             }
-            (total_games, None)
+            let note = drawn.then(|| {
+                "the format schedules on results: counted with every game drawn (a Swiss pairs as many games whatever the results; a knockout then plays every tie-break, its most)".to_owned()
+            });
+            (total_games, note)
         }
         Some(bound) => {
             let n = spec.players.len().max(1) as f64;
@@ -167,6 +175,7 @@ pub fn dry_run(
         settings.max_plies
     };
     let start_fen = openings.first().and_then(|o| o.fen.clone());
+    let variant = openings.first().map(|o| o.variant).unwrap_or_default();
     let prices = price_table(settings);
     let mut players = Vec::new();
     for player in &spec.players {
@@ -176,7 +185,7 @@ pub fn dry_run(
             player,
             games,
             plies,
-            start_fen.as_deref(),
+            (variant, start_fen.as_deref()),
             store.as_ref(),
             &prices,
         )?);
@@ -206,29 +215,38 @@ pub fn dry_run(
 }
 
 /// Asks the format for games until it is done, as a run would with no game finished yet. Returns
-/// the games and, when the format waits for results, `Some(its max_games option)`.
+/// the games, `Some(its max_games option)` when the format waits for results, and whether games
+/// were drawn to go on.
+///
+/// A format that waits for results and has no `max_games` bound (a Swiss, a knockout) sees every
+/// game in flight drawn and is asked again: a Swiss pairs as many games whatever the results,
+/// and in a knockout draws send every match to its last tie-break, the most it can play.
 #[allow(clippy::type_complexity)]
 fn schedule_all(
     rules: &dyn Rules,
     spec: &TournamentSpec,
     openings: u32,
-) -> Result<(Vec<FormatGame>, Option<Option<u64>>), TournamentError> {
+) -> Result<(Vec<FormatGame>, Option<Option<u64>>, bool), TournamentError> {
     let format = rules.format().map_err(FormatError::from)?;
-    let mut state = FormatState {
-        players: spec.players.iter().map(|p| p.name().to_string()).collect(),
-        games: Vec::new(),
-        games_per_pair: spec.settings.games_per_pair,
-        openings,
-        seed: spec.settings.seed,
-        options: format.options().clone(),
-        analysis: None,
-    };
+    let mut state = FormatState::new(spec, Vec::new(), openings, format.options().clone());
+    let mut drawn = false;
     for _ in 0..MAX_FORMAT_CALLS {
         match schedule::next_pairings(format.as_ref(), &state)? {
-            None => return Ok((state.games, None)),
+            None => return Ok((state.games, None, drawn)),
             Some(new) if new.is_empty() => {
                 let bound = format.options().get("max_games").and_then(|v| v.as_u64());
-                return Ok((state.games, Some(bound)));
+                let waiting: Vec<&mut FormatGame> = state
+                    .games
+                    .iter_mut()
+                    .filter(|g| g.result.is_none())
+                    .collect();
+                if bound.is_some() || waiting.is_empty() {
+                    return Ok((state.games, Some(bound), drawn));
+                }
+                for g in waiting {
+                    g.result = Some("1/2-1/2".to_owned());
+                }
+                drawn = true;
             }
             Some(new) => {
                 let first = state.games.len() as u32 + 1;
@@ -257,7 +275,7 @@ fn schedule_all(
         }
     }
     let bound = format.options().get("max_games").and_then(|v| v.as_u64());
-    Ok((state.games, Some(bound)))
+    Ok((state.games, Some(bound), drawn))
 }
 
 /// Prompt tokens of `messages` by the documented estimate.
@@ -274,13 +292,14 @@ fn mean_prompt(
     mode: &dyn PlayMode,
     name: &str,
     plies: u32,
-    start_fen: Option<&str>,
+    (variant, start_fen): (crate::board::Variant, Option<&str>),
 ) -> Result<f64, TournamentError> {
     let mut rng = StdRng::seed_from_u64(0);
-    let mut game = Game::new(start_fen, plies).map_err(|source| TournamentError::Openings {
-        at: String::new(),
-        source,
-    })?;
+    let mut game =
+        Game::new_in(variant, start_fen, plies).map_err(|source| TournamentError::Openings {
+            at: String::new(),
+            source,
+        })?;
     let (mut sum, mut count) = (0u64, 0u64);
     let mut previous: Vec<crate::llm::ChatMessage> = Vec::new();
     for _ in 0..plies {
@@ -289,6 +308,7 @@ fn mean_prompt(
         let ctx = TurnContext {
             fen: game.fen(),
             start_fen: game.start_fen(),
+            variant: game.variant().as_str(),
             side: if game.ply() % 2 == 0 {
                 "white"
             } else {
@@ -362,7 +382,7 @@ fn estimate_player(
     player: &PlayerSpec,
     games: f64,
     plies: u32,
-    start_fen: Option<&str>,
+    start: (crate::board::Variant, Option<&str>),
     store: Option<&Store>,
     prices: &PriceTable,
 ) -> Result<PlayerEstimate, TournamentError> {
@@ -376,6 +396,7 @@ fn estimate_player(
         usd: Some(Range::default()),
         prompt_per_call: 0.0,
         completion_source: String::new(),
+        price_source: String::new(),
     };
     let (Some(binding), models) = (player.mode_binding(), models(player)) else {
         return Ok(estimate);
@@ -385,13 +406,14 @@ fn estimate_player(
             e.within(&format!("player `{}`", player.name())),
         ]))
     })?;
-    let prompt = mean_prompt(mode.as_ref(), player.name(), plies, start_fen)?;
+    let prompt = mean_prompt(mode.as_ref(), player.name(), plies, start)?;
     estimate.prompt_per_call = prompt;
     // A player moves in half the plies of a game.
     let moves = games * f64::from(plies) / 2.0;
     let per_move_high = f64::from(mode.max_turns().unwrap_or(mode.max_attempts()).max(1));
     let proposers = models.len().saturating_sub(1) as f64;
     let mut sources = Vec::new();
+    let mut price_sources = Vec::new();
     for (i, model) in models.iter().enumerate() {
         let (c_low, c_high, source) = completion(model, store);
         sources.push(source);
@@ -417,7 +439,17 @@ fn estimate_player(
             low: calls.low * c_low,
             high: calls.high * c_high,
         };
-        estimate.usd = match (estimate.usd, prices.price(&model.model)) {
+        // What the provider itself charged for this model's stored calls beats a list price.
+        let billed = store.and_then(|s| s.provider_pricing(&model.model).ok().flatten());
+        let price = match billed {
+            Some(billed) => {
+                let price = billed.price();
+                price_sources.push(provider_price_note(&model.model, &billed, &price));
+                Some(price)
+            }
+            None => prices.price(&model.model).copied(),
+        };
+        estimate.usd = match (estimate.usd, price) {
             (Some(mut usd), Some(price)) => {
                 let cost = |p: f64, c: f64| {
                     price.cost(&Usage {
@@ -440,7 +472,17 @@ fn estimate_player(
     }
     sources.dedup();
     estimate.completion_source = sources.join("; ");
+    price_sources.dedup();
+    estimate.price_source = price_sources.join("; ");
     Ok(estimate)
+}
+
+/// How a model's dollars were priced from the provider's stored bills.
+fn provider_price_note(model: &str, billed: &ProviderPricing, price: &crate::llm::Price) -> String {
+    format!(
+        "`{model}` at the provider's own prices of {} stored call(s) (${:.4} in all): ${:.4} input and ${:.4} output per million tokens, fitted",
+        billed.calls, billed.usd, price.input_per_mtok, price.output_per_mtok
+    )
 }
 
 /// The models a player calls: its own, or a mixture's proposers then its synthesizer.

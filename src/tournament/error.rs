@@ -22,6 +22,9 @@ pub enum TournamentError {
     /// A player cannot play (endpoint down, engine missing, key unset).
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// The adjudication engine cannot be used.
+    #[error(transparent)]
+    Adjudication(#[from] super::adjudicate::AdjudicationSetupError),
     /// The openings cannot be read.
     #[error("{at}: openings: {source}")]
     Openings {
@@ -110,6 +113,9 @@ pub enum ReplayError {
     /// An illegal move.
     #[error(transparent)]
     Move(#[from] MoveError),
+    /// The clocks stored with the game do not read.
+    #[error("cannot read it: {0}")]
+    Clock(serde_json::Error),
 }
 
 impl GameError {

@@ -4,13 +4,17 @@
 //! read, so a game interrupted at any point resumes from its last stored ply, and re-feeds stored
 //! replies to the play mode instead of asking the model again.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use rand::{SeedableRng, rngs::StdRng};
 use shakmaty::{Color, Move, Position};
 
 use super::{
     GameError, ReplayError,
+    adjudicate::{Adjudication, GameAdjudication},
     ask::{self, Models, Turn},
     players::{Participant, RandomMoves, Roster},
     progress::Progress,
@@ -19,8 +23,12 @@ use super::{
     turn::{Action, PlayMode, RetryAction, TurnContext},
 };
 use crate::{
-    board::{Game, GameEnd, GameResult, Termination, render},
-    engine::{EngineLease, SearchLimits},
+    board::{
+        Game, GameEnd, GameResult, Termination,
+        clock::{Clock, Flag, GameClocks},
+        render,
+    },
+    engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
     llm::{ChatMessage, ChatRequest, Rejection},
     store::{GameRow, LlmCallRow, PlyRecord, Store},
 };
@@ -41,6 +49,8 @@ pub struct GameEnv {
     pub seed: u64,
     /// Counters for the progress display.
     pub progress: Arc<Progress>,
+    /// The tournament's adjudication engine and rules, when it has any.
+    pub adjudication: Option<Arc<Adjudication>>,
 }
 
 /// How a game run ended.
@@ -114,9 +124,21 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
     } else {
         u32::try_from(row.opening_moves.len()).unwrap_or(u32::MAX)
     };
-    let mut game = Game::new(row.start_fen.as_deref(), settings.max_plies)
+    let mut game = Game::new_in(row.variant, row.start_fen.as_deref(), settings.max_plies)
         .map_err(|e| replay("the start position".into(), e.into()))?
         .with_book_plies(book_plies);
+
+    // The clocks: the ones the game started with when it resumes, else what the spec says now.
+    let wanted = GameClocks {
+        white: rules.spec().time_control_of(&row.white),
+        black: rules.spec().time_control_of(&row.black),
+    };
+    let clocks: GameClocks = match store.game_time_control(row.id, wanted.to_json().as_deref())? {
+        Some(json) => serde_json::from_str(&json)
+            .map_err(|e| replay("the stored time control".into(), ReplayError::Clock(e)))?,
+        None => GameClocks::default(),
+    };
+    let mut clocks = [clocks.white.map(Clock::new), clocks.black.map(Clock::new)];
 
     // Replay what is stored; on a fresh game, store the opening line as book plies first.
     let stored = store.plies(row.id)?;
@@ -136,23 +158,44 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                     player: "book".into(),
                     attempts: 0,
                     elapsed_ms: 0,
+                    clock_ms: None,
                 },
             )?;
         }
     } else {
         for ply in &stored {
+            // Each stored charge again, in order: the clocks read exactly what they read then.
+            if let (Some(clock), Some(ms)) = (clock_of(&mut clocks, game.turn()), ply.clock_ms) {
+                // A stored move was made in time (a flag ends the game before its move is stored).
+                let _ = clock.charge(ms);
+            }
             game.play_uci(&ply.uci)
                 .map_err(|e| replay(format!("stored ply {} (`{}`)", ply.ply, ply.uci), e.into()))?;
         }
     }
     store.mark_game_started(row.id, rules.hash(), rules.number())?;
+    let mut adjudication = match env.adjudication.as_deref() {
+        Some(a) => {
+            let (this, end) = GameAdjudication::start(a, env, row, &game).await?;
+            if let Some(end) = end {
+                game.adjudicate_before_move_limit(end);
+            }
+            Some(this)
+        }
+        None => None,
+    };
     if let Some(end) = game.end().cloned() {
+        if let Some(a) = &adjudication {
+            a.at_end(env, row, &game, &end).await?;
+        }
         return finish(env, row, end);
     }
 
     // Only the first ply of this run can have stored replies (a run killed in the middle of
     // it); every later ply is new.
     let first_ply = game.ply();
+    // A replay of a void game asks nothing its earlier attempts already asked at the same ply.
+    let earlier = store.earlier_attempts(row)?;
     let moved = |name: &str| stored.iter().any(|p| p.player == name);
     let mut white = side(env, rules, &row.white, row.id, &game, Color::White).await?;
     let mut black = side(env, rules, &row.black, row.id, &game, Color::Black).await?;
@@ -169,17 +212,43 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         let started = Instant::now();
         let ply = game.ply();
         let fen_before = game.fen();
+        let uci_clock = uci_clock(&clocks, game.turn());
+        // What the move is charged on the mover's clock, when the mover has one: its own
+        // measured time (an engine's search, a model's successful calls), not the harness's.
+        let mut charged: Option<u64> = None;
         let (mv, attempts) = match mover {
-            Side::Random { seed } => (random_move(&game, env.seed, *seed, row.index), 1),
+            // Seeded by the slot, not the game number: a replay draws what its void attempt drew.
+            Side::Random { seed } => (random_move(&game, env.seed, *seed, row.slot), 1),
             Side::Engine {
                 random: Some(r), ..
-            } if random_turn(&game, env.seed, r, row.index) => {
-                (random_move(&game, env.seed, r.seed, row.index), 1)
+            } if random_turn(&game, env.seed, r, row.slot) => {
+                (random_move(&game, env.seed, r.seed, row.slot), 1)
             }
             Side::Engine { lease, limits, .. } => {
                 let moves = game.uci_moves().to_vec();
                 let start = (!game.starts_from_initial()).then(|| game.start_fen());
-                let answer = lease.best_move(start.as_deref(), &moves, limits).await;
+                let answer = lease
+                    .best_move_in(
+                        game.variant(),
+                        start.as_deref(),
+                        &moves,
+                        limits,
+                        uci_clock.as_ref(),
+                    )
+                    .await;
+                if let (Some(clock), Err(EngineError::Timeout { .. })) = (&uci_clock, &answer) {
+                    // Past its clock and the hang margin: its flag fell long before.
+                    let used = clock.allowance_ms.saturating_add(1);
+                    if let Some(Err(flag)) =
+                        clock_of(&mut clocks, game.turn()).map(|c| c.charge(used))
+                    {
+                        game.adjudicate(time_forfeit(&game, name, flag));
+                        break;
+                    }
+                }
+                if let Ok(best) = &answer {
+                    charged = Some(best.search_ms);
+                }
                 let legal = answer.map_err(|e| format!("engine `{name}` failed: {e}"));
                 let legal = legal.and_then(|best| {
                     game.parse_uci(&best.uci).map_err(|e| {
@@ -196,13 +265,9 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                             "engine_failure",
                             &reason,
                         );
-                        // Making an engine's failure void (it says nothing of the opponent's
-                        // chess) is a matter of `GameEnd::void(Termination::EngineFailure, ..)`.
-                        game.adjudicate(GameEnd::decided(
-                            loss_for(game.turn()),
-                            Termination::EngineFailure,
-                            Some(reason),
-                        ));
+                        // A crashed, hung or confused engine says nothing of either side's
+                        // chess: the game is void, and the next run plays its slot again.
+                        game.adjudicate(GameEnd::void(Termination::EngineFailure, Some(reason)));
                         break;
                     }
                 }
@@ -219,9 +284,26 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                     name,
                     opponent,
                     stored: &stored,
+                    earlier: &earlier,
                 };
-                match llm_ply(env, &at, side).await? {
-                    PlyResult::Move { mv, attempts } => (mv, attempts),
+                let allowance = clock_of(&mut clocks, game.turn()).map(|c| c.allowance_ms());
+                match llm_ply(env, &at, side, allowance).await? {
+                    PlyResult::Move {
+                        mv,
+                        attempts,
+                        charged_ms,
+                    } => {
+                        charged = Some(charged_ms);
+                        (mv, attempts)
+                    }
+                    PlyResult::OutOfTime { charged_ms } => {
+                        if let Some(Err(flag)) =
+                            clock_of(&mut clocks, game.turn()).map(|c| c.charge(charged_ms))
+                        {
+                            game.adjudicate(time_forfeit(&game, name, flag));
+                        }
+                        break;
+                    }
                     PlyResult::Lost {
                         termination,
                         reason,
@@ -248,6 +330,16 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                 }
             }
         };
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        let mut clock_ms = None;
+        if let Some(clock) = clock_of(&mut clocks, game.turn()) {
+            let used = charged.unwrap_or(elapsed_ms);
+            if let Err(flag) = clock.charge(used) {
+                game.adjudicate(time_forfeit(&game, name, flag));
+                break;
+            }
+            clock_ms = Some(used);
+        }
         let played = game.play(&mv);
         store.record_ply(
             row.id,
@@ -258,12 +350,21 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                 san: played.san,
                 player: name.clone(),
                 attempts,
-                elapsed_ms: started.elapsed().as_millis() as u64,
+                elapsed_ms,
+                clock_ms,
             },
         )?;
         env.progress.ply();
+        if let Some(a) = adjudication.as_mut()
+            && let Some(end) = a.after_ply(env, row, &game).await?
+        {
+            game.adjudicate_before_move_limit(end);
+        }
     }
     let end = game.end().cloned().expect("the loop ends with the game");
+    if let Some(a) = &adjudication {
+        a.at_end(env, row, &game, &end).await?;
+    }
     finish(env, row, end)
 }
 
@@ -275,6 +376,62 @@ fn finish(env: &GameEnv, row: &GameRow, end: GameEnd) -> Result<GameEnd, GameErr
         end.reason.as_deref(),
     )?;
     Ok(end)
+}
+
+fn clock_of(clocks: &mut [Option<Clock>; 2], color: Color) -> Option<&mut Clock> {
+    clocks[usize::from(color == Color::Black)].as_mut()
+}
+
+/// How much below its per-move limit an engine is asked to stop (`movetime`): 5 %, at most a
+/// second, so that the pipe and the scheduler of a loaded machine do not turn a search that
+/// obeyed the limit into a loss on time.
+fn engine_movetime(per_move_ms: u64) -> u64 {
+    per_move_ms - (per_move_ms / 20).min(1000)
+}
+
+/// What an engine to move as `color` is told of the clocks, or `None` when it has none.
+fn uci_clock(clocks: &[Option<Clock>; 2], color: Color) -> Option<UciClock> {
+    let [white, black] = clocks;
+    let mover = match color {
+        Color::White => white,
+        Color::Black => black,
+    }
+    .as_ref()?;
+    let times = |c: &Option<Clock>| {
+        c.as_ref().and_then(|c| {
+            c.left_ms().map(|time_ms| ClockTimes {
+                time_ms,
+                inc_ms: c.control().increment_ms,
+            })
+        })
+    };
+    Some(UciClock {
+        white: times(white),
+        black: times(black),
+        movetime_ms: mover.control().per_move_ms.map(engine_movetime),
+        allowance_ms: mover.allowance_ms(),
+    })
+}
+
+/// The end of a game whose side to move (`name`) let its flag fall: a loss, or a draw when the
+/// opponent could not mate with the material it has (FIDE's rule 6.9, as lichess applies it).
+fn time_forfeit(game: &Game, name: &str, flag: Flag) -> GameEnd {
+    let mover = game.turn();
+    if game.position().has_insufficient_material(mover.other()) {
+        GameEnd::decided(
+            GameResult::Draw,
+            Termination::TimeForfeit,
+            Some(format!(
+                "`{name}` {flag}, but the opponent has too little material to mate"
+            )),
+        )
+    } else {
+        GameEnd::decided(
+            loss_for(mover),
+            Termination::TimeForfeit,
+            Some(format!("`{name}` {flag}")),
+        )
+    }
 }
 
 fn loss_for(color: Color) -> GameResult {
@@ -346,7 +503,7 @@ fn random_move(game: &Game, tournament_seed: u64, player_seed: u64, index: u32) 
         .position()
         .legal_moves()
         .into_iter()
-        .map(|m| (m.to_uci(shakmaty::CastlingMode::Standard).to_string(), m))
+        .map(|m| (crate::board::uci_of(game.position(), &m), m))
         .collect();
     legal.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let seed = mix(
@@ -386,7 +543,15 @@ fn mix(a: u64, b: u64) -> u64 {
 /// How an LLM ply ended.
 enum PlyResult {
     /// A legal move, after this many attempts.
-    Move { mv: Move, attempts: u32 },
+    Move {
+        mv: Move,
+        attempts: u32,
+        /// What the ply costs the player's clock: its calls' successful attempts.
+        charged_ms: u64,
+    },
+    /// The player's clock ran out before it moved (a call still unanswered, or its calls
+    /// together over the allowance): a loss on time, for `charged_ms` (over the allowance).
+    OutOfTime { charged_ms: u64 },
     /// The mover loses without a move: a forfeit, too many wrong actions, or max turns.
     Lost {
         termination: Termination,
@@ -408,6 +573,9 @@ struct PlyAt<'a> {
     opponent: &'a str,
     /// Replies already stored for this ply (a resumed game): used instead of new requests.
     stored: &'a [LlmCallRow],
+    /// Earlier attempts of this game's slot (it replays a void game), newest first: a request
+    /// one of them asked at the same ply gets its stored reply.
+    earlier: &'a [i64],
 }
 
 /// One LLM ply: the dialog between the play mode and the model until a move, a loss by protocol
@@ -421,6 +589,7 @@ async fn llm_ply(
     env: &GameEnv,
     at: &PlyAt<'_>,
     side: &mut LlmSide,
+    allowance_ms: Option<u64>,
 ) -> Result<PlyResult, GameError> {
     let (game, name) = (at.game, at.name);
     let mode = side.mode.as_ref();
@@ -440,7 +609,17 @@ async fn llm_ply(
         .max_turns()
         .unwrap_or(MAX_CALLS_PER_PLY)
         .min(MAX_CALLS_PER_PLY);
+    // The ply's time on the player's clock so far: every successful call's, re-asks after a bad
+    // answer included (that is the model thinking); failed attempts and retry waits excluded.
+    let mut charged_ms: u64 = 0;
     for turn in 0..max_turns {
+        let clock = match allowance_ms {
+            Some(allowed) if charged_ms > allowed => {
+                return Ok(PlyResult::OutOfTime { charged_ms });
+            }
+            Some(allowed) => Some(Duration::from_millis(allowed - charged_ms)),
+            None => None,
+        };
         let asked = ask::ask(
             env,
             &side.models,
@@ -452,11 +631,22 @@ async fn llm_ply(
                 dialog: &dialog,
                 extra: &request_extra,
                 stored: at.stored,
+                earlier: at.earlier,
+                clock,
             },
         )
         .await;
         let answer = match asked {
             Ok(answer) => answer,
+            Err(GameError::Api { source, .. })
+                if matches!(*source, crate::llm::LlmError::OutOfTime { .. }) =>
+            {
+                // Unanswered when the clock ran out: all of the allowance, and a little over.
+                let allowed = allowance_ms.unwrap_or(charged_ms);
+                return Ok(PlyResult::OutOfTime {
+                    charged_ms: allowed.max(charged_ms).saturating_add(1),
+                });
+            }
             Err(error) => {
                 return match rejection(&error, side.accepted) {
                     Some(termination) => Ok(PlyResult::Rejected {
@@ -468,6 +658,7 @@ async fn llm_ply(
             }
         };
         side.accepted = true;
+        charged_ms = charged_ms.saturating_add(answer.charged_ms);
         dialog.push(ChatMessage::new("assistant", answer.text.clone()));
         ctx.dialog = dialog.clone();
         ctx.reasoning = answer.reasoning;
@@ -486,6 +677,7 @@ async fn llm_ply(
                     return Ok(PlyResult::Move {
                         mv,
                         attempts: attempt,
+                        charged_ms,
                     });
                 }
                 Err(e) => {
@@ -580,6 +772,7 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
     TurnContext {
         fen: game.fen(),
         start_fen: game.start_fen(),
+        variant: game.variant().as_str(),
         side: match game.turn() {
             Color::White => "white",
             Color::Black => "black",
@@ -595,7 +788,7 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
         max_attempts: mode.max_attempts(),
         player: at.name.to_string(),
         opponent: at.opponent.to_string(),
-        game: at.row.index,
+        game: at.row.slot,
         options: mode.options().clone(),
         dialog: Vec::new(),
         previous_dialog: Vec::new(),

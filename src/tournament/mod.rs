@@ -5,6 +5,7 @@
 //! [`schedule::Format`], [`rules::Rules`] and [`rules::ScriptHost`]); the Lua host implements
 //! them, and the binary hands it to [`run`]. Nothing here knows Lua.
 
+pub mod adjudicate;
 pub mod analysis;
 pub mod ask;
 pub mod budget;
@@ -18,6 +19,7 @@ pub mod rules;
 pub mod runner;
 pub mod schedule;
 pub mod spec;
+pub mod standings;
 pub mod turn;
 
 pub use error::{GameError, ReplayError, TournamentError};

@@ -54,6 +54,13 @@ pub enum SetupProblem {
          and GNU Chess search until stopped); give it `depth` or `movetime_ms` instead"
     )]
     IgnoresNodeLimit(u64),
+    /// The tournament plays Chess960 and the engine cannot.
+    #[error(
+        "the tournament plays Chess960 (`openings.chess960`), but this engine does not \
+         advertise the UCI option `UCI_Chess960`, so it cannot castle in Chess960; use an \
+         engine that plays Chess960 (Stockfish does)"
+    )]
+    NoChess960,
     /// One proposer of a mixture of agents cannot take part.
     #[error("proposer {index}: {problem}")]
     Proposer {
@@ -127,6 +134,11 @@ impl Roster {
             problem: SetupProblem::Client(Box::new(e)),
         })?;
         let mut players = BTreeMap::new();
+        let chess960 = spec
+            .settings
+            .openings
+            .as_ref()
+            .is_some_and(super::spec::OpeningsSpec::is_chess960);
         for player in &spec.players {
             for route in player.key_routes() {
                 tracing::info!("{route}");
@@ -170,10 +182,13 @@ impl Roster {
                 PlayerSpec::Engine(e) => {
                     let engine_spec = engine_spec(e).map_err(|err| fail(err.into()))?;
                     let pool = EnginePool::new(engine_spec);
-                    let limits = limits(e);
+                    let limits = limits(e, spec.time_control_of(&e.name).is_some());
                     // Start one process now: a binary that is not a UCI engine fails here, before
                     // any game, rather than as a forfeit in the middle of the tournament.
                     let lease = pool.lease().await.map_err(|err| fail(err.into()))?;
+                    if chess960 && !lease.supports_chess960() {
+                        return Err(fail(SetupProblem::NoChess960));
+                    }
                     probe_node_limit(&lease, &limits).await.map_err(fail)?;
                     drop(lease);
                     let random = e.random_move_p.map(|p| RandomMoves { p, seed: e.seed });
@@ -256,7 +271,7 @@ const NODE_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// start position. Some UCI engines ignore `go nodes` and search forever; without this check every
 /// one of their moves would wait for the hang deadline and lose the game. Time-limited players
 /// need no check: `movetime` ends every search.
-async fn probe_node_limit(
+pub(super) async fn probe_node_limit(
     engine: &engine::EngineHandle,
     limits: &SearchLimits,
 ) -> Result<(), SetupProblem> {
@@ -281,9 +296,11 @@ async fn probe_node_limit(
     }
 }
 
-fn limits(e: &EnginePlayerSpec) -> SearchLimits {
+/// The engine's search limits per move; with none given, a fixed effort, unless it plays on a
+/// clock (`timed`): then the clock alone ends its searches.
+fn limits(e: &EnginePlayerSpec, timed: bool) -> SearchLimits {
     let l = &e.limits;
-    if l.nodes.is_none() && l.depth.is_none() && l.movetime_ms.is_none() {
+    if l.nodes.is_none() && l.depth.is_none() && l.movetime_ms.is_none() && !timed {
         // A bare engine entry plays at a fixed, reproducible effort.
         return SearchLimits {
             nodes: Some(10_000),

@@ -14,6 +14,7 @@ use tokio::{
 
 use super::{
     GameError, TournamentError,
+    adjudicate::Adjudication,
     analysis::{AnalysisReport, AnalysisWorker},
     budget::{self, Ledger, Reached},
     game::{self, GameEnv, GameOutcome},
@@ -23,7 +24,7 @@ use super::{
     rules::{Rules, ScriptHost},
     schedule::{self, FormatAnalysis, FormatError, FormatGame, FormatState},
 };
-use crate::store::{GameRow, GameStatus, PlayerRecord, Store};
+use crate::store::{GameRow, GameStatus, PlayerRecord, Store, current_attempts};
 
 /// Games played at once when neither the script nor the command line says.
 const DEFAULT_CONCURRENCY: usize = 2;
@@ -67,6 +68,12 @@ pub struct RunSummary {
     /// The budgets that kept games from starting, each with the games it kept back (they stay
     /// scheduled and start on a later run once the budget is raised).
     pub budget_stops: Vec<BudgetStop>,
+    /// Replays scheduled at the start of this run, one per game a harness fault made void in an
+    /// earlier run: (the replay's number, the void game's number).
+    pub replays: Vec<(u32, u32)>,
+    /// Games a harness fault (an engine that crashed or hung) made void in this run: number and
+    /// reason. They count for nobody, and the next run plays their slots again.
+    pub voided: Vec<(u32, String)>,
 }
 
 /// A budget that was reached during a run, and the games it kept from starting.
@@ -104,6 +111,7 @@ pub async fn run(
     let prices = budget::price_table(settings);
     budget::check_priced(&spec, &prices)?;
     let roster = Arc::new(Roster::prepare(&spec).await?);
+    let adjudication = Adjudication::prepare(&spec).await?.map(Arc::new);
 
     let store = Arc::new(Store::open(&options.db)?);
     let settings_json = serde_json::to_string(settings)?;
@@ -134,6 +142,22 @@ pub async fn run(
         )?;
     }
     save_scripts(&store, first.as_ref())?;
+    // Slots that a harness fault made void in an earlier run are played again now (not in the
+    // run that voided them: a fault that recurs must not loop).
+    let replays: Vec<(u32, u32)> = {
+        let games = store.games(tournament.id)?;
+        store
+            .schedule_replays(tournament.id)?
+            .iter()
+            .map(|r| {
+                let of = games.iter().find(|g| Some(g.id) == r.replay_of);
+                (r.index, of.map_or(r.slot, |g| g.index))
+            })
+            .collect()
+    };
+    for (replay, of) in &replays {
+        tracing::info!("game {of} was void by a harness fault: game {replay} plays it again");
+    }
 
     let (generations, _watcher) = if options.watch {
         match reload::watch(host.clone(), first.clone()) {
@@ -161,6 +185,7 @@ pub async fn run(
         tournament: tournament.id,
         seed: settings.seed,
         progress: progress.clone(),
+        adjudication: adjudication.clone(),
     });
     progress.set_spend(Ledger::read(&store, tournament.id, &prices)?.total);
     let spend_ticker = tokio::spawn({
@@ -196,6 +221,8 @@ pub async fn run(
         stopped: None,
         analysis: None,
         budget_stops: Vec::new(),
+        replays,
+        voided: Vec::new(),
     };
     let mut tried = std::collections::HashSet::new();
     // One listener for the whole run: a Ctrl-C that lands between two waits is kept, not lost.
@@ -212,13 +239,16 @@ pub async fn run(
         let format = current.format().map_err(FormatError::from)?;
         let stored = store.games(tournament.id)?;
         let state = FormatState {
-            players: spec.players.iter().map(|p| p.name().to_string()).collect(),
-            games: stored.iter().map(FormatGame::from_row).collect(),
-            games_per_pair: settings.games_per_pair,
-            openings: openings.len() as u32,
-            seed: settings.seed,
-            options: format.options().clone(),
             analysis: format_analysis(&store, tournament.id),
+            ..FormatState::new(
+                &spec,
+                current_attempts(&stored)
+                    .into_iter()
+                    .map(FormatGame::from_row)
+                    .collect(),
+                openings.len() as u32,
+                format.options().clone(),
+            )
         };
         let pairings = schedule::next_pairings(format.as_ref(), &state)?;
         if let Some(pairings) = &pairings {
@@ -271,6 +301,9 @@ pub async fn run(
         progress.set_spend(ledger.total);
     }
     roster.shutdown().await;
+    if let Some(a) = &adjudication {
+        a.shutdown().await;
+    }
     if summary.stopped == Some(Stop::Aborted) {
         // Quit now: the analysis left resumes with the next run (or `arena analyze`).
         if let Some(worker) = worker {
@@ -465,6 +498,11 @@ async fn play_all(
         match outcome {
             GameOutcome::Finished(end) => {
                 summary.finished += 1;
+                if end.result.is_none() && end.termination.is_harness_fault() {
+                    summary
+                        .voided
+                        .push((row.index, end.reason.clone().unwrap_or_default()));
+                }
                 if let Some(worker) = analysis {
                     // The stored row carries the result and termination the analysis reads.
                     match store.game(row.id) {

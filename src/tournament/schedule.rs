@@ -8,7 +8,7 @@ use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::spec::{OpeningOrder, OpeningsSpec};
+use super::spec::{OpeningOrder, OpeningsSpec, TournamentSpec};
 use crate::{
     board::{
         BoardError,
@@ -16,6 +16,7 @@ use crate::{
     },
     script::ScriptError,
     store::{GameRow, GameStatus, PlayerAnalysisRow, ScheduledGame},
+    table::Table,
 };
 
 /// A tournament format: decides which games to play, a few at a time or all at once. The
@@ -30,6 +31,17 @@ pub trait Format: Send {
     /// # Errors
     /// A script error.
     fn pairings(&self, state: &FormatState) -> Result<Option<Vec<Pairing>>, ScriptError>;
+
+    /// The format's own tables of the games in `state` (a Swiss table with its tie-breaks, a
+    /// knockout bracket), shown by `arena leaderboard`, the HTML report and at the end of a run
+    /// after the standings every tournament has. None by default.
+    ///
+    /// # Errors
+    /// A script error.
+    fn standings(&self, state: &FormatState) -> Result<Vec<Table>, ScriptError> {
+        let _ = state;
+        Ok(Vec::new())
+    }
 }
 
 /// Why the format could not say which games come next.
@@ -84,9 +96,14 @@ pub fn next_pairings(
 pub struct FormatState {
     /// Player names in script order.
     pub players: Vec<String>,
+    /// Each player's `anchor_elo`, by name, where the script gives one (formats that seed by
+    /// rating read it).
+    pub ratings: BTreeMap<String, f64>,
     /// Every game scheduled so far, finished or not, in schedule order (by `index`), whatever
     /// order they finished in: a format that rates them in this order decides the same way at
-    /// any concurrency.
+    /// any concurrency. A void game that a replay plays again is left out and the replay stands
+    /// in its place (with its index), so a format sees what it would have seen had no harness
+    /// fault happened.
     pub games: Vec<FormatGame>,
     /// The tournament's `games_per_pair`.
     pub games_per_pair: u32,
@@ -100,6 +117,32 @@ pub struct FormatState {
     /// of the tournament is analysed. Analysis runs beside play, so a format called between games
     /// sees the games analysed by then.
     pub analysis: Option<BTreeMap<String, FormatAnalysis>>,
+}
+
+impl FormatState {
+    /// The state of `spec`'s tournament with these games, before any analysis; `options` are
+    /// the format's effective options ([`Format::options`]).
+    pub fn new(
+        spec: &TournamentSpec,
+        games: Vec<FormatGame>,
+        openings: u32,
+        options: serde_json::Map<String, serde_json::Value>,
+    ) -> FormatState {
+        FormatState {
+            players: spec.players.iter().map(|p| p.name().to_string()).collect(),
+            ratings: spec
+                .players
+                .iter()
+                .filter_map(|p| Some((p.name().to_string(), p.anchor_elo()?)))
+                .collect(),
+            games,
+            games_per_pair: spec.settings.games_per_pair,
+            openings,
+            seed: spec.settings.seed,
+            options,
+            analysis: None,
+        }
+    }
 }
 
 /// One player's engine analysis as a format sees it (`state.analysis[name]`): the columns of the
@@ -161,10 +204,11 @@ pub struct FormatGame {
 }
 
 impl FormatGame {
-    /// The format's view of a stored game.
+    /// The format's view of a stored game; a replay shows its slot's number, the number the
+    /// format gave the game.
     pub fn from_row(row: &GameRow) -> Self {
         FormatGame {
-            index: row.index,
+            index: row.slot,
             round: row.round,
             white: row.white.clone(),
             black: row.black.clone(),
@@ -191,11 +235,14 @@ pub struct Pairing {
     pub opening: Option<u32>,
 }
 
-/// Loads the tournament's openings: inline FENs or a book file next to the script, ordered and
-/// truncated as asked.
+/// Loads the tournament's openings: inline FENs, a book file next to the script, or Chess960
+/// start positions, ordered and truncated as asked. Chess960 positions are openings like a book's,
+/// so each format schedules them as it schedules a book (the built-in ones: each start with
+/// both colours).
 ///
 /// # Errors
-/// A broken FEN, move or file, named by `file:line` (or by its position in the inline list).
+/// A broken FEN, move or file, named by `file:line` (or by its position in the inline list); a
+/// Chess960 start number out of range.
 pub fn load_openings(
     spec: Option<&OpeningsSpec>,
     script_dir: &Path,
@@ -205,6 +252,9 @@ pub fn load_openings(
         return Ok(Vec::new());
     };
     let mut openings = Vec::new();
+    for number in spec.chess960_numbers(seed) {
+        openings.push(Opening::chess960(number)?);
+    }
     if let Some(fens) = &spec.fens {
         for (i, fen) in fens.iter().enumerate() {
             openings.push(book::parse_opening_fen(
@@ -261,6 +311,7 @@ pub fn to_scheduled(
                 white: p.white.clone(),
                 black: p.black.clone(),
                 start_fen: opening.and_then(|o| o.fen.clone()),
+                variant: opening.map(|o| o.variant).unwrap_or_default(),
                 opening_moves: opening.map(|o| o.moves.clone()).unwrap_or_default(),
                 opening_label: opening.map(|o| o.source.clone()),
             })

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::board::clock::TimeControl;
 use crate::{
     analysis::{AnalysisLimits, AnalysisSettings, VisitOrder, WinModel},
     engine::EngineSpec,
@@ -56,6 +57,13 @@ pub struct TournamentSettings {
     /// What the whole tournament may spend on model calls: once reached, no new game starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// Every player's clock, unless the player has its own `time_control`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
+    /// Adjudication by an engine (cutechess's resign and draw rules, and the verdict at the
+    /// move limit); off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjudication: Option<super::adjudicate::AdjudicationSpec>,
 }
 
 /// A spending limit on model calls (`budget = { usd = 20, tokens = 5e6 }`), on a player or the
@@ -245,7 +253,7 @@ impl AnalysisSpec {
     }
 }
 
-/// Where games start: a list of FENs or an EPD/PGN book.
+/// Where games start: a list of FENs, an EPD/PGN book, or Chess960 start positions.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct OpeningsSpec {
@@ -258,9 +266,111 @@ pub struct OpeningsSpec {
     /// `sequential` (default) or `random` (seeded by the tournament seed).
     #[serde(default)]
     pub order: Option<OpeningOrder>,
-    /// Use only the first N openings (after ordering).
+    /// Use only the first N openings (after ordering); with `chess960 = true`, how many start
+    /// positions to draw.
     #[serde(default)]
     pub count: Option<usize>,
+    /// Chess960 games: `true` draws `count` distinct start positions from the tournament seed,
+    /// a list names them by start number (Scharnagl's numbering, 0 to 959; 518 is the standard
+    /// position). Not with `file` or `fens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chess960: Option<Chess960Starts>,
+}
+
+/// The `chess960` field of [`OpeningsSpec`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Chess960Starts {
+    /// `true`: `count` start positions drawn from the tournament seed (`false`: no Chess960).
+    Drawn(bool),
+    /// Start numbers, 0 to 959, in the order given (read as numbers so that a fraction or a
+    /// negative number gets its own error rather than a type error).
+    Numbers(Vec<f64>),
+}
+
+impl OpeningsSpec {
+    /// Whether the games start from Chess960 positions.
+    pub fn is_chess960(&self) -> bool {
+        !matches!(self.chess960, None | Some(Chess960Starts::Drawn(false)))
+    }
+
+    /// What is wrong with the openings, as messages for `file:line` of the tournament: a
+    /// Chess960 start number out of range, a `count` below 1 (or `chess960 = true` without one),
+    /// Chess960 combined with a book.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if !self.is_chess960() {
+            return problems;
+        }
+        let positions = crate::board::CHESS960_POSITIONS as usize;
+        for (what, given) in [
+            ("a book `file`", self.file.is_some()),
+            ("`fens`", self.fens.is_some()),
+        ] {
+            if given {
+                problems.push(format!(
+                    "openings: `chess960` cannot be combined with {what}: Chess960 games start \
+                     from their own positions"
+                ));
+            }
+        }
+        match (&self.chess960, self.count) {
+            (_, Some(0)) => problems.push("openings: `count` must be at least 1".to_owned()),
+            (Some(Chess960Starts::Drawn(true)), None) => problems.push(format!(
+                "openings: `chess960 = true` draws `count` start positions from the seed: give \
+                 `count` (1 to {positions}), or list the start numbers (`chess960 = {{ 518, 0 }}`)"
+            )),
+            (Some(Chess960Starts::Drawn(true)), Some(n)) if n > positions => {
+                problems.push(format!(
+                    "openings: `count` is {n}, but Chess960 has only {positions} start positions"
+                ));
+            }
+            _ => {}
+        }
+        if let Some(Chess960Starts::Numbers(numbers)) = &self.chess960 {
+            if numbers.is_empty() {
+                problems.push(
+                    "openings: `chess960` lists no start number (give `true` with `count`, or \
+                     numbers from 0 to 959)"
+                        .to_owned(),
+                );
+            }
+            for (i, n) in numbers.iter().enumerate() {
+                if !(n.fract() == 0.0 && (0.0..positions as f64).contains(n)) {
+                    problems.push(format!(
+                        "openings: chess960[{}] = {n} is out of range: Chess960 start numbers \
+                         run from 0 to 959 (518 is the standard position)",
+                        i + 1
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    /// The Chess960 start numbers these openings name, before `order` and `count`: the listed
+    /// ones, or `count` distinct numbers drawn from `seed`; empty when the games are not
+    /// Chess960. Assumes [`OpeningsSpec::problems`] found nothing (bad numbers are skipped).
+    pub fn chess960_numbers(&self, seed: u64) -> Vec<u32> {
+        match &self.chess960 {
+            Some(Chess960Starts::Numbers(numbers)) => numbers
+                .iter()
+                .filter(|n| n.fract() == 0.0 && (0.0..960.0).contains(*n))
+                .map(|n| *n as u32)
+                .collect(),
+            Some(Chess960Starts::Drawn(true)) => {
+                use rand::SeedableRng;
+                let positions = crate::board::CHESS960_POSITIONS as usize;
+                let count = self.count.unwrap_or(0).min(positions);
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                rand::seq::index::sample(&mut rng, positions, count)
+                    .into_iter()
+                    .map(|i| i as u32)
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The order openings are taken in.
@@ -327,6 +437,16 @@ impl PlayerSpec {
             PlayerSpec::Llm(p) => p.budget,
             PlayerSpec::Moa(p) => p.budget,
             PlayerSpec::Engine(_) | PlayerSpec::Random(_) => None,
+        }
+    }
+
+    /// The player's own time control, if it has one.
+    pub fn time_control(&self) -> Option<TimeControl> {
+        match self {
+            PlayerSpec::Llm(p) => p.time_control,
+            PlayerSpec::Moa(p) => p.time_control,
+            PlayerSpec::Engine(p) => p.time_control,
+            PlayerSpec::Random(p) => p.time_control,
         }
     }
 
@@ -643,6 +763,10 @@ pub struct LlmPlayerSpec {
     /// What this player may spend: once reached, no new game of the player starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// The player's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 /// What a game becomes when a provider refuses a player's request for good: the prompt exceeds
@@ -819,6 +943,10 @@ pub struct MoaPlayerSpec {
     /// What this player may spend (all its models together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// The player's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 fn default_timeout_s() -> f64 {
@@ -871,6 +999,10 @@ pub struct EnginePlayerSpec {
     /// Seed of the random moves (with `random_move_p`), mixed with the tournament seed.
     #[serde(default)]
     pub seed: u64,
+    /// The player's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 fn default_engine_command() -> String {
@@ -930,6 +1062,10 @@ pub struct RandomPlayerSpec {
     /// The standard error of `anchor_elo` (set by `arena.ladder`, from the calibration).
     #[serde(default)]
     pub anchor_se: Option<f64>,
+    /// The player's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 /// A whole tournament: settings, players, and where each player was defined.
@@ -963,6 +1099,7 @@ impl TournamentSpec {
                         && a.api_key_env == b.api_key_env
                         && a.max_concurrency == b.max_concurrency
                         && a.on_rejected == b.on_rejected
+                        && a.time_control == b.time_control
                 }
                 // Models and endpoints are fixed; the mode and its options may change.
                 (PlayerSpec::Moa(a), PlayerSpec::Moa(b)) => {
@@ -970,6 +1107,7 @@ impl TournamentSpec {
                         && a.proposers == b.proposers
                         && a.synthesizer == b.synthesizer
                         && a.on_rejected == b.on_rejected
+                        && a.time_control == b.time_control
                 }
                 (a, b) => a == b,
             };
@@ -983,6 +1121,14 @@ impl TournamentSpec {
     /// The player named `name`.
     pub fn player(&self, name: &str) -> Option<&PlayerSpec> {
         self.players.iter().find(|p| p.name() == name)
+    }
+
+    /// The clock the player named `name` plays on: its own time control, else the
+    /// tournament's, else none.
+    pub fn time_control_of(&self, name: &str) -> Option<TimeControl> {
+        self.player(name)
+            .and_then(PlayerSpec::time_control)
+            .or(self.settings.time_control)
     }
 }
 

@@ -56,6 +56,9 @@ pub struct TurnContext {
     pub fen: String,
     /// Where the game started (after the opening line was played).
     pub start_fen: String,
+    /// The rules of the game: `"standard"` or `"chess960"` (castling in UCI is then king takes
+    /// rook, `e1h1`, and FENs are X-FEN).
+    pub variant: &'static str,
     /// `"white"` or `"black"`: the side the player moves for.
     pub side: &'static str,
     /// Plies played so far in the game (0 before the first move).

@@ -431,3 +431,70 @@ fn malformed_prices_are_errors_at_the_tournament_line() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("u.lua:1: prices: must be a table"), "{out}");
 }
+
+#[test]
+fn a_clock_without_time_names_its_line() {
+    let dir = TestDir::new();
+    // Each bad clock on its own line: a player's, and the tournament's.
+    let cases = [
+        ("{}", "a time control needs `base_s`"),
+        ("{ base_s = 0 }", "leaves no time to move"),
+        (
+            "{ per_move_s = 0 }",
+            "must be a finite number of seconds above 0",
+        ),
+        ("{ base_s = -60, increment_s = 1 }", "0 or more, not -60"),
+        (
+            "{ base_s = 60, increment = 1 }",
+            "unknown field `increment`",
+        ),
+    ];
+    for (clock, says) in cases {
+        dir.write(
+            "t.lua",
+            &format!(
+                "return arena.tournament {{\n  name = 't',\n  players = {{\n    arena.random {{ name = 'a' }},\n    arena.random {{ name = 'b', time_control = {clock} }},\n  }},\n}}"
+            ),
+        );
+        let (code, out) = check(&dir, "t.lua");
+        assert_eq!(code, 2, "{clock}: {out}");
+        assert!(out.contains("t.lua:5:"), "{clock}: {out}");
+        assert!(out.contains(says), "{clock}: {out}");
+
+        dir.write(
+            "t.lua",
+            &format!(
+                "local x = 1\nreturn arena.tournament {{\n  name = 't', time_control = {clock},\n  players = {{ {PLAYERS} }},\n}}"
+            ),
+        );
+        let (code, out) = check(&dir, "t.lua");
+        assert_eq!(code, 2, "{clock}: {out}");
+        assert!(out.contains("t.lua:2:"), "{clock}: {out}");
+        assert!(out.contains(says), "{clock}: {out}");
+    }
+    // A fraction of a second is a clock.
+    dir.write(
+        "t.lua",
+        &format!(
+            "return arena.tournament {{ name = 't', time_control = {{ base_s = 60, increment_s = 0.6 }}, players = {{ {PLAYERS} }} }}"
+        ),
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn an_evaluation_player_has_no_clock() {
+    let dir = TestDir::new();
+    dir.write(
+        "e.lua",
+        "return arena.evaluation {\n  name = 'e',\n  tasks = { { task = 'board_reconstruction', build = { count = 2, plies = 4 } } },\n  players = {\n    arena.random { name = 'rnd', time_control = { per_move_s = 5 } },\n  },\n}",
+    );
+    let (code, out) = check(&dir, "e.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("e.lua:5:"), "{out}");
+    assert!(
+        out.contains("`time_control` has no meaning in an evaluation"),
+        "{out}"
+    );
+}

@@ -1,5 +1,6 @@
-//! An engine player that crashes loses the game it was playing (termination `engine_failure`), the
-//! event is stored, and the next game gets a fresh process.
+//! An engine player that crashes makes the game it was playing void (termination `engine_failure`:
+//! a harness fault is not chess), the event is stored, the next game gets a fresh process, and the
+//! next run plays the void game's slot again.
 
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use arena::store::GameStatus;
 use crate::common::{TestDir, open_store, stderr};
 
 #[test]
-fn a_crashing_engine_loses_its_game_and_is_restarted() {
+fn a_crashing_engine_voids_its_game_and_is_restarted() {
     let dir = TestDir::new();
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engines/crash_after_go.py");
@@ -31,7 +32,8 @@ fn a_crashing_engine_loses_its_game_and_is_restarted() {
         ),
     );
     let out = dir.run("t.lua");
-    assert!(out.status.code() == Some(0), "{}", stderr(&out));
+    // Exit 1: the void game is to be played again.
+    assert!(out.status.code() == Some(1), "{}", stderr(&out));
     let store = open_store(&dir.db());
     let t = store.find_tournament("faults").unwrap().unwrap();
     let games = store.games(t.id).unwrap();
@@ -42,11 +44,7 @@ fn a_crashing_engine_loses_its_game_and_is_restarted() {
         .collect();
     assert!(!crashed.is_empty(), "{games:?}");
     for g in &crashed {
-        let loser_is_white = g.white == "crashy";
-        assert_eq!(
-            g.result.as_deref(),
-            Some(if loser_is_white { "0-1" } else { "1-0" })
-        );
+        assert!(g.is_void(), "{g:?}");
         assert!(
             g.reason.as_deref().unwrap_or("").contains("crashy"),
             "{g:?}"
@@ -66,4 +64,17 @@ fn a_crashing_engine_loses_its_game_and_is_restarted() {
         .parse()
         .unwrap();
     assert!(starts >= 2, "{starts} engine starts");
+
+    // The next run plays every void slot again, from its opening and with its colours. This
+    // fake engine's later processes answer `e2e4` to everything, an illegal move (another
+    // harness fault) once e2e4 is gone, so the replays are void too, and replayed in turn.
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let games = store.games(t.id).unwrap();
+    for g in &crashed {
+        let replay = games.iter().find(|r| r.replay_of == Some(g.id)).unwrap();
+        assert_eq!(replay.slot, g.index, "{replay:?}");
+        assert_eq!((&replay.white, &replay.black), (&g.white, &g.black));
+        assert!(replay.is_harness_void(), "{replay:?}");
+    }
 }

@@ -3,13 +3,16 @@
 //! `ARENA_REQUIRE_ALL=1` (`.ci/run`; see `arena::test_parts`); the README's test command
 //! (`scripts/test.sh`) installs and starts them all.
 
+mod adjudication;
 mod agentic;
 mod analysis_run;
 mod analyze;
 mod books;
 mod budget;
 mod check;
+mod chess960;
 mod chessarena;
+mod clock;
 mod common;
 mod datasets;
 mod debian_engines;
@@ -18,6 +21,7 @@ mod errors;
 mod eval;
 mod export;
 mod fastchess;
+mod formats;
 mod import;
 mod ladder;
 mod outage;
@@ -28,3 +32,5 @@ mod report;
 mod resume;
 mod secrets;
 mod tournament;
+mod usage;
+mod void_games;

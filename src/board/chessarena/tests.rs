@@ -7,7 +7,7 @@
 //! is `no_move_found`, "Invalid UCI format" is `unparseable`, "Illegal move" is `illegal`.
 //! ChessArena plays king-takes-rook castling (`e1h1`) as written; arena records it as `e1g1`.
 
-use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, fen::Fen};
 
 use super::*;
 

@@ -40,6 +40,7 @@ fn call(game_id: i64, ply: u32, outcome: &str, completion: u64) -> CallSummary {
         model: "gpt-4o-mini".into(),
         prompt_tokens: Some(1000),
         completion_tokens: Some(completion),
+        details: Default::default(),
         outcome: Some(outcome.into()),
     }
 }
@@ -306,6 +307,43 @@ fn a_call_without_usage_makes_tokens_and_cost_unknown_not_cheaper() {
     assert_eq!(cell(&t, 0, "tokens/move"), &unknown);
     assert!(
         t.notes.iter().any(|n| n.contains("without usage by m (1)")),
+        "{:?}",
+        t.notes
+    );
+}
+
+#[test]
+fn the_provider_s_own_price_wins_and_the_notes_say_so() {
+    let games = vec![game(
+        1,
+        "m",
+        "rnd",
+        GameResult::WhiteWins,
+        Termination::Checkmate,
+        20,
+    )];
+    // One call the provider priced (its usage unreported), one left to the table, with 600 of
+    // its 1000 prompt tokens cached (gpt-4o-mini: $0.15 input, $0.075 cached, $0.60 output).
+    let mut by_provider = call(1, 0, "move", 10);
+    by_provider.prompt_tokens = None;
+    by_provider.completion_tokens = None;
+    by_provider.details.provider_cost_usd = Some(0.01);
+    let mut by_table = call(1, 2, "move", 10);
+    by_table.details.cached_tokens = Some(600);
+    let t = table(
+        &players(),
+        &games,
+        &[by_provider, by_table],
+        200,
+        &PriceTable::built_in(),
+    );
+    let cost = 0.01 + (400.0 * 0.15 + 600.0 * 0.075 + 10.0 * 0.60) / 1e6;
+    assert!((num(cell(&t, 0, "cost/game $")) - cost).abs() < 1e-12);
+    assert_eq!(cell(&t, 0, "tokens/move"), &Cell::Text(UNKNOWN.into()));
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n.contains("calls priced by the provider by m (1 of 2)")),
         "{:?}",
         t.notes
     );

@@ -1,9 +1,15 @@
 //! `arena.board`: move extraction, legal moves and board renderings for prompt and parser scripts.
 //!
-//! Positions cross as FEN strings: a script never holds game state (DESIGN.md, principle 1).
+//! Positions cross as FEN strings: a script never holds game state (DESIGN.md, principle 1). A
+//! FEN does not always tell a Chess960 position from a standard one (start 518 is the standard
+//! array), so the functions take the game's variant (`ctx.variant`) as an optional last argument;
+//! without it, a FEN whose castling rights only Chess960 has (`HFhf`, or a king off the e-file
+//! with rights) is read as Chess960, any other as standard chess.
 
 use mlua::{Lua, Table, Value};
 use shakmaty::{CastlingMode, Chess, fen::Fen};
+
+use crate::board::Variant;
 
 use crate::board::{
     chessarena,
@@ -17,43 +23,48 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
     let board = lua.create_table()?;
     board.set(
         "find_move",
-        lua.create_function(|lua, (text, fen, rule): (String, String, Value)| {
-            let pos = position(&fen)?;
-            let rule = extract_rule(&rule)?;
-            let result = lua.create_table()?;
-            match extract_move(&text, &pos, &rule) {
-                Ok(found) => {
-                    result.set("uci", found.uci)?;
-                    result.set("san", found.san)?;
-                    result.set("matched", found.matched)?;
-                    Ok((Value::Table(result), Value::Nil))
+        lua.create_function(
+            |lua, (text, fen, rule, variant): (String, String, Value, Option<String>)| {
+                let pos = position(&fen, variant.as_deref())?;
+                let rule = extract_rule(&rule)?;
+                let result = lua.create_table()?;
+                match extract_move(&text, &pos, &rule) {
+                    Ok(found) => {
+                        result.set("uci", found.uci)?;
+                        result.set("san", found.san)?;
+                        result.set("matched", found.matched)?;
+                        Ok((Value::Table(result), Value::Nil))
+                    }
+                    Err(err) => {
+                        result.set("kind", err.kind.as_str())?;
+                        result.set("message", err.message)?;
+                        result.set("candidate", err.candidate)?;
+                        Ok((Value::Nil, Value::Table(result)))
+                    }
                 }
-                Err(err) => {
-                    result.set("kind", err.kind.as_str())?;
-                    result.set("message", err.message)?;
-                    result.set("candidate", err.candidate)?;
-                    Ok((Value::Nil, Value::Table(result)))
-                }
-            }
-        })?,
+            },
+        )?,
     )?;
     board.set(
         "legal_moves",
-        lua.create_function(|_, (fen, notation): (String, Option<String>)| {
-            let pos = position(&fen)?;
-            match notation.as_deref().unwrap_or("uci") {
-                "uci" => Ok(render::legal_uci(&pos)),
-                "san" => Ok(render::legal_san(&pos)),
-                other => Err(mlua::Error::runtime(format!(
-                    "unknown notation `{other}` (expected \"uci\" or \"san\")"
-                ))),
-            }
-        })?,
+        lua.create_function(
+            |_, (fen, notation, variant): (String, Option<String>, Option<String>)| {
+                let pos = position(&fen, variant.as_deref())?;
+                match notation.as_deref().unwrap_or("uci") {
+                    "uci" => Ok(render::legal_uci(&pos)),
+                    "san" => Ok(render::legal_san(&pos)),
+                    other => Err(mlua::Error::runtime(format!(
+                        "unknown notation `{other}` (expected \"uci\" or \"san\")"
+                    ))),
+                }
+            },
+        )?,
     )?;
     board.set(
         "render",
         lua.create_function(|_, (fen, style): (String, Option<String>)| {
-            let pos = position(&fen)?;
+            // A rendering shows the pieces only: read every FEN as Chess960, the wider rules.
+            let pos = position(&fen, Some(Variant::Chess960.as_str()))?;
             match style.as_deref().unwrap_or("ascii") {
                 "ascii" => Ok(render::ascii(&pos)),
                 "unicode" => Ok(render::unicode(&pos)),
@@ -80,12 +91,23 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
-fn position(fen: &str) -> mlua::Result<Chess> {
+/// The position of `fen` in the variant named (`"standard"`, `"chess960"`), or, without a name,
+/// in the variant its castling rights need.
+fn position(fen: &str, variant: Option<&str>) -> mlua::Result<Chess> {
     let parsed: Fen = fen
         .parse()
         .map_err(|e| mlua::Error::runtime(format!("invalid FEN `{fen}`: {e}")))?;
+    let mode = match variant {
+        None => CastlingMode::detect(parsed.as_setup()),
+        Some(name) => name
+            .parse::<Variant>()
+            .map_err(|e| {
+                mlua::Error::runtime(format!("{e} (expected \"standard\" or \"chess960\")"))
+            })?
+            .castling_mode(),
+    };
     parsed
-        .into_position(CastlingMode::Standard)
+        .into_position(mode)
         .map_err(|e| mlua::Error::runtime(format!("impossible position `{fen}`: {e}")))
 }
 

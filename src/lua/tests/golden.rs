@@ -15,7 +15,7 @@ use shakmaty::{Color, Position as _};
 
 use super::modes::mode;
 use crate::{
-    board::{game::Game, render},
+    board::{Variant, game::Game, render},
     eval::{
         datasets::{BasicItem, MoveSelectionItem, Puzzle},
         items::reconstruction_item,
@@ -42,6 +42,10 @@ const RUY_LOPEZ: &[&str] = &[
 /// promote on c8.
 const PROMOTION_START: &str = "8/2P3k1/8/8/8/8/3p2K1/8 w - - 0 58";
 const PROMOTION_MOVES: &[&str] = &["g2f2", "g7f7"];
+/// A Chess960 middlegame, White to move: kings on the d-file, rooks on b and g (so the X-FEN
+/// castling field reads `KQkq`), both castlings legal (`d1g1` and `d1b1` in UCI), and `d1c1`
+/// an ordinary king move.
+const CHESS960_START: &str = "1r1k2r1/pppbqppp/2np1n2/4p3/4P3/2NP1N2/PPPBQPPP/1R1K2R1 w KQkq - 4 7";
 
 /// Where a scene is played.
 #[derive(Clone, Copy)]
@@ -52,6 +56,8 @@ enum At {
     Middlegame,
     /// [`PROMOTION_START`] + [`PROMOTION_MOVES`]: White to move, c7c8q and friends legal.
     Promotion,
+    /// [`CHESS960_START`], in a Chess960 game.
+    Chess960,
 }
 
 impl At {
@@ -60,6 +66,14 @@ impl At {
             At::Opening => (INITIAL, &[]),
             At::Middlegame => (INITIAL, RUY_LOPEZ),
             At::Promotion => (PROMOTION_START, PROMOTION_MOVES),
+            At::Chess960 => (CHESS960_START, &[]),
+        }
+    }
+
+    fn variant(self) -> Variant {
+        match self {
+            At::Chess960 => Variant::Chess960,
+            _ => Variant::Standard,
         }
     }
 }
@@ -88,6 +102,10 @@ const RETRY_UNPARSEABLE: Scene = scene(
     &["```\ne2e2\n```"],
 );
 const AGENTIC_RETRY: Scene = scene("retry", At::Opening, &["make_move e9e4"]);
+/// A Chess960 game's prompts, answered with the standard king move `e1g1`, which does not castle
+/// there (its feedback is the next message).
+const CHESS960: Scene = scene("chess960", At::Chess960, &["```\ne1g1\n```"]);
+const AGENTIC_CHESS960: Scene = scene("chess960", At::Chess960, &["make_move e1g1"]);
 /// The two actions that show the position (wrong actions where the variant does not offer them).
 const ACTIONS: Scene = scene(
     "actions",
@@ -198,7 +216,13 @@ fn every_builtin_prompt_matches_its_golden_file() {
     };
     for (name, folder, options, scenes) in MODES {
         let (script, base) = mode(name, options);
-        for scene in *scenes {
+        // Every mode's words in a Chess960 game too: its castling note appears there only.
+        let chess960 = if *name == "agentic" {
+            AGENTIC_CHESS960
+        } else {
+            CHESS960
+        };
+        for scene in scenes.iter().chain([&chess960]) {
             let ctx = turn_at(&script, &base, name, scene.at);
             add(
                 format!("modes/{name}/{folder}/{}.txt", scene.name),
@@ -248,8 +272,9 @@ fn render(messages: &[ChatMessage], request: &Map<String, Value>) -> String {
 
 /// `base` (the player, its options and limits) moved to the position after `moves` from `start`,
 /// filled as `context` in `src/tournament/game.rs` fills it.
-fn context(base: &TurnContext, start: &str, moves: &[&str]) -> TurnContext {
-    let mut game = Game::new(Some(start), 0).unwrap();
+fn context(base: &TurnContext, at: At, moves: &[&str]) -> TurnContext {
+    let (start, _) = at.line();
+    let mut game = Game::new_in(at.variant(), Some(start), 0).unwrap();
     for m in moves {
         game.play_uci(m).unwrap();
     }
@@ -257,6 +282,7 @@ fn context(base: &TurnContext, start: &str, moves: &[&str]) -> TurnContext {
     TurnContext {
         fen: game.fen(),
         start_fen: game.start_fen(),
+        variant: game.variant().as_str(),
         side: if game.turn() == Color::White {
             "white"
         } else {
@@ -277,11 +303,11 @@ fn context(base: &TurnContext, start: &str, moves: &[&str]) -> TurnContext {
 /// loop hands it over: each earlier ply of that player is opened by the mode and answered with
 /// the move the player made there, so blindfold's and `memory`'s conversations are the real ones.
 fn turn_at(script: &ModeScript, base: &TurnContext, mode: &str, at: At) -> TurnContext {
-    let (start, moves) = at.line();
-    let last = context(base, start, moves);
+    let (_, moves) = at.line();
+    let last = context(base, at, moves);
     let mut previous = Vec::new();
     for ply in (moves.len() % 2..moves.len()).step_by(2) {
-        let mut earlier = context(base, start, &moves[..ply]);
+        let mut earlier = context(base, at, &moves[..ply]);
         earlier.previous_dialog = previous;
         previous = script.start(&earlier).unwrap().messages;
         let answer = if mode == "agentic" {

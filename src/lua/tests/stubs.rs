@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use crate::{
     eval::spec::{BuildSpec, EvalSettings, TaskSpec},
     llm::Price,
+    tournament::adjudicate::{AdjudicationSpec, DrawRule, MoveLimitRule, ResignRule},
     tournament::spec::{
         AnalysisSpec, EngineLimits, EnginePlayerSpec, LlmPlayerSpec, MoaPlayerSpec, ModelSpec,
         OpeningsSpec, RandomPlayerSpec, TournamentSettings,
@@ -65,6 +66,14 @@ fn every_field_a_script_may_set_is_typed_in_arena_lua() {
         ("arena.Openings", serde_fields::<OpeningsSpec>(), &[]),
         ("arena.Price", serde_fields::<Price>(), &[]),
         ("arena.Analysis", serde_fields::<AnalysisSpec>(), &[]),
+        (
+            "arena.Adjudication",
+            serde_fields::<AdjudicationSpec>(),
+            &[],
+        ),
+        ("arena.ResignRule", serde_fields::<ResignRule>(), &[]),
+        ("arena.DrawRule", serde_fields::<DrawRule>(), &[]),
+        ("arena.MoveLimitRule", serde_fields::<MoveLimitRule>(), &[]),
         ("arena.Llm", serde_fields::<LlmPlayerSpec>(), &[]),
         ("arena.Model", serde_fields::<ModelSpec>(), &[]),
         ("arena.Moa", serde_fields::<MoaPlayerSpec>(), &[]),

@@ -13,7 +13,7 @@ use crate::{
     board::Game,
     engine::Score,
     leaderboard::llm_chess,
-    llm::{PriceTable, Usage},
+    llm::PriceTable,
     store::{GameRow, LlmCallRow, PlyAnalysisRecord, Store, TournamentRow},
 };
 
@@ -101,18 +101,17 @@ pub(super) fn list(
 
     let analysed: BTreeSet<i64> = store.analysed_games(t.id)?.into_iter().collect();
     let prices = llm_chess::prices(t);
+    // The adjudication engine's verdicts at the move limit get their own column, shown only
+    // when a game has one: they never change the result column.
+    let any_limit = games.iter().any(|g| g.at_limit.is_some());
     let mut head = el("tr");
-    for c in [
-        "#",
-        "round",
-        "white",
-        "black",
-        "result",
-        "termination",
-        "plies",
-        "opening",
-        "analysis",
-    ] {
+    for c in ["#", "round", "white", "black", "result", "termination"] {
+        head.push(el("th").text(c));
+    }
+    if any_limit {
+        head.push(el("th").text("at limit"));
+    }
+    for c in ["plies", "opening", "analysis"] {
         head.push(el("th").text(c));
     }
     let mut body = el("tbody");
@@ -123,28 +122,31 @@ pub(super) fn list(
             .termination
             .clone()
             .unwrap_or_else(|| g.status.as_str().to_owned());
+        let mut tr = el("tr")
+            .class("game")
+            .attr("data-game", g.id)
+            .attr("data-white", &g.white)
+            .attr("data-black", &g.black)
+            .attr("data-result", g.result.as_deref().unwrap_or("none"))
+            .attr("data-termination", &termination)
+            .attr("tabindex", 0)
+            .child(
+                el("td").class("num").child(
+                    el("a")
+                        .attr("href", format!("#game={}", g.id))
+                        .text(g.index.to_string()),
+                ),
+            )
+            .child(el("td").class("num").text(g.round.to_string()))
+            .child(el("td").text(g.white.clone()))
+            .child(el("td").text(g.black.clone()))
+            .child(el("td").text(result))
+            .child(el("td").text(termination.replace('_', " ")));
+        if any_limit {
+            tr.push(el("td").text(g.at_limit.clone().unwrap_or_default()));
+        }
         body.push(
-            el("tr")
-                .class("game")
-                .attr("data-game", g.id)
-                .attr("data-white", &g.white)
-                .attr("data-black", &g.black)
-                .attr("data-result", g.result.as_deref().unwrap_or("none"))
-                .attr("data-termination", &termination)
-                .attr("tabindex", 0)
-                .child(
-                    el("td").class("num").child(
-                        el("a")
-                            .attr("href", format!("#game={}", g.id))
-                            .text(g.index.to_string()),
-                    ),
-                )
-                .child(el("td").class("num").text(g.round.to_string()))
-                .child(el("td").text(g.white.clone()))
-                .child(el("td").text(g.black.clone()))
-                .child(el("td").text(result))
-                .child(el("td").text(termination.replace('_', " ")))
-                .child(el("td").class("num").text(g.ply_count.to_string()))
+            tr.child(el("td").class("num").text(g.ply_count.to_string()))
                 .child(el("td").text(g.opening_label.clone().unwrap_or_default()))
                 .child(el("td").text(if analysed.contains(&g.id) { "yes" } else { "-" })),
         );
@@ -248,11 +250,17 @@ fn game_data(
         .first()
         .map(|p| p.fen_before.clone())
         .or_else(|| g.start_fen.clone())
-        .unwrap_or_else(|| Game::new(None, 0).map(|g| g.fen()).unwrap_or_default());
+        .unwrap_or_else(|| {
+            Game::new_in(g.variant, None, 0)
+                .map(|g| g.fen())
+                .unwrap_or_default()
+        });
     let mut out_plies = Vec::with_capacity(plies.len());
     let mut w0 = None;
     for p in &plies {
-        let fen_after = Game::new(Some(&p.fen_before), 0)
+        // Replayed under the game's rules: a Chess960 castling (king takes rook) moves both pieces
+        // to their castled squares, which the viewer then draws from this FEN.
+        let fen_after = Game::new_in(g.variant, Some(&p.fen_before), 0)
             .ok()
             .and_then(|mut game| game.play_uci(&p.uci).ok().map(|_| game.fen()));
         let white_moved = p.fen_before.split(' ').nth(1) != Some("b");
@@ -300,8 +308,9 @@ fn game_data(
         "id": g.id, "index": g.index, "round": g.round, "tournament": t.name,
         "white": g.white, "black": g.black,
         "status": g.status.as_str(), "result": g.result, "termination": g.termination,
+        "at_limit": g.at_limit,
         "reason": g.reason, "error": g.error, "error_kind": g.error_kind.map(|k| k.as_str()),
-        "opening": g.opening_label, "generation": g.generation,
+        "opening": g.opening_label, "generation": g.generation, "variant": g.variant.as_str(),
         "start": start_fen, "w0": w0, "plies": out_plies, "pending": pending,
     }))
 }
@@ -313,16 +322,10 @@ fn round1(x: f64) -> f64 {
 fn call_json(c: &LlmCallRow, prices: &PriceTable) -> Value {
     let request: Value = serde_json::from_str(&c.call.request_json).unwrap_or(Value::Null);
     let messages = messages(&request);
-    // A reply without usage has unknown tokens and so no cost.
-    let usage = match (c.call.prompt_tokens, c.call.completion_tokens) {
-        (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
-            prompt_tokens,
-            completion_tokens,
-            total_tokens: prompt_tokens + completion_tokens,
-            ..Usage::default()
-        }),
-        _ => None,
-    };
+    // The provider's own price when it sent one; else the table's (a reply without usage has
+    // unknown tokens and so no table price).
+    let cost = c.call.cost(prices);
+    let d = &c.call.details;
     json!({
         "seq": c.call.seq, "player": c.call.player, "model": c.call.model,
         "role": request.get("arena_role"),
@@ -332,7 +335,8 @@ fn call_json(c: &LlmCallRow, prices: &PriceTable) -> Value {
         "reply": c.call.reply_text, "reasoning": c.call.reasoning,
         "outcome": c.outcome, "detail": c.outcome_detail,
         "pt": c.call.prompt_tokens, "ct": c.call.completion_tokens, "ms": c.call.latency_ms,
-        "cost": usage.and_then(|u| prices.cost(&u, &c.call.model)),
+        "cost": cost.usd, "cost_source": cost.source.name(),
+        "cached": d.cached_tokens, "reasoning_tokens": d.reasoning_tokens,
         "finish": c.call.finish_reason, "http": c.call.http_status,
         "retries": c.call.transport_retries, "error": c.call.error, "at": c.created_at,
     })

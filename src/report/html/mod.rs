@@ -32,7 +32,7 @@ pub mod markup;
 mod overview;
 pub mod svg;
 
-use std::io::Write as _;
+use std::{collections::BTreeMap, io::Write as _};
 
 use base64::Engine as _;
 
@@ -40,6 +40,7 @@ use self::markup::{Element, Node, el};
 use crate::{
     eval::run::RunError,
     store::{EvalRunRow, Store, StoreError, TournamentRow},
+    table::Table,
 };
 
 /// What a report covers.
@@ -49,6 +50,9 @@ pub struct Selection {
     pub tournaments: Vec<TournamentRow>,
     /// The evaluation runs.
     pub eval_runs: Vec<EvalRunRow>,
+    /// Each tournament's own format tables (a Swiss table, a knockout bracket), by tournament
+    /// id: made by the caller, who can run the format's scripts.
+    pub format_tables: BTreeMap<i64, Vec<Table>>,
 }
 
 /// Why a report could not be built.
@@ -98,7 +102,12 @@ pub fn build(store: &Store, selection: &Selection) -> Result<(String, ReportStat
                 .attr("href", format!("#t{}", t.id))
                 .text(format!("tournament {}", t.name)),
         );
-        let (section, n) = tournament_section(store, t)?;
+        let format_tables = selection
+            .format_tables
+            .get(&t.id)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let (section, n) = tournament_section(store, t, format_tables)?;
         stats.games += n;
         main.push(section);
     }
@@ -143,14 +152,18 @@ pub fn build(store: &Store, selection: &Selection) -> Result<(String, ReportStat
     Ok((markup::document(html), stats))
 }
 
-fn tournament_section(store: &Store, t: &TournamentRow) -> Result<(Element, usize), ReportError> {
+fn tournament_section(
+    store: &Store,
+    t: &TournamentRow,
+    format_tables: &[Table],
+) -> Result<(Element, usize), ReportError> {
     let games = store.games(t.id)?;
     let mut section = el("section")
         .class("tournament")
         .id(format!("t{}", t.id))
         .attr("data-tournament", &t.name)
         .child(el("h2").text(format!("Tournament {}", t.name)));
-    section.push(overview::overview(store, t, &games)?);
+    section.push(overview::overview(store, t, &games, format_tables)?);
     section.push(games::list(store, t, &games)?);
     Ok((section, games.len()))
 }

@@ -12,7 +12,7 @@ use super::{
 };
 use crate::{
     leaderboard::{self, llm_chess},
-    llm::Usage,
+    llm::CostSource,
     rating::glicko::{self, Compat},
     report::{Cell, Table},
     store::{GameRow, GameStatus, PlayerRow, Store, TournamentRow},
@@ -43,6 +43,7 @@ pub(super) fn overview(
     store: &Store,
     t: &TournamentRow,
     games: &[GameRow],
+    format_tables: &[Table],
 ) -> Result<Element, ReportError> {
     let players = store.players(t.id)?;
     let mut div = el("div")
@@ -54,6 +55,7 @@ pub(super) fn overview(
     let options = leaderboard::Options {
         stats: true,
         show_all: true,
+        format_tables: format_tables.to_vec(),
         ..leaderboard::Options::default()
     };
     let mut grid = el("div").class("charts");
@@ -377,11 +379,18 @@ fn tokens_table(
         calls: u64,
         prompt: u64,
         completion: u64,
+        /// Cached and reasoning tokens over the calls that reported them, and whether any did.
+        cached: Option<u64>,
+        reasoning: Option<u64>,
         cost: f64,
-        priced: bool,
+        by_provider: u64,
+        by_table: u64,
+        /// Some call of a model without a price (and no provider price): no total.
         unpriced: bool,
         /// Some call reported no usage: its tokens (and so the totals) are unknown.
         unknown: bool,
+        /// Some call reported neither usage nor a price: the cost is unknown.
+        cost_unknown: bool,
         games: std::collections::BTreeSet<i64>,
     }
     let mut sums: BTreeMap<&str, Sum> = BTreeMap::new();
@@ -390,25 +399,30 @@ fn tokens_table(
         let s = sums.entry(c.player.as_str()).or_default();
         s.calls += 1;
         s.games.insert(c.game_id);
-        let (Some(prompt_tokens), Some(completion_tokens)) = (c.prompt_tokens, c.completion_tokens)
-        else {
+        let cost = c.cost(&prices);
+        match (cost.source, cost.usd) {
+            (CostSource::Provider, Some(usd)) => {
+                s.cost += usd;
+                s.by_provider += 1;
+            }
+            (CostSource::Table, Some(usd)) => {
+                s.cost += usd;
+                s.by_table += 1;
+            }
+            _ if c.usage().is_none() => s.cost_unknown = true,
+            _ => s.unpriced = true,
+        }
+        let Some(usage) = c.usage() else {
             s.unknown = true;
             continue;
         };
-        s.prompt += prompt_tokens;
-        s.completion += completion_tokens;
-        let usage = Usage {
-            prompt_tokens,
-            completion_tokens,
-            total_tokens: prompt_tokens + completion_tokens,
-            ..Usage::default()
-        };
-        match prices.cost(&usage, &c.model) {
-            Some(cost) => {
-                s.cost += cost;
-                s.priced = true;
-            }
-            None => s.unpriced = true,
+        s.prompt += usage.prompt_tokens;
+        s.completion += usage.completion_tokens;
+        if let Some(n) = usage.cached_tokens {
+            *s.cached.get_or_insert(0) += n;
+        }
+        if let Some(n) = usage.reasoning_tokens {
+            *s.reasoning.get_or_insert(0) += n;
         }
     }
     let mut table = Table::new(
@@ -418,49 +432,65 @@ fn tokens_table(
             "LLM calls",
             "prompt tokens",
             "completion tokens",
+            "cached tokens",
+            "reasoning tokens",
             "tokens per call",
             "cost USD",
             "cost per game USD",
+            "priced by",
         ],
     );
     for p in players {
         let Some(s) = sums.get(p.name.as_str()) else {
             continue;
         };
-        if s.unknown {
-            let unknown = || Cell::from("unknown".to_string());
-            table.rows.push(vec![
-                p.name.clone().into(),
-                s.calls.into(),
-                unknown(),
-                unknown(),
-                unknown(),
-                unknown(),
-                unknown(),
-            ]);
-            continue;
-        }
-        let (cost, per_game) = if s.priced && !s.unpriced {
+        let unknown = || Cell::from("unknown".to_string());
+        let tokens = |n: u64| if s.unknown { unknown() } else { n.into() };
+        let detail = |n: Option<u64>| match n {
+            _ if s.unknown => unknown(),
+            Some(n) => n.into(),
+            None => Cell::Empty,
+        };
+        let (cost, per_game) = if s.cost_unknown {
+            (unknown(), unknown())
+        } else if s.unpriced {
+            (Cell::Empty, Cell::Empty)
+        } else {
             (
                 Cell::Num(s.cost, 4),
                 Cell::Num(s.cost / s.games.len().max(1) as f64, 4),
             )
-        } else {
-            (Cell::Empty, Cell::Empty)
         };
+        let priced_by = [("provider", s.by_provider), ("table", s.by_table)]
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(who, n)| format!("{who} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
         table.rows.push(vec![
             p.name.clone().into(),
             s.calls.into(),
-            s.prompt.into(),
-            s.completion.into(),
-            Cell::Num((s.prompt + s.completion) as f64 / s.calls.max(1) as f64, 0),
+            tokens(s.prompt),
+            tokens(s.completion),
+            detail(s.cached),
+            detail(s.reasoning),
+            if s.unknown {
+                unknown()
+            } else {
+                Cell::Num((s.prompt + s.completion) as f64 / s.calls.max(1) as f64, 0)
+            },
             cost,
             per_game,
+            priced_by.into(),
         ]);
     }
-    table
-        .notes
-        .push("finished games only; cost from the built-in price table and the script's `prices`; - where a model has no price".into());
+    table.notes.push(
+        "finished games only; cost is the provider's own price where its response carried one \
+         (priced by: provider), else the built-in price table and the script's `prices` (priced \
+         by: table), cached tokens at the table's cached rate; - where a model has no price; \
+         cached and reasoning tokens - where no call reported them"
+            .into(),
+    );
     Ok(table_html(&table))
 }
 

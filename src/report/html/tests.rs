@@ -83,6 +83,7 @@ fn store_with_a_game() -> (Store, TournamentRow) {
                 player: "model</script>".into(),
                 attempts: 2,
                 elapsed_ms: 10,
+                clock_ms: None,
             },
         )
         .unwrap();
@@ -118,6 +119,7 @@ fn model_and_script_text_is_escaped_everywhere() {
         &Selection {
             tournaments: vec![t],
             eval_runs: vec![],
+            ..Selection::default()
         },
     )
     .unwrap();

@@ -124,6 +124,7 @@
   function renderHeader(g) {
     $("v-title").textContent = g.white + " – " + g.black + "  (game " + g.index + ", round " + g.round + ")";
     const bits = [g.tournament, g.status];
+    if (g.variant === "chess960") bits.push("Chess960");
     if (g.opening) bits.push("opening " + g.opening);
     if (g.generation !== null && g.generation !== undefined) bits.push("script generation " + g.generation);
     $("v-sub").textContent = bits.join(" · ");
@@ -339,7 +340,8 @@
         c.role ? " · " + c.role : "",
         " · ", h("span", { class: "outcome" }, c.outcome || "(reply never used)")));
       card.append(h("p", { class: "meta" }, kv("model", c.model), kv("tokens", c.pt == null || c.ct == null ? "unknown (no usage reported)" : c.pt + " + " + c.ct), kv("latency", c.ms + " ms"),
-        kv("cost", c.cost !== null && c.cost !== undefined ? "$" + c.cost.toFixed(6) : null), kv("finish", c.finish), kv("HTTP", c.http),
+        kv("cached", c.cached), kv("reasoning tokens", c.reasoning_tokens),
+        kv("cost", c.cost !== null && c.cost !== undefined ? "$" + c.cost.toFixed(6) + (c.cost_source === "provider" ? " (by the provider)" : " (price table)") : null), kv("finish", c.finish), kv("HTTP", c.http),
         kv("transport retries", c.retries || null)));
       if (c.error) card.append(h("p", { class: "error" }, c.error));
       if (c.messages) {

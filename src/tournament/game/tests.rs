@@ -275,7 +275,9 @@ async fn setup_full(
             format_options: None,
             analysis: None,
             budget: None,
+            time_control: None,
             prices: Default::default(),
+            adjudication: None,
         },
         players: vec![PlayerSpec::Llm(llm.clone()), PlayerSpec::Random(random)],
         defined_at: BTreeMap::new(),
@@ -313,6 +315,7 @@ async fn setup_full(
         tournament: t.id,
         seed: 7,
         progress: Arc::new(Progress::new(1, 0, 0, 0, 0)),
+        adjudication: None,
     };
     let rules = Arc::new(TestRules {
         spec,
@@ -731,4 +734,216 @@ async fn a_refused_request_is_void_after_an_accepted_one_and_set_aside_at_the_fi
         "{end:?}"
     );
     assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 2);
+}
+
+mod clocks {
+    use shakmaty::Color;
+
+    use super::super::{engine_movetime, time_forfeit, uci_clock};
+    use crate::{
+        board::{
+            Game, GameResult, Termination,
+            clock::{Clock, Flag, TimeControl},
+        },
+        engine::{ClockTimes, UciClock},
+    };
+
+    fn control(base_ms: Option<u64>, increment_ms: u64, per_move_ms: Option<u64>) -> TimeControl {
+        TimeControl {
+            base_ms,
+            increment_ms,
+            per_move_ms,
+        }
+    }
+
+    #[test]
+    fn engines_are_told_both_clocks_and_a_per_move_limit_with_room_to_spare() {
+        let mut white = Clock::new(control(Some(60_000), 600, None));
+        white.charge(1_000).unwrap();
+        let black = Clock::new(control(Some(60_000), 600, Some(10_000)));
+        let clocks = [Some(white), Some(black)];
+        assert_eq!(
+            uci_clock(&clocks, Color::White),
+            Some(UciClock {
+                white: Some(ClockTimes {
+                    time_ms: 59_600,
+                    inc_ms: 600
+                }),
+                black: Some(ClockTimes {
+                    time_ms: 60_000,
+                    inc_ms: 600
+                }),
+                movetime_ms: None,
+                allowance_ms: 59_600,
+            })
+        );
+        let for_black = uci_clock(&clocks, Color::Black).unwrap();
+        assert_eq!(
+            (for_black.movetime_ms, for_black.allowance_ms),
+            (Some(9_500), 10_000)
+        );
+        // An untimed mover gets no clock, whatever its opponent has.
+        assert_eq!(uci_clock(&[None, Some(black)], Color::White), None);
+        assert_eq!(engine_movetime(60_000), 59_000);
+        assert_eq!(engine_movetime(1_000), 950);
+        assert_eq!(engine_movetime(10), 10);
+    }
+
+    #[test]
+    fn a_flag_loses_unless_the_opponent_cannot_mate() {
+        let flag = Flag::Base {
+            used_ms: 120,
+            left_ms: 100,
+        };
+        // White to move flags; Black has a queen.
+        let game = Game::new(Some("4k3/8/8/8/8/8/3q4/4K3 w - - 0 1"), 0).unwrap();
+        let end = time_forfeit(&game, "w", flag);
+        assert_eq!(
+            (end.result, end.termination),
+            (Some(GameResult::BlackWins), Termination::TimeForfeit)
+        );
+        assert!(end.reason.unwrap().starts_with("`w` ran out of time"));
+        // Black has a lone knight: it cannot mate, so the flag draws.
+        let game = Game::new(Some("4k3/8/8/8/8/8/3n4/4K2Q w - - 0 1"), 0).unwrap();
+        let end = time_forfeit(&game, "w", flag);
+        assert_eq!(
+            (end.result, end.termination),
+            (Some(GameResult::Draw), Termination::TimeForfeit)
+        );
+        assert!(end.reason.unwrap().contains("too little material to mate"));
+    }
+}
+
+mod llm_clocks {
+    use std::time::Duration;
+
+    use serde_json::json;
+    use wiremock::ResponseTemplate;
+
+    use super::{GameOutcome, Ordering, Responses, completion, play, setup_with};
+    use crate::board::{GameResult, Termination};
+
+    fn slow(text: &str, ms: u64) -> ResponseTemplate {
+        completion(text, true).set_delay(Duration::from_millis(ms))
+    }
+
+    #[tokio::test]
+    async fn a_slow_model_loses_on_time_without_waiting_for_its_reply() {
+        let s = setup_with(
+            Responses::new(vec![slow("move e2e4", 1500)]),
+            json!({"time_control": {"per_move_s": 0.3}}),
+            10,
+            3,
+        )
+        .await;
+        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+            panic!("a loss on time is a finished game");
+        };
+        assert_eq!(
+            (end.result, end.termination),
+            (Some(GameResult::BlackWins), Termination::TimeForfeit)
+        );
+        let reason = end.reason.unwrap();
+        assert!(
+            reason.starts_with("`m` took 0.301 s for a move, over the per-move limit of 0.300 s"),
+            "{reason}"
+        );
+        // Cut off at the clock: no reply, no move, and no endpoint fault recorded.
+        assert!(s.env.store.plies(s.row.id).unwrap().is_empty());
+        assert!(s.env.store.llm_calls(s.row.id, 0).unwrap().is_empty());
+        let events = s.env.store.events(s.env.tournament).unwrap();
+        assert!(events.is_empty(), "{events:?}");
+    }
+
+    #[tokio::test]
+    async fn time_in_retries_after_server_errors_is_not_charged() {
+        let failing = ResponseTemplate::new(503)
+            .set_body_string("overloaded")
+            .set_delay(Duration::from_millis(250));
+        let s = setup_with(
+            Responses::new(vec![
+                failing.clone(),
+                failing,
+                completion("move e2e4", true),
+            ]),
+            json!({"outage_s": 600.0, "time_control": {"per_move_s": 0.3}}),
+            2,
+            3,
+        )
+        .await;
+        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+            panic!("the game is played");
+        };
+        assert_eq!(end.termination, Termination::MoveLimit, "{end:?}");
+        let ply = &s.env.store.plies(s.row.id).unwrap()[0];
+        let charged = ply.clock_ms.expect("a timed move carries its charge");
+        // Two failed attempts of at least 250 ms each passed on the wall clock, not on its clock.
+        assert!(ply.elapsed_ms >= 500, "{ply:?}");
+        assert!(charged < 300, "{ply:?}");
+        let call = &s.env.store.llm_calls(s.row.id, 0).unwrap()[0];
+        assert_eq!(charged, call.call.latency_ms);
+        assert_eq!(s.env.store.failed_calls(s.row.id).unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn re_asks_after_a_bad_answer_are_charged() {
+        let s = setup_with(
+            Responses::new(vec![slow("retry no", 200), slow("move e2e4", 200)]),
+            json!({"time_control": {"per_move_s": 0.3}}),
+            10,
+            3,
+        )
+        .await;
+        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+            panic!("a loss on time is a finished game");
+        };
+        assert_eq!(end.termination, Termination::TimeForfeit, "{end:?}");
+        let calls = s.env.store.llm_calls(s.row.id, 0).unwrap();
+        assert_eq!(calls.len(), 1, "the second call was cut off: {calls:?}");
+        assert_eq!(calls[0].outcome.as_deref(), Some("retry"));
+    }
+
+    #[tokio::test]
+    async fn a_resumed_game_restores_its_clocks_and_charges_stored_replies_their_time() {
+        let replies = [
+            "move e2e4",
+            "flaky",
+            "move g1f3",
+            "move b1c3",
+            "move g2g3",
+            "move a2a3",
+        ];
+        let s = setup_with(
+            Responses::new(replies.iter().map(|r| slow(r, 120)).collect()),
+            json!({"time_control": {"base_s": 0.5, "increment_s": 0.01}}),
+            40,
+            3,
+        )
+        .await;
+        // The mode fails on ply 2's stored reply: the game is set aside there.
+        let GameOutcome::Errored(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+            panic!("the broken mode sets the game aside");
+        };
+        assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 2);
+        s.rules.broken.store(false, Ordering::SeqCst);
+        let row = s.env.store.game(s.row.id).unwrap();
+        let GameOutcome::Finished(end) = play(&s.env, &row, s.rules.clone()).await else {
+            panic!("the resumed game finishes");
+        };
+        assert_eq!(end.termination, Termination::TimeForfeit, "{end:?}");
+        let plies = s.env.store.plies(s.row.id).unwrap();
+        // The replayed reply of ply 2 is charged what it took when it was asked, not nothing.
+        let replayed = &s.env.store.llm_calls(s.row.id, 2).unwrap()[0];
+        assert!(replayed.call.latency_ms >= 120);
+        assert_eq!(plies[2].clock_ms, Some(replayed.call.latency_ms));
+        // The clock read exactly what the stored charges leave, across the resume.
+        let moves = plies.iter().filter(|p| p.player == "m").count() as u64;
+        let spent: u64 = plies.iter().filter_map(|p| p.clock_ms).sum();
+        let left = 500 + 10 * moves - spent;
+        let reason = end.reason.unwrap();
+        assert!(
+            reason.contains(&format!("with {:.3} s left", left as f64 / 1000.0)),
+            "{reason} (expected {left} ms left)"
+        );
+    }
 }

@@ -1,0 +1,641 @@
+//! The built-in Swiss and knockout formats, driven through their hooks with results made up by
+//! the test: who meets whom, colours, byes, brackets, tie-breaks and the standings' figures
+//! against values computed by hand.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::Path,
+};
+
+use crate::{
+    lua::{
+        format::FormatScript,
+        hooks::Options,
+        sources::Resolver,
+        state::{Limits, new_state},
+    },
+    table::{Cell, Table},
+    tournament::schedule::{Format, FormatGame, FormatState},
+};
+
+fn load(module: &str, options: &str) -> FormatScript {
+    let lua = new_state(Resolver::from_disk(Path::new(".")), Limits::default()).unwrap();
+    let options: Options = serde_json::from_str(options).unwrap();
+    FormatScript::load(&lua, module, &options).unwrap()
+}
+
+fn names(n: usize) -> Vec<String> {
+    (1..=n).map(|i| format!("p{i}")).collect()
+}
+
+fn state(format: &FormatScript, players: &[String], games: &[FormatGame]) -> FormatState {
+    FormatState {
+        players: players.to_vec(),
+        ratings: BTreeMap::new(),
+        games: games.to_vec(),
+        games_per_pair: 2,
+        openings: 0,
+        seed: 0,
+        options: format.options().clone(),
+        analysis: None,
+    }
+}
+
+/// The player's number: `p3` is 3.
+fn number(name: &str) -> usize {
+    name[1..].parse().unwrap()
+}
+
+/// The lower number is the stronger player: it wins, except that neighbours draw.
+fn by_strength(white: &str, black: &str) -> &'static str {
+    let (w, b) = (number(white), number(black));
+    if w.abs_diff(b) == 1 {
+        "1/2-1/2"
+    } else if w < b {
+        "1-0"
+    } else {
+        "0-1"
+    }
+}
+
+/// The lower number always wins.
+fn stronger_wins(white: &str, black: &str) -> &'static str {
+    if number(white) < number(black) {
+        "1-0"
+    } else {
+        "0-1"
+    }
+}
+
+/// Asks for games and plays them with `result` until the format is done; every call's new games
+/// are played before the next call, as a run does.
+fn play_out(
+    format: &FormatScript,
+    players: &[String],
+    mut result: impl FnMut(&FormatGame) -> &'static str,
+) -> Vec<FormatGame> {
+    let mut games: Vec<FormatGame> = Vec::new();
+    for _ in 0..200 {
+        let Some(new) = format.pairings(&state(format, players, &games)).unwrap() else {
+            return games;
+        };
+        assert!(!new.is_empty(), "nothing in flight, yet the format waits");
+        for p in new {
+            let mut g = FormatGame {
+                index: games.len() as u32 + 1,
+                round: p.round.unwrap_or(1),
+                white: p.white,
+                black: p.black,
+                result: None,
+            };
+            g.result = Some(result(&g).to_string());
+            games.push(g);
+        }
+    }
+    panic!("the format never finished");
+}
+
+fn pair(g: &FormatGame) -> (String, String) {
+    let mut p = [g.white.clone(), g.black.clone()];
+    p.sort();
+    (p[0].clone(), p[1].clone())
+}
+
+fn rounds(games: &[FormatGame]) -> BTreeMap<u32, Vec<&FormatGame>> {
+    let mut out: BTreeMap<u32, Vec<&FormatGame>> = BTreeMap::new();
+    for g in games {
+        out.entry(g.round).or_default().push(g);
+    }
+    out
+}
+
+#[test]
+fn swiss_never_repeats_a_pair_and_keeps_colours_balanced_for_8_players_over_5_rounds() {
+    let format = load("formats.swiss", r#"{ "rounds": 5 }"#);
+    let players = names(8);
+    let games = play_out(&format, &players, |g| by_strength(&g.white, &g.black));
+    assert_eq!(games.len(), 20);
+    let by_round = rounds(&games);
+    assert_eq!(by_round.len(), 5);
+    for (r, list) in &by_round {
+        let seated: BTreeSet<&str> = list
+            .iter()
+            .flat_map(|g| [g.white.as_str(), g.black.as_str()])
+            .collect();
+        assert_eq!(seated.len(), 8, "round {r}: everyone plays once");
+    }
+    let pairs: BTreeSet<_> = games.iter().map(pair).collect();
+    assert_eq!(pairs.len(), games.len(), "a pair met twice: {games:?}");
+    for p in &players {
+        let colours: Vec<bool> = games
+            .iter()
+            .filter(|g| &g.white == p || &g.black == p)
+            .map(|g| &g.white == p)
+            .collect();
+        let white = colours.iter().filter(|&&w| w).count() as i64;
+        let black = colours.len() as i64 - white;
+        assert!(
+            (white - black).abs() <= 1,
+            "{p}: {white} white, {black} black"
+        );
+        assert!(
+            !colours.windows(3).any(|w| w[0] == w[1] && w[1] == w[2]),
+            "{p}: the same colour three times in a row: {colours:?}"
+        );
+    }
+    // Round 1 is Dutch: the top half meets the bottom half, 1-5, 2-6, 3-7, 4-8.
+    let first: BTreeSet<_> = by_round[&1].iter().map(|g| pair(g)).collect();
+    let want: BTreeSet<_> = [("p1", "p5"), ("p2", "p6"), ("p3", "p7"), ("p4", "p8")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(first, want);
+    // Round 2 pairs by score: the four winners of round 1 among themselves.
+    let winners: BTreeSet<&str> = ["p1", "p2", "p3", "p4"].into();
+    for g in &by_round[&2] {
+        assert_eq!(
+            winners.contains(g.white.as_str()),
+            winners.contains(g.black.as_str()),
+            "round 2 mixes score groups: {g:?}"
+        );
+    }
+}
+
+#[test]
+fn swiss_gives_7_players_one_bye_a_round_to_the_lowest_ranked_without_one() {
+    let format = load("formats.swiss", r#"{ "rounds": 5, "bye_points": 0.5 }"#);
+    let players = names(7);
+    let games = play_out(&format, &players, |g| by_strength(&g.white, &g.black));
+    let mut byes = Vec::new();
+    for (r, list) in rounds(&games) {
+        assert_eq!(list.len(), 3, "round {r}");
+        let seated: BTreeSet<&str> = list
+            .iter()
+            .flat_map(|g| [g.white.as_str(), g.black.as_str()])
+            .collect();
+        let out: Vec<&String> = players
+            .iter()
+            .filter(|p| !seated.contains(p.as_str()))
+            .collect();
+        assert_eq!(out.len(), 1, "round {r}");
+        byes.push(out[0].clone());
+    }
+    assert_eq!(byes[0], "p7", "round 1: the last seed sits out");
+    let distinct: BTreeSet<_> = byes.iter().collect();
+    assert_eq!(distinct.len(), byes.len(), "a second bye: {byes:?}");
+    let pairs: BTreeSet<_> = games.iter().map(pair).collect();
+    assert_eq!(pairs.len(), games.len());
+    // The bye's points are in the table.
+    let table = &format.standings(&state(&format, &players, &games)).unwrap()[0];
+    let p7 = row(table, "p7");
+    let played: f64 = games
+        .iter()
+        .filter_map(
+            |g| match (g.result.as_deref(), g.white == "p7", g.black == "p7") {
+                (Some("1-0"), true, _) | (Some("0-1"), _, true) => Some(1.0),
+                (Some("1/2-1/2"), true, _) | (Some("1/2-1/2"), _, true) => Some(0.5),
+                _ => None,
+            },
+        )
+        .sum();
+    assert_eq!(num(table, &p7, "points"), played + 0.5);
+}
+
+#[test]
+fn swiss_with_two_games_a_pairing_plays_both_colours() {
+    let format = load(
+        "formats.swiss",
+        r#"{ "rounds": 3, "games_per_pairing": 2 }"#,
+    );
+    let players = names(6);
+    let games = play_out(&format, &players, |g| by_strength(&g.white, &g.black));
+    assert_eq!(games.len(), 3 * 3 * 2);
+    for g in &games {
+        assert!(
+            games
+                .iter()
+                .any(|h| h.round == g.round && h.white == g.black && h.black == g.white),
+            "{g:?} has no return game"
+        );
+    }
+    let pairs: BTreeSet<_> = games.iter().map(pair).collect();
+    assert_eq!(pairs.len(), games.len() / 2);
+}
+
+#[test]
+fn a_void_swiss_game_scores_nothing_is_not_replayed_and_its_pair_does_not_meet_again() {
+    let format = load("formats.swiss", r#"{ "rounds": 3 }"#);
+    let players = names(4);
+    let games = play_out(&format, &players, |g| {
+        if g.round == 1 && g.index == 1 {
+            "*"
+        } else {
+            by_strength(&g.white, &g.black)
+        }
+    });
+    assert_eq!(games.len(), 6, "no game replayed");
+    let pairs: BTreeSet<_> = games.iter().map(pair).collect();
+    assert_eq!(pairs.len(), 6);
+    let table = &format.standings(&state(&format, &players, &games)).unwrap()[0];
+    let void = &games[0];
+    for name in [&void.white, &void.black] {
+        let r = row(table, name);
+        assert_eq!(
+            int(table, &r, "games"),
+            2,
+            "{name}: the void game is no game"
+        );
+        assert!(text(table, &r, "colours").starts_with('*'), "{r:?}");
+    }
+}
+
+fn row(table: &Table, player: &str) -> Vec<Cell> {
+    let c = col(table, "player");
+    table
+        .rows
+        .iter()
+        .find(|r| r[c] == Cell::Text(player.into()))
+        .unwrap_or_else(|| panic!("no row for {player} in {table:?}"))
+        .clone()
+}
+
+fn col(table: &Table, name: &str) -> usize {
+    table
+        .columns
+        .iter()
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("no column {name} in {:?}", table.columns))
+}
+
+fn num(table: &Table, row: &[Cell], column: &str) -> f64 {
+    match &row[col(table, column)] {
+        Cell::Num(x, _) => *x,
+        Cell::Int(i) => *i as f64,
+        other => panic!("{column} is {other:?}"),
+    }
+}
+
+fn int(table: &Table, row: &[Cell], column: &str) -> i64 {
+    match &row[col(table, column)] {
+        Cell::Int(i) => *i,
+        other => panic!("{column} is {other:?}"),
+    }
+}
+
+fn text(table: &Table, row: &[Cell], column: &str) -> String {
+    match &row[col(table, column)] {
+        Cell::Text(s) => s.clone(),
+        Cell::Empty => String::new(),
+        other => panic!("{column} is {other:?}"),
+    }
+}
+
+fn game(index: u32, round: u32, white: &str, black: &str, result: &str) -> FormatGame {
+    FormatGame {
+        index,
+        round,
+        white: white.into(),
+        black: black.into(),
+        result: Some(result.into()),
+    }
+}
+
+#[test]
+fn swiss_tie_breaks_match_values_computed_by_hand() {
+    // Four players, three rounds. Points: a 2.5, c 2, b 1, d 0.5.
+    let format = load("formats.swiss", r#"{ "rounds": 3 }"#);
+    let players: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+    let games = [
+        game(1, 1, "a", "b", "1-0"),
+        game(2, 1, "c", "d", "1/2-1/2"),
+        game(3, 2, "c", "a", "1/2-1/2"),
+        game(4, 2, "d", "b", "0-1"),
+        game(5, 3, "a", "d", "1-0"),
+        game(6, 3, "b", "c", "0-1"),
+    ];
+    let table = &format.standings(&state(&format, &players, &games)).unwrap()[0];
+    let order: Vec<String> = table
+        .rows
+        .iter()
+        .map(|r| match &r[1] {
+            Cell::Text(s) => s.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(order, ["a", "c", "b", "d"]);
+    // Buchholz: the opponents' points. a: b 1 + c 2 + d 0.5; b: a 2.5 + d 0.5 + c 2;
+    // c: d 0.5 + a 2.5 + b 1; d: c 2 + b 1 + a 2.5. Cut-1 drops the least of them.
+    // Sonneborn-Berger: a beat b (1) and d (0.5) and drew c (2/2); b beat d (0.5);
+    // c drew d (0.5/2) and a (2.5/2) and beat b (1); d drew c (2/2).
+    let want = [
+        ("a", 2.5, 3.5, 3.0, 2.5, "W B W"),
+        ("b", 1.0, 5.0, 4.5, 0.5, "B B W"),
+        ("c", 2.0, 4.0, 3.5, 2.5, "W W B"),
+        ("d", 0.5, 5.5, 4.5, 1.0, "B W B"),
+    ];
+    for (name, points, buchholz, cut1, sb, colours) in want {
+        let r = row(table, name);
+        assert_eq!(num(table, &r, "points"), points, "{name}");
+        assert_eq!(num(table, &r, "Buchholz"), buchholz, "{name}");
+        assert_eq!(num(table, &r, "Buchholz cut-1"), cut1, "{name}");
+        assert_eq!(num(table, &r, "Sonneborn-Berger"), sb, "{name}");
+        assert_eq!(text(table, &r, "colours"), colours, "{name}");
+        assert_eq!(int(table, &r, "games"), 3, "{name}");
+    }
+    let a = row(table, "a");
+    assert_eq!(
+        (
+            int(table, &a, "W"),
+            int(table, &a, "D"),
+            int(table, &a, "L")
+        ),
+        (2, 1, 0)
+    );
+
+    // Three players and a bye each round (1 point): x 1.5, z 1.5, y 1. A bye adds nothing to
+    // Buchholz and is the round cut-1 drops.
+    let players: Vec<String> = ["x", "y", "z"].map(String::from).to_vec();
+    let games = [game(1, 1, "x", "y", "1-0"), game(2, 2, "z", "x", "1/2-1/2")];
+    let table = &format.standings(&state(&format, &players, &games)).unwrap()[0];
+    let want = [
+        ("x", 1.5, 2.5, 1.5, 1.75, "W B"),
+        ("z", 1.5, 1.5, 1.5, 0.75, "- W"),
+        ("y", 1.0, 1.5, 1.5, 0.0, "B -"),
+    ];
+    for (i, (name, points, buchholz, cut1, sb, colours)) in want.into_iter().enumerate() {
+        let r = &table.rows[i];
+        assert_eq!(r[1], Cell::Text(name.into()), "row {i}");
+        assert_eq!(num(table, r, "points"), points, "{name}");
+        assert_eq!(num(table, r, "Buchholz"), buchholz, "{name}");
+        assert_eq!(num(table, r, "Buchholz cut-1"), cut1, "{name}");
+        assert_eq!(num(table, r, "Sonneborn-Berger"), sb, "{name}");
+        assert_eq!(text(table, r, "colours"), colours, "{name}");
+    }
+}
+
+fn problems(module: &str, options: &str, players: usize) -> Vec<String> {
+    let format = load(module, options);
+    format
+        .problems(&state(&format, &names(players), &[]))
+        .unwrap()
+}
+
+#[test]
+fn bad_swiss_and_knockout_options_are_named() {
+    assert!(problems("formats.swiss", r#"{ "rounds": 7 }"#, 8).is_empty());
+    assert!(problems("formats.swiss", r#"{ "rounds": 7 }"#, 7).is_empty());
+    let p = problems("formats.swiss", r#"{ "rounds": 8 }"#, 8);
+    assert!(p[0].contains("too many for 8 players: at most 7"), "{p:?}");
+    let p = problems("formats.swiss", r#"{ "rounds": 0 }"#, 8);
+    assert!(p[0].contains("`rounds`"), "{p:?}");
+    let p = problems("formats.swiss", r#"{ "games_per_pairing": 3 }"#, 8);
+    assert!(p[0].contains("`games_per_pairing`"), "{p:?}");
+    let p = problems("formats.swiss", r#"{ "seeding": "rating" }"#, 8);
+    assert!(p[0].contains("anchor_elo"), "{p:?}");
+    assert!(problems("formats.knockout", "{}", 5).is_empty());
+    for (options, word) in [
+        (r#"{ "games_per_match": 3 }"#, "`games_per_match`"),
+        (r#"{ "games_per_match": 0 }"#, "`games_per_match`"),
+        (r#"{ "tiebreak": "coin" }"#, "`tiebreak`"),
+        (r#"{ "max_tiebreak_pairs": 0 }"#, "`max_tiebreak_pairs`"),
+    ] {
+        let p = problems("formats.knockout", options, 8);
+        assert_eq!(p.len(), 1, "{options}: {p:?}");
+        assert!(p[0].contains(word), "{options}: {p:?}");
+    }
+}
+
+/// Each round's matches as sorted pairs of players, from the games.
+fn matches(games: &[FormatGame]) -> BTreeMap<u32, BTreeSet<(String, String)>> {
+    let mut out: BTreeMap<u32, BTreeSet<(String, String)>> = BTreeMap::new();
+    for g in games {
+        out.entry(g.round).or_default().insert(pair(g));
+    }
+    out
+}
+
+fn pairs_of(list: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    list.iter()
+        .map(|(a, b)| {
+            let mut p = [a.to_string(), b.to_string()];
+            p.sort();
+            (p[0].clone(), p[1].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn knockout_brackets_8_and_6_players_with_seeds_1_and_2_apart() {
+    let format = load("formats.knockout", "{}");
+    let games = play_out(&format, &names(8), |g| stronger_wins(&g.white, &g.black));
+    let m = matches(&games);
+    assert_eq!(
+        m[&1],
+        pairs_of(&[("p1", "p8"), ("p4", "p5"), ("p2", "p7"), ("p3", "p6")])
+    );
+    assert_eq!(m[&2], pairs_of(&[("p1", "p4"), ("p2", "p3")]));
+    assert_eq!(m[&3], pairs_of(&[("p1", "p2")]));
+    let tables = format
+        .standings(&state(&format, &names(8), &games))
+        .unwrap();
+    let placing = &tables[1];
+    assert_eq!(placing.rows[0][1], Cell::Text("p1".into()));
+    assert_eq!(placing.rows[0][0], Cell::Text("1".into()));
+    assert_eq!(placing.rows[1][1], Cell::Text("p2".into()));
+    assert_eq!(placing.rows[2][0], Cell::Text("3-4".into()));
+    assert_eq!(placing.rows[4][0], Cell::Text("5-8".into()));
+
+    // Six players: seeds 1 and 2 have byes, so round 1 is 4-5 and 3-6 only.
+    let games = play_out(&format, &names(6), |g| stronger_wins(&g.white, &g.black));
+    let m = matches(&games);
+    assert_eq!(m[&1], pairs_of(&[("p4", "p5"), ("p3", "p6")]));
+    assert_eq!(m[&2], pairs_of(&[("p1", "p4"), ("p2", "p3")]));
+    assert_eq!(m[&3], pairs_of(&[("p1", "p2")]));
+    let tables = format
+        .standings(&state(&format, &names(6), &games))
+        .unwrap();
+    let placing = &tables[1];
+    let places: Vec<&Cell> = placing.rows.iter().map(|r| &r[0]).collect();
+    assert_eq!(
+        places,
+        ["1", "2", "3-4", "3-4", "5-6", "5-6"]
+            .map(|s| Cell::Text(s.into()))
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    let bracket = &tables[0];
+    let byes = bracket
+        .rows
+        .iter()
+        .filter(|r| r[5] == Cell::Text("bye".into()))
+        .count();
+    assert_eq!(byes, 2, "{bracket:?}");
+}
+
+#[test]
+fn a_drawn_knockout_match_goes_to_its_tie_break_and_the_winner_path_holds() {
+    // Every game drawn: each match goes to the armageddon, which Black wins on the draw.
+    let format = load("formats.knockout", r#"{ "games_per_match": 2 }"#);
+    let games = play_out(&format, &names(4), |_| "1/2-1/2");
+    let by_round = rounds(&games);
+    for (r, list) in &by_round {
+        let per_match = list.len() / if *r == 1 { 2 } else { 1 };
+        assert_eq!(per_match, 3, "round {r}: two games and an armageddon each");
+    }
+    // The armageddon is the third game of each match; its Black goes through.
+    let armageddons = &by_round[&1][4..];
+    let through: BTreeSet<String> = armageddons.iter().map(|g| g.black.clone()).collect();
+    let final_pair: BTreeSet<String> = by_round[&2]
+        .iter()
+        .flat_map(|g| [g.white.clone(), g.black.clone()])
+        .collect();
+    assert_eq!(
+        through, final_pair,
+        "the armageddons' Black players meet in the final"
+    );
+    let tables = format
+        .standings(&state(&format, &names(4), &games))
+        .unwrap();
+    let champion = by_round[&2].last().unwrap().black.clone();
+    assert_eq!(tables[1].rows[0][1], Cell::Text(champion));
+    assert!(
+        matches!(&tables[0].rows[0][5], Cell::Text(t) if t.starts_with("armageddon")),
+        "{:?}",
+        tables[0].rows[0]
+    );
+
+    // "pair": two extra pairs of drawn games, then the armageddon.
+    let format = load(
+        "formats.knockout",
+        r#"{ "games_per_match": 2, "tiebreak": "pair", "max_tiebreak_pairs": 2 }"#,
+    );
+    let games = play_out(&format, &names(2), |_| "1/2-1/2");
+    assert_eq!(games.len(), 2 + 4 + 1);
+    for pair_games in games[..6].chunks(2) {
+        assert_eq!(pair_games[0].white, pair_games[1].black, "both colours");
+    }
+    // A tie-break pair that is won ends the match there.
+    let games = play_out(&format, &names(2), |g| {
+        if g.index == 3 { "1-0" } else { "1/2-1/2" }
+    });
+    assert_eq!(games.len(), 4);
+    let tables = format
+        .standings(&state(&format, &names(2), &games))
+        .unwrap();
+    assert_eq!(tables[1].rows[0][1], Cell::Text(games[2].white.clone()));
+}
+
+#[test]
+fn a_void_knockout_game_is_replayed_with_the_same_colours() {
+    let format = load("formats.knockout", "{}");
+    // The replay levels the match 1-1: an armageddon follows.
+    let games = play_out(
+        &format,
+        &names(2),
+        |g| if g.index == 1 { "*" } else { "1-0" },
+    );
+    assert_eq!(games.len(), 4);
+    assert_eq!(
+        (&games[2].white, &games[2].black),
+        (&games[0].white, &games[0].black)
+    );
+    // Three voids in one match: the higher seed goes through.
+    let games = play_out(&format, &names(2), |_| "*");
+    assert_eq!(
+        games.len(),
+        4,
+        "two games, then the two replays, the first of them void"
+    );
+    let tables = format
+        .standings(&state(&format, &names(2), &games))
+        .unwrap();
+    assert_eq!(tables[1].rows[0][1], Cell::Text("p1".into()));
+}
+
+#[test]
+fn swiss_pairs_fields_of_4_to_32_without_a_repeat_whatever_the_results() {
+    for n in (4..=16).chain([24, 32]) {
+        let rounds = (n / 2).max(2);
+        let format = load("formats.swiss", &format!(r#"{{ "rounds": {rounds} }}"#));
+        // Results from a fixed linear congruential sequence: upsets and draws included.
+        let mut x: u64 = n as u64;
+        let games = play_out(&format, &names(n), |_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ["1-0", "0-1", "1/2-1/2"][(x >> 33) as usize % 3]
+        });
+        assert_eq!(games.len(), rounds * (n / 2), "{n} players");
+        let pairs: BTreeSet<_> = games.iter().map(pair).collect();
+        assert_eq!(pairs.len(), games.len(), "{n} players: a pair met twice");
+    }
+}
+
+#[test]
+fn swiss_pairs_as_many_rounds_as_a_round_robin_by_looking_ahead() {
+    // Round by round alone, six players can be left after three rounds as two triangles of
+    // players who have all met; the look-ahead pairs every field to its last round.
+    for (n, seed) in (4..=13).map(|n| (n, 1)) {
+        let rounds = if n % 2 == 0 { n - 1 } else { n };
+        let format = load("formats.swiss", &format!(r#"{{ "rounds": {rounds} }}"#));
+        let mut x: u64 = n as u64 * 1000 + seed;
+        let games = play_out(&format, &names(n), |_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ["1-0", "0-1", "1/2-1/2"][(x >> 33) as usize % 3]
+        });
+        assert_eq!(games.len(), rounds * (n / 2), "{n} players, results {seed}");
+        let pairs: BTreeSet<_> = games.iter().map(pair).collect();
+        assert_eq!(
+            pairs.len(),
+            n * (n - 1) / 2,
+            "{n} players: everyone met everyone"
+        );
+    }
+}
+
+#[test]
+fn both_formats_seed_by_anchor_elo_when_asked() {
+    // Script order p1..p4, ratings the other way round, p4 the highest; p5 has none and comes last.
+    let players = names(5);
+    let ratings: BTreeMap<String, f64> = [
+        ("p1", 1000.0),
+        ("p2", 1100.0),
+        ("p3", 1200.0),
+        ("p4", 1300.0),
+    ]
+    .map(|(n, r)| (n.to_string(), r))
+    .into();
+    let first_round = |module: &str| {
+        let format = load(module, r#"{ "seeding": "rating" }"#);
+        let state = FormatState {
+            ratings: ratings.clone(),
+            ..state(&format, &players, &[])
+        };
+        assert!(format.problems(&state).unwrap().is_empty());
+        let pairs: BTreeSet<(String, String)> = format
+            .pairings(&state)
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let mut p = [p.white.clone(), p.black.clone()];
+                p.sort();
+                (p[0].clone(), p[1].clone())
+            })
+            .collect();
+        pairs
+    };
+    // Seeds p4 p3 p2 p1 p5. Swiss: the top half (p4, p3) meets the bottom (p2, p1); p5 has the bye.
+    assert_eq!(
+        first_round("formats.swiss"),
+        pairs_of(&[("p4", "p2"), ("p3", "p1")])
+    );
+    // Knockout of five in a bracket of eight: seeds 4 and 5 (p1, p5) play round 1, and the
+    // semi-final of seeds 2 and 3 (p3, p2), both through on byes, starts at once.
+    assert_eq!(
+        first_round("formats.knockout"),
+        pairs_of(&[("p1", "p5"), ("p3", "p2")])
+    );
+}
