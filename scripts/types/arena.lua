@@ -50,7 +50,7 @@ arena = {}
 ---@field movetime_ms? integer
 ---@field multipv? integer                     top moves kept per position (default 3)
 ---@field threads? integer                     default 1
----@field hash? integer                        MB, default 16
+---@field hash? integer                        MB, default 128
 ---@field processes? integer                   engine searches at once (default: one per CPU)
 ---@field win_model? "lichess"|"chessarena"
 ---@field all_moves? boolean                   score every legal move (for the move-advantage rate)

@@ -25,11 +25,16 @@ mod pool;
 pub mod winrate;
 
 pub use self::{
-    game::{Analyser, AnalysisSettings, GameReport},
-    pool::{AnalysisLimits, AnalysisPool, PositionAnalysis, RankedMove},
+    game::{Analyser, AnalysisSettings, GameReport, SEGMENT_POSITIONS, VisitOrder},
+    pool::{AnalysisLimits, AnalysisPool, AnalysisSession, PositionAnalysis, RankedMove},
     winrate::{Classification, Phase, WinModel},
 };
 use std::collections::BTreeMap;
+
+/// The default engine hash of an analysis process, in MB: LLM Chess's 128 rather than Stockfish's
+/// 16, so that the hash still holds the previous positions' searches when the next one of the
+/// game's segment starts (depth-20 searches visit millions of nodes each).
+pub const DEFAULT_HASH_MB: u32 = 128;
 
 use crate::{engine::EngineError, store::PlayerAnalysisRow};
 
@@ -48,6 +53,12 @@ pub enum AnalysisError {
         /// The position.
         fen: String,
         /// The engine's error on the retry.
+        source: EngineError,
+    },
+    /// The engine failed `ucinewgame` at the start of a session.
+    #[error("the analysis engine failed to start a new game: {source}")]
+    NewGame {
+        /// The engine's error.
         source: EngineError,
     },
     /// The engine answered without a scored line.
@@ -85,6 +96,23 @@ pub enum AnalysisError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+}
+
+impl AnalysisError {
+    /// Whether the engine process was at fault (crashed, hung, broke the protocol), so that the same
+    /// work on the fresh process its actor started may succeed.
+    pub fn is_engine_fault(&self) -> bool {
+        let source = match self {
+            AnalysisError::Engine { source, .. } | AnalysisError::NewGame { source } => source,
+            _ => return false,
+        };
+        matches!(
+            source,
+            EngineError::Crashed { .. }
+                | EngineError::Timeout { .. }
+                | EngineError::Protocol { .. }
+        )
+    }
 }
 
 /// The per-player analysis in the papers' columns: plies, legal-move rate (ChessArena's Table 12,

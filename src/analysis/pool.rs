@@ -1,9 +1,15 @@
 //! A pool of persistent engine processes that answers analysis requests.
 //!
 //! Both anchors start a fresh Stockfish for every call, which costs more than the search itself; here
-//! up to `processes` engines stay alive and serve requests in turn. A request whose engine crashes,
-//! hangs or breaks the protocol is retried once: the engine's actor has already replaced the faulty
-//! process, so the retry runs on a fresh one.
+//! up to `processes` engines stay alive and serve requests in turn. A single request
+//! ([`AnalysisPool::analyse`]) whose engine crashes, hangs or breaks the protocol is retried once: the
+//! engine's actor has already replaced the faulty process, so the retry runs on a fresh one.
+//!
+//! A run of searches that should share one hash (the positions of a game) leases a process for the
+//! whole run as an [`AnalysisSession`]: it starts with `ucinewgame`, which clears the hash and the
+//! search histories, so with `Threads = 1` what the run yields depends only on the run itself, not on
+//! what the process searched before. Such a run is retried whole by its caller, never search by
+//! search, for the same reason.
 
 use std::sync::{
     Mutex, PoisonError,
@@ -12,12 +18,11 @@ use std::sync::{
 
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position, fen::Fen, uci::UciMove};
-
-use crate::board::Variant;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit};
 use tracing::warn;
 
 use super::AnalysisError;
+use crate::board::Variant;
 use crate::engine::{Analysis, EngineError, EngineHandle, EngineSpec, Score, SearchLimits};
 
 /// How deep to analyse and how many lines to report. Defaults follow the papers: depth 20, 3 lines
@@ -140,6 +145,7 @@ pub struct AnalysisPool {
     permits: Semaphore,
     requests: AtomicU64,
     retries: AtomicU64,
+    sessions: AtomicU64,
 }
 
 impl AnalysisPool {
@@ -151,7 +157,46 @@ impl AnalysisPool {
             permits: Semaphore::new(processes.max(1)),
             requests: AtomicU64::new(0),
             retries: AtomicU64::new(0),
+            sessions: AtomicU64::new(0),
         }
+    }
+
+    /// How many sessions were opened, each with one `ucinewgame`.
+    pub fn sessions(&self) -> u64 {
+        self.sessions.load(Ordering::Relaxed)
+    }
+
+    /// Leases a process for a run of searches of positions of one `variant` game that share its
+    /// hash, after `ucinewgame` (which clears the hash and the search histories). Every search of the
+    /// session is in `variant`: for Chess960 with `UCI_Chess960` on, its moves king-takes-rook UCI.
+    /// Waits while `processes` sessions or searches are under way.
+    ///
+    /// # Errors
+    ///
+    /// [`AnalysisError::Start`] when no engine can be started, [`AnalysisError::NewGame`] when the
+    /// engine fails `ucinewgame`.
+    pub async fn session(&self, variant: Variant) -> Result<AnalysisSession<'_>, AnalysisError> {
+        let permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let handle = self.take().await?;
+        self.sessions.fetch_add(1, Ordering::Relaxed);
+        let cleared = handle.new_game().await;
+        let session = AnalysisSession {
+            pool: self,
+            variant,
+            handle: Some(handle),
+            _permit: permit,
+        };
+        cleared.map_err(|source| AnalysisError::NewGame { source })?;
+        Ok(session)
+    }
+
+    /// Counts a run of searches that is being retried after an engine fault.
+    pub(crate) fn count_retry(&self) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
     }
 
     /// How many searches were sent to engines (retries included): what the cache saves.
@@ -337,6 +382,82 @@ impl AnalysisPool {
     fn idle(&self) -> std::sync::MutexGuard<'_, Vec<EngineHandle>> {
         // Pushes and pops are atomic, so a panic elsewhere cannot leave the list inconsistent.
         self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One process leased from an [`AnalysisPool`] for a run of searches that share its hash
+/// ([`AnalysisPool::session`]); the process goes back to the pool when the session is dropped.
+#[derive(Debug)]
+pub struct AnalysisSession<'a> {
+    pool: &'a AnalysisPool,
+    /// The variant of the game whose positions the session searches: one per session, so that the
+    /// engine's `UCI_Chess960` cannot change between two searches sharing a hash.
+    variant: Variant,
+    /// Always `Some` until dropped.
+    handle: Option<EngineHandle>,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl AnalysisSession<'_> {
+    /// Analyses `fen` (a position of the session's variant) within `limits`, reporting
+    /// `limits.multipv` lines, on this session's process. Not retried: a fault fails the run, which its caller retries whole.
+    ///
+    /// # Errors
+    ///
+    /// [`AnalysisError::Engine`] when the engine fails, [`AnalysisError::NoScore`] when it answers
+    /// without any scored line.
+    pub async fn analyse(
+        &self,
+        fen: &str,
+        limits: &AnalysisLimits,
+    ) -> Result<PositionAnalysis, AnalysisError> {
+        let analysis = self.search(fen, limits, limits.multipv).await?;
+        PositionAnalysis::from_engine(fen, analysis)
+    }
+
+    /// Every legal move of `fen` with its score, best first, as
+    /// [`AnalysisPool::score_all_moves_in`] in the session's variant but on this session's process.
+    ///
+    /// # Errors
+    ///
+    /// As for [`AnalysisPool::score_all_moves`], without its retry.
+    pub async fn score_all_moves(
+        &self,
+        fen: &str,
+        limits: &AnalysisLimits,
+    ) -> Result<Vec<RankedMove>, AnalysisError> {
+        let legal = parse_fen_in(self.variant, fen)?.legal_moves().len() as u32;
+        if legal == 0 {
+            return Ok(Vec::new());
+        }
+        let analysis = self.search(fen, limits, legal).await?;
+        Ok(PositionAnalysis::from_engine(fen, analysis)?.top)
+    }
+
+    async fn search(
+        &self,
+        fen: &str,
+        limits: &AnalysisLimits,
+        multipv: u32,
+    ) -> Result<Analysis, AnalysisError> {
+        let handle = self.handle.as_ref().expect("set until drop");
+        self.pool.requests.fetch_add(1, Ordering::Relaxed);
+        handle
+            .analyse_in(self.variant, fen, &limits.search(), multipv, &[])
+            .await
+            .map_err(|source| AnalysisError::Engine {
+                fen: fen.to_owned(),
+                source,
+            })
+    }
+}
+
+impl Drop for AnalysisSession<'_> {
+    fn drop(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            // A process whose search failed was already replaced by its actor, so it is reusable.
+            self.pool.give_back(handle);
+        }
     }
 }
 

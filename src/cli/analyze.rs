@@ -4,11 +4,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use arena::{
-    analysis::{Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, WinModel},
+    analysis::{Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, VisitOrder, WinModel},
     engine::EngineSpec,
     leaderboard,
     store::{Store, TournamentRow},
 };
+use futures_util::StreamExt;
 
 use super::common::{open_existing, select, write_stdout};
 
@@ -36,8 +37,8 @@ pub(super) struct Args {
     /// Engine threads per process.
     #[arg(long, default_value_t = 1)]
     threads: u32,
-    /// Engine hash per process, in MB.
-    #[arg(long, default_value_t = 16)]
+    /// Engine hash per process, in MB (kept warm across the positions of a game).
+    #[arg(long, default_value_t = arena::analysis::DEFAULT_HASH_MB)]
     hash: u32,
     /// Engine processes (default: the number of CPUs).
     #[arg(long)]
@@ -75,6 +76,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         },
         win_model: args.win_model,
         all_moves: args.all_moves,
+        order: VisitOrder::default(),
     };
     let processes = args.processes.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
@@ -84,7 +86,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         .option("Hash", args.hash.to_string());
     let pool = AnalysisPool::new(spec, processes);
     // Shut the engines down whatever the analysis returned.
-    let result = analyze_with(&store, &pool, settings, &tournaments).await;
+    let result = analyze_with(&store, &pool, settings, processes, &tournaments).await;
     pool.shutdown().await;
     result
 }
@@ -93,6 +95,7 @@ async fn analyze_with(
     store: &Store,
     pool: &AnalysisPool,
     settings: AnalysisSettings,
+    processes: usize,
     tournaments: &[TournamentRow],
 ) -> Result<u8> {
     let analyser = Analyser::new(store, pool, settings).await?;
@@ -105,10 +108,14 @@ async fn analyze_with(
     for t in tournaments {
         let pending = analyser.pending(t.id)?;
         eprintln!("{}: {} game(s) to analyse", t.name, pending.len());
-        for (n, game) in pending.iter().enumerate() {
-            let report = analyser
-                .analyse_game(game)
-                .await
+        // As many games at once as processes, so short games keep every process busy too; the
+        // results do not depend on it (see arena::analysis), and progress is printed in order.
+        let analyser = &analyser;
+        let mut reports = futures_util::stream::iter(pending.iter().enumerate())
+            .map(|(n, game)| async move { (n, game, analyser.analyse_game(game).await) })
+            .buffered(processes.max(1));
+        while let Some((n, game, report)) = reports.next().await {
+            let report = report
                 .with_context(|| format!("cannot analyse game {} of `{}`", game.index, t.name))?;
             eprintln!(
                 "[{}/{}] game {} {} vs {}: {} plies, {} analysed now, {} positions searched, {} from the cache",

@@ -2,9 +2,8 @@
 //! finishes (or all of them after the last game), on one [`AnalysisPool`].
 //!
 //! Play never waits for it: finished games are handed over through an unbounded queue, and the
-//! pool's permits cap the engine searches at the script's `processes`. Games are analysed one at a
-//! time, each fanning its positions out over the pool, so an engine fault is attributed to the
-//! game it happened in. Failures are logged and stored as events and never fail the tournament; a
+//! pool's permits cap the engine searches at the script's `processes`. Up to `processes` games are
+//! analysed at once, each fanning its segments out over the pool. Failures are logged and stored as events and never fail the tournament; a
 //! game whose analysis failed or was cut short by a kill is picked up by the next run, because the
 //! worker starts from [`Analyser::pending`].
 
@@ -13,6 +12,7 @@ use std::{
     sync::Arc,
 };
 
+use futures_util::{StreamExt, stream::FuturesUnordered};
 use tokio::{sync::mpsc, task::JoinHandle};
 
 use super::{progress::Progress, spec::AnalysisSpec};
@@ -134,6 +134,11 @@ async fn work(
         seen.insert(game.id);
         queue.push_back(game);
     }
+    // As many games at once as the pool has processes, so that short games keep every process
+    // busy; a game's results do not depend on what runs beside it (see `crate::analysis`).
+    let capacity = spec.processes().max(1);
+    let analyser = &analyser;
+    let mut running = FuturesUnordered::new();
     let mut open = true;
     let mut seen_retries = 0;
     loop {
@@ -143,77 +148,86 @@ async fn work(
                 queue.push_back(game);
             }
         }
-        let game = match queue.pop_front() {
-            Some(game) => game,
-            None if open => match games.recv().await {
+        while running.len() < capacity {
+            let Some(game) = queue.pop_front() else { break };
+            running.push(async move {
+                let result = analyser.analyse_game(&game).await;
+                (game, result)
+            });
+        }
+        if running.is_empty() && !open {
+            break;
+        }
+        tokio::select! {
+            received = games.recv(), if open => match received {
                 Some(game) => {
                     if seen.insert(game.id) {
                         progress.analysis_queued();
                         queue.push_back(game);
                     }
-                    continue;
                 }
                 None => {
                     // Play is over: pick up finished games nobody handed over (a run without
                     // `during_play`, or a game the runner could not read back).
                     open = false;
-                    for game in pending(&analyser, tournament) {
+                    for game in pending(analyser, tournament) {
                         if seen.insert(game.id) {
                             progress.analysis_queued();
                             queue.push_back(game);
                         }
                     }
-                    continue;
                 }
             },
-            None => break,
-        };
-
-        let title = format!("game {} {} vs {}", game.index, game.white, game.black);
-        match analyser.analyse_game(&game).await {
-            Ok(r) => {
-                report.analysed += usize::from(r.complete);
-                progress.game_analysed(
-                    r.complete,
-                    &format!(
-                        "analysed {title}: {} plies, {} positions searched, {} from the cache",
-                        r.plies, r.searched, r.cached
-                    ),
-                );
+            Some((game, result)) = running.next(), if !running.is_empty() => {
+                let title = format!("game {} {} vs {}", game.index, game.white, game.black);
+                match result {
+                    Ok(r) => {
+                        report.analysed += usize::from(r.complete);
+                        progress.game_analysed(
+                            r.complete,
+                            &format!(
+                                "analysed {title}: {} plies, {} positions searched, {} from the cache",
+                                r.plies, r.searched, r.cached
+                            ),
+                        );
+                    }
+                    Err(e) => {
+                        report.failed += 1;
+                        let message =
+                            format!("the analysis of {title} failed (the next run retries it): {e}");
+                        tracing::error!("{message}");
+                        event(
+                            &store,
+                            tournament,
+                            Some(game.id),
+                            "error",
+                            "analysis_failed",
+                            &message,
+                        );
+                        progress.game_analysed(false, &format!("{title}: analysis failed"));
+                    }
+                }
+                // With several games at once, a fault is attributed to the game that finishes next.
+                let retries = pool.retries();
+                if retries > seen_retries {
+                    let message = format!(
+                        "the analysis engine failed {} time(s) during {title}; each failed segment was searched again on a fresh process",
+                        retries - seen_retries
+                    );
+                    event(
+                        &store,
+                        tournament,
+                        Some(game.id),
+                        "warn",
+                        "analysis_engine_restart",
+                        &message,
+                    );
+                    seen_retries = retries;
+                }
             }
-            Err(e) => {
-                report.failed += 1;
-                let message =
-                    format!("the analysis of {title} failed (the next run retries it): {e}");
-                tracing::error!("{message}");
-                event(
-                    &store,
-                    tournament,
-                    Some(game.id),
-                    "error",
-                    "analysis_failed",
-                    &message,
-                );
-                progress.game_analysed(false, &format!("{title}: analysis failed"));
-            }
-        }
-        let retries = pool.retries();
-        if retries > seen_retries {
-            let message = format!(
-                "the analysis engine failed {} time(s) during {title}; each search was retried on a fresh process",
-                retries - seen_retries
-            );
-            event(
-                &store,
-                tournament,
-                Some(game.id),
-                "warn",
-                "analysis_engine_restart",
-                &message,
-            );
-            seen_retries = retries;
         }
     }
+    drop(running);
     report.engine_retries = pool.retries();
     pool.shutdown().await;
     report

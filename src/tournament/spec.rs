@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::board::clock::TimeControl;
 use crate::{
-    analysis::{AnalysisLimits, AnalysisSettings, WinModel},
+    analysis::{AnalysisLimits, AnalysisSettings, VisitOrder, WinModel},
     engine::EngineSpec,
 };
 
@@ -148,7 +148,7 @@ pub struct AnalysisSpec {
     /// Engine threads per process.
     #[serde(default = "default_threads")]
     pub threads: u32,
-    /// Engine hash per process, in MB.
+    /// Engine hash per process, in MB ([`DEFAULT_HASH_MB`](crate::analysis::DEFAULT_HASH_MB)).
     #[serde(default = "default_hash")]
     pub hash: u32,
     /// Engine processes, that is searches at once (default: the number of CPUs).
@@ -172,7 +172,7 @@ fn default_threads() -> u32 {
     1
 }
 fn default_hash() -> u32 {
-    16
+    crate::analysis::DEFAULT_HASH_MB
 }
 fn default_during_play() -> bool {
     true
@@ -233,6 +233,7 @@ impl AnalysisSpec {
             },
             win_model: self.win_model,
             all_moves: self.all_moves,
+            order: VisitOrder::default(),
         }
     }
 
@@ -1151,7 +1152,10 @@ mod tests {
         assert_eq!(engine.command, "stockfish");
         assert_eq!(
             engine.options,
-            [("Threads".into(), "1".into()), ("Hash".into(), "16".into())]
+            [
+                ("Threads".into(), "1".into()),
+                ("Hash".into(), "128".into())
+            ]
         );
         assert!(spec.processes() >= 1);
     }

@@ -1,5 +1,6 @@
-//! `arena analyze` on a store written by a real tournament: every ply analysed once, resumable, and
-//! positions shared by games or by runs answered from the cache.
+//! `arena analyze` on a store written by a real tournament: every ply analysed once, resumable (a
+//! game's segments already searched are answered from the cache), and the same results whatever the
+//! number of processes.
 
 use rusqlite::Connection;
 
@@ -130,5 +131,94 @@ fn analyze_refuses_a_missing_store() {
         stderr(&out).contains("no store at `none.db`"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// Every stored analysis row of a store (plies, then games), as text, in a fixed order.
+fn analysis_rows(db: &std::path::Path) -> Vec<String> {
+    let conn = Connection::open(db).unwrap();
+    let mut rows = Vec::new();
+    for (table, order) in [
+        ("ply_analysis", "game_id, ply"),
+        ("game_analysis", "game_id"),
+    ] {
+        // Every column but the time a row was written.
+        let mut statement = conn
+            .prepare(&format!("SELECT * FROM {table} ORDER BY {order}"))
+            .unwrap();
+        let kept: Vec<usize> = (0..statement.column_count())
+            .filter(|&i| !statement.column_name(i).unwrap().ends_with("_at"))
+            .collect();
+        assert!(kept.len() > 3, "{table}");
+        let mut query = statement.query([]).unwrap();
+        while let Some(row) = query.next().unwrap() {
+            let cells: Vec<String> = kept
+                .iter()
+                .map(|&i| format!("{:?}", row.get_ref(i).unwrap()))
+                .collect();
+            rows.push(format!("{table}|{}", cells.join("|")));
+        }
+    }
+    rows
+}
+
+#[test]
+fn the_same_games_give_the_same_analysis_on_one_or_two_processes_and_twice() {
+    if !stockfish("the_same_games_give_the_same_analysis_on_one_or_two_processes_and_twice") {
+        return;
+    }
+    let dir = TestDir::new();
+    // Two engines that rarely end a game early: 40 plies, 41 positions, two segments a game.
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "same", games_per_pair = 2, max_plies = 40, seed = 3, concurrency = 2,
+  players = {
+    arena.engine { name = "sf200", options = { Threads = 1, Hash = 16 }, limits = { nodes = 200 } },
+    arena.engine { name = "sf400", options = { Threads = 1, Hash = 16 }, limits = { nodes = 400 } },
+  },
+}"#,
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let copy = |name: &str| {
+        let path = dir.path().join(name);
+        let conn = Connection::open(dir.db()).unwrap();
+        conn.execute("VACUUM INTO ?1", [path.to_str().unwrap()])
+            .unwrap();
+        path
+    };
+    let (one, two) = (copy("one.db"), copy("two.db"));
+    let analyze = |db: &std::path::Path, processes: &str| {
+        let out = dir
+            .arena()
+            .args(["analyze", "--db", db.to_str().unwrap(), "--depth", "9"])
+            .args(["--processes", processes])
+            .output()
+            .expect("arena runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    analyze(&one, "1");
+    let progress = analyze(&two, "2");
+    assert!(progress.contains("2 game(s) to analyse"), "{progress}");
+    let rows = analysis_rows(&one);
+    assert!(rows.len() > 40, "{rows:?}");
+    assert_eq!(rows, analysis_rows(&two), "one process against two");
+
+    // Twice: forget every analysis and every cached search, and analyse again.
+    {
+        let conn = Connection::open(&two).unwrap();
+        conn.execute_batch(
+            "DELETE FROM ply_analysis; DELETE FROM game_analysis; DELETE FROM analysis_cache;",
+        )
+        .unwrap();
+    }
+    let progress = analyze(&two, "2");
+    assert!(!progress.contains(" 0 positions searched"), "{progress}");
+    assert_eq!(
+        rows,
+        analysis_rows(&two),
+        "a second analysis of the same games"
     );
 }
