@@ -27,8 +27,9 @@
 //! 200), `ARENA_BENCH_SEED` (the fake server's, 1), `ARENA_BENCH_KEEP=1` (keeps the temporary
 //! folder: scripts, stores, logs).
 //!
-//! It builds the release `arena` binary and the fake server first (`cargo build --release`, the
-//! example before the binary so that the binary is exactly what `cargo build --release` ships),
+//! `cargo bench` builds the release `arena` binary (`CARGO_BIN_EXE_arena`); the bench builds the fake
+//! server (`cargo build --release --example fake_openai`, which shares the bench build's features, so
+//! nothing is rebuilt twice) and
 //! runs both as child processes, the server on a free port, fresh for every run. The arena
 //! process's CPU and peak RSS come from `wait4(2)`'s resource usage of that one child (exact, and
 //! nothing else's); the server's CPU from `/proc` just before it is stopped, with the number of
@@ -107,27 +108,27 @@ struct Binaries {
     fake: PathBuf,
 }
 
-/// Builds the fake server and then the arena binary in release mode (a relink at most when cached).
+/// Builds the fake server in release mode (cached after the first run). The arena binary is the
+/// one `cargo bench` built for this bench; building it again with `cargo build --release --bins`
+/// would resolve features without the dev-dependencies and make every later `cargo bench`
+/// rebuild half the tree.
 fn build(root: &Path) -> Binaries {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    for target in [&["--example", "fake_openai"][..], &["--bins"][..]] {
-        let status = Command::new(&cargo)
-            .current_dir(root)
-            .args(["build", "--release", "--quiet"])
-            .args(target)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "cargo build --release {target:?} failed");
-    }
-    // cargo bench's own release build of the binary sits where `cargo build --release` puts it.
-    let release = Path::new(env!("CARGO_BIN_EXE_arena"))
+    let status = Command::new(&cargo)
+        .current_dir(root)
+        .args(["build", "--release", "--quiet", "--example", "fake_openai"])
+        .status()
+        .expect("cargo runs");
+    assert!(
+        status.success(),
+        "cargo build --release --example fake_openai failed"
+    );
+    let arena = PathBuf::from(env!("CARGO_BIN_EXE_arena"));
+    let fake = arena
         .parent()
         .expect("the binary has a folder")
-        .to_path_buf();
-    Binaries {
-        arena: release.join("arena"),
-        fake: release.join("examples/fake_openai"),
-    }
+        .join("examples/fake_openai");
+    Binaries { arena, fake }
 }
 
 /// A running fake server.
