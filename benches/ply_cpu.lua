@@ -1,11 +1,13 @@
--- The fixed workload of benches/ply_cpu.sh: arena's own CPU per LLM ply. Two LLM players in the
+-- The fixed workload of benches/ply_cpu.sh and of the one-game part of `cargo bench --bench
+-- llm_harness`: arena's own CPU per LLM ply. Two LLM players in the
 -- blitz mode (legal moves and the last 10 moves in every prompt) play each other against the fake
 -- server of examples/fake_openai.rs, which answers a random legal move at once, so nearly all the
 -- CPU spent is arena's: prompts, the HTTP client, reply parsing, the board and the store.
 -- 12 games of at most 200 plies: about 2000 LLM plies; one game at a time, no analysis.
 --
 -- Scripts cannot read the environment, so the runner points the players at its server by
--- rewriting BASE_URL below in a copy of this file (ARENA_BENCH_BASE_URL picks another server).
+-- rewriting BASE_URL below in a copy of this file (the bench also rewrites games_per_pair for its
+-- quick run, so keep both literals as they are).
 -- By hand: cargo run --release --example fake_openai -- --port 8799 &
 --          target/release/arena run benches/ply_cpu.lua --db /tmp/ply_cpu.db --no-watch
 local arena = require("arena")

@@ -1,5 +1,6 @@
 //! A fake OpenAI-compatible chat-completions server that plays random legal moves, for measuring
-//! arena's own cost per LLM ply (`benches/ply_cpu.sh`) without a model in the way.
+//! arena's own cost per LLM ply (`cargo bench --bench llm_harness`, `benches/ply_cpu.sh`) without a
+//! model in the way.
 //!
 //! ```sh
 //! cargo run --release --example fake_openai -- --port 8799 [--latency-ms 0] [--seed 1]
