@@ -465,6 +465,36 @@ struct WireReply {
     finish_reason: Option<String>,
 }
 
+/// A wire format's `usage` object: what it says of the tokens and, where the provider prices the
+/// call itself (OpenRouter), of the cost.
+pub(super) trait WireUsageReport: serde::de::DeserializeOwned {
+    /// The counts and the provider's price, as arena keeps them.
+    fn read(self) -> (Usage, Option<ProviderCost>);
+}
+
+/// The usage and cost of a body's top-level `usage` object, whatever else the body holds (an
+/// error object, no choices, a failed response): the OpenAI chat and Responses formats share it.
+pub(super) fn decode_usage_object<W: WireUsageReport>(body: &str) -> ReportedUsage {
+    #[derive(Deserialize)]
+    #[serde(bound = "W: WireUsageReport")]
+    struct UsageOnly<W> {
+        usage: Option<W>,
+    }
+    match serde_json::from_str::<UsageOnly<W>>(body)
+        .ok()
+        .and_then(|b| b.usage)
+    {
+        Some(usage) => {
+            let (usage, cost) = usage.read();
+            ReportedUsage {
+                usage: Some(usage),
+                cost,
+            }
+        }
+        None => ReportedUsage::default(),
+    }
+}
+
 /// What a response body reports of its usage and cost, read on its own: a body that is not a
 /// usable reply (an error status, a 200 that does not decode) may still say what it was billed.
 #[derive(Debug, Clone, Default, PartialEq)]

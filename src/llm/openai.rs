@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply};
+use super::{ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply, WireUsageReport};
 
 /// The chat-completions URL below `base_url` (which ends in `/v1` or similar).
 pub(super) fn chat_url(base_url: &str) -> String {
@@ -177,7 +177,7 @@ struct CompletionDetails {
     reasoning_tokens: Option<u64>,
 }
 
-impl WireUsage {
+impl WireUsageReport for WireUsage {
     fn read(self) -> (Usage, Option<ProviderCost>) {
         let usage = Usage {
             prompt_tokens: self.prompt_tokens,
@@ -201,21 +201,7 @@ impl WireUsage {
 
 /// The usage and cost a body reports, whatever else it holds (an error object, no choices).
 pub(super) fn decode_usage(body: &str) -> ReportedUsage {
-    #[derive(Deserialize)]
-    struct UsageOnly {
-        usage: Option<WireUsage>,
-    }
-    let Some(usage) = serde_json::from_str::<UsageOnly>(body)
-        .ok()
-        .and_then(|b| b.usage)
-    else {
-        return ReportedUsage::default();
-    };
-    let (usage, cost) = usage.read();
-    ReportedUsage {
-        usage: Some(usage),
-        cost,
-    }
+    super::decode_usage_object::<WireUsage>(body)
 }
 
 /// Reads a successful response body.

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply,
+    ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply, WireUsageReport,
     openai::{insert_sampling, merge_extra},
 };
 
@@ -145,7 +145,7 @@ struct OutputDetails {
     reasoning_tokens: Option<u64>,
 }
 
-impl WireUsage {
+impl WireUsageReport for WireUsage {
     fn read(self) -> (Usage, Option<ProviderCost>) {
         let usage = Usage {
             prompt_tokens: self.input_tokens,
@@ -164,21 +164,7 @@ impl WireUsage {
 
 /// The usage and cost a body reports, whatever else it holds (a failed response included).
 pub(super) fn decode_usage(body: &str) -> ReportedUsage {
-    #[derive(Deserialize)]
-    struct UsageOnly {
-        usage: Option<WireUsage>,
-    }
-    let Some(usage) = serde_json::from_str::<UsageOnly>(body)
-        .ok()
-        .and_then(|b| b.usage)
-    else {
-        return ReportedUsage::default();
-    };
-    let (usage, cost) = usage.read();
-    ReportedUsage {
-        usage: Some(usage),
-        cost,
-    }
+    super::decode_usage_object::<WireUsage>(body)
 }
 
 /// Reads a successful response body.
