@@ -49,7 +49,7 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
     if rungs.is_empty() {
         return None;
     }
-    let mut per_model: BTreeMap<&str, Vec<(AnchorGame, f64)>> = BTreeMap::new();
+    let mut per_model: BTreeMap<&str, Vec<AnchorGame>> = BTreeMap::new();
     for p in players
         .iter()
         .filter(|p| p.kind == "llm" || p.kind == "moa")
@@ -82,7 +82,7 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
                 },
                 score: result.score_for(color),
             };
-            list.push((game, rung.ladder_se));
+            list.push(game);
         }
     }
     per_model.retain(|_, games| !games.is_empty());
@@ -109,8 +109,7 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
     let anchor_elo = calibration.anchor.elo;
     let uci = calibration.uci_elo.as_ref();
     for (name, games) in &per_model {
-        let anchored: Vec<AnchorGame> = games.iter().map(|(g, _)| *g).collect();
-        let estimate = elo_anchor::blocks_from_games(&anchored, WHITE_ADVANTAGE)
+        let estimate = elo_anchor::blocks_from_games(games, WHITE_ADVANTAGE)
             .and_then(|blocks| elo_anchor::estimate(&blocks));
         let mut row: Vec<Cell> = vec![(*name).to_owned().into(), games.len().into()];
         match estimate {
@@ -249,32 +248,7 @@ mod tests {
     }
 
     fn game(id: i64, white: &str, black: &str, result: &str) -> GameRow {
-        GameRow {
-            id,
-            tournament: 1,
-            index: id as u32,
-            round: 0,
-            white: white.into(),
-            black: black.into(),
-            start_fen: None,
-            opening_moves: Vec::new(),
-            opening_label: None,
-            variant: crate::board::Variant::Standard,
-            status: GameStatus::Finished,
-            result: Some(result.into()),
-            termination: Some("checkmate".into()),
-            reason: None,
-            script_hash: None,
-            generation: None,
-            started_at: None,
-            finished_at: None,
-            error: None,
-            error_kind: None,
-            ply_count: 40,
-            replay_of: None,
-            slot: id as u32,
-            at_limit: None,
-        }
+        crate::leaderboard::tests::row(id as u32, white, black, result)
     }
 
     fn cell(t: &Table, row: usize, column: &str) -> f64 {
