@@ -6,6 +6,8 @@
 #   - python-chess from PyPI, used by the tests to read exported PGN back;
 #   - with --tests, Debian's chromium and playwright-core from npm (tests/browser), which drive
 #     the HTML report in a real headless browser (playwright-core brings no browser of its own);
+#   - with --tests, Debian's postgresql, for the shared-store tests (scripts/postgres.sh runs a
+#     throwaway cluster of its own; the package's default cluster is not used);
 #   - the offline SmolLM2-135M model server (scripts/local-llm.sh), started on 127.0.0.1:8765.
 # Safe to run again: whatever is present is left alone.
 set -euo pipefail
@@ -41,6 +43,11 @@ if [ "${1:-}" = "--tests" ]; then
     echo "installing chromium from Debian (the HTML report's browser test)"
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    echo "installing postgresql from Debian (the shared-store tests)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
   fi
   if [ ! -d tests/browser/node_modules/playwright-core ]; then
     if command -v npm >/dev/null 2>&1; then

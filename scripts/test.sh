@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command (and CI's): install what the tests need, then run the whole suite
-# against the real parts: Stockfish, the local model over HTTP, and the anchors' reference data.
+# against the real parts: Stockfish, the local model over HTTP, the anchors' reference data and a
+# PostgreSQL server; then the unit tests a second time with every test store on PostgreSQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh --tests
@@ -8,4 +9,11 @@ export LOCAL_LLM_URL=${LOCAL_LLM_URL:-http://127.0.0.1:8765/v1}
 if [ -z "${ARENA_REFERENCE_DATA:-}" ] && [ -d ../shared/data ]; then
   export ARENA_REFERENCE_DATA=$(cd ../shared/data && pwd)
 fi
+# The shared-store tests' server: a throwaway cluster, with a fresh database per run.
+scripts/postgres.sh start >/dev/null
+export ARENA_TEST_POSTGRES=${ARENA_TEST_POSTGRES:-$(scripts/postgres.sh fresh arena_tests)}
 cargo test --locked "$@"
+if [ $# -eq 0 ]; then
+  echo "the unit tests again, every test store on PostgreSQL ($ARENA_TEST_POSTGRES)"
+  ARENA_STORE_TESTS=postgres cargo test --locked --lib
+fi

@@ -23,8 +23,8 @@ pub(super) fn default_db(script: &Path) -> PathBuf {
 }
 
 pub(super) fn open_existing(db: &Path) -> Result<Store> {
-    if !db.exists() {
-        bail!("no store at `{}`", db.display());
+    if !arena::store::location_exists(db) {
+        bail!("no store at `{}`", arena::store::display_location(db));
     }
     Ok(Store::open(db)?)
 }

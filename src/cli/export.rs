@@ -220,7 +220,10 @@ fn dataset(
                 .map(|n| n.to_string_lossy().into_owned())
                 .into(),
         );
-        object.insert("store".into(), args.db.display().to_string().into());
+        object.insert(
+            "store".into(),
+            arena::store::display_location(&args.db).into(),
+        );
     }
     let manifest = export::manifest(&store, &tournaments, described)?;
     let path = args.manifest.clone().unwrap_or_else(|| {

@@ -28,8 +28,11 @@ pub(super) fn run(args: Args) -> Result<u8> {
         tournament,
         out,
     } = args;
-    if !db.exists() {
-        eprintln!("error: no store at `{}`", db.display());
+    if !arena::store::location_exists(&db) {
+        eprintln!(
+            "error: no store at `{}`",
+            arena::store::display_location(&db)
+        );
         return Ok(2);
     }
     let store = Store::open_read_only(&db)?;
@@ -51,9 +54,20 @@ pub(super) fn run(args: Args) -> Result<u8> {
     Ok(0)
 }
 
-/// `runs/x.db` reports to `runs/x.html`.
+/// `runs/x.db` reports to `runs/x.html`; a server's store `postgres://host/study` to `study.html`
+/// in the current folder.
 pub(super) fn default_out(db: &Path) -> PathBuf {
-    db.with_extension("html")
+    match db.to_str().and_then(|s| s.split_once("://")) {
+        Some((scheme, rest)) if scheme.starts_with("postgres") => {
+            let path = rest.split('?').next().unwrap_or_default();
+            let name = path.rsplit_once('/').map_or("", |(_, name)| name);
+            PathBuf::from(format!(
+                "{}.html",
+                if name.is_empty() { "arena" } else { name }
+            ))
+        }
+        _ => db.with_extension("html"),
+    }
 }
 
 /// The tournaments and runs named `name` (a tournament first, then a run), or all of them; an

@@ -1,7 +1,7 @@
 //! Adjudication by an engine: its evaluation of each ply's position, and the verdict on games that
 //! reached the move limit (kept apart from the official result, which it never changes).
 
-use rusqlite::{OptionalExtension, params};
+use super::db::{DbResult, OptionalExtension, params};
 
 use super::{Context, Store, StoreError, bad_column};
 use crate::engine::Score;
@@ -37,7 +37,7 @@ fn score_json(score: &Score) -> String {
     serde_json::to_string(score).expect("a score always serialises")
 }
 
-fn parse_score(column: usize, json: &str) -> rusqlite::Result<Score> {
+fn parse_score(column: usize, json: &str) -> DbResult<Score> {
     serde_json::from_str(json)
         .map_err(|e| bad_column(column, format!("score `{json}` does not read: {e}")))
 }
@@ -56,8 +56,10 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.conn()
             .prepare_cached(
-                "INSERT OR REPLACE INTO adjudication_evals (game_id, ply, score, depth)
-                 VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO adjudication_evals (game_id, ply, score, depth)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (game_id, ply)
+                 DO UPDATE SET score = excluded.score, depth = excluded.depth",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -93,7 +95,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map([game_id], |r| {
+            .query_map(params![game_id], |r| {
                 let score: Option<String> = r.get(1)?;
                 Ok(AdjudicationEvalRecord {
                     ply: r.get(0)?,
@@ -102,7 +104,7 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// Records the verdict on a game that reached the move limit (replacing one stored before).
@@ -124,9 +126,13 @@ impl Store {
         }
         self.conn()
             .prepare_cached(
-                "INSERT OR REPLACE INTO limit_verdicts
+                "INSERT INTO limit_verdicts
                     (game_id, result, score, threshold_cp, engine, limits)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (game_id) DO UPDATE SET result = excluded.result,
+                    score = excluded.score, threshold_cp = excluded.threshold_cp,
+                    engine = excluded.engine, limits = excluded.limits,
+                    created_at = excluded.created_at",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -152,7 +158,7 @@ impl Store {
             .query_row(
                 "SELECT result, score, threshold_cp, engine, limits FROM limit_verdicts
                  WHERE game_id = ?1",
-                [game_id],
+                params![game_id],
                 |r| {
                     Ok(LimitVerdictRecord {
                         result: r.get(0)?,

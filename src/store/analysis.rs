@@ -1,6 +1,6 @@
 //! Engine analysis: the position cache, per-ply verdicts, per-game accuracy and per-player totals.
 
-use rusqlite::{OptionalExtension, Row, params};
+use super::db::{DbResult, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, bad_column, get_u64};
 use crate::engine::Score;
@@ -112,7 +112,7 @@ fn split(score: Score) -> (Option<i32>, Option<i32>) {
     }
 }
 
-fn join(row: &Row<'_>, cp: usize) -> rusqlite::Result<Option<Score>> {
+fn join(row: &Row<'_>, cp: usize) -> DbResult<Option<Score>> {
     let (c, m): (Option<i32>, Option<i32>) = (row.get(cp)?, row.get(cp + 1)?);
     Ok(match (c, m) {
         (Some(c), _) => Some(Score::Cp(c)),
@@ -121,11 +121,11 @@ fn join(row: &Row<'_>, cp: usize) -> rusqlite::Result<Option<Score>> {
     })
 }
 
-fn required(row: &Row<'_>, cp: usize) -> rusqlite::Result<Score> {
+fn required(row: &Row<'_>, cp: usize) -> DbResult<Score> {
     join(row, cp)?.ok_or_else(|| bad_column(cp, "an evaluation is missing".to_owned()))
 }
 
-pub(super) fn ply_row(r: &Row<'_>) -> rusqlite::Result<PlyAnalysisRecord> {
+pub(super) fn ply_row(r: &Row<'_>) -> DbResult<PlyAnalysisRecord> {
     let pv: String = r.get(9)?;
     Ok(PlyAnalysisRecord {
         ply: r.get(0)?,
@@ -190,8 +190,9 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.conn()
             .prepare_cached(
-                "INSERT OR IGNORE INTO analysis_cache (fen, engine_id, limits_key, result_json)
-                 VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO analysis_cache (fen, engine_id, limits_key, result_json)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (fen, engine_id, limits_key) DO NOTHING",
             )
             .and_then(|mut stmt| stmt.execute(params![fen, engine_id, limits_key, result_json]))
             .context(|| format!("cache the analysis of `{fen}`"))?;
@@ -270,8 +271,8 @@ impl Store {
                  FROM ply_analysis WHERE game_id = ?1 ORDER BY ply",
             )
             .context(what)?;
-        let rows = stmt.query_map([game_id], ply_row).context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        let rows = stmt.query_map(params![game_id], ply_row).context(what)?;
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// Marks a game as fully analysed, with its game accuracies; marking it again replaces them.
@@ -316,7 +317,7 @@ impl Store {
             .query_row(
                 "SELECT engine_id, limits_key, win_model, white_accuracy, black_accuracy
                  FROM game_analysis WHERE game_id = ?1",
-                [game_id],
+                params![game_id],
                 |r| {
                     Ok(GameAnalysisRecord {
                         engine_id: r.get(0)?,
@@ -345,8 +346,10 @@ impl Store {
                  WHERE g.tournament_id = ?1 ORDER BY g.idx",
             )
             .context(what)?;
-        let rows = stmt.query_map([tournament], |r| r.get(0)).context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        let rows = stmt
+            .query_map(params![tournament], |r| r.get(0))
+            .context(what)?;
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// Per-player analysis totals of a tournament, for every player of the tournament that has an
@@ -392,7 +395,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map([tournament], |r| {
+            .query_map(params![tournament], |r| {
                 let plies = get_u64(r, 1)?;
                 let top_moves = get_u64(r, 2)?;
                 Ok(PlayerAnalysisRow {
@@ -416,7 +419,7 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 }
 

@@ -1,6 +1,6 @@
 //! LLM calls (written before their reply is used) and tournament events.
 
-use rusqlite::{OptionalExtension, Row, params};
+use super::db::{DbResult, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
 use crate::llm::{CallCost, PriceTable, ProviderCost, Usage};
@@ -55,7 +55,7 @@ impl UsageDetails {
 
     /// Reads the five detail columns starting at column `at`: `cached_tokens`,
     /// `cache_write_tokens`, `reasoning_tokens`, `provider_cost_usd`, `cost_details_json`.
-    pub(super) fn read(r: &Row<'_>, at: usize) -> rusqlite::Result<UsageDetails> {
+    pub(super) fn read(r: &Row<'_>, at: usize) -> DbResult<UsageDetails> {
         Ok(UsageDetails {
             cached_tokens: get_opt_u64(r, at)?,
             cache_write_tokens: get_opt_u64(r, at + 1)?,
@@ -285,12 +285,12 @@ pub(super) const CALL_COLUMNS: &str = "c.id, c.game_id, c.ply, c.seq, c.player, 
 /// How many columns [`CALL_COLUMNS`] has: where the next selected column starts.
 pub(super) const CALL_WIDTH: usize = 26;
 
-pub(super) fn call_row(r: &Row<'_>) -> rusqlite::Result<LlmCallRow> {
+pub(super) fn call_row(r: &Row<'_>) -> DbResult<LlmCallRow> {
     call_row_at(r, 0)
 }
 
 /// [`call_row`] for call columns that start at column `at`.
-pub(super) fn call_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<LlmCallRow> {
+pub(super) fn call_row_at(r: &Row<'_>, at: usize) -> DbResult<LlmCallRow> {
     Ok(LlmCallRow {
         id: r.get(at)?,
         call: LlmCallRecord {
@@ -512,7 +512,7 @@ impl Store {
         let rows = stmt
             .query_map(params![game_id, ply], call_row)
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// The outcomes of every call of a game, in ply and seq order.
@@ -530,7 +530,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map([game_id], |r| {
+            .query_map(params![game_id], |r| {
                 Ok(CallOutcome {
                     ply: r.get(0)?,
                     seq: r.get(1)?,
@@ -542,7 +542,7 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// Every call of one game, in ply and seq order (the report reads a game at once).
@@ -559,8 +559,8 @@ impl Store {
                  WHERE c.game_id = ?1 ORDER BY c.ply, c.seq"
             ))
             .context(what)?;
-        let rows = stmt.query_map([game_id], call_row).context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        let rows = stmt.query_map(params![game_id], call_row).context(what)?;
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// Every call of a tournament's finished games, without texts, in game, ply and seq order.
@@ -582,7 +582,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map([tournament], |r| {
+            .query_map(params![tournament], |r| {
                 Ok(CallSummary {
                     game_id: r.get(0)?,
                     ply: r.get(1)?,
@@ -595,7 +595,7 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// Records an attempt that got an HTTP answer but no usable reply, and returns its id. Failed
@@ -674,7 +674,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map([game_id], |r| {
+            .query_map(params![game_id], |r| {
                 Ok(FailedCallRow {
                     id: r.get(0)?,
                     call: FailedCallRecord {
@@ -702,7 +702,7 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// Records an event of a tournament, optionally about one game.
@@ -744,7 +744,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map([tournament], |r| {
+            .query_map(params![tournament], |r| {
                 Ok(EventRow {
                     id: r.get(0)?,
                     tournament: r.get(1)?,
@@ -756,6 +756,6 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 }

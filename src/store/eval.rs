@@ -1,6 +1,6 @@
 //! Fine-grained evaluations: runs, their fixed item sets, every reply and every scored item.
 
-use rusqlite::{OptionalExtension, params};
+use super::db::{DbResult, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, UsageDetails, get_opt_u64, get_u64, sql_u64};
 
@@ -110,7 +110,7 @@ impl Store {
             )
             .context(|| "list evaluation runs".to_owned())?;
         let rows = stmt
-            .query_map([], run_row)
+            .query_map(params![], run_row)
             .and_then(Iterator::collect)
             .context(|| "list evaluation runs".to_owned())?;
         Ok(rows)
@@ -128,7 +128,7 @@ impl Store {
         task: &str,
         items: &[(String, String)],
     ) -> Result<Vec<(String, String)>, StoreError> {
-        let mut conn = self.conn();
+        let conn = self.conn();
         let tx = conn
             .transaction()
             .context(|| format!("store the items of task `{task}`"))?;
@@ -266,9 +266,12 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.conn()
             .execute(
-                "INSERT OR REPLACE INTO eval_results
+                "INSERT INTO eval_results
                      (run_id, task, player, idx, calls, parsed_json, score_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (run_id, task, player, idx) DO UPDATE SET calls = excluded.calls,
+                     parsed_json = excluded.parsed_json, score_json = excluded.score_json,
+                     created_at = excluded.created_at",
                 params![
                     run_id,
                     task,
@@ -334,7 +337,7 @@ impl Store {
     }
 }
 
-fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EvalRunRow> {
+fn run_row(r: &Row<'_>) -> DbResult<EvalRunRow> {
     Ok(EvalRunRow {
         id: r.get(0)?,
         name: r.get(1)?,

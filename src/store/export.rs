@@ -6,7 +6,7 @@
 //! [`Store`] again (it would wait on itself). Exports gather what they need beforehand (players,
 //! the manifest) and only write inside the callback.
 
-use rusqlite::{Row, params};
+use super::db::{DbResult, Row, params};
 
 use super::{
     Context, GameRow, LlmCallRow, PlyAnalysisRecord, PlyRecord, Store, StoreError,
@@ -82,13 +82,13 @@ const PLY_COLUMNS: &str =
 /// How many columns [`PLY_COLUMNS`] has.
 const PLY_WIDTH: usize = 8;
 
-fn variant_at(r: &Row<'_>, at: usize) -> rusqlite::Result<crate::board::Variant> {
+fn variant_at(r: &Row<'_>, at: usize) -> DbResult<crate::board::Variant> {
     let name: String = r.get(at)?;
     name.parse()
         .map_err(|e: crate::board::UnknownName| super::bad_column(at, e.to_string()))
 }
 
-fn ply_at(r: &Row<'_>, at: usize) -> rusqlite::Result<PlyRecord> {
+fn ply_at(r: &Row<'_>, at: usize) -> DbResult<PlyRecord> {
     Ok(PlyRecord {
         ply: r.get(at)?,
         fen_before: r.get(at + 1)?,
@@ -102,7 +102,7 @@ fn ply_at(r: &Row<'_>, at: usize) -> rusqlite::Result<PlyRecord> {
 }
 
 /// The analysis at the start of the row, or `None` when the LEFT JOIN found none.
-fn analysis_first(r: &Row<'_>) -> rusqlite::Result<Option<PlyAnalysisRecord>> {
+fn analysis_first(r: &Row<'_>) -> DbResult<Option<PlyAnalysisRecord>> {
     match r.get::<_, Option<u32>>(0)? {
         None => Ok(None),
         Some(_) => ply_row(r).map(Some),
@@ -127,18 +127,24 @@ impl Store {
         what: &str,
         sql: &str,
         tournament: Option<i64>,
-        map: impl Fn(&Row<'_>) -> rusqlite::Result<T>,
+        map: impl Fn(&Row<'_>) -> DbResult<T>,
         mut f: impl FnMut(T) -> Result<(), E>,
     ) -> Result<(), StreamError<E>> {
         let what = || what.to_owned();
         let conn = self.conn();
-        let mut stmt = conn.prepare(sql).context(what)?;
-        let mut rows = stmt.query(params![tournament]).context(what)?;
-        while let Some(r) = rows.next().context(what)? {
-            let item = map(r).context(what)?;
-            f(item).map_err(StreamError::Callback)?;
-        }
-        Ok(())
+        let mut failed = None;
+        conn.for_each_row(sql, params![tournament], |r| {
+            let item = map(r)?;
+            match f(item) {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    failed = Some(e);
+                    Ok(false)
+                }
+            }
+        })
+        .context(what)?;
+        failed.map_or(Ok(()), |e| Err(StreamError::Callback(e)))
     }
 
     /// Every LLM call (of one tournament, or of all when `tournament` is `None`), in id order.
@@ -343,7 +349,7 @@ impl Store {
                       WHERE g2.tournament_id = ?1),
                      MIN(started_at), MAX(finished_at)
                  FROM games WHERE tournament_id = ?1",
-                [tournament],
+                params![tournament],
                 |r| {
                     Ok(TournamentFacts {
                         games: get_u64(r, 0)?,
@@ -366,11 +372,11 @@ impl Store {
             )
             .context(what)?;
         facts.generations = stmt
-            .query_map([tournament], |r| {
+            .query_map(params![tournament], |r| {
                 Ok((r.get(0)?, super::get_opt_u64(r, 1)?, get_u64(r, 2)?))
             })
             .context(what)?
-            .collect::<rusqlite::Result<_>>()
+            .collect::<DbResult<_>>()
             .context(what)?;
         let mut stmt = conn
             .prepare(
@@ -381,11 +387,11 @@ impl Store {
             )
             .context(what)?;
         facts.analysis_engines = stmt
-            .query_map([tournament], |r| {
+            .query_map(params![tournament], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, get_u64(r, 3)?))
             })
             .context(what)?
-            .collect::<rusqlite::Result<_>>()
+            .collect::<DbResult<_>>()
             .context(what)?;
         Ok(facts)
     }
@@ -398,9 +404,11 @@ impl Store {
     /// [`StoreError::Database`] on a database failure.
     pub fn now_utc(&self) -> Result<String, StoreError> {
         self.conn()
-            .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", [], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                params![],
+                |r| r.get(0),
+            )
             .context(|| "read the clock".to_owned())
     }
 }

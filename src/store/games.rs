@@ -2,7 +2,7 @@
 
 use std::{collections::HashSet, fmt};
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use super::db::{Conn, DbResult, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, bad_column, get_opt_u64, get_u64, sql_u64};
 use crate::board::{Termination, Variant};
@@ -245,7 +245,7 @@ pub fn current_attempts(games: &[GameRow]) -> Vec<&GameRow> {
     current
 }
 
-pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
+pub(super) fn game_row(r: &Row<'_>) -> DbResult<GameRow> {
     let status: String = r.get(9)?;
     Ok(GameRow {
         id: r.get(0)?,
@@ -286,7 +286,7 @@ pub(super) fn game_row(r: &Row<'_>) -> rusqlite::Result<GameRow> {
     })
 }
 
-fn parse_moves(column: usize, json: &str) -> rusqlite::Result<Vec<String>> {
+fn parse_moves(column: usize, json: &str) -> DbResult<Vec<String>> {
     serde_json::from_str(json).map_err(|e| {
         bad_column(
             column,
@@ -336,12 +336,12 @@ impl Store {
         games: &[ScheduledGame],
     ) -> Result<(), StoreError> {
         let what = || format!("schedule games of tournament {tournament}");
-        let mut conn = self.conn();
+        let conn = self.conn();
         let tx = conn.transaction().context(what)?;
         let exists = tx
             .query_row(
                 "SELECT 1 FROM tournaments WHERE id = ?1",
-                [tournament],
+                params![tournament],
                 |_| Ok(()),
             )
             .optional()
@@ -355,8 +355,10 @@ impl Store {
             let mut stmt = tx
                 .prepare_cached("SELECT name FROM players WHERE tournament_id = ?1")
                 .context(what)?;
-            let rows = stmt.query_map([tournament], |r| r.get(0)).context(what)?;
-            rows.collect::<rusqlite::Result<_>>().context(what)?
+            let rows = stmt
+                .query_map(params![tournament], |r| r.get(0))
+                .context(what)?;
+            rows.collect::<DbResult<_>>().context(what)?
         };
         {
             let mut find = tx
@@ -459,7 +461,7 @@ impl Store {
             .filter(|t| t.is_harness_fault())
             .map(|t| format!("'{}'", t.as_str()))
             .collect();
-        let mut conn = self.conn();
+        let conn = self.conn();
         let tx = conn.transaction().context(what)?;
         let ids: Vec<i64> = {
             let mut stmt = tx
@@ -472,23 +474,28 @@ impl Store {
                     faults.join(", ")
                 ))
                 .context(what)?;
-            let rows = stmt.query_map([tournament], |r| r.get(0)).context(what)?;
-            rows.collect::<rusqlite::Result<_>>().context(what)?
+            let rows = stmt
+                .query_map(params![tournament], |r| r.get(0))
+                .context(what)?;
+            rows.collect::<DbResult<_>>().context(what)?
         };
         let mut scheduled = Vec::with_capacity(ids.len());
         for id in ids {
-            tx.execute(
-                "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
-                                    opening_moves, opening_label, replay_of, slot)
-                 SELECT tournament_id,
-                        (SELECT COALESCE(MAX(idx), 0) + 1 FROM games WHERE tournament_id = ?1),
-                        round, white, black, start_fen, opening_moves, opening_label, id,
-                        COALESCE(slot, idx)
-                 FROM games WHERE id = ?2",
-                params![tournament, id],
-            )
-            .context(what)?;
-            scheduled.push(load_game(&tx, tx.last_insert_rowid())?);
+            let replay: i64 = tx
+                .query_row(
+                    "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
+                                        opening_moves, opening_label, replay_of, slot)
+                     SELECT tournament_id,
+                            (SELECT COALESCE(MAX(idx), 0) + 1 FROM games WHERE tournament_id = ?1),
+                            round, white, black, start_fen, opening_moves, opening_label, id,
+                            COALESCE(slot, idx)
+                     FROM games WHERE id = ?2
+                     RETURNING id",
+                    params![tournament, id],
+                    |r| r.get(0),
+                )
+                .context(what)?;
+            scheduled.push(load_game(&tx, replay)?);
         }
         tx.commit().context(what)?;
         Ok(scheduled)
@@ -516,7 +523,7 @@ impl Store {
         let rows = stmt
             .query_map(params![game.tournament, game.slot, game.id], |r| r.get(0))
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// The games of a tournament, ordered by index.
@@ -532,8 +539,10 @@ impl Store {
                 "SELECT {GAME_COLUMNS} FROM games g WHERE g.tournament_id = ?1 ORDER BY g.idx"
             ))
             .context(what)?;
-        let rows = stmt.query_map([tournament], game_row).context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        let rows = stmt
+            .query_map(params![tournament], game_row)
+            .context(what)?;
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// One game.
@@ -623,7 +632,7 @@ impl Store {
         error: &str,
     ) -> Result<(), StoreError> {
         let what = || format!("mark game {game_id} errored");
-        let mut conn = self.conn();
+        let conn = self.conn();
         let tx = conn.transaction().context(what)?;
         let changed = tx
             .execute(
@@ -687,7 +696,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map([game_id], |r| {
+            .query_map(params![game_id], |r| {
                 Ok(PlyRecord {
                     ply: r.get(0)?,
                     fen_before: r.get(1)?,
@@ -700,7 +709,7 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// Records the clocks a game plays on (JSON, see the schema's version 7) unless it has some
@@ -734,17 +743,17 @@ impl Store {
         self.conn()
             .query_row(
                 "SELECT time_control FROM games WHERE id = ?1",
-                [game_id],
+                params![game_id],
                 |r| r.get(0),
             )
             .context(|| format!("read the time control of game {game_id}"))
     }
 }
 
-fn load_game(conn: &Connection, game_id: i64) -> Result<GameRow, StoreError> {
+fn load_game(conn: &Conn<'_>, game_id: i64) -> Result<GameRow, StoreError> {
     conn.query_row(
         &format!("SELECT {GAME_COLUMNS} FROM games g WHERE g.id = ?1"),
-        [game_id],
+        params![game_id],
         game_row,
     )
     .optional()
@@ -756,7 +765,7 @@ fn load_game(conn: &Connection, game_id: i64) -> Result<GameRow, StoreError> {
 
 /// Turns a status update that matched no row into the reason: no such game, or a finished one.
 fn refused_unless_changed(
-    conn: &Connection,
+    conn: &Conn<'_>,
     changed: usize,
     game_id: i64,
     action: &'static str,

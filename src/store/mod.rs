@@ -31,9 +31,11 @@
 mod adjudication;
 mod analysis;
 mod calls;
+pub(crate) mod db;
 mod eval;
 mod export;
 mod games;
+mod postgres;
 mod schema;
 mod spend;
 mod stats;
@@ -42,13 +44,12 @@ mod tournaments;
 use std::{
     fmt,
     path::{Path, PathBuf},
-    sync::{Mutex, MutexGuard, PoisonError},
+    sync::Mutex,
     time::Duration,
 };
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 
-use self::schema::{CURRENT_VERSION, Kind, MigrateError};
 pub use self::{
     adjudication::{AdjudicationEvalRecord, LimitVerdictRecord},
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
@@ -67,6 +68,10 @@ pub use self::{
     stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };
+use self::{
+    db::{Backend, Conn, DbError, DbResult, Row, Violation},
+    schema::{CURRENT_VERSION, Kind, MigrateError},
+};
 
 /// How long a write waits for another connection's lock before failing with "database is locked".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -77,7 +82,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// second process (or a second `Store` on the same file) works too, thanks to WAL and the busy timeout.
 #[derive(Debug)]
 pub struct Store {
-    conn: Mutex<Connection>,
+    backend: Backend,
 }
 
 impl Store {
@@ -93,6 +98,9 @@ impl Store {
     /// schema newer than this build, [`StoreError::Open`] if the file cannot be opened or configured,
     /// [`StoreError::Migrate`] if a migration fails (the file then stays at its old version).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(url) = postgres_url(path) {
+            return Store::open_postgres(url, false);
+        }
         let open_error = |e: rusqlite::Error| StoreError::Open {
             path: path.to_owned(),
             reason: e.to_string(),
@@ -131,7 +139,7 @@ impl Store {
         configure(&mut conn).map_err(open_error)?;
         migrate(&mut conn, path)?;
         Ok(Store {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
         })
     }
 
@@ -145,6 +153,9 @@ impl Store {
     /// writing command such as `arena leaderboard` migrates it), [`StoreError::NotAStore`] or
     /// [`StoreError::NewerSchema`] as for [`Store::open`].
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        if let Some(url) = postgres_url(path) {
+            return Store::open_postgres(url, true);
+        }
         let open_error = |e: rusqlite::Error| StoreError::Open {
             path: path.to_owned(),
             reason: e.to_string(),
@@ -181,7 +192,7 @@ impl Store {
         conn.pragma_update(None, "query_only", "ON")
             .map_err(open_error)?;
         Ok(Store {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
         })
     }
 
@@ -192,6 +203,10 @@ impl Store {
     /// [`StoreError::Open`] or [`StoreError::Migrate`] if SQLite cannot create the database, which
     /// only happens when memory runs out.
     pub fn open_in_memory() -> Result<Store, StoreError> {
+        #[cfg(test)]
+        if testing::on_postgres() {
+            return testing::postgres_store();
+        }
         let path = Path::new(":memory:");
         let open_error = |e: rusqlite::Error| StoreError::Open {
             path: path.to_owned(),
@@ -201,14 +216,43 @@ impl Store {
         configure(&mut conn).map_err(open_error)?;
         migrate(&mut conn, path)?;
         Ok(Store {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
         })
     }
 
-    /// Locks the connection. A panic in another thread cannot leave a transaction open (dropping a
-    /// `Transaction` rolls it back), so a poisoned lock still guards a consistent connection.
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Connects to the PostgreSQL server at `url` (`postgres://user[:password]@host[:port]/db`)
+    /// and creates or migrates its schema, unless `read_only`.
+    fn open_postgres(url: &str, read_only: bool) -> Result<Store, StoreError> {
+        let session = postgres::connect(url)?;
+        let store = Store {
+            backend: Backend::Postgres(Box::new(Mutex::new(session))),
+        };
+        postgres::prepare(&store.conn(), url, read_only)?;
+        Ok(store)
+    }
+
+    /// Locks the connection for one method's queries.
+    fn conn(&self) -> Conn<'_> {
+        self.backend.lock()
+    }
+}
+
+/// The URL in a `--db` value that names a PostgreSQL server rather than a file.
+fn postgres_url(location: &Path) -> Option<&str> {
+    location.to_str().filter(|s| postgres::is_postgres_url(s))
+}
+
+/// Whether a store location (a file path or a `postgres://` URL) can be opened for reading: the
+/// file exists, or it is a server (whose database the connection itself checks).
+pub fn location_exists(location: &Path) -> bool {
+    postgres_url(location).is_some() || location.exists()
+}
+
+/// A store location as it may be shown or exported: a server URL's password replaced by `***`.
+pub fn display_location(location: &Path) -> String {
+    match postgres_url(location) {
+        Some(url) => postgres::redacted(url),
+        None => location.display().to_string(),
     }
 }
 
@@ -231,7 +275,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
         Err(MigrateError::Sql(version, e)) => Err(StoreError::Migrate {
             path: path.to_owned(),
             version,
-            cause: BackendError(e),
+            cause: BackendError(DbError::Sqlite(e)),
         }),
     }
 }
@@ -371,7 +415,7 @@ pub enum StoreError {
 
 /// An error from the database backend, kept opaque so the API does not depend on the backend crate.
 #[derive(Debug)]
-pub struct BackendError(rusqlite::Error);
+pub struct BackendError(DbError);
 
 impl fmt::Display for BackendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -392,21 +436,25 @@ pub(crate) trait Context<T> {
     fn context(self, what: impl FnOnce() -> String) -> Result<T, StoreError>;
 }
 
-impl<T> Context<T> for rusqlite::Result<T> {
+impl<T> Context<T> for DbResult<T> {
     fn context(self, what: impl FnOnce() -> String) -> Result<T, StoreError> {
         self.map_err(|e| {
             let what = what();
-            match e.sqlite_error().map(|f| f.extended_code) {
-                Some(ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
-                    StoreError::Duplicate { what }
-                }
-                Some(ffi::SQLITE_CONSTRAINT_FOREIGNKEY) => StoreError::MissingReference { what },
-                _ => StoreError::Database {
+            match e.violation() {
+                Some(Violation::Unique) => StoreError::Duplicate { what },
+                Some(Violation::ForeignKey) => StoreError::MissingReference { what },
+                None => StoreError::Database {
                     what,
                     cause: BackendError(e),
                 },
             }
         })
+    }
+}
+
+impl<T> Context<T> for rusqlite::Result<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, StoreError> {
+        self.map_err(DbError::Sqlite).context(what)
     }
 }
 
@@ -417,26 +465,21 @@ pub(crate) fn sql_u64(value: u64) -> i64 {
 }
 
 /// Reads a column written by [`sql_u64`] (nullable).
-pub(crate) fn get_opt_u64(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Option<u64>> {
-    let value: Option<i64> = row.get(index)?;
-    value
-        .map(|v| u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(index, v)))
-        .transpose()
+pub(crate) fn get_opt_u64(row: &Row<'_>, index: usize) -> DbResult<Option<u64>> {
+    row.get(index)
 }
 
 /// Reads a column written by [`sql_u64`], or a non-negative count.
-pub(crate) fn get_u64(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<u64> {
-    get_opt_u64(row, index)?.ok_or(rusqlite::Error::InvalidColumnType(
-        index,
-        "NULL".to_owned(),
-        rusqlite::types::Type::Null,
-    ))
+pub(crate) fn get_u64(row: &Row<'_>, index: usize) -> DbResult<u64> {
+    row.get(index)
 }
 
 /// A conversion error for a column whose stored text this build does not understand.
-pub(crate) fn bad_column(index: usize, message: String) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, message.into())
+pub(crate) fn bad_column(index: usize, message: String) -> DbError {
+    DbError::Column { index, message }
 }
 
+#[cfg(test)]
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,11 @@
 //! What a tournament's model calls have spent so far, for budgets, and what earlier calls of a
 //! model answered at length, for dry runs.
 
-use super::{Context, Store, StoreError, get_u64};
+use super::{
+    Context, Store, StoreError,
+    db::{DbResult, params},
+    get_u64,
+};
 use crate::llm::Usage;
 
 /// One player's calls of one model in a tournament (a mixture of agents has one row per model).
@@ -150,7 +154,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map(rusqlite::params![tournament, CHARS_PER_TOKEN as i64], |r| {
+            .query_map(params![tournament, CHARS_PER_TOKEN as i64], |r| {
                 Ok(ModelSpend {
                     player: r.get(0)?,
                     model: r.get(1)?,
@@ -171,7 +175,7 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// What the provider charged for the stored calls of `model` it priced (with known tokens),
@@ -194,7 +198,7 @@ impl Store {
                        FROM llm_calls
                        WHERE model = ?1 AND provider_cost_usd IS NOT NULL
                            AND prompt_tokens IS NOT NULL AND completion_tokens IS NOT NULL)",
-                [model],
+                params![model],
                 |r| {
                     Ok(ProviderPricing {
                         calls: get_u64(r, 0)?,
@@ -226,7 +230,7 @@ impl Store {
             .query_row(
                 "SELECT COUNT(*), AVG(completion_tokens), MAX(completion_tokens)
                  FROM llm_calls WHERE model = ?1 AND completion_tokens IS NOT NULL",
-                [model],
+                params![model],
                 |r| Ok((get_u64(r, 0)?, r.get(1)?, r.get(2)?)),
             )
             .context(what)?;

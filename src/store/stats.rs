@@ -2,7 +2,11 @@
 
 use std::collections::HashMap;
 
-use super::{Context, Store, StoreError, get_u64};
+use super::{
+    Context, Store, StoreError,
+    db::{DbResult, params},
+    get_u64,
+};
 
 /// Outcomes of LLM calls that count as parse errors in the standings.
 const PARSE_ERROR_OUTCOMES: &str = "'no_move_found', 'unparseable', 'wrong_action'";
@@ -169,7 +173,7 @@ impl Store {
                 ))
                 .context(what)?;
             let rows = stmt
-                .query_map([tournament], |r| {
+                .query_map(params![tournament], |r| {
                     // Calls without an outcome yet (NULL) count towards none of the kinds.
                     let stats = CallStats {
                         parse_errors: get_u64(r, 1)?,
@@ -216,7 +220,7 @@ impl Store {
             ))
             .context(what)?;
         let rows = stmt
-            .query_map([tournament], |r| {
+            .query_map(params![tournament], |r| {
                 let wins: u32 = r.get(2)?;
                 let draws: u32 = r.get(3)?;
                 Ok(StandingRow {
@@ -244,7 +248,7 @@ impl Store {
                 })
             })
             .context(what)?;
-        let mut standings = rows.collect::<rusqlite::Result<Vec<_>>>().context(what)?;
+        let mut standings = rows.collect::<DbResult<Vec<_>>>().context(what)?;
         for row in &mut standings {
             if let Some(c) = calls.remove(&row.player) {
                 row.parse_errors = c.parse_errors;
@@ -283,7 +287,7 @@ impl Store {
                     COALESCE(SUM(c.completion_tokens), 0)
                  FROM llm_calls c JOIN games g ON g.id = c.game_id
                  WHERE g.tournament_id = ?1 AND c.reused_from IS NULL",
-                [tournament],
+                params![tournament],
                 |r| {
                     Ok(Totals {
                         games_scheduled: get_u64(r, 0)?,

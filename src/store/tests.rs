@@ -1104,7 +1104,7 @@ fn usage_details_and_provider_costs_are_stored_and_counted_by_spend() {
         .conn()
         .query_row(
             "SELECT COUNT(*) FROM llm_calls WHERE provider_cost_usd IS NULL AND reasoning_tokens IS NULL",
-            [],
+            super::db::params![],
             |r| r.get(0),
         )
         .unwrap();

@@ -1,6 +1,6 @@
 //! Scripts, tournaments and players: the rows every game refers to.
 
-use rusqlite::{OptionalExtension, Row, params};
+use super::db::{Conn, DbResult, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError};
 
@@ -58,7 +58,7 @@ pub struct PlayerRow {
 
 const TOURNAMENT_COLUMNS: &str = "id, name, script_path, settings_json, created_at";
 
-fn tournament_row(r: &Row<'_>) -> rusqlite::Result<TournamentRow> {
+fn tournament_row(r: &Row<'_>) -> DbResult<TournamentRow> {
     Ok(TournamentRow {
         id: r.get(0)?,
         name: r.get(1)?,
@@ -80,7 +80,7 @@ impl Store {
     /// database failure.
     pub fn save_scripts(&self, hash: &str, files: &[(String, String)]) -> Result<(), StoreError> {
         let what = || format!("save scripts `{hash}`");
-        let mut conn = self.conn();
+        let conn = self.conn();
         let tx = conn.transaction().context(what)?;
         let stored = load_scripts(&tx, hash).context(what)?;
         if !stored.is_empty() {
@@ -131,7 +131,7 @@ impl Store {
         settings_json: &str,
     ) -> Result<TournamentRow, StoreError> {
         let what = || format!("open tournament `{name}`");
-        let mut conn = self.conn();
+        let conn = self.conn();
         let tx = conn.transaction().context(what)?;
         tx.execute(
             "INSERT INTO tournaments (name, script_path, settings_json) VALUES (?1, ?2, ?3)
@@ -142,7 +142,7 @@ impl Store {
         let row = tx
             .query_row(
                 &format!("SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE name = ?1"),
-                [name],
+                params![name],
                 tournament_row,
             )
             .context(what)?;
@@ -163,8 +163,8 @@ impl Store {
                 "SELECT {TOURNAMENT_COLUMNS} FROM tournaments ORDER BY id"
             ))
             .context(what)?;
-        let rows = stmt.query_map([], tournament_row).context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        let rows = stmt.query_map(params![], tournament_row).context(what)?;
+        rows.collect::<DbResult<_>>().context(what)
     }
 
     /// The tournament called `name`, if stored.
@@ -176,7 +176,7 @@ impl Store {
         self.conn()
             .query_row(
                 &format!("SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE name = ?1"),
-                [name],
+                params![name],
                 tournament_row,
             )
             .optional()
@@ -218,7 +218,7 @@ impl Store {
             )
             .context(what)?;
         let rows = stmt
-            .query_map([tournament], |r| {
+            .query_map(params![tournament], |r| {
                 Ok(PlayerRow {
                     id: r.get(0)?,
                     tournament: r.get(1)?,
@@ -228,16 +228,13 @@ impl Store {
                 })
             })
             .context(what)?;
-        rows.collect::<rusqlite::Result<_>>().context(what)
+        rows.collect::<DbResult<_>>().context(what)
     }
 }
 
-fn load_scripts(
-    conn: &rusqlite::Connection,
-    hash: &str,
-) -> rusqlite::Result<Vec<(String, String)>> {
+fn load_scripts(conn: &Conn<'_>, hash: &str) -> DbResult<Vec<(String, String)>> {
     let mut stmt =
         conn.prepare_cached("SELECT path, content FROM scripts WHERE hash = ?1 ORDER BY position")?;
-    let rows = stmt.query_map([hash], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map(params![hash], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }

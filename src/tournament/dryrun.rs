@@ -133,7 +133,7 @@ pub fn dry_run(
     )
     .map_err(|source| TournamentError::Openings { at, source })?;
     let store = match db {
-        Some(path) if path.exists() => Some(Store::open(path)?),
+        Some(path) if crate::store::location_exists(path) => Some(Store::open(path)?),
         _ => None,
     };
 
