@@ -1,23 +1,24 @@
 //! `arena analyze`: engine analysis of stored finished games (resumable), then per-player quality.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, sync::Arc};
 
 use anyhow::{Context, Result};
 use arena::{
     analysis::{Analyser, AnalysisLimits, AnalysisPool, AnalysisSettings, VisitOrder, WinModel},
     engine::EngineSpec,
     leaderboard,
-    store::{Store, TournamentRow},
+    store::{LeaseKind, Store, TournamentRow},
+    tournament::worker::Worker,
 };
 use futures_util::StreamExt;
 
-use super::common::{open_existing, select, write_stdout};
+use super::common::{WorkerArgs, open_existing, select, write_stdout};
 
 /// `arena analyze`: defaults follow the papers (depth 20, 1 thread, top 3 moves).
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// The SQLite store.
-    #[arg(long)]
+    /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: PathBuf,
     /// The tournament (default: every tournament in the store).
     #[arg(long)]
@@ -53,6 +54,8 @@ pub(super) struct Args {
     /// The analysis engine (a UCI binary).
     #[arg(long, default_value = "stockfish")]
     engine: String,
+    #[command(flatten)]
+    workers: WorkerArgs,
 }
 
 fn parse_win_model(name: &str) -> Result<WinModel, String> {
@@ -61,7 +64,8 @@ fn parse_win_model(name: &str) -> Result<WinModel, String> {
 }
 
 pub(super) async fn run(args: Args) -> Result<u8> {
-    let store = open_existing(&args.db)?;
+    let store = Arc::new(open_existing(&args.db)?);
+    let worker = args.workers.worker();
     let tournaments = select(&store, args.tournament.as_deref())?;
     let depth = match (args.depth, args.nodes, args.movetime_ms) {
         (None, None, None) => Some(20),
@@ -85,8 +89,10 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         .option("Threads", args.threads.to_string())
         .option("Hash", args.hash.to_string());
     let pool = AnalysisPool::new(spec, processes);
+    let renewal = worker.keep_renewing(store.clone(), LeaseKind::Analysis);
     // Shut the engines down whatever the analysis returned.
-    let result = analyze_with(&store, &pool, settings, processes, &tournaments).await;
+    let result = analyze_with(&store, &pool, settings, processes, &worker, &tournaments).await;
+    renewal.abort();
     pool.shutdown().await;
     result
 }
@@ -96,6 +102,7 @@ async fn analyze_with(
     pool: &AnalysisPool,
     settings: AnalysisSettings,
     processes: usize,
+    worker: &Worker,
     tournaments: &[TournamentRow],
 ) -> Result<u8> {
     let analyser = Analyser::new(store, pool, settings).await?;
@@ -106,29 +113,66 @@ async fn analyze_with(
         settings.win_model.as_str()
     );
     for t in tournaments {
-        let pending = analyser.pending(t.id)?;
-        eprintln!("{}: {} game(s) to analyse", t.name, pending.len());
-        // As many games at once as processes, so short games keep every process busy too; the
-        // results do not depend on it (see arena::analysis), and progress is printed in order.
-        let analyser = &analyser;
-        let mut reports = futures_util::stream::iter(pending.iter().enumerate())
-            .map(|(n, game)| async move { (n, game, analyser.analyse_game(game).await) })
-            .buffered(processes.max(1));
-        while let Some((n, game, report)) = reports.next().await {
-            let report = report
-                .with_context(|| format!("cannot analyse game {} of `{}`", game.index, t.name))?;
-            eprintln!(
-                "[{}/{}] game {} {} vs {}: {} plies, {} analysed now, {} positions searched, {} from the cache",
-                n + 1,
-                pending.len(),
-                game.index,
-                game.white,
-                game.black,
-                report.plies,
-                report.analysed,
-                report.searched,
-                report.cached
-            );
+        let mut pending = analyser.pending(t.id)?;
+        let total = pending.len();
+        eprintln!("{}: {total} game(s) to analyse", t.name);
+        let mut done = 0;
+        let mut waiting_shown = None;
+        // Each game is claimed as a process becomes free, so that workers sharing the store
+        // split the games between them; one another worker holds is offered again once this
+        // worker has nothing else, until it is analysed or its lease lapses.
+        while !pending.is_empty() {
+            // As many games at once as processes, so short games keep every process busy too;
+            // the results do not depend on it (see arena::analysis).
+            let analyser = &analyser;
+            let mut reports = futures_util::stream::iter(pending.iter())
+                .map(|game| async move {
+                    match worker.claim(store, LeaseKind::Analysis, game.id) {
+                        Ok(true) => {
+                            let report = analyser.analyse_game(game).await;
+                            worker.release(store, LeaseKind::Analysis, game.id);
+                            Ok(Some((game, report)))
+                        }
+                        Ok(false) => Ok(None),
+                        Err(e) => Err(e),
+                    }
+                })
+                .buffer_unordered(processes.max(1));
+            let mut held_elsewhere = false;
+            while let Some(claimed) = reports.next().await {
+                let Some((game, report)) = claimed? else {
+                    held_elsewhere = true;
+                    continue;
+                };
+                let report = report.with_context(|| {
+                    format!("cannot analyse game {} of `{}`", game.index, t.name)
+                })?;
+                done += 1;
+                eprintln!(
+                    "[{done}/{total}] game {} {} vs {}: {} plies, {} analysed now, {} positions searched, {} from the cache",
+                    game.index,
+                    game.white,
+                    game.black,
+                    report.plies,
+                    report.analysed,
+                    report.searched,
+                    report.cached
+                );
+            }
+            drop(reports);
+            if !held_elsewhere {
+                break;
+            }
+            tokio::time::sleep(worker.poll_interval()).await;
+            pending = analyser.pending(t.id)?;
+            if !pending.is_empty() && waiting_shown != Some(pending.len()) {
+                waiting_shown = Some(pending.len());
+                eprintln!(
+                    "{}: {} game(s) left, being analysed by other workers",
+                    t.name,
+                    pending.len()
+                );
+            }
         }
         let table = leaderboard::analysis_table(store, t.id)?
             .map_or_else(|| "no analysed plies\n".to_owned(), |t| t.to_text());

@@ -18,8 +18,8 @@ use super::common::{open_existing, select, write_stdout};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// The SQLite store of the calibration run.
-    #[arg(long)]
+    /// The store of the calibration run: a SQLite file or a `postgres://` URL (env `ARENA_DB`).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: PathBuf,
     /// The calibration tournaments, fitted together (repeat the flag; default: every tournament
     /// in the store, e.g. `calibrate` and `calibrate-uci`).

@@ -62,3 +62,26 @@ pub(super) fn format_tables(store: &Store, tournament: &TournamentRow) -> Vec<Ta
         }
     }
 }
+
+/// How this process takes part when several share one store (`--db postgres://...`).
+#[derive(Debug, Clone, clap::Args)]
+pub(super) struct WorkerArgs {
+    /// This worker's machine name in the leases (default: the host name). Processes of one
+    /// machine take over a dead neighbour's games at once; others wait for its leases to lapse.
+    #[arg(long, value_name = "NAME")]
+    worker: Option<String>,
+    /// How long a lease on a game lasts unless renewed, in seconds: how soon other workers
+    /// take up the games of a worker that died (it renews every third of this).
+    #[arg(long, value_name = "SECONDS", default_value_t = arena::tournament::worker::DEFAULT_LEASE.as_secs())]
+    lease_s: u64,
+}
+
+impl WorkerArgs {
+    /// The worker these arguments describe.
+    pub(super) fn worker(&self) -> arena::tournament::worker::Worker {
+        arena::tournament::worker::Worker::new(
+            self.worker.clone(),
+            std::time::Duration::from_secs(self.lease_s),
+        )
+    }
+}

@@ -19,8 +19,9 @@ use super::{
 pub(super) struct Args {
     /// The evaluation script (`return arena.evaluation { ... }`).
     script: PathBuf,
-    /// The SQLite store (default: the script's name with `.db`, in the current folder).
-    #[arg(long)]
+    /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`; default: the script's
+    /// name with `.db`, in the current folder).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: Option<PathBuf>,
     /// Items answered at once (default: the script's `concurrency`, else 4).
     #[arg(long)]

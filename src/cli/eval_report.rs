@@ -9,8 +9,8 @@ use super::common::{open_existing, write_stdout};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// The SQLite store.
-    #[arg(long)]
+    /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: PathBuf,
     /// The run (default: every run in the store).
     #[arg(long)]

@@ -87,8 +87,8 @@ enum ExportCommand {
 /// What every dataset export takes.
 #[derive(Debug, clap::Args)]
 struct DatasetArgs {
-    /// The SQLite store.
-    #[arg(long)]
+    /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: PathBuf,
     /// The output file (JSON Lines).
     #[arg(long)]

@@ -28,8 +28,8 @@ enum Source {
 struct Target {
     /// The folder to import (searched recursively).
     dir: PathBuf,
-    /// The SQLite store (created if missing).
-    #[arg(long)]
+    /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`; created if missing).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: PathBuf,
     /// The tournament to import into (default: `chessarena:FOLDER` or `llm_chess:FOLDER`).
     #[arg(long)]

@@ -10,8 +10,8 @@ use super::common::{format_tables, open_existing, select, write_stdout};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// The SQLite store.
-    #[arg(long)]
+    /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: PathBuf,
     /// The tournament (default: every tournament in the store).
     #[arg(long)]

@@ -11,8 +11,9 @@ use arena::{
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// The SQLite store (read only: a running `arena run` may be writing it).
-    #[arg(long)]
+    /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`; read only: a
+    /// running `arena run` may be writing it).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: PathBuf,
     /// The tournament or evaluation run (default: every one in the store).
     #[arg(long)]

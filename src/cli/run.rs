@@ -20,7 +20,7 @@ use arena::{
 };
 
 use super::{
-    common::{default_db, format_tables, write_stdout},
+    common::{WorkerArgs, default_db, format_tables, write_stdout},
     report,
 };
 
@@ -28,8 +28,9 @@ use super::{
 pub(super) struct Args {
     /// The tournament script.
     script: PathBuf,
-    /// The SQLite store (default: the script's name with `.db`, in the current folder).
-    #[arg(long)]
+    /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`; default: the script's
+    /// name with `.db`, in the current folder).
+    #[arg(long, env = "ARENA_DB", hide_env_values = true)]
     db: Option<PathBuf>,
     /// Games played at once (default: the script's `concurrency`, else 2).
     #[arg(long)]
@@ -48,6 +49,8 @@ pub(super) struct Args {
     /// take, per player and in all (the store, if it exists, lends earlier calls' lengths).
     #[arg(long)]
     dry_run: bool,
+    #[command(flatten)]
+    workers: WorkerArgs,
 }
 
 pub(super) async fn run(args: Args) -> Result<u8> {
@@ -59,6 +62,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         report: refresh_every,
         report_out,
         dry_run,
+        workers,
     } = args;
     let db = db.unwrap_or_else(|| default_db(&script));
     if dry_run {
@@ -87,6 +91,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         db: db.clone(),
         concurrency,
         watch: !no_watch,
+        worker: workers.worker(),
     };
     let result = tournament::run(options, Arc::new(LuaHost)).await;
     if let Some(task) = refresher {

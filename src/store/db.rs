@@ -719,10 +719,15 @@ impl<'s> Conn<'s> {
     /// Begins a transaction that takes the write lock at once (SQLite's `BEGIN IMMEDIATE`, so a
     /// read-then-write transaction never meets a stale snapshot). It rolls back when dropped
     /// uncommitted.
+    ///
+    /// On PostgreSQL the same exclusion comes from one advisory lock that every store
+    /// transaction takes first: the store's read-then-write transactions (scheduling a round,
+    /// saving scripts) were written for SQLite's one writer at a time, and several workers must
+    /// not interleave them. Single statements (a ply, a call, a claim) take no such lock.
     pub(crate) fn transaction(&self) -> DbResult<Tx<'_, 's>> {
         let begin = match self.dialect() {
             Dialect::Sqlite => "BEGIN IMMEDIATE",
-            Dialect::Postgres => "BEGIN",
+            Dialect::Postgres => "BEGIN; SELECT pg_advisory_xact_lock(1095912001)",
         };
         self.execute_batch(begin)?;
         Ok(Tx {

@@ -35,6 +35,7 @@ pub(crate) mod db;
 mod eval;
 mod export;
 mod games;
+mod leases;
 mod postgres;
 mod schema;
 mod spend;
@@ -64,6 +65,7 @@ pub use self::{
     games::{
         ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT, current_attempts,
     },
+    leases::{Claim, LeaseKind},
     spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing},
     stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},

@@ -322,7 +322,18 @@ CREATE INDEX games_by_replay ON games (replay_of);
 
 /// The PostgreSQL twins of the SQLite migrations after version 11, in order: entry `i` moves a
 /// store from version `12 + i - 1` to `12 + i`.
-pub(crate) const MIGRATIONS_AFTER_11: &[&str] = &[];
+pub(crate) const MIGRATIONS_AFTER_11: &[&str] = &[
+    // 12: leases (see the SQLite twin, `schema::SCHEMA_V12`).
+    r"
+CREATE TABLE leases (
+    kind       TEXT   NOT NULL CHECK (kind IN ('play', 'analysis')),
+    item       BIGINT NOT NULL,
+    owner      TEXT   NOT NULL,
+    expires_ms BIGINT NOT NULL,
+    PRIMARY KEY (kind, item)
+);
+",
+];
 
 /// The version [`SCHEMA_AT_11`] creates.
 const BASE_VERSION: i64 = 11;

@@ -500,10 +500,28 @@ CREATE TABLE limit_verdicts (
 );
 ";
 
+/// Version 12: leases, so that several processes (on several machines, with a shared server)
+/// play one tournament and analyse it without doing anything twice.
+///
+/// A lease says that `owner` (a worker: machine, process and a random token) works on `item` (a
+/// game id) of `kind` (`play` or `analysis`) until `expires_ms` (milliseconds since the Unix epoch
+/// by the database's clock, so that machines whose clocks differ agree). A worker renews its leases
+/// while it works and deletes each when done; one killed with -9 stops renewing, and another worker
+/// may take the item once the lease has expired.
+pub(crate) const SCHEMA_V12: &str = r"
+CREATE TABLE leases (
+    kind       TEXT    NOT NULL CHECK (kind IN ('play', 'analysis')),
+    item       INTEGER NOT NULL,
+    owner      TEXT    NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    PRIMARY KEY (kind, item)
+) WITHOUT ROWID;
+";
+
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12,
 ];
 
 /// The schema version this build writes (and the newest it can read).

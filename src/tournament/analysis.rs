@@ -15,10 +15,10 @@ use std::{
 use futures_util::{StreamExt, stream::FuturesUnordered};
 use tokio::{sync::mpsc, task::JoinHandle};
 
-use super::{progress::Progress, spec::AnalysisSpec};
+use super::{progress::Progress, spec::AnalysisSpec, worker::Worker};
 use crate::{
     analysis::{Analyser, AnalysisPool},
-    store::{GameRow, Store},
+    store::{GameRow, LeaseKind, Store},
 };
 
 /// What the background analysis did in one run.
@@ -50,9 +50,10 @@ impl AnalysisWorker {
         tournament: i64,
         spec: AnalysisSpec,
         progress: Arc<Progress>,
+        worker: Worker,
     ) -> AnalysisWorker {
         let (queue, games) = mpsc::unbounded_channel();
-        let task = tokio::spawn(work(store, tournament, spec, progress, games));
+        let task = tokio::spawn(work(store, tournament, spec, progress, worker, games));
         AnalysisWorker { queue, task }
     }
 
@@ -85,6 +86,7 @@ async fn work(
     tournament: i64,
     spec: AnalysisSpec,
     progress: Arc<Progress>,
+    worker: Worker,
     mut games: mpsc::UnboundedReceiver<GameRow>,
 ) -> AnalysisReport {
     let mut report = AnalysisReport::default();
@@ -141,6 +143,9 @@ async fn work(
     let mut running = FuturesUnordered::new();
     let mut open = true;
     let mut seen_retries = 0;
+    // Games whose analysis another worker holds: offered again once play is over.
+    let mut held_elsewhere: Vec<GameRow> = Vec::new();
+    let renewal = worker.keep_renewing(store.clone(), LeaseKind::Analysis);
     loop {
         while let Ok(game) = games.try_recv() {
             if seen.insert(game.id) {
@@ -150,13 +155,33 @@ async fn work(
         }
         while running.len() < capacity {
             let Some(game) = queue.pop_front() else { break };
+            match worker.claim(&store, LeaseKind::Analysis, game.id) {
+                Ok(true) => {}
+                Ok(false) => {
+                    held_elsewhere.push(game);
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!("game {}: cannot claim its analysis: {e}", game.index);
+                    held_elsewhere.push(game);
+                    continue;
+                }
+            }
             running.push(async move {
                 let result = analyser.analyse_game(&game).await;
                 (game, result)
             });
         }
         if running.is_empty() && !open {
-            break;
+            if held_elsewhere.is_empty() {
+                break;
+            }
+            // Wait for the other workers: each game is either analysed by them meanwhile (no
+            // longer pending) or, when a lease lapses, claimed here.
+            tokio::time::sleep(worker.poll_interval()).await;
+            let still: HashSet<i64> = pending(analyser, tournament).iter().map(|g| g.id).collect();
+            queue.extend(held_elsewhere.drain(..).filter(|g| still.contains(&g.id)));
+            continue;
         }
         tokio::select! {
             received = games.recv(), if open => match received {
@@ -179,6 +204,7 @@ async fn work(
                 }
             },
             Some((game, result)) = running.next(), if !running.is_empty() => {
+                worker.release(&store, LeaseKind::Analysis, game.id);
                 let title = format!("game {} {} vs {}", game.index, game.white, game.black);
                 match result {
                     Ok(r) => {
@@ -228,6 +254,7 @@ async fn work(
         }
     }
     drop(running);
+    renewal.abort();
     report.engine_retries = pool.retries();
     pool.shutdown().await;
     report

@@ -21,6 +21,7 @@ pub mod schedule;
 pub mod spec;
 pub mod standings;
 pub mod turn;
+pub mod worker;
 
 pub use error::{GameError, ReplayError, TournamentError};
 pub use runner::{BudgetStop, RunOptions, RunSummary, Stop, run};

@@ -23,8 +23,9 @@ use super::{
     reload,
     rules::{Rules, ScriptHost},
     schedule::{self, FormatAnalysis, FormatError, FormatGame, FormatState},
+    worker::Worker,
 };
-use crate::store::{GameRow, GameStatus, PlayerRecord, Store, current_attempts};
+use crate::store::{GameRow, GameStatus, LeaseKind, PlayerRecord, Store, current_attempts};
 
 /// Games played at once when neither the script nor the command line says.
 const DEFAULT_CONCURRENCY: usize = 2;
@@ -40,6 +41,9 @@ pub struct RunOptions {
     pub concurrency: Option<usize>,
     /// Reload scripts when they change.
     pub watch: bool,
+    /// This process among the workers that share the store: a game is played by the worker
+    /// that holds its lease.
+    pub worker: Worker,
 }
 
 /// How a run was stopped before its schedule was complete.
@@ -114,6 +118,7 @@ pub async fn run(
     let adjudication = Adjudication::prepare(&spec).await?.map(Arc::new);
 
     let store = Arc::new(Store::open(&options.db)?);
+    let worker = options.worker.clone();
     let settings_json = serde_json::to_string(settings)?;
     let tournament = store.open_tournament(
         &settings.name,
@@ -204,10 +209,17 @@ pub async fn run(
         spec: &spec,
         prices: &prices,
     };
-    let worker = settings
-        .analysis
-        .clone()
-        .map(|spec| AnalysisWorker::start(store.clone(), tournament.id, spec, progress.clone()));
+    let analysis = settings.analysis.clone().map(|spec| {
+        AnalysisWorker::start(
+            store.clone(),
+            tournament.id,
+            spec,
+            progress.clone(),
+            worker.clone(),
+        )
+    });
+    // Leases are renewed from the start: a game is claimed before it starts.
+    let renewal = worker.keep_renewing(store.clone(), LeaseKind::Play);
     let concurrency = options
         .concurrency
         .or(settings.concurrency)
@@ -275,20 +287,41 @@ pub async fn run(
             host: host.as_ref(),
             generations: &generations,
         };
-        let (stopped, started) = play_all(
+        let played = play_all(
             &env,
             scripts,
             budgets,
             pending,
             concurrency,
-            worker.as_ref(),
+            Workers {
+                play: &worker,
+                analysis: analysis.as_ref(),
+            },
             &mut summary,
             &mut interrupt,
         )
         .await;
+        let (stopped, started) = (played.stopped, played.started);
         if stopped.is_some() {
             summary.stopped = stopped;
             break;
+        }
+        if !played.held_elsewhere.is_empty() {
+            // Games another worker plays: offer them again, and wait a little when nothing
+            // else could start, until they are finished or their leases expire.
+            for id in &played.held_elsewhere {
+                tried.remove(id);
+            }
+            if started == 0 {
+                tokio::select! {
+                    () = tokio::time::sleep(worker.poll_interval()) => {}
+                    () = interrupted(&mut interrupt) => {
+                        summary.stopped = Some(Stop::Interrupted);
+                        break;
+                    }
+                }
+            }
+            continue;
         }
         if started == 0 && !summary.budget_stops.is_empty() {
             // Every game on offer is held back by a budget: asking an incremental format for
@@ -297,6 +330,7 @@ pub async fn run(
         }
     }
     spend_ticker.abort();
+    renewal.abort();
     if let Ok(ledger) = Ledger::read(&store, tournament.id, &prices) {
         progress.set_spend(ledger.total);
     }
@@ -306,10 +340,10 @@ pub async fn run(
     }
     if summary.stopped == Some(Stop::Aborted) {
         // Quit now: the analysis left resumes with the next run (or `arena analyze`).
-        if let Some(worker) = worker {
+        if let Some(worker) = analysis {
             worker.abort();
         }
-    } else if let Some(worker) = worker {
+    } else if let Some(worker) = analysis {
         tracing::info!("play is over; waiting for the engine analysis to finish");
         summary.analysis = Some(worker.finish().await);
     }
@@ -407,9 +441,27 @@ fn hold_back(summary: &mut RunSummary, reached: Reached, index: u32) {
     }
 }
 
+/// The workers a run hands games to: this process's player (its leases) and its analysis.
+#[derive(Clone, Copy)]
+struct Workers<'a> {
+    play: &'a Worker,
+    analysis: Option<&'a AnalysisWorker>,
+}
+
+/// What [`play_all`] did.
+struct Played {
+    /// How a Ctrl-C stopped it, if one did.
+    stopped: Option<Stop>,
+    /// Games it started.
+    started: usize,
+    /// Unfinished games it left because another worker holds them.
+    held_elsewhere: Vec<i64>,
+}
+
 /// Plays `pending` with at most `concurrency` games at once; each game takes the newest generation
-/// when it starts (or, when resumed, the one it started with), unless a budget holds it back.
-/// Returns how a Ctrl-C stopped it, if one did, and how many games it started.
+/// when it starts (or, when resumed, the one it started with), unless a budget holds it back or
+/// another worker holds its lease. A game is re-read once claimed: another worker may have
+/// played on (or finished) it since `pending` was listed.
 #[allow(clippy::too_many_arguments)]
 async fn play_all(
     env: &Arc<GameEnv>,
@@ -417,11 +469,16 @@ async fn play_all(
     budgets: Budgets<'_>,
     pending: Vec<GameRow>,
     concurrency: usize,
-    analysis: Option<&AnalysisWorker>,
+    workers: Workers<'_>,
     summary: &mut RunSummary,
     interrupt: &mut Option<Signal>,
-) -> (Option<Stop>, usize) {
+) -> Played {
+    let Workers {
+        play: worker,
+        analysis,
+    } = workers;
     let mut started = 0;
+    let mut held_elsewhere = Vec::new();
     let mut queue = pending.into_iter();
     let mut running = JoinSet::new();
     let mut pinned: HashMap<String, Arc<dyn Rules>> = HashMap::new();
@@ -440,6 +497,14 @@ async fn play_all(
                 hold_back(summary, reached, row.index);
                 continue;
             }
+            let row = match claim(env, worker, &row) {
+                Claimed::Mine(fresh) => *fresh,
+                Claimed::Elsewhere => {
+                    held_elsewhere.push(row.id);
+                    continue;
+                }
+                Claimed::Finished => continue,
+            };
             started += 1;
             let current = scripts.generations.borrow().clone();
             let generation = match &row.script_hash {
@@ -473,7 +538,7 @@ async fn play_all(
                     // Second Ctrl-C: quit now. Dropping `running` abandons the games where they
                     // stand; everything played so far is stored and resumes.
                     tracing::warn!("quitting now: {} running game(s) resume on the next run", running.len());
-                    return (Some(Stop::Aborted), started);
+                    return Played { stopped: Some(Stop::Aborted), started, held_elsewhere };
                 }
                 // First Ctrl-C: start nothing new and let the running games finish.
                 stopping = true;
@@ -490,10 +555,12 @@ async fn play_all(
         let (row, outcome) = match joined {
             Ok(v) => v,
             Err(e) => {
+                // Its lease lapses: a later run (or another worker) takes the game up.
                 tracing::error!("a game task failed: {e}");
                 continue;
             }
         };
+        worker.release(store, LeaseKind::Play, row.id);
         let title = format!("game {} {} vs {}", row.index, row.white, row.black);
         match outcome {
             GameOutcome::Finished(end) => {
@@ -536,7 +603,47 @@ async fn play_all(
             }
         }
     }
-    (stopping.then_some(Stop::Interrupted), started)
+    Played {
+        stopped: stopping.then_some(Stop::Interrupted),
+        started,
+        held_elsewhere,
+    }
+}
+
+/// Whose a pending game is once this worker has tried to claim it.
+enum Claimed {
+    /// This worker's, as stored now.
+    Mine(Box<GameRow>),
+    /// Another worker holds it (or the store could not say: it is offered again later).
+    Elsewhere,
+    /// Another worker finished it since it was listed.
+    Finished,
+}
+
+fn claim(env: &GameEnv, worker: &Worker, row: &GameRow) -> Claimed {
+    let store = &env.store;
+    match worker.claim(store, LeaseKind::Play, row.id) {
+        Ok(true) => match store.game(row.id) {
+            Ok(fresh) if fresh.status == GameStatus::Finished => {
+                worker.release(store, LeaseKind::Play, row.id);
+                Claimed::Finished
+            }
+            Ok(fresh) => Claimed::Mine(Box::new(fresh)),
+            Err(e) => {
+                tracing::warn!(
+                    "game {}: cannot read it back after claiming it: {e}",
+                    row.index
+                );
+                worker.release(store, LeaseKind::Play, row.id);
+                Claimed::Elsewhere
+            }
+        },
+        Ok(false) => Claimed::Elsewhere,
+        Err(e) => {
+            tracing::warn!("game {}: cannot claim it: {e}", row.index);
+            Claimed::Elsewhere
+        }
+    }
 }
 
 /// Resolves on the next Ctrl-C (never, without a listener).
