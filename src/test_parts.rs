@@ -80,6 +80,50 @@ pub fn local_llm(test: &str) -> Option<String> {
     }
 }
 
+/// The PostgreSQL server of the shared-store tests (`ARENA_TEST_POSTGRES`), or `None` after
+/// [`missing`].
+pub fn postgres(test: &str) -> Option<String> {
+    match std::env::var("ARENA_TEST_POSTGRES") {
+        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
+        _ => {
+            missing(
+                test,
+                "a PostgreSQL server",
+                "set ARENA_TEST_POSTGRES to `scripts/postgres.sh start`'s URL; scripts/test.sh does",
+            );
+            None
+        }
+    }
+}
+
+/// A new, empty database named `name` on the server at `server` (dropped first if a previous
+/// run left it), and its URL. The connection runs on a thread of its own, outside any runtime.
+///
+/// # Panics
+/// If the server refuses: a test that has its server must not skip.
+pub fn fresh_postgres_database(server: &str, name: &str) -> String {
+    let admin = server.to_owned();
+    let statement =
+        format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE); CREATE DATABASE \"{name}\"");
+    std::thread::spawn(move || {
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls)?;
+        // CREATE DATABASE cannot run in a transaction block: one statement at a time.
+        for sql in statement.split("; ") {
+            client.batch_execute(sql)?;
+        }
+        Ok::<(), postgres::Error>(())
+    })
+    .join()
+    .expect("the admin thread")
+    .unwrap_or_else(|e| panic!("cannot create the test database `{name}` on {server}: {e}"));
+    let (base, query) = match server.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (server, String::new()),
+    };
+    let root = base.rsplit_once('/').map_or(base, |(root, _)| root);
+    format!("{root}/{name}{query}")
+}
+
 /// Whether python3 with python-chess runs, or `false` after [`missing`].
 pub fn python_chess(test: &str) -> bool {
     let ok = Command::new("python3")

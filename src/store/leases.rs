@@ -164,6 +164,23 @@ impl Store {
         .context(|| format!("renew the {} leases of {owner}", kind.as_str()))
     }
 
+    /// The leases of `kind` held now (live or lapsed but not yet taken), as (item, owner), by item.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn leases(&self, kind: LeaseKind) -> Result<Vec<(i64, String)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT item, owner FROM leases WHERE kind = ?1 ORDER BY item")
+            .context(|| "list the leases".to_owned())?;
+        let rows = stmt
+            .query_map(params![kind.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+            .context(|| "list the leases".to_owned())?;
+        rows.collect::<Result<_, _>>()
+            .context(|| "list the leases".to_owned())
+    }
+
     /// Gives `item` back (a no-op unless `owner` holds it).
     ///
     /// # Errors

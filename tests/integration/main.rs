@@ -34,3 +34,4 @@ mod secrets;
 mod tournament;
 mod usage;
 mod void_games;
+mod workers;

@@ -1,0 +1,305 @@
+//! Several workers on one PostgreSQL store: two `arena run` processes play one tournament, one is
+//! killed with -9 mid-game, and the other finishes everything, taking the killed worker's game up
+//! from its last stored ply once its lease lapses; two `arena analyze` processes split the
+//! analysis of a tournament so that every game is analysed once.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::Path,
+    process::{Child, Stdio},
+    time::{Duration, Instant},
+};
+
+use arena::store::{GameStatus, LeaseKind, Store};
+
+use crate::common::{FakeOpenAi, TestDir, postgres, stderr, stockfish};
+
+/// Starts `arena ARGS` in `dir`, its stderr to `log`.
+fn spawn(dir: &TestDir, args: &[&str], log: &str) -> Child {
+    let log = std::fs::File::create(dir.path().join(log)).expect("log file");
+    dir.arena()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("arena starts")
+}
+
+fn log(dir: &TestDir, name: &str) -> String {
+    std::fs::read_to_string(dir.path().join(name)).unwrap_or_default()
+}
+
+/// Waits for `child` to exit and asserts that it succeeded.
+fn wait_success(child: &mut Child, dir: &TestDir, log_name: &str, patience: Duration) {
+    let deadline = Instant::now() + patience;
+    loop {
+        if let Some(status) = child.try_wait().expect("child status") {
+            assert!(
+                status.success(),
+                "{log_name}: {status}\n{}",
+                log(dir, log_name)
+            );
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{log_name} did not finish in {patience:?}\n{}",
+            log(dir, log_name)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn two_workers_share_a_tournament_and_a_killed_one_loses_nothing_and_repeats_nothing() {
+    let test = "two_workers_share_a_tournament_and_a_killed_one_loses_nothing_and_repeats_nothing";
+    let Some(server) = postgres(test) else {
+        return;
+    };
+    let url = arena::test_parts::fresh_postgres_database(&server, "arena_workers_run");
+    // 150 ms per reply: slow enough that the kill lands mid-game, fast enough for CI.
+    let fake = FakeOpenAi::start(150);
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "shared", games_per_pair = 6, max_plies = 24, seed = 5, concurrency = 1,
+  players = {{
+    arena.llm {{ name = "fake", model = "fake", base_url = "{}", mode = "blitz" }},
+    arena.random {{ name = "rnd" }},
+  }},
+}}"#,
+            fake.url
+        ),
+    );
+    let worker = |name: &str| {
+        spawn(
+            &dir,
+            &[
+                "run",
+                "t.lua",
+                "--db",
+                &url,
+                "--no-watch",
+                "--worker",
+                name,
+                "--lease-s",
+                "3",
+            ],
+            &format!("{name}.log"),
+        )
+    };
+    let mut a = worker("machine-a");
+    let mut b = worker("machine-b");
+
+    // Kill machine-a as soon as it holds a game with a few stored plies.
+    let store = Store::open(Path::new(&url)).expect("the shared store opens");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let (victim, plies_at_kill, calls_at_kill) = loop {
+        assert!(
+            Instant::now() < deadline,
+            "machine-a never got far enough\n{}",
+            log(&dir, "machine-a.log")
+        );
+        assert!(
+            a.try_wait().unwrap().is_none(),
+            "machine-a ended early\n{}",
+            log(&dir, "machine-a.log")
+        );
+        let held = store
+            .leases(LeaseKind::Play)
+            .unwrap()
+            .into_iter()
+            .find(|(_, owner)| owner.starts_with("machine-a#"));
+        if let Some((game, _)) = held {
+            let plies = store.plies(game).unwrap();
+            if plies.len() >= 4 {
+                a.kill().expect("SIGKILL");
+                a.wait().unwrap();
+                // What the killed worker had stored, read after it is gone.
+                let plies: Vec<String> = store
+                    .plies(game)
+                    .unwrap()
+                    .into_iter()
+                    .map(|p| p.uci)
+                    .collect();
+                let calls: BTreeMap<(u32, u32), (i64, Option<String>)> = (0..=plies.len() as u32)
+                    .flat_map(|ply| store.llm_calls(game, ply).unwrap())
+                    .map(|c| ((c.call.ply, c.call.seq), (c.id, c.call.reply_text.clone())))
+                    .collect();
+                break (game, plies, calls);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    assert!(
+        store.game(victim).unwrap().status != GameStatus::Finished,
+        "the kill should land mid-game"
+    );
+
+    wait_success(&mut b, &dir, "machine-b.log", Duration::from_secs(300));
+    let served = fake.stop();
+
+    let t = store.find_tournament("shared").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert_eq!(
+        games.len(),
+        6,
+        "exactly the scheduled games, none played twice"
+    );
+    assert!(
+        games
+            .iter()
+            .all(|g| g.status == GameStatus::Finished && g.result.is_some()),
+        "every game finished with a result: {games:?}"
+    );
+    assert!(
+        store.leases(LeaseKind::Play).unwrap().is_empty(),
+        "every lease released"
+    );
+
+    // The killed game went on from its last stored ply, with every stored reply kept.
+    let after: Vec<String> = store
+        .plies(victim)
+        .unwrap()
+        .into_iter()
+        .map(|p| p.uci)
+        .collect();
+    assert!(
+        after.len() > plies_at_kill.len() && after.starts_with(&plies_at_kill),
+        "game {victim} was not resumed where it stood: {plies_at_kill:?} then {after:?}"
+    );
+    for ((ply, seq), (id, reply)) in &calls_at_kill {
+        let now: Vec<_> = store.llm_calls(victim, *ply).unwrap();
+        let call = now
+            .iter()
+            .find(|c| c.call.seq == *seq)
+            .expect("the stored call stays");
+        assert_eq!(
+            (&call.id, &call.call.reply_text),
+            (id, reply),
+            "ply {ply} seq {seq}"
+        );
+    }
+    // No stored reply was asked for again: the server answered each stored call once, plus at
+    // most the one request machine-a had in flight (concurrency 1) when it was killed.
+    let stored: usize = games
+        .iter()
+        .map(|g| {
+            (0..=g.ply_count)
+                .map(|ply| store.llm_calls(g.id, ply).unwrap().len())
+                .sum::<usize>()
+        })
+        .sum();
+    let served = usize::try_from(served).unwrap();
+    assert!(
+        stored <= served && served <= stored + 1,
+        "{served} completions served for {stored} stored calls"
+    );
+    // Both workers played: the tournament was shared, not run by one.
+    let b_log = log(&dir, "machine-b.log");
+    assert!(b_log.contains("game "), "{b_log}");
+    assert!(
+        !stderr_mentions_errors(&b_log),
+        "machine-b reported errors:\n{b_log}"
+    );
+}
+
+fn stderr_mentions_errors(log: &str) -> bool {
+    log.lines()
+        .any(|l| l.contains("ERROR") || l.contains("set aside"))
+}
+
+#[test]
+fn two_analysis_workers_analyse_every_game_once() {
+    let test = "two_analysis_workers_analyse_every_game_once";
+    let Some(server) = postgres(test) else {
+        return;
+    };
+    if !stockfish(test) {
+        return;
+    }
+    let url = arena::test_parts::fresh_postgres_database(&server, "arena_workers_analyze");
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "an", games_per_pair = 6, max_plies = 16, seed = 3,
+  players = { arena.random { name = "r1" }, arena.random { name = "r2" } },
+}"#,
+    );
+    let out = dir
+        .arena()
+        .args(["run", "t.lua", "--db", &url, "--no-watch"])
+        .output()
+        .expect("arena runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let analyze = |name: &str| {
+        spawn(
+            &dir,
+            &[
+                "analyze",
+                "--db",
+                &url,
+                "--depth",
+                "8",
+                "--processes",
+                "1",
+                "--worker",
+                name,
+                "--lease-s",
+                "5",
+            ],
+            &format!("{name}.log"),
+        )
+    };
+    let mut first = analyze("lab-1");
+    let mut second = analyze("lab-2");
+    wait_success(&mut first, &dir, "lab-1.log", Duration::from_secs(300));
+    wait_success(&mut second, &dir, "lab-2.log", Duration::from_secs(300));
+
+    // Each worker lists the games it analysed; together they are every game, each once, and
+    // the plies analysed now add up to every ply of the tournament.
+    let analysed = |name: &str| -> BTreeMap<u32, u32> {
+        log(&dir, &format!("{name}.log"))
+            .lines()
+            .filter_map(|l| {
+                let rest = l.split("] game ").nth(1)?;
+                let game: u32 = rest.split(' ').next()?.parse().ok()?;
+                let now: u32 = rest
+                    .split(": ")
+                    .nth(1)?
+                    .split(" plies, ")
+                    .nth(1)?
+                    .split(' ')
+                    .next()?
+                    .parse()
+                    .ok()?;
+                Some((game, now))
+            })
+            .filter(|(_, now)| *now > 0)
+            .collect()
+    };
+    let (one, two) = (analysed("lab-1"), analysed("lab-2"));
+    let store = Store::open(Path::new(&url)).unwrap();
+    let t = store.find_tournament("an").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    let all: BTreeSet<u32> = games.iter().map(|g| g.index).collect();
+    let keys_one: BTreeSet<u32> = one.keys().copied().collect();
+    let keys_two: BTreeSet<u32> = two.keys().copied().collect();
+    assert!(
+        keys_one.is_disjoint(&keys_two),
+        "a game analysed twice: {one:?} {two:?}"
+    );
+    assert_eq!(
+        keys_one.union(&keys_two).copied().collect::<BTreeSet<_>>(),
+        all,
+        "every game analysed: {one:?} {two:?}"
+    );
+    let plies: u32 = games.iter().map(|g| g.ply_count).sum();
+    assert_eq!(one.values().chain(two.values()).sum::<u32>(), plies);
+    assert_eq!(store.analysed_games(t.id).unwrap().len(), games.len());
+    assert!(store.leases(LeaseKind::Analysis).unwrap().is_empty());
+}
