@@ -142,6 +142,71 @@ pub fn python_chess(test: &str) -> bool {
     ok
 }
 
+/// `examples/fake_openai.rs` (the binary at `bin`) running on a free port: a fake
+/// OpenAI-compatible server that answers a random legal move after `latency_ms`, for tests and
+/// benchmarks that need many model calls but no model. Stopped when dropped.
+#[derive(Debug)]
+pub struct FakeOpenAi {
+    child: std::process::Child,
+    /// Its base URL, for an `arena.llm` player.
+    pub url: String,
+}
+
+impl FakeOpenAi {
+    /// Starts the server and waits until it listens.
+    ///
+    /// # Panics
+    /// If it does not start.
+    pub fn start(bin: &std::path::Path, latency_ms: u64) -> FakeOpenAi {
+        use std::io::BufRead;
+        let mut child = Command::new(bin)
+            .args(["--port", "0", "--latency-ms", &latency_ms.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("the fake server `{}` does not start: {e}", bin.display()));
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.as_mut().expect("stdout is piped"))
+            .read_line(&mut line)
+            .expect("the fake server says where it listens");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from the fake server: {line:?}"))
+            .to_owned();
+        FakeOpenAi { child, url }
+    }
+
+    /// Stops the server (SIGTERM, so that it reports) and returns how many chat completions it
+    /// served.
+    ///
+    /// # Panics
+    /// If it does not say.
+    pub fn stop(mut self) -> u64 {
+        use std::io::Read;
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let mut log = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ = stderr.read_to_string(&mut log);
+        }
+        let _ = self.child.wait();
+        log.lines()
+            .find_map(|l| l.strip_prefix("fake_openai: served "))
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("the fake server did not say what it served: {log}"))
+    }
+}
+
+impl Drop for FakeOpenAi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

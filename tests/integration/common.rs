@@ -145,72 +145,22 @@ pub fn postgres(test: &str) -> Option<String> {
     arena::test_parts::postgres(test)
 }
 
-/// `examples/fake_openai.rs` running on a free port: a fake OpenAI-compatible server that answers
-/// a random legal move after `latency_ms`. Stopped (SIGTERM) when dropped.
-pub struct FakeOpenAi {
-    child: std::process::Child,
-    /// Its base URL, for an `arena.llm` player.
-    pub url: String,
-}
-
-impl FakeOpenAi {
-    pub fn start(latency_ms: u64) -> FakeOpenAi {
-        use std::io::BufRead;
-        let bin = Path::new(env!("CARGO_BIN_EXE_arena"))
-            .parent()
-            .expect("the binary's folder")
-            .join("examples/fake_openai");
-        if !bin.exists() {
-            // `cargo test` builds the examples; `cargo test --test integration` alone does not.
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = Command::new(cargo)
-                .args(["build", "--quiet", "--example", "fake_openai"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("cargo runs");
-            assert!(status.success(), "cargo build --example fake_openai failed");
-        }
-        let mut child = Command::new(&bin)
-            .args(["--port", "0", "--latency-ms", &latency_ms.to_string()])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("the fake server starts");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.as_mut().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the fake server says where it listens");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line from the fake server: {line}"))
-            .to_owned();
-        FakeOpenAi { child, url }
+/// `examples/fake_openai.rs` on a free port, answering after `latency_ms` (built first if
+/// `cargo test` has not built the examples).
+pub fn fake_openai(latency_ms: u64) -> arena::test_parts::FakeOpenAi {
+    let bin = Path::new(env!("CARGO_BIN_EXE_arena"))
+        .parent()
+        .expect("the binary's folder")
+        .join("examples/fake_openai");
+    if !bin.exists() {
+        // `cargo test` builds the examples; `cargo test --test integration` alone does not.
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "--example", "fake_openai"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build --example fake_openai failed");
     }
-
-    /// Stops the server and returns how many chat completions it served.
-    pub fn stop(mut self) -> u64 {
-        use std::io::Read;
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let mut err = String::new();
-        if let Some(mut stderr) = self.child.stderr.take() {
-            let _ = stderr.read_to_string(&mut err);
-        }
-        let _ = self.child.wait();
-        let served = err
-            .lines()
-            .find_map(|l| l.strip_prefix("fake_openai: served "))
-            .and_then(|rest| rest.split(' ').next())
-            .and_then(|n| n.parse().ok());
-        served.unwrap_or_else(|| panic!("the fake server did not say what it served: {err}"))
-    }
-}
-
-impl Drop for FakeOpenAi {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    arena::test_parts::FakeOpenAi::start(&bin, latency_ms)
 }

@@ -12,7 +12,7 @@ use std::{
 
 use arena::store::{GameStatus, LeaseKind, Store};
 
-use crate::common::{FakeOpenAi, TestDir, postgres, stderr, stockfish};
+use crate::common::{TestDir, fake_openai, postgres, stderr, stockfish};
 
 /// Starts `arena ARGS` in `dir`, its stderr to `log`.
 fn spawn(dir: &TestDir, args: &[&str], log: &str) -> Child {
@@ -58,7 +58,7 @@ fn two_workers_share_a_tournament_and_a_killed_one_loses_nothing_and_repeats_not
     };
     let url = arena::test_parts::fresh_postgres_database(&server, "arena_workers_run");
     // 150 ms per reply: slow enough that the kill lands mid-game, fast enough for CI.
-    let fake = FakeOpenAi::start(150);
+    let fake = fake_openai(150);
     let dir = TestDir::new();
     dir.write(
         "t.lua",
