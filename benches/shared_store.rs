@@ -25,7 +25,7 @@ use std::{
 
 use arena::{
     store::{GameStatus, Store},
-    test_parts::{FakeOpenAi, fresh_postgres_database},
+    test_parts::{FakeOpenAi, FreshDatabase},
 };
 
 struct Settings {
@@ -201,11 +201,11 @@ fn main() {
     );
     let mut runs = vec![sqlite];
     for &workers in &settings.workers {
-        let db = fresh_postgres_database(&server, &format!("arena_bench_workers_{workers}"));
+        let database = FreshDatabase::create(&server, &format!("bench_workers_{workers}"));
         runs.push(play(
             &arena,
             dir.path(),
-            &db,
+            &database.url,
             workers,
             &format!("postgres-{workers}"),
         ));

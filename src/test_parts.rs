@@ -80,50 +80,6 @@ pub fn local_llm(test: &str) -> Option<String> {
     }
 }
 
-/// The PostgreSQL server of the shared-store tests (`ARENA_TEST_POSTGRES`), or `None` after
-/// [`missing`].
-pub fn postgres(test: &str) -> Option<String> {
-    match std::env::var("ARENA_TEST_POSTGRES") {
-        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
-        _ => {
-            missing(
-                test,
-                "a PostgreSQL server",
-                "set ARENA_TEST_POSTGRES to `scripts/postgres.sh start`'s URL; scripts/test.sh does",
-            );
-            None
-        }
-    }
-}
-
-/// A new, empty database named `name` on the server at `server` (dropped first if a previous
-/// run left it), and its URL. The connection runs on a thread of its own, outside any runtime.
-///
-/// # Panics
-/// If the server refuses: a test that has its server must not skip.
-pub fn fresh_postgres_database(server: &str, name: &str) -> String {
-    let admin = server.to_owned();
-    let statement =
-        format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE); CREATE DATABASE \"{name}\"");
-    std::thread::spawn(move || {
-        let mut client = postgres::Client::connect(&admin, postgres::NoTls)?;
-        // CREATE DATABASE cannot run in a transaction block: one statement at a time.
-        for sql in statement.split("; ") {
-            client.batch_execute(sql)?;
-        }
-        Ok::<(), postgres::Error>(())
-    })
-    .join()
-    .expect("the admin thread")
-    .unwrap_or_else(|e| panic!("cannot create the test database `{name}` on {server}: {e}"));
-    let (base, query) = match server.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (server, String::new()),
-    };
-    let root = base.rsplit_once('/').map_or(base, |(root, _)| root);
-    format!("{root}/{name}{query}")
-}
-
 /// Whether python3 with python-chess runs, or `false` after [`missing`].
 pub fn python_chess(test: &str) -> bool {
     let ok = Command::new("python3")
@@ -207,6 +163,106 @@ impl Drop for FakeOpenAi {
     }
 }
 
+/// The test PostgreSQL server's URL (`ARENA_TEST_POSTGRES`, as `scripts/postgres.sh start`
+/// prints it), or `None` after [`missing`].
+pub fn postgres(test: &str) -> Option<String> {
+    match std::env::var("ARENA_TEST_POSTGRES") {
+        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
+        _ => {
+            missing(
+                test,
+                "the PostgreSQL test server",
+                "run scripts/postgres.sh start and set ARENA_TEST_POSTGRES to the URL it prints; scripts/test.sh does",
+            );
+            None
+        }
+    }
+}
+
+/// An empty database of its own on the test server, dropped when this goes out of scope (a
+/// test that fails leaves nothing behind for the next run to trip on).
+#[derive(Debug)]
+pub struct FreshDatabase {
+    /// The URL of the new database (the server's URL with its database name replaced).
+    pub url: String,
+    server: String,
+    name: String,
+}
+
+impl FreshDatabase {
+    /// Creates a database named after `test` and this process on the server at `server` (a URL
+    /// of any database there, such as [`postgres`] returns). Needs no runtime: the `postgres`
+    /// client runs on a thread of its own.
+    ///
+    /// # Panics
+    /// If the server refuses: a test that found its server must not quietly skip.
+    pub fn create(server: &str, test: &str) -> FreshDatabase {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let slug: String = test
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .take(30)
+            .collect();
+        let name = format!(
+            "t_{slug}_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        // Two round trips: neither statement may run inside a (multi-statement) transaction.
+        let created = admin(
+            server,
+            &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
+        )
+        .and_then(|()| admin(server, &format!("CREATE DATABASE \"{name}\"")));
+        if let Err(e) = created {
+            panic!("cannot create database `{name}` for {test} on the test PostgreSQL server: {e}");
+        }
+        FreshDatabase {
+            url: with_database(server, &name),
+            server: server.to_owned(),
+            name,
+        }
+    }
+}
+
+impl Drop for FreshDatabase {
+    fn drop(&mut self) {
+        // Best effort: a database left behind holds one test's rows on a throwaway server.
+        let _ = admin(
+            &self.server,
+            &format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name),
+        );
+    }
+}
+
+/// `url` with its database name replaced by `name` (its query string kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let query_at = rest.find('?').unwrap_or(rest.len());
+    let (before, query) = rest.split_at(query_at);
+    let host = before.split_once('/').map_or(before, |(host, _)| host);
+    format!("{scheme}://{host}/{name}{query}")
+}
+
+/// Runs `sql` on the server at `url`, outside any runtime (the client starts its own).
+fn admin(url: &str, sql: &str) -> Result<(), postgres::Error> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut client = postgres::Client::connect(url, postgres::NoTls)?;
+            client.batch_execute(sql)
+        })
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +280,18 @@ mod tests {
             verdict(false, "t", "the local model", "start it"),
             Verdict::Skip("skipping t: the local model is missing (start it)".into())
         );
+    }
+
+    #[test]
+    fn a_fresh_database_url_keeps_the_server_and_the_options() {
+        assert_eq!(
+            with_database("postgres://arena@127.0.0.1:55432/arena", "t_x"),
+            "postgres://arena@127.0.0.1:55432/t_x"
+        );
+        assert_eq!(
+            with_database("postgresql://u@h/db?sslmode=disable", "n"),
+            "postgresql://u@h/n?sslmode=disable"
+        );
+        assert_eq!(with_database("postgres://u@h", "n"), "postgres://u@h/n");
     }
 }

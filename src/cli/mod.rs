@@ -1,6 +1,6 @@
 //! The command line: `arena run`, `arena check`, `arena export pgn|sft|positions|jsonl`,
-//! `arena import`, `arena leaderboard`, `arena analyze`, `arena report`, and the fine-grained
-//! evaluations: `arena eval`, `arena eval-report`,
+//! `arena import`, `arena leaderboard`, `arena migrate`, `arena analyze`, `arena report`, and
+//! the fine-grained evaluations: `arena eval`, `arena eval-report`,
 //! `arena rescore`, `arena score-recorded`. One file per command, each with its arguments and
 //! its `run`; `common` holds what they share.
 //!
@@ -11,7 +11,7 @@
 //!   Running the same command again resumes them. `arena import`: a broken record was skipped.
 //! - 130: a second Ctrl-C quit `arena run` at once; the next run resumes from the last stored ply.
 //! - 2: a fatal error (bad script, unreachable player, unusable store), or bad arguments (clap's
-//!   own code).
+//!   own code); `arena migrate`: a table of the copy does not match its source.
 
 mod analyze;
 mod calibrate;
@@ -22,6 +22,7 @@ mod eval_report;
 mod export;
 mod import;
 mod leaderboard;
+mod migrate;
 mod report;
 mod rescore;
 mod run;
@@ -53,6 +54,9 @@ enum Command {
     Import(import::Args),
     /// Print the ratings and standings of a stored tournament.
     Leaderboard(leaderboard::Args),
+    /// Copy a whole store into a new or empty one (SQLite file or `postgres://` URL, either way)
+    /// and check the copy by row counts and checksums.
+    Migrate(migrate::Args),
     /// Write one self-contained HTML report of a store: overview, games and a viewer per game.
     Report(report::Args),
     /// Fit the engine ladder from a calibration run (tournaments/calibrate.lua) and write its
@@ -102,6 +106,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::Export(args) => export::run(args),
         Command::Import(args) => import::run(args),
         Command::Leaderboard(args) => leaderboard::run(args),
+        Command::Migrate(args) => migrate::run(args),
         Command::Report(args) => report::run(args),
         Command::Analyze(args) => analyze::run(args).await,
         Command::Calibrate(args) => calibrate::run(args).await,

@@ -61,6 +61,12 @@ macro_rules! params {
 }
 pub(crate) use params;
 
+impl Param for SqlValue<'_> {
+    fn sql_value(&self) -> SqlValue<'_> {
+        *self
+    }
+}
+
 impl Param for i64 {
     fn sql_value(&self) -> SqlValue<'_> {
         SqlValue::Integer(*self)
@@ -249,6 +255,31 @@ impl Row<'_> {
             }
         };
         converted.map_err(|message| DbError::Column { index, message })
+    }
+}
+
+impl<'r> Row<'r> {
+    /// The value of column `index` (from 0) as it crosses the seam, whatever its type: what a
+    /// copy of whole rows binds again and a checksum hashes.
+    ///
+    /// # Errors
+    ///
+    /// [`DbError::Column`] if the column does not exist or PostgreSQL cannot send it as one of
+    /// the five storage classes.
+    pub(crate) fn value(&self, index: usize) -> DbResult<SqlValue<'_>> {
+        match self {
+            Row::Sqlite(row) => row
+                .get_ref(index)
+                .map(sqlite_value)
+                .map_err(DbError::Sqlite),
+            Row::Postgres(row) => row
+                .try_get::<_, PgValue<'_>>(index)
+                .map(|v| v.0)
+                .map_err(|e| DbError::Column {
+                    index,
+                    message: e.to_string(),
+                }),
+        }
     }
 }
 
@@ -734,6 +765,122 @@ impl<'s> Conn<'s> {
             conn: self,
             done: false,
         })
+    }
+}
+
+/// How many rows a PostgreSQL [`Reader`] fetches per round trip: enough to amortise the round
+/// trip, few enough that a table of long replies never sits in memory whole.
+const FETCH_ROWS: i32 = 512;
+
+impl Conn<'_> {
+    /// Runs `f` with a [`Reader`] whose queries all see one consistent snapshot of the database
+    /// (SQLite: one read transaction; PostgreSQL: one `REPEATABLE READ READ ONLY` transaction),
+    /// then ends the snapshot. The outer result is the snapshot's own (beginning or ending it
+    /// failed); the inner one is `f`'s. Not for use inside a [`Tx`] on the same connection.
+    pub(crate) fn read_snapshot<T, E>(
+        &self,
+        f: impl FnOnce(&mut Reader<'_>) -> Result<T, E>,
+    ) -> DbResult<Result<T, E>> {
+        match self {
+            Conn::Sqlite(c) => {
+                c.execute_batch("BEGIN DEFERRED").map_err(DbError::Sqlite)?;
+                let result = f(&mut Reader::Sqlite(c));
+                // Nothing was written: ending the read transaction either way releases the
+                // snapshot. Should ending it fail too, `f`'s own failure says more.
+                match c.execute_batch("COMMIT") {
+                    Err(e) if result.is_ok() => Err(DbError::Sqlite(e)),
+                    _ => Ok(result),
+                }
+            }
+            Conn::Postgres(s) => {
+                let mut session = s.borrow_mut();
+                let client = session.client();
+                let tx = off_runtime(|| {
+                    client
+                        .build_transaction()
+                        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                        .read_only(true)
+                        .start()
+                })
+                .map_err(DbError::Postgres)?;
+                let mut reader = Reader::Postgres(PgReader { tx: Some(tx) });
+                let result = f(&mut reader);
+                if let Reader::Postgres(mut pg) = reader
+                    && let Some(tx) = pg.tx.take()
+                {
+                    off_runtime(move || tx.commit()).map_err(DbError::Postgres)?;
+                }
+                Ok(result)
+            }
+        }
+    }
+}
+
+/// Reads under one snapshot, from [`Conn::read_snapshot`].
+pub(crate) enum Reader<'a> {
+    /// SQLite, inside a read transaction.
+    Sqlite(&'a rusqlite::Connection),
+    /// PostgreSQL, inside a read-only repeatable-read transaction.
+    Postgres(PgReader<'a>),
+}
+
+/// The PostgreSQL transaction behind a [`Reader`]. Always `Some` until the snapshot ends.
+pub(crate) struct PgReader<'a> {
+    tx: Option<postgres::Transaction<'a>>,
+}
+
+impl Drop for PgReader<'_> {
+    fn drop(&mut self) {
+        // Rolling back (what dropping a transaction does) blocks on the client's runtime.
+        if let Some(tx) = self.tx.take() {
+            off_runtime(move || drop(tx));
+        }
+    }
+}
+
+impl Reader<'_> {
+    /// Runs a query without parameters and hands its rows to `f` in order, holding one batch of
+    /// rows at a time (SQLite steps through them; PostgreSQL fetches [`FETCH_ROWS`] at a time
+    /// from a portal), until the rows run out or `f` fails. The outer result is the query's, the
+    /// inner one `f`'s first failure.
+    pub(crate) fn stream<E>(
+        &mut self,
+        sql: &str,
+        mut f: impl FnMut(&Row<'_>) -> Result<(), E>,
+    ) -> DbResult<Result<(), E>> {
+        match self {
+            Reader::Sqlite(c) => {
+                let mut statement = c.prepare(sql).map_err(DbError::Sqlite)?;
+                let mut rows = statement.raw_query();
+                while let Some(row) = rows.next().map_err(DbError::Sqlite)? {
+                    if let Err(e) = f(&Row::Sqlite(row)) {
+                        return Ok(Err(e));
+                    }
+                }
+                Ok(Ok(()))
+            }
+            Reader::Postgres(pg) => {
+                let tx = pg
+                    .tx
+                    .as_mut()
+                    .expect("a reader has its transaction until the snapshot ends");
+                let translated = postgres_sql(sql);
+                let portal =
+                    off_runtime(|| tx.bind(translated.as_str(), &[])).map_err(DbError::Postgres)?;
+                loop {
+                    let rows = off_runtime(|| tx.query_portal(&portal, FETCH_ROWS))
+                        .map_err(DbError::Postgres)?;
+                    for row in &rows {
+                        if let Err(e) = f(&Row::Postgres(row)) {
+                            return Ok(Err(e));
+                        }
+                    }
+                    if rows.len() < usize::try_from(FETCH_ROWS).unwrap_or(usize::MAX) {
+                        return Ok(Ok(()));
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -31,6 +31,7 @@
 mod adjudication;
 mod analysis;
 mod calls;
+mod copy;
 pub(crate) mod db;
 mod eval;
 mod export;
@@ -58,6 +59,7 @@ pub use self::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
         LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, UsageDetails,
     },
+    copy::{CopyError, Side, TableCheck, TableSum},
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
     export::{
         AcceptedMoveRow, CallExportRow, GameExportRow, PlyExportRow, StreamError, TournamentFacts,

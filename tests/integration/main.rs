@@ -24,6 +24,7 @@ mod fastchess;
 mod formats;
 mod import;
 mod ladder;
+mod migrate;
 mod outage;
 mod ratings;
 mod rejected;

@@ -56,7 +56,8 @@ fn two_workers_share_a_tournament_and_a_killed_one_loses_nothing_and_repeats_not
     let Some(server) = postgres(test) else {
         return;
     };
-    let url = arena::test_parts::fresh_postgres_database(&server, "arena_workers_run");
+    let database = arena::test_parts::FreshDatabase::create(&server, test);
+    let url = database.url.clone();
     // 150 ms per reply: slow enough that the kill lands mid-game, fast enough for CI.
     let fake = fake_openai(150);
     let dir = TestDir::new();
@@ -220,7 +221,8 @@ fn two_analysis_workers_analyse_every_game_once() {
     if !stockfish(test) {
         return;
     }
-    let url = arena::test_parts::fresh_postgres_database(&server, "arena_workers_analyze");
+    let database = arena::test_parts::FreshDatabase::create(&server, test);
+    let url = database.url.clone();
     let dir = TestDir::new();
     dir.write(
         "t.lua",
