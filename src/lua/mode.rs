@@ -4,11 +4,6 @@
 //! optionally `defaults`, the options it understands. Rust owns the dialog, the attempt count and the
 //! board; the hooks only turn snapshots into text and text into decisions.
 
-use std::{
-    collections::HashMap,
-    sync::{Mutex, PoisonError},
-};
-
 use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerOptions};
 
 use super::{ScriptError, generation::Generation, hooks::HookModule, state};
@@ -36,17 +31,7 @@ pub struct ModeScript {
     max_attempts: u32,
     max_turns: Option<u32>,
     exhausted: Termination,
-    /// Lua strings of the moves already handed to the hooks (UCI and SAN), reused for the lists
-    /// of every later `ctx`: converting the legal moves and the whole history afresh on each hook
-    /// call was two thirds of arena's CPU per ply (callgrind), nearly all of it in creating the
-    /// same strings again. The tables themselves are new on every call, so a hook that changes
-    /// its `ctx` changes nothing the next call sees.
-    moves: Mutex<HashMap<String, mlua::LuaString>>,
 }
-
-/// Distinct move strings kept in [`ModeScript::moves`] before it is cleared (a game meets a few
-/// hundred).
-const MOVE_CACHE_LIMIT: usize = 4096;
 
 /// The fields of a [`TurnContext`] other than its move lists, which are added from the cache.
 #[derive(serde::Serialize)]
@@ -121,7 +106,6 @@ impl ModeScript {
             max_attempts,
             max_turns,
             exhausted,
-            moves: Mutex::new(HashMap::new()),
         })
     }
 
@@ -144,9 +128,18 @@ impl ModeScript {
         Ok(())
     }
 
-    /// `ctx` as the Lua table the hooks get: what serde would make of the whole [`TurnContext`],
-    /// its four move lists built from cached strings.
+    /// `ctx` as the Lua table the hooks get: what serde would make of the whole [`TurnContext`].
+    ///
+    /// Every table is new on every call, so a hook that changes its `ctx` changes nothing the
+    /// next call sees. It is built with the state's memory limit lifted (see
+    /// [`state::unmetered`]): with a limit set, mlua guards every single push with a protected
+    /// call, and those guards were most of arena's CPU per ply (callgrind: 41 % of all
+    /// instructions in this function, 1.5 M protected calls in 2101 plies).
     pub(super) fn ctx_value(&self, ctx: &TurnContext) -> Result<Value, ScriptError> {
+        state::unmetered(&self.lua, || self.build_ctx(ctx))?.map_err(ScriptError::from)
+    }
+
+    fn build_ctx(&self, ctx: &TurnContext) -> mlua::Result<Value> {
         let options = SerOptions::new()
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
@@ -172,17 +165,13 @@ impl ModeScript {
         let Value::Table(table) = &value else {
             unreachable!("a struct serialises to a table");
         };
-        let mut cache = self.moves.lock().unwrap_or_else(PoisonError::into_inner);
-        if cache.len() > MOVE_CACHE_LIMIT {
-            cache.clear();
-        }
         for (name, list) in [
             ("legal_uci", &ctx.legal_uci),
             ("legal_san", &ctx.legal_san),
             ("history_uci", &ctx.history_uci),
             ("history_san", &ctx.history_san),
         ] {
-            table.raw_set(name, self.move_list(&mut cache, list)?)?;
+            table.raw_set(name, self.move_list(list)?)?;
         }
         Ok(value)
     }
@@ -193,25 +182,12 @@ impl ModeScript {
         &self.lua
     }
 
-    /// A fresh sequence of `moves`, marked as an array as serde marks sequences.
-    fn move_list(
-        &self,
-        cache: &mut HashMap<String, mlua::LuaString>,
-        moves: &[String],
-    ) -> mlua::Result<Table> {
-        let mut strings = Vec::with_capacity(moves.len());
-        for m in moves {
-            let s = match cache.get(m) {
-                Some(s) => s.clone(),
-                None => {
-                    let s = self.lua.create_string(m)?;
-                    cache.insert(m.clone(), s.clone());
-                    s
-                }
-            };
-            strings.push(s);
-        }
-        let list = self.lua.create_sequence_from(strings)?;
+    /// A fresh sequence of `moves`, marked as an array as serde marks sequences. (Lua interns
+    /// short strings, so a move already handed to a hook is found, not created again.)
+    fn move_list(&self, moves: &[String]) -> mlua::Result<Table> {
+        let list = self
+            .lua
+            .create_sequence_from(moves.iter().map(String::as_str))?;
         list.set_metatable(Some(self.lua.array_metatable()))?;
         Ok(list)
     }

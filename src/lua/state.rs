@@ -189,6 +189,30 @@ pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError>
     Ok(lua)
 }
 
+/// Runs `f`, Rust building the values a hook is given, with `lua`'s memory limit lifted, and
+/// restores the limit afterwards (also when `f` panics).
+///
+/// With a limit set, mlua wraps every push and table store in a protected call so that an
+/// allocation over the limit raises a catchable error; for values Rust builds from data it
+/// owns (a hook's `ctx`) that guard costs more than the work. Their memory still counts: a
+/// state over its limit fails at the hook's next allocation, with the usual error.
+///
+/// # Errors
+/// Only if the state has no memory control (never for [`new_state`]'s states).
+pub(super) fn unmetered<R>(lua: &Lua, f: impl FnOnce() -> R) -> Result<R, ScriptError> {
+    struct Restore<'a>(&'a Lua, usize);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            // Setting a limit only fails on a state without memory control, which had none to
+            // lift either.
+            let _ = self.0.set_memory_limit(self.1);
+        }
+    }
+    let limit = lua.set_memory_limit(0)?;
+    let _restore = Restore(lua, limit);
+    Ok(f())
+}
+
 /// `load` for text only. Lua gives a chunk the environment passed as the fourth argument, and
 /// the globals when there is none: the argument is passed on only when the caller gave it (an
 /// explicit `nil` stays `nil`, as in Lua), so `load("return math.pi")()` sees the sandbox.
