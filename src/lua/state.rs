@@ -35,6 +35,7 @@ use std::{
 use mlua::{
     Function, HookTriggers, IntoLuaMulti, Lua, LuaOptions, MultiValue, StdLib, Table, Value,
     VmState,
+    state::{GcGenParams, GcMode},
 };
 
 use super::{ScriptError, api, patterns, sources::Resolver};
@@ -145,6 +146,11 @@ const LOADED_KEY: &str = "arena.loaded";
 pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError> {
     let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
     let lua = Lua::new_with(libs, LuaOptions::default())?;
+    // Nearly all a hook allocates is garbage by its return (the `ctx` tables, the prompt's
+    // pieces); the generational collector frees it in cheap minor collections instead of
+    // letting each state grow to twice its live size between incremental cycles, which with two
+    // states per running game was most of arena's memory per game (heaptrack).
+    lua.gc_set_mode(GcMode::Generational(GcGenParams::default()));
     let globals = lua.globals();
     // The base library still brings file access and arbitrary bytecode loading.
     for name in ["dofile", "loadfile"] {

@@ -479,13 +479,14 @@ impl Store {
         detail: Option<&str>,
         candidate: Option<&str>,
     ) -> Result<(), StoreError> {
+        // Cached: run once per ply, and preparing it anew was most of its cost.
         let changed = self
             .conn()
-            .execute(
+            .prepare_cached(
                 "UPDATE llm_calls SET outcome = ?2, outcome_detail = ?3, candidate = ?4
                  WHERE id = ?1",
-                params![call_id, outcome, detail, candidate],
             )
+            .and_then(|mut stmt| stmt.execute(params![call_id, outcome, detail, candidate]))
             .context(|| format!("set the outcome of llm call {call_id}"))?;
         if changed == 0 {
             return Err(StoreError::NotFound {
