@@ -4,12 +4,9 @@
 //! optionally `defaults`, the options it understands. Rust owns the dialog, the attempt count and the
 //! board; the hooks only turn snapshots into text and text into decisions.
 
-use std::{
-    collections::HashMap,
-    sync::{Mutex, PoisonError},
-};
+use std::sync::{Mutex, PoisonError};
 
-use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerOptions};
+use mlua::{Function, Lua, LuaSerdeExt, Table, Value, ffi, serde::ser::Options as SerOptions};
 
 use super::{ScriptError, generation::Generation, hooks::HookModule, state};
 use crate::{
@@ -36,17 +33,20 @@ pub struct ModeScript {
     max_attempts: u32,
     max_turns: Option<u32>,
     exhausted: Termination,
-    /// Lua strings of the moves already handed to the hooks (UCI and SAN), reused for the lists
-    /// of every later `ctx`: converting the legal moves and the whole history afresh on each hook
-    /// call was two thirds of arena's CPU per ply (callgrind), nearly all of it in creating the
-    /// same strings again. The tables themselves are new on every call, so a hook that changes
-    /// its `ctx` changes nothing the next call sees.
-    moves: Mutex<HashMap<String, mlua::LuaString>>,
+    /// Rust-held Lua copies of the last move lists handed to the hooks (legal moves and history,
+    /// UCI and SAN), never given to a script: each hook gets a fresh copy of them (see
+    /// [`ModeScript::move_list`]). Between two calls the legal moves of a ply stay the same and
+    /// the history grows by a move or two, so only those are converted again; converting the
+    /// whole lists on every call was most of the cost of a `ctx` once the memory guards were
+    /// gone, and more at a thousand games at once (each string looked up in a cold string table).
+    lists: Mutex<Option<[MasterList; 4]>>,
 }
 
-/// Distinct move strings kept in [`ModeScript::moves`] before it is cleared (a game meets a few
-/// hundred).
-const MOVE_CACHE_LIMIT: usize = 4096;
+/// One move list as Lua holds it, and the Rust strings it was made from.
+struct MasterList {
+    table: Table,
+    moves: Vec<String>,
+}
 
 /// The fields of a [`TurnContext`] other than its move lists, which are added from the cache.
 #[derive(serde::Serialize)]
@@ -121,7 +121,7 @@ impl ModeScript {
             max_attempts,
             max_turns,
             exhausted,
-            moves: Mutex::new(HashMap::new()),
+            lists: Mutex::new(None),
         })
     }
 
@@ -144,9 +144,18 @@ impl ModeScript {
         Ok(())
     }
 
-    /// `ctx` as the Lua table the hooks get: what serde would make of the whole [`TurnContext`],
-    /// its four move lists built from cached strings.
+    /// `ctx` as the Lua table the hooks get: what serde would make of the whole [`TurnContext`].
+    ///
+    /// Every table is new on every call, so a hook that changes its `ctx` changes nothing the
+    /// next call sees. It is built with the state's memory limit lifted (see
+    /// [`state::unmetered`]): with a limit set, mlua guards every single push with a protected
+    /// call, and those guards were most of arena's CPU per ply (callgrind: 41 % of all
+    /// instructions in this function, 1.5 M protected calls in 2101 plies).
     pub(super) fn ctx_value(&self, ctx: &TurnContext) -> Result<Value, ScriptError> {
+        state::unmetered(&self.lua, || self.build_ctx(ctx))?.map_err(ScriptError::from)
+    }
+
+    fn build_ctx(&self, ctx: &TurnContext) -> mlua::Result<Value> {
         let options = SerOptions::new()
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
@@ -172,17 +181,28 @@ impl ModeScript {
         let Value::Table(table) = &value else {
             unreachable!("a struct serialises to a table");
         };
-        let mut cache = self.moves.lock().unwrap_or_else(PoisonError::into_inner);
-        if cache.len() > MOVE_CACHE_LIMIT {
-            cache.clear();
+        let mut lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
+        if lists.is_none() {
+            let empty = || -> mlua::Result<MasterList> {
+                Ok(MasterList {
+                    table: self.lua.create_table()?,
+                    moves: Vec::new(),
+                })
+            };
+            *lists = Some([empty()?, empty()?, empty()?, empty()?]);
         }
-        for (name, list) in [
+        let masters = lists.as_mut().expect("just filled");
+        let metatable = self.lua.array_metatable();
+        for ((name, list), master) in [
             ("legal_uci", &ctx.legal_uci),
             ("legal_san", &ctx.legal_san),
             ("history_uci", &ctx.history_uci),
             ("history_san", &ctx.history_san),
-        ] {
-            table.raw_set(name, self.move_list(&mut cache, list)?)?;
+        ]
+        .into_iter()
+        .zip(masters.iter_mut())
+        {
+            table.raw_set(name, self.move_list(master, list, &metatable)?)?;
         }
         Ok(value)
     }
@@ -193,27 +213,48 @@ impl ModeScript {
         &self.lua
     }
 
-    /// A fresh sequence of `moves`, marked as an array as serde marks sequences.
+    /// A fresh sequence of `moves`, marked as an array as serde marks sequences: `master` is
+    /// brought up to `moves` (only the elements after their common prefix are converted), then
+    /// copied.
     fn move_list(
         &self,
-        cache: &mut HashMap<String, mlua::LuaString>,
+        master: &mut MasterList,
         moves: &[String],
+        metatable: &Table,
     ) -> mlua::Result<Table> {
-        let mut strings = Vec::with_capacity(moves.len());
-        for m in moves {
-            let s = match cache.get(m) {
-                Some(s) => s.clone(),
-                None => {
-                    let s = self.lua.create_string(m)?;
-                    cache.insert(m.clone(), s.clone());
-                    s
-                }
-            };
-            strings.push(s);
+        let same = master
+            .moves
+            .iter()
+            .zip(moves)
+            .take_while(|(a, b)| a == b)
+            .count();
+        for i in (same + 1..=master.moves.len()).rev() {
+            master.table.raw_set(i, Value::Nil)?;
         }
-        let list = self.lua.create_sequence_from(strings)?;
-        list.set_metatable(Some(self.lua.array_metatable()))?;
-        Ok(list)
+        master.moves.truncate(same);
+        for (i, m) in moves.iter().enumerate().skip(same) {
+            master.table.raw_set(i + 1, m.as_str())?;
+            master.moves.push(m.clone());
+        }
+        // SAFETY: `exec_raw` runs the closure as one protected C call with the two arguments at
+        // stack slots 1 and 2; the closure holds nothing that needs dropping, so a Lua error
+        // (only running out of memory) unwinding through it leaks nothing. It leaves exactly
+        // the new table on the stack, which `exec_raw` returns.
+        unsafe {
+            self.lua
+                .exec_raw::<Table>((&master.table, metatable), |state| {
+                    let n = ffi::lua_rawlen(state, 1);
+                    ffi::lua_createtable(state, n.try_into().unwrap_or(0), 0);
+                    for i in 1..=n as ffi::lua_Integer {
+                        ffi::lua_rawgeti(state, 1, i);
+                        ffi::lua_rawseti(state, -2, i);
+                    }
+                    ffi::lua_pushvalue(state, 2);
+                    ffi::lua_setmetatable(state, -2);
+                    ffi::lua_replace(state, 1);
+                    ffi::lua_settop(state, 1);
+                })
+        }
     }
 }
 

@@ -35,6 +35,7 @@ use std::{
 use mlua::{
     Function, HookTriggers, IntoLuaMulti, Lua, LuaOptions, MultiValue, StdLib, Table, Value,
     VmState,
+    state::{GcGenParams, GcMode},
 };
 
 use super::{ScriptError, api, patterns, sources::Resolver};
@@ -145,6 +146,11 @@ const LOADED_KEY: &str = "arena.loaded";
 pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError> {
     let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
     let lua = Lua::new_with(libs, LuaOptions::default())?;
+    // Nearly all a hook allocates is garbage by its return (the `ctx` tables, the prompt's
+    // pieces); the generational collector frees it in cheap minor collections instead of
+    // letting each state grow to twice its live size between incremental cycles, which with two
+    // states per running game was most of arena's memory per game (heaptrack).
+    lua.gc_set_mode(GcMode::Generational(GcGenParams::default()));
     let globals = lua.globals();
     // The base library still brings file access and arbitrary bytecode loading.
     for name in ["dofile", "loadfile"] {
@@ -187,6 +193,30 @@ pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError>
     install_require(&lua, resolver, arena)?;
     lua.set_memory_limit(limits.memory_bytes)?;
     Ok(lua)
+}
+
+/// Runs `f`, Rust building the values a hook is given, with `lua`'s memory limit lifted, and
+/// restores the limit afterwards (also when `f` panics).
+///
+/// With a limit set, mlua wraps every push and table store in a protected call so that an
+/// allocation over the limit raises a catchable error; for values Rust builds from data it
+/// owns (a hook's `ctx`) that guard costs more than the work. Their memory still counts: a
+/// state over its limit fails at the hook's next allocation, with the usual error.
+///
+/// # Errors
+/// Only if the state has no memory control (never for [`new_state`]'s states).
+pub(super) fn unmetered<R>(lua: &Lua, f: impl FnOnce() -> R) -> Result<R, ScriptError> {
+    struct Restore<'a>(&'a Lua, usize);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            // Setting a limit only fails on a state without memory control, which had none to
+            // lift either.
+            let _ = self.0.set_memory_limit(self.1);
+        }
+    }
+    let limit = lua.set_memory_limit(0)?;
+    let _restore = Restore(lua, limit);
+    Ok(f())
 }
 
 /// `load` for text only. Lua gives a chunk the environment passed as the fourth argument, and

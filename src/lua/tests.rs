@@ -169,9 +169,10 @@ mod modes {
         (script, ctx)
     }
 
-    /// The hooks' `ctx` is built by hand (move lists from cached strings) for speed: it must be
-    /// exactly what serde makes of the whole context, on the first call and on later ones, and a
-    /// hook changing its table must change nothing the next call gets.
+    /// The hooks' `ctx` is built by hand (the move lists apart, the memory limit lifted) for
+    /// speed: it must be exactly what serde makes of the whole context, on the first call and on
+    /// later ones, a hook changing its table must change nothing the next call gets, and the
+    /// state's memory limit must be back in place afterwards.
     #[test]
     fn the_ctx_table_is_what_serde_makes_of_the_context() {
         use mlua::{LuaSerdeExt, Value, serde::ser::Options};
@@ -199,6 +200,8 @@ mod modes {
         for _ in 0..2 {
             assert_eq!(as_json(m.ctx_value(&ctx).unwrap()), by_serde(&ctx));
         }
+        let limit = super::Limits::default().memory_bytes;
+        assert_eq!(lua.set_memory_limit(limit).unwrap(), limit);
     }
 
     #[test]
