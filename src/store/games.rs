@@ -335,9 +335,48 @@ impl Store {
         tournament: i64,
         games: &[ScheduledGame],
     ) -> Result<(), StoreError> {
+        self.schedule(tournament, None, games).map(|_| ())
+    }
+
+    /// Stores `games` as the next ones of `tournament` only if it still has exactly `after` games
+    /// (counting every attempt), in one transaction; returns whether they were stored. This is
+    /// how a format's next games are added when several workers share the store: each computes
+    /// them from what it read, and only one set, the first, is kept. A worker told `false` reads
+    /// the schedule again and asks its format anew.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::schedule_games`].
+    pub fn schedule_games_after(
+        &self,
+        tournament: i64,
+        after: usize,
+        games: &[ScheduledGame],
+    ) -> Result<bool, StoreError> {
+        self.schedule(tournament, Some(after), games)
+    }
+
+    fn schedule(
+        &self,
+        tournament: i64,
+        after: Option<usize>,
+        games: &[ScheduledGame],
+    ) -> Result<bool, StoreError> {
         let what = || format!("schedule games of tournament {tournament}");
         let conn = self.conn();
         let tx = conn.transaction().context(what)?;
+        if let Some(after) = after {
+            let stored: usize = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM games WHERE tournament_id = ?1",
+                    params![tournament],
+                    |r| r.get(0),
+                )
+                .context(what)?;
+            if stored != after {
+                return Ok(false);
+            }
+        }
         let exists = tx
             .query_row(
                 "SELECT 1 FROM tournaments WHERE id = ?1",
@@ -443,7 +482,8 @@ impl Store {
                 }
             }
         }
-        tx.commit().context(what)
+        tx.commit().context(what)?;
+        Ok(true)
     }
 
     /// Schedules a replay of every game of `tournament` that a harness fault made void and that

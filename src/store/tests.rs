@@ -293,6 +293,30 @@ fn players_are_upserted() {
 }
 
 #[test]
+fn the_next_games_are_stored_only_by_a_worker_that_saw_the_current_schedule() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, _) = tournament(&store, "t", &[(0, "a", "b")]);
+    // Two workers read one game and each computes game 1; the first one's stands.
+    let first = [ScheduledGame::new(1, 1, "a", "c")];
+    let second = [ScheduledGame::new(1, 1, "b", "c")];
+    assert!(store.schedule_games_after(t, 1, &first).unwrap());
+    assert!(!store.schedule_games_after(t, 1, &second).unwrap());
+    let games = store.games(t).unwrap();
+    assert_eq!(games.len(), 2);
+    assert_eq!(
+        (games[1].white.as_str(), games[1].black.as_str()),
+        ("a", "c")
+    );
+    // Asked again with what is stored now, the late worker adds the game after.
+    assert!(
+        store
+            .schedule_games_after(t, 2, &[ScheduledGame::new(2, 1, "b", "c")])
+            .unwrap()
+    );
+    assert_eq!(store.games(t).unwrap().len(), 3);
+}
+
+#[test]
 fn scheduling_is_idempotent_and_detects_changes() {
     let store = Store::open_in_memory().unwrap();
     let (t, _) = tournament(&store, "t", &[]);

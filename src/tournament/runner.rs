@@ -265,7 +265,10 @@ pub async fn run(
         let pairings = schedule::next_pairings(format.as_ref(), &state)?;
         if let Some(pairings) = &pairings {
             let games = schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings)?;
-            store.schedule_games(tournament.id, &games)?;
+            if !store.schedule_games_after(tournament.id, stored.len(), &games)? {
+                // Another worker added games since `stored` was read: ask the format again.
+                continue;
+            }
         }
         let pending: Vec<GameRow> = store
             .games(tournament.id)?

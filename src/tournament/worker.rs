@@ -54,7 +54,7 @@ impl Worker {
 
     /// How often to wait and look again for work that another worker holds.
     pub fn poll_interval(&self) -> Duration {
-        (self.lease / 10).clamp(Duration::from_millis(200), Duration::from_secs(2))
+        (self.lease / 30).clamp(Duration::from_millis(100), Duration::from_secs(1))
     }
 
     /// Claims `item`; a live process of another worker keeps it. Returns whether this worker

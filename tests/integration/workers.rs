@@ -305,3 +305,53 @@ fn two_analysis_workers_analyse_every_game_once() {
     assert_eq!(store.analysed_games(t.id).unwrap().len(), games.len());
     assert!(store.leases(LeaseKind::Analysis).unwrap().is_empty());
 }
+
+#[test]
+fn two_workers_share_a_format_that_schedules_as_games_finish() {
+    let test = "two_workers_share_a_format_that_schedules_as_games_finish";
+    let Some(server) = postgres(test) else {
+        return;
+    };
+    let database = arena::test_parts::FreshDatabase::create(&server, test);
+    let url = database.url.clone();
+    // Replies after 100 ms, so that games last long enough for both workers to take some.
+    let fake = fake_openai(100);
+    let dir = TestDir::new();
+    // The matchmaker adds each next pair from the results so far: both workers ask it, and
+    // only the first answer for each slot may be stored.
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "mm", format = "matchmaker", format_options = {{ max_games = 24, target_rd = 0 }},
+  max_plies = 16, seed = 9, concurrency = 2,
+  players = {{
+    arena.llm {{ name = "f1", model = "fake", base_url = "{url}", mode = "blitz" }},
+    arena.llm {{ name = "f2", model = "fake", base_url = "{url}", mode = "blitz" }},
+    arena.random {{ name = "r1" }}, arena.random {{ name = "r2" }},
+  }},
+}}"#,
+            url = fake.url
+        ),
+    );
+    let worker = |name: &str| {
+        spawn(
+            &dir,
+            &["run", "t.lua", "--db", &url, "--no-watch", "--worker", name],
+            &format!("{name}.log"),
+        )
+    };
+    let (mut a, mut b) = (worker("mm-a"), worker("mm-b"));
+    wait_success(&mut a, &dir, "mm-a.log", Duration::from_secs(300));
+    wait_success(&mut b, &dir, "mm-b.log", Duration::from_secs(300));
+
+    let store = Store::open(Path::new(&url)).unwrap();
+    let t = store.find_tournament("mm").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), 24, "the format's budget, not one game more");
+    let indices: BTreeSet<u32> = games.iter().map(|g| g.index).collect();
+    assert_eq!(indices.len(), 24, "no index twice");
+    assert!(games.iter().all(|g| g.status == GameStatus::Finished));
+    // Which worker played what is up to the race (the matchmaker offers one pair at a time,
+    // and the worker that asked first claims it); that neither failed is checked above.
+}
