@@ -481,7 +481,12 @@ impl fmt::Display for DbError {
                     Some(detail) => write!(f, "{}: {detail}", db.message()),
                     None => f.write_str(db.message()),
                 },
-                None => e.fmt(f),
+                // The crate's own message ("error performing TLS handshake") names the step;
+                // its source says what went wrong there.
+                None => match e.source() {
+                    Some(cause) => write!(f, "{e}: {cause}"),
+                    None => e.fmt(f),
+                },
             },
             DbError::NoRows => f.write_str("the query returned no rows"),
             DbError::Column { index, message } => write!(f, "column {index}: {message}"),

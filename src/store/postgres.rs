@@ -368,15 +368,29 @@ pub(crate) fn connect(url: &str) -> Result<PgSession, StoreError> {
         reason,
     };
     let config = postgres::Config::from_str(url).map_err(|e| open_error(e.to_string()))?;
+    let tls = tls().map_err(|e| open_error(format!("cannot set up TLS: {e}")))?;
     // The client starts a runtime of its own, which tokio forbids inside a caller's runtime; a
     // scoped thread of its own keeps it out.
     let client = std::thread::scope(|s| {
-        s.spawn(|| config.connect(postgres::NoTls))
+        s.spawn(|| config.connect(tls))
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
     .map_err(|e| open_error(DbError::Postgres(e).to_string()))?;
     Ok(PgSession::new(client))
+}
+
+/// TLS as the URL's `sslmode` asks (`prefer` by default: encrypted when the server offers it;
+/// `require` refuses a server that does not; `disable`), with the certificates checked by the
+/// operating system's verifier, as for the model providers' HTTPS.
+fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, rustls::Error> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_platform_verifier()?
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
 /// What the connection's schema holds.
