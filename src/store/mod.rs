@@ -1,5 +1,5 @@
-//! The results store: one SQLite file holding tournaments, players, games, plies, every LLM call and
-//! the scripts each game ran under.
+//! The results store: one SQLite file (or a PostgreSQL database that several workers share) holding
+//! tournaments, players, games, plies, every LLM call and the scripts each game ran under.
 //!
 //! Every effect is written before it is used: the game loop records an LLM reply before parsing it and
 //! a move before the next ply, so a killed run loses nothing and a resumed run re-feeds stored replies
@@ -7,8 +7,9 @@
 //! write survives a process kill; only a power cut can drop the last commits), foreign keys on and a
 //! 5 s busy timeout, so several connections (threads or processes) can share it.
 //!
-//! All SQL lives in this module and no `rusqlite` type appears in its public API, so another backend
-//! (PostgreSQL is planned) can sit behind the same [`Store`] methods.
+//! All SQL lives in this module and no backend type appears in its public API: the same [`Store`]
+//! methods run on SQLite and on PostgreSQL (`postgres://` URLs), through the one SQL dialect of
+//! [`db`]; leases ([`Store::claim`]) let several workers share one store.
 //!
 //! ```
 //! use arena::store::{GameStatus, PlayerRecord, ScheduledGame, Store};
