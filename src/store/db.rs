@@ -627,7 +627,7 @@ impl PgSession {
         Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
 
-    fn batch(&mut self, sql: &str) -> DbResult<()> {
+    pub(crate) fn batch(&mut self, sql: &str) -> DbResult<()> {
         let client = self.client();
         off_runtime(|| client.batch_execute(sql)).map_err(DbError::Postgres)
     }
@@ -642,24 +642,98 @@ impl Drop for PgSession {
     }
 }
 
-/// The backend a [`crate::store::Store`] holds: one connection behind a mutex.
+/// The backend a [`crate::store::Store`] holds: SQLite's one connection behind a mutex, or a few
+/// PostgreSQL connections, each behind its own.
 #[derive(Debug)]
 pub(crate) enum Backend {
-    /// A SQLite file or in-memory database.
+    /// A SQLite file or in-memory database. One connection: SQLite serialises writers anyway,
+    /// and its queries cost microseconds.
     Sqlite(Mutex<rusqlite::Connection>),
     /// A PostgreSQL server.
-    Postgres(Box<Mutex<PgSession>>),
+    Postgres(PgPool),
+}
+
+/// A PostgreSQL store's connections. Each query waits a network round trip, so one connection
+/// would cap a worker's running games at one round trip at a time; the pool opens more, up to
+/// its size, when every open one is busy (a test's store never needs a second). Every committed
+/// write is visible to the next query on any of them (read committed).
+pub(crate) struct PgPool {
+    slots: Vec<std::sync::OnceLock<Option<Mutex<PgSession>>>>,
+    next: std::sync::atomic::AtomicUsize,
+    /// Opens one more connection (the URL, password included, lives only in this closure).
+    connect: Box<dyn Fn() -> Option<PgSession> + Send + Sync>,
+}
+
+impl fmt::Debug for PgPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let open = self
+            .slots
+            .iter()
+            .filter(|s| s.get().is_some_and(Option::is_some))
+            .count();
+        f.debug_struct("PgPool")
+            .field("open", &open)
+            .field("size", &self.slots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgPool {
+    /// A pool of at most `size` connections that starts with `first` and opens the others
+    /// with `connect` when needed (a connection that fails to open is not retried: the pool
+    /// makes do with those it has).
+    pub(crate) fn new(
+        first: PgSession,
+        size: usize,
+        connect: impl Fn() -> Option<PgSession> + Send + Sync + 'static,
+    ) -> PgPool {
+        let slots: Vec<_> = (0..size.max(1))
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
+        let _ = slots[0].set(Some(Mutex::new(first)));
+        PgPool {
+            slots,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            connect: Box::new(connect),
+        }
+    }
+
+    /// A free connection, a new one when all are busy and the pool may grow, or else the next
+    /// one in turn once it is free.
+    fn lock(&self) -> MutexGuard<'_, PgSession> {
+        let open = || {
+            self.slots
+                .iter()
+                .filter_map(|s| s.get().and_then(Option::as_ref))
+        };
+        for session in open() {
+            match session.try_lock() {
+                Ok(guard) => return guard,
+                Err(std::sync::TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        if let Some(slot) = self.slots.iter().find(|s| s.get().is_none())
+            && let Some(session) = slot.get_or_init(|| (self.connect)().map(Mutex::new))
+            && let Ok(guard) = session.try_lock()
+        {
+            return guard;
+        }
+        let sessions: Vec<_> = open().collect();
+        let turn = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % sessions.len();
+        sessions[turn]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Backend {
-    /// Locks the connection. A panic in another thread cannot leave a transaction open (dropping a
+    /// Locks a connection. A panic in another thread cannot leave a transaction open (dropping a
     /// [`Tx`] rolls it back), so a poisoned lock still guards a consistent connection.
     pub(crate) fn lock(&self) -> Conn<'_> {
         match self {
             Backend::Sqlite(m) => Conn::Sqlite(m.lock().unwrap_or_else(PoisonError::into_inner)),
-            Backend::Postgres(m) => Conn::Postgres(RefCell::new(
-                m.lock().unwrap_or_else(PoisonError::into_inner),
-            )),
+            Backend::Postgres(pool) => Conn::Postgres(RefCell::new(pool.lock())),
         }
     }
 }

@@ -78,6 +78,10 @@ use self::{
     schema::{CURRENT_VERSION, Kind, MigrateError},
 };
 
+/// Connections a PostgreSQL store keeps open per process: enough for a worker's running games to
+/// overlap their round trips, few enough that dozens of workers fit a server's default 100.
+const POSTGRES_CONNECTIONS: usize = 4;
+
 /// How long a write waits for another connection's lock before failing with "database is locked".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -228,9 +232,16 @@ impl Store {
     /// Connects to the PostgreSQL server at `url` (`postgres://user[:password]@host[:port]/db`)
     /// and creates or migrates its schema, unless `read_only`.
     fn open_postgres(url: &str, read_only: bool) -> Result<Store, StoreError> {
-        let session = postgres::connect(url)?;
+        // The schema is checked (and created or migrated) on the first connection; the others
+        // are opened as the worker's games need them.
+        let first = postgres::connect(url)?;
+        let more = url.to_owned();
         let store = Store {
-            backend: Backend::Postgres(Box::new(Mutex::new(session))),
+            backend: Backend::Postgres(db::PgPool::new(first, POSTGRES_CONNECTIONS, move || {
+                postgres::connect_session(&more, read_only)
+                    .map_err(|e| tracing::warn!("the store keeps the connections it has: {e}"))
+                    .ok()
+            })),
         };
         postgres::prepare(&store.conn(), url, read_only)?;
         Ok(store)

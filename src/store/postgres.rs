@@ -380,6 +380,20 @@ pub(crate) fn connect(url: &str) -> Result<PgSession, StoreError> {
     Ok(PgSession::new(client))
 }
 
+/// A session for a store whose schema [`prepare`] has checked: read only if asked.
+pub(crate) fn connect_session(url: &str, read_only: bool) -> Result<PgSession, StoreError> {
+    let mut session = connect(url)?;
+    if read_only {
+        session
+            .batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            .map_err(|e| StoreError::Open {
+                path: PathBuf::from(redacted(url)),
+                reason: e.to_string(),
+            })?;
+    }
+    Ok(session)
+}
+
 /// TLS as the URL's `sslmode` asks (`prefer` by default: encrypted when the server offers it;
 /// `require` refuses a server that does not; `disable`), with the certificates checked by the
 /// operating system's verifier, as for the model providers' HTTPS.
