@@ -252,7 +252,7 @@ fn with_database(url: &str, name: &str) -> String {
 }
 
 /// Runs `sql` on the server at `url`, outside any runtime (the client starts its own).
-fn admin(url: &str, sql: &str) -> Result<(), postgres::Error> {
+pub(crate) fn admin(url: &str, sql: &str) -> Result<(), postgres::Error> {
     std::thread::scope(|s| {
         s.spawn(|| {
             let mut client = postgres::Client::connect(url, postgres::NoTls)?;

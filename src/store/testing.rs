@@ -33,7 +33,7 @@ pub(crate) fn postgres_store() -> Result<Store, StoreError> {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
-    admin(
+    crate::test_parts::admin(
         &url,
         &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
     )
@@ -42,16 +42,4 @@ pub(crate) fn postgres_store() -> Result<Store, StoreError> {
     Store::open(Path::new(&format!(
         "{url}{separator}options=-csearch_path%3D{schema}"
     )))
-}
-
-/// Runs `sql` on a connection of its own (outside any runtime, as the client needs).
-fn admin(url: &str, sql: &str) -> Result<(), postgres::Error> {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let mut client = postgres::Client::connect(url, postgres::NoTls)?;
-            client.batch_execute(sql)
-        })
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    })
 }
