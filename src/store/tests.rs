@@ -533,6 +533,42 @@ fn llm_call_survives_a_crash_before_its_outcome() {
 }
 
 #[test]
+fn a_ply_and_its_call_s_verdict_are_written_together_or_not_at_all() {
+    let store = Store::open_in_memory().unwrap();
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    let g = ids[0];
+    let call_id = store.record_llm_call(&call(Some(g), 0, 0, "a")).unwrap();
+    let verdict = |call_id| CallVerdict {
+        call_id,
+        outcome: "move",
+        detail: None,
+        candidate: Some("e2e4"),
+    };
+    // No such call: neither is written.
+    let err = store
+        .record_ply_with_verdict(g, &ply(0, "a"), &verdict(call_id + 100))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    assert!(store.plies(g).unwrap().is_empty());
+    // A ply already stored: the verdict is rolled back with it.
+    store.record_ply(g, &ply(1, "b")).unwrap();
+    let err = store
+        .record_ply_with_verdict(g, &ply(1, "b"), &verdict(call_id))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
+    assert_eq!(store.llm_calls(g, 0).unwrap()[0].outcome, None);
+    // Both.
+    store
+        .record_ply_with_verdict(g, &ply(0, "a"), &verdict(call_id))
+        .unwrap();
+    assert_eq!(store.plies(g).unwrap()[0], ply(0, "a"));
+    let outcome = &store.call_outcomes(g).unwrap()[0];
+    assert_eq!(outcome.outcome.as_deref(), Some("move"));
+    assert_eq!(outcome.outcome_detail, None);
+    assert_eq!(outcome.candidate.as_deref(), Some("e2e4"));
+}
+
+#[test]
 fn calls_are_ordered_by_seq_and_may_have_no_game() {
     let store = Store::open_in_memory().unwrap();
     let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
