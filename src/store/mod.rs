@@ -69,7 +69,7 @@ pub use self::{
         current_attempts,
     },
     leases::{Claim, LeaseKind},
-    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing},
+    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing, SpendTally},
     stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };
