@@ -24,7 +24,10 @@ use thiserror::Error;
 
 use crate::{
     llm::{ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
-    store::{EvalReplyRecord, FailedCallRecord, LlmCallRecord, Store, StoreError, UsageDetails},
+    store::{
+        CallVerdict, EvalReplyRecord, FailedCallRecord, LlmCallRecord, PlyRecord, Store,
+        StoreError, UsageDetails,
+    },
 };
 
 /// Where a call's row lives.
@@ -115,6 +118,35 @@ impl CallRow {
         match self.0 {
             Some(id) => store.set_llm_call_verdict(id, outcome, detail, candidate),
             None => Ok(()),
+        }
+    }
+
+    /// [`CallRow::settle`] for the reply that became a move, written with the move itself in
+    /// one transaction ([`Store::record_ply_with_verdict`]); a row without an outcome column
+    /// records the move alone.
+    ///
+    /// # Errors
+    /// The store refused either write (then neither is stored).
+    pub fn settle_with_ply(
+        &self,
+        store: &Store,
+        outcome: &str,
+        candidate: Option<&str>,
+        game_id: i64,
+        ply: &PlyRecord,
+    ) -> Result<(), StoreError> {
+        match self.0 {
+            Some(call_id) => store.record_ply_with_verdict(
+                game_id,
+                ply,
+                &CallVerdict {
+                    call_id,
+                    outcome,
+                    detail: None,
+                    candidate,
+                },
+            ),
+            None => store.record_ply(game_id, ply),
         }
     }
 }

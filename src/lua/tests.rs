@@ -196,9 +196,21 @@ mod modes {
         ctx.last_move = Some("e7e5".into());
         ctx.reasoning = Some("thought".into());
         ctx.dialog = vec![crate::llm::ChatMessage::new("user", "hi")];
+        ctx.previous_dialog = vec![
+            crate::llm::ChatMessage::new("system", "be brief"),
+            crate::llm::ChatMessage::new("assistant", "é ```e2e4```\0 end"),
+        ];
         ctx.ply = 2;
         for _ in 0..2 {
-            assert_eq!(as_json(m.ctx_value(&ctx).unwrap()), by_serde(&ctx));
+            let value = m.ctx_value(&ctx).unwrap();
+            assert_eq!(as_json(value.clone()), by_serde(&ctx));
+            // Each call's messages are tables of its own.
+            let Value::Table(t) = value else {
+                panic!("not a table")
+            };
+            let previous: mlua::Table = t.get("previous_dialog").unwrap();
+            let first: mlua::Table = previous.get(1).unwrap();
+            first.raw_set("content", "changed").unwrap();
         }
         let limit = super::Limits::default().memory_bytes;
         assert_eq!(lua.set_memory_limit(limit).unwrap(), limit);

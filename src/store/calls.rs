@@ -1,8 +1,8 @@
 //! LLM calls (written before their reply is used) and tournament events.
 
-use super::db::{DbResult, OptionalExtension, Row, params};
+use super::db::{Conn, DbResult, OptionalExtension, Row, params};
 
-use super::{Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
+use super::{CallVerdict, Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
 use crate::llm::{CallCost, PriceTable, ProviderCost, Usage};
 
 /// What a call's response reported beyond its prompt and completion tokens: the details of its
@@ -479,13 +479,13 @@ impl Store {
         detail: Option<&str>,
         candidate: Option<&str>,
     ) -> Result<(), StoreError> {
-        let changed = self
-            .conn()
-            .execute(
-                "UPDATE llm_calls SET outcome = ?2, outcome_detail = ?3, candidate = ?4
-                 WHERE id = ?1",
-                params![call_id, outcome, detail, candidate],
-            )
+        let verdict = CallVerdict {
+            call_id,
+            outcome,
+            detail,
+            candidate,
+        };
+        let changed = update_verdict(&self.conn(), &verdict)
             .context(|| format!("set the outcome of llm call {call_id}"))?;
         if changed == 0 {
             return Err(StoreError::NotFound {
@@ -758,4 +758,17 @@ impl Store {
             .context(what)?;
         rows.collect::<DbResult<_>>().context(what)
     }
+}
+
+/// Writes a call's verdict; the number of rows changed (0: no such call).
+pub(super) fn update_verdict(conn: &Conn<'_>, verdict: &CallVerdict<'_>) -> DbResult<usize> {
+    conn.execute(
+        "UPDATE llm_calls SET outcome = ?2, outcome_detail = ?3, candidate = ?4 WHERE id = ?1",
+        params![
+            verdict.call_id,
+            verdict.outcome,
+            verdict.detail,
+            verdict.candidate
+        ],
+    )
 }

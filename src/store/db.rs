@@ -845,6 +845,22 @@ impl<'s> Conn<'s> {
             done: false,
         })
     }
+
+    /// Begins a transaction for writes that read nothing first (a ply and its call's verdict):
+    /// atomic, and one commit for all of them. On SQLite it is [`Conn::transaction`]'s; on
+    /// PostgreSQL it takes no advisory lock, as single statements take none: there is no read
+    /// whose snapshot another worker could make stale.
+    pub(crate) fn write_transaction(&self) -> DbResult<Tx<'_, 's>> {
+        let begin = match self.dialect() {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        };
+        self.execute_batch(begin)?;
+        Ok(Tx {
+            conn: self,
+            done: false,
+        })
+    }
 }
 
 /// How many rows a PostgreSQL [`Reader`] fetches per round trip: enough to amortise the round

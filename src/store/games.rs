@@ -203,6 +203,40 @@ pub struct PlyRecord {
     pub clock_ms: Option<u64>,
 }
 
+/// What the game loop made of a model call's reply, as [`Store::set_llm_call_verdict`] records
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallVerdict<'a> {
+    /// The call's `llm_calls` row.
+    pub call_id: i64,
+    /// The outcome (`move`, `illegal`, ...).
+    pub outcome: &'a str,
+    /// What the outcome says more, if anything.
+    pub detail: Option<&'a str>,
+    /// The move the play mode read in the reply, if it said.
+    pub candidate: Option<&'a str>,
+}
+
+/// Inserts one move of a game.
+fn insert_ply(conn: &Conn<'_>, game_id: i64, ply: &PlyRecord) -> DbResult<usize> {
+    conn.execute(
+        "INSERT INTO plies (game_id, ply, fen_before, uci, san, player, attempts, elapsed_ms,
+            clock_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            game_id,
+            ply.ply,
+            ply.fen_before,
+            ply.uci,
+            ply.san,
+            ply.player,
+            ply.attempts,
+            sql_u64(ply.elapsed_ms),
+            ply.clock_ms.map(sql_u64),
+        ],
+    )
+}
+
 pub(super) const GAME_COLUMNS: &str =
     "g.id, g.tournament_id, g.idx, g.round, g.white, g.black, g.start_fen,
     g.opening_moves, g.opening_label, g.status, g.result, g.termination, g.reason, g.script_hash,
@@ -698,27 +732,44 @@ impl Store {
     /// [`StoreError::Duplicate`] if the ply is already stored, [`StoreError::MissingReference`] if
     /// there is no such game, [`StoreError::Database`] on a database failure.
     pub fn record_ply(&self, game_id: i64, ply: &PlyRecord) -> Result<(), StoreError> {
-        self.conn()
-            .prepare_cached(
-                "INSERT INTO plies (game_id, ply, fen_before, uci, san, player, attempts, elapsed_ms,
-                    clock_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    game_id,
-                    ply.ply,
-                    ply.fen_before,
-                    ply.uci,
-                    ply.san,
-                    ply.player,
-                    ply.attempts,
-                    sql_u64(ply.elapsed_ms),
-                    ply.clock_ms.map(sql_u64),
-                ])
-            })
+        insert_ply(&self.conn(), game_id, ply)
             .context(|| format!("record ply {} of game {game_id}", ply.ply))?;
         Ok(())
+    }
+
+    /// Records one move of a game together with the verdict of the model call whose reply became
+    /// it (what [`Store::set_llm_call_verdict`] writes), in one transaction: one commit per ply
+    /// instead of two. The call's row itself was committed before its reply was read; only what
+    /// the game loop made of it waits for the move.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::record_ply`] and [`Store::set_llm_call_verdict`]; on any error neither is
+    /// written.
+    pub fn record_ply_with_verdict(
+        &self,
+        game_id: i64,
+        ply: &PlyRecord,
+        verdict: &CallVerdict<'_>,
+    ) -> Result<(), StoreError> {
+        let what = || {
+            format!(
+                "record ply {} of game {game_id} and its call's verdict",
+                ply.ply
+            )
+        };
+        let conn = self.conn();
+        // Both writes depend on no read, so no exclusion beyond the transaction is needed (on
+        // PostgreSQL, no advisory lock: see `Conn::write_transaction`).
+        let tx = conn.write_transaction().context(what)?;
+        let changed = super::calls::update_verdict(&tx, verdict).context(what)?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: format!("llm call {}", verdict.call_id),
+            });
+        }
+        insert_ply(&tx, game_id, ply).context(what)?;
+        tx.commit().context(what)
     }
 
     /// The stored moves of a game, in ply order.

@@ -66,10 +66,11 @@ pub use self::{
         AcceptedMoveRow, CallExportRow, GameExportRow, PlyExportRow, StreamError, TournamentFacts,
     },
     games::{
-        ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT, current_attempts,
+        CallVerdict, ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT,
+        current_attempts,
     },
     leases::{Claim, LeaseKind},
-    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing},
+    spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing, SpendTally},
     stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };

@@ -1,10 +1,12 @@
 //! What a tournament's model calls have spent so far, for budgets, and what earlier calls of a
 //! model answered at length, for dry runs.
 
+use std::collections::BTreeMap;
+
 use super::{
     Context, Store, StoreError,
-    db::{DbResult, params},
-    get_u64,
+    db::{Conn, DbResult, OptionalExtension, Row, params},
+    get_opt_u64, get_u64,
 };
 use crate::llm::Usage;
 
@@ -99,83 +101,251 @@ impl ProviderPricing {
 /// budget should.
 pub const CHARS_PER_TOKEN: u64 = 4;
 
+/// A tournament's spend, kept up to date by reading only the calls stored since it was last read
+/// ([`Store::refresh_spend`]): what a running tournament's progress line and budgets read every
+/// few seconds and before every game, at a cost that does not grow with the tournament.
+///
+/// Each table's rows are read by id, past the highest id read so far. An id below it that was
+/// not there when it was read (a row another worker's transaction had not yet committed, on a
+/// shared PostgreSQL store, or an id a failed insert used up) is kept as a hole and looked up
+/// again on every refresh, so a row that commits late is still counted, exactly once. A stored
+/// call's counted fields never change after it is written, so the sums stay exact.
+#[derive(Debug, Clone)]
+pub struct SpendTally {
+    tournament: i64,
+    calls: Watermark,
+    failed: Watermark,
+    rows: BTreeMap<(String, String), ModelSpend>,
+}
+
+/// How far one table has been read: every id up to `last`, except the `holes`.
+#[derive(Debug, Clone, Default)]
+struct Watermark {
+    last: i64,
+    holes: Vec<i64>,
+}
+
+impl SpendTally {
+    /// Nothing read yet of `tournament`'s spend.
+    pub fn new(tournament: i64) -> SpendTally {
+        SpendTally {
+            tournament,
+            calls: Watermark::default(),
+            failed: Watermark::default(),
+            rows: BTreeMap::new(),
+        }
+    }
+
+    /// The spend read so far, one row per player and model, ordered by player then model.
+    pub fn rows(&self) -> impl Iterator<Item = &ModelSpend> {
+        self.rows.values()
+    }
+
+    fn add(&mut self, row: &CallSpend) {
+        let key = (row.player.clone(), row.model.clone());
+        let spend = self.rows.entry(key).or_insert_with(|| ModelSpend {
+            player: row.player.clone(),
+            model: row.model.clone(),
+            calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            estimated_calls: 0,
+            provider_calls: 0,
+            provider_usd: 0.0,
+            table_usage: Usage {
+                cached_tokens: Some(0),
+                cache_write_tokens: Some(0),
+                reasoning_tokens: Some(0),
+                ..Usage::default()
+            },
+        });
+        // The estimate where usage is unknown: text length over CHARS_PER_TOKEN, rounded up.
+        let estimate = |chars: Option<u64>| chars.map_or(0, |c| c.div_ceil(CHARS_PER_TOKEN));
+        let prompt = row.prompt_tokens.unwrap_or_else(|| estimate(row.asked));
+        let completion = row
+            .completion_tokens
+            .unwrap_or_else(|| estimate(row.answered));
+        spend.calls += 1;
+        spend.prompt_tokens += prompt;
+        spend.completion_tokens += completion;
+        if row.prompt_tokens.is_none() || row.completion_tokens.is_none() {
+            spend.estimated_calls += 1;
+        }
+        match row.provider_usd {
+            Some(usd) => {
+                spend.provider_calls += 1;
+                spend.provider_usd += usd;
+            }
+            None => {
+                let usage = &mut spend.table_usage;
+                usage.prompt_tokens += prompt;
+                usage.completion_tokens += completion;
+                usage.total_tokens += prompt + completion;
+                let add = |sum: &mut Option<u64>, v: Option<u64>| {
+                    *sum = Some(sum.unwrap_or(0) + v.unwrap_or(0));
+                };
+                add(&mut usage.cached_tokens, row.cached_tokens);
+                add(&mut usage.cache_write_tokens, row.cache_write_tokens);
+                add(&mut usage.reasoning_tokens, row.reasoning_tokens);
+            }
+        }
+    }
+}
+
+/// One stored call as the spend counts it.
+#[derive(Debug, Clone)]
+struct CallSpend {
+    id: i64,
+    /// Whether it counts for the tally's tournament: one of its games' calls, not a replay's
+    /// reused reply (paid once, by the attempt that asked), or one of its failed attempts whose
+    /// body reported usage or a price (the provider billed it).
+    counted: bool,
+    player: String,
+    model: String,
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
+    reasoning_tokens: Option<u64>,
+    provider_usd: Option<f64>,
+    /// Characters of the request, where the prompt tokens are unknown.
+    asked: Option<u64>,
+    /// Characters of the reply and reasoning, where the completion tokens are unknown.
+    answered: Option<u64>,
+}
+
+/// The columns of [`CallSpend`] from `llm_calls c` joined with its game `g`; `?2` is the
+/// tournament. Lengths are taken only where an estimate needs them.
+const CALL_SPEND_COLUMNS: &str = "c.id,
+    CASE WHEN g.tournament_id = ?2 AND c.reused_from IS NULL THEN 1 ELSE 0 END,
+    c.player, c.model, c.prompt_tokens, c.completion_tokens, c.cached_tokens,
+    c.cache_write_tokens, c.reasoning_tokens, c.provider_cost_usd,
+    CASE WHEN c.prompt_tokens IS NULL THEN LENGTH(c.request_json) END,
+    CASE WHEN c.completion_tokens IS NULL
+        THEN LENGTH(COALESCE(c.reply_text, '')) + LENGTH(COALESCE(c.reasoning, '')) END
+    FROM llm_calls c LEFT JOIN games g ON g.id = c.game_id";
+
+/// The same from `failed_calls f`: a failed attempt has no reply to estimate from.
+const FAILED_SPEND_COLUMNS: &str = "f.id,
+    CASE WHEN g.tournament_id = ?2
+        AND (f.prompt_tokens IS NOT NULL OR f.provider_cost_usd IS NOT NULL) THEN 1 ELSE 0 END,
+    f.player, f.model, f.prompt_tokens, f.completion_tokens, f.cached_tokens,
+    f.cache_write_tokens, f.reasoning_tokens, f.provider_cost_usd,
+    CASE WHEN f.prompt_tokens IS NULL THEN LENGTH(f.request_json) END, 0
+    FROM failed_calls f LEFT JOIN games g ON g.id = f.game_id";
+
+fn call_spend(r: &Row<'_>) -> DbResult<CallSpend> {
+    Ok(CallSpend {
+        id: r.get(0)?,
+        counted: r.get::<_, i64>(1)? != 0,
+        player: r.get(2)?,
+        model: r.get(3)?,
+        prompt_tokens: get_opt_u64(r, 4)?,
+        completion_tokens: get_opt_u64(r, 5)?,
+        cached_tokens: get_opt_u64(r, 6)?,
+        cache_write_tokens: get_opt_u64(r, 7)?,
+        reasoning_tokens: get_opt_u64(r, 8)?,
+        provider_usd: r.get(9)?,
+        asked: get_opt_u64(r, 10)?,
+        answered: get_opt_u64(r, 11)?,
+    })
+}
+
+/// Reads one table's rows past `mark` (and its holes) for `tournament`: the rows, and the
+/// watermark they move it to. Changes nothing, so that a failure leaves the tally as it was.
+fn read_since(
+    conn: &Conn<'_>,
+    columns: &str,
+    id: &str,
+    mark: &Watermark,
+    tournament: i64,
+) -> DbResult<(Vec<CallSpend>, Watermark)> {
+    let mut found = Vec::new();
+    conn.for_each_row(
+        &format!("SELECT {columns} WHERE {id} > ?1 ORDER BY {id}"),
+        params![mark.last, tournament],
+        |r| {
+            found.push(call_spend(r)?);
+            Ok(true)
+        },
+    )?;
+    let mut next = Watermark {
+        last: found.last().map_or(mark.last, |c| c.id),
+        holes: Vec::new(),
+    };
+    // Ids skipped past the old watermark: not committed yet, or never to be.
+    let mut expected = mark.last + 1;
+    for c in &found {
+        next.holes.extend(expected..c.id);
+        expected = c.id + 1;
+    }
+    let by_id = format!("SELECT {columns} WHERE {id} = ?1");
+    for &hole in &mark.holes {
+        match conn
+            .query_row(&by_id, params![hole, tournament], call_spend)
+            .optional()?
+        {
+            Some(c) => found.push(c),
+            None => next.holes.push(hole),
+        }
+    }
+    Ok((found, next))
+}
+
 impl Store {
+    /// Brings `tally` up to date with the calls stored since it was last refreshed (see
+    /// [`SpendTally`]); the first refresh reads them all. The counting is
+    /// [`Store::spend`]'s.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure; the tally is then as it was.
+    pub fn refresh_spend(&self, tally: &mut SpendTally) -> Result<(), StoreError> {
+        let what = || format!("compute the spend of tournament {}", tally.tournament);
+        let conn = self.conn();
+        let (calls, calls_mark) = read_since(
+            &conn,
+            CALL_SPEND_COLUMNS,
+            "c.id",
+            &tally.calls,
+            tally.tournament,
+        )
+        .context(what)?;
+        let (failed, failed_mark) = read_since(
+            &conn,
+            FAILED_SPEND_COLUMNS,
+            "f.id",
+            &tally.failed,
+            tally.tournament,
+        )
+        .context(what)?;
+        for c in calls.iter().chain(&failed).filter(|c| c.counted) {
+            tally.add(c);
+        }
+        tally.calls = calls_mark;
+        tally.failed = failed_mark;
+        Ok(())
+    }
+
     /// Spend so far of each player and model in `tournament`, over the stored calls of all its
-    /// games (a replay's reused replies were paid once, by the attempt that asked). A call whose reply carried no usage (`NULL` tokens) is counted at an estimate from
-    /// its text: the request JSON for the prompt, the reply and reasoning text for the
-    /// completion, [`CHARS_PER_TOKEN`] characters per token, and is flagged in
+    /// games (a replay's reused replies were paid once, by the attempt that asked), ordered by
+    /// player then model. A call whose reply carried no usage (`NULL` tokens) is counted at an
+    /// estimate from its text: the request JSON for the prompt, the reply and reasoning text
+    /// for the completion, [`CHARS_PER_TOKEN`] characters per token, and is flagged in
     /// [`ModelSpend::estimated_calls`]. A call with the provider's own price is counted at that
     /// price ([`ModelSpend::provider_usd`]); the others' tokens are summed for the price table.
     /// Failed attempts (stored apart) count when their body reported usage or a price, since the
     /// provider then billed them; the others are not counted (providers do not bill them).
+    /// A running tournament reads the same through a [`SpendTally`], which reads only the
+    /// calls that are new.
     ///
     /// # Errors
     ///
     /// [`StoreError::Database`] on a database failure.
     pub fn spend(&self, tournament: i64) -> Result<Vec<ModelSpend>, StoreError> {
-        let what = || format!("compute the spend of tournament {tournament}");
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare_cached(
-                "WITH c AS (
-                     SELECT c.player, c.model, c.prompt_tokens AS pt, c.completion_tokens AS ct,
-                         c.cached_tokens AS cached, c.cache_write_tokens AS written,
-                         c.reasoning_tokens AS reasoning, c.provider_cost_usd AS usd,
-                         LENGTH(c.request_json) AS asked,
-                         LENGTH(COALESCE(c.reply_text, '')) + LENGTH(COALESCE(c.reasoning, ''))
-                             AS answered
-                     FROM llm_calls c JOIN games g ON g.id = c.game_id
-                     WHERE g.tournament_id = ?1 AND c.reused_from IS NULL
-                     UNION ALL
-                     SELECT f.player, f.model, f.prompt_tokens, f.completion_tokens,
-                         f.cached_tokens, f.cache_write_tokens, f.reasoning_tokens,
-                         f.provider_cost_usd, LENGTH(f.request_json), 0
-                     FROM failed_calls f JOIN games g ON g.id = f.game_id
-                     WHERE g.tournament_id = ?1
-                         AND (f.prompt_tokens IS NOT NULL OR f.provider_cost_usd IS NOT NULL)
-                 ), e AS (
-                     SELECT player, model, usd, cached, written, reasoning,
-                         COALESCE(pt, (asked + ?2 - 1) / ?2) AS p,
-                         COALESCE(ct, (answered + ?2 - 1) / ?2) AS k,
-                         (pt IS NULL OR ct IS NULL) AS estimated
-                     FROM c
-                 )
-                 SELECT player, model, COUNT(*), COALESCE(SUM(p), 0), COALESCE(SUM(k), 0),
-                     COALESCE(SUM(estimated), 0), COALESCE(SUM(usd IS NOT NULL), 0),
-                     COALESCE(SUM(usd), 0.0),
-                     COALESCE(SUM(CASE WHEN usd IS NULL THEN p END), 0),
-                     COALESCE(SUM(CASE WHEN usd IS NULL THEN k END), 0),
-                     COALESCE(SUM(CASE WHEN usd IS NULL THEN cached END), 0),
-                     COALESCE(SUM(CASE WHEN usd IS NULL THEN written END), 0),
-                     COALESCE(SUM(CASE WHEN usd IS NULL THEN reasoning END), 0)
-                 FROM e
-                 GROUP BY player, model
-                 ORDER BY player, model",
-            )
-            .context(what)?;
-        let rows = stmt
-            .query_map(params![tournament, CHARS_PER_TOKEN as i64], |r| {
-                Ok(ModelSpend {
-                    player: r.get(0)?,
-                    model: r.get(1)?,
-                    calls: get_u64(r, 2)?,
-                    prompt_tokens: get_u64(r, 3)?,
-                    completion_tokens: get_u64(r, 4)?,
-                    estimated_calls: get_u64(r, 5)?,
-                    provider_calls: get_u64(r, 6)?,
-                    provider_usd: r.get(7)?,
-                    table_usage: Usage {
-                        prompt_tokens: get_u64(r, 8)?,
-                        completion_tokens: get_u64(r, 9)?,
-                        total_tokens: get_u64(r, 8)? + get_u64(r, 9)?,
-                        cached_tokens: Some(get_u64(r, 10)?),
-                        cache_write_tokens: Some(get_u64(r, 11)?),
-                        reasoning_tokens: Some(get_u64(r, 12)?),
-                    },
-                })
-            })
-            .context(what)?;
-        rows.collect::<DbResult<_>>().context(what)
+        let mut tally = SpendTally::new(tournament);
+        self.refresh_spend(&mut tally)?;
+        Ok(tally.rows.into_values().collect())
     }
 
     /// What the provider charged for the stored calls of `model` it priced (with known tokens),

@@ -557,6 +557,42 @@ fn llm_call_survives_a_crash_before_its_outcome() {
 }
 
 #[test]
+fn a_ply_and_its_call_s_verdict_are_written_together_or_not_at_all() {
+    let store = Store::open_in_memory().unwrap();
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    let g = ids[0];
+    let call_id = store.record_llm_call(&call(Some(g), 0, 0, "a")).unwrap();
+    let verdict = |call_id| CallVerdict {
+        call_id,
+        outcome: "move",
+        detail: None,
+        candidate: Some("e2e4"),
+    };
+    // No such call: neither is written.
+    let err = store
+        .record_ply_with_verdict(g, &ply(0, "a"), &verdict(call_id + 100))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    assert!(store.plies(g).unwrap().is_empty());
+    // A ply already stored: the verdict is rolled back with it.
+    store.record_ply(g, &ply(1, "b")).unwrap();
+    let err = store
+        .record_ply_with_verdict(g, &ply(1, "b"), &verdict(call_id))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
+    assert_eq!(store.llm_calls(g, 0).unwrap()[0].outcome, None);
+    // Both.
+    store
+        .record_ply_with_verdict(g, &ply(0, "a"), &verdict(call_id))
+        .unwrap();
+    assert_eq!(store.plies(g).unwrap()[0], ply(0, "a"));
+    let outcome = &store.call_outcomes(g).unwrap()[0];
+    assert_eq!(outcome.outcome.as_deref(), Some("move"));
+    assert_eq!(outcome.outcome_detail, None);
+    assert_eq!(outcome.candidate.as_deref(), Some("e2e4"));
+}
+
+#[test]
 fn calls_are_ordered_by_seq_and_may_have_no_game() {
     let store = Store::open_in_memory().unwrap();
     let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
@@ -1133,4 +1169,84 @@ fn usage_details_and_provider_costs_are_stored_and_counted_by_spend() {
         )
         .unwrap();
     assert_eq!(nulls, 1);
+}
+
+#[test]
+fn a_spend_tally_reads_only_new_calls_and_counts_late_commits_once() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, ids) = tournament(&store, "t", &[(0, "a", "b"), (1, "b", "a")]);
+    let (_, other) = tournament(&store, "u", &[(0, "a", "b")]);
+    let mut tally = SpendTally::new(t);
+    let fresh = |store: &Store| store.spend(t).unwrap();
+    let counted = |tally: &SpendTally| tally.rows().cloned().collect::<Vec<_>>();
+    store.refresh_spend(&mut tally).unwrap();
+    assert!(counted(&tally).is_empty());
+
+    let mut unknown = call(Some(ids[1]), 0, 0, "b");
+    unknown.prompt_tokens = None;
+    for c in [
+        call(Some(ids[0]), 0, 0, "a"),
+        call(Some(other[0]), 0, 0, "a"),
+        unknown,
+        call(Some(ids[0]), 1, 0, "b"),
+    ] {
+        store.record_llm_call(&c).unwrap();
+    }
+    store.refresh_spend(&mut tally).unwrap();
+    assert_eq!(counted(&tally), fresh(&store));
+    assert_eq!(counted(&tally).iter().map(|s| s.calls).sum::<u64>(), 3);
+
+    // A row that is not visible yet when the tally reads past its id (another worker's
+    // transaction commits late): simulated by moving a row's id out of the way and back.
+    let late = store
+        .record_llm_call(&call(Some(ids[0]), 2, 0, "a"))
+        .unwrap();
+    let after = store
+        .record_llm_call(&call(Some(ids[0]), 3, 0, "a"))
+        .unwrap();
+    assert!(after > late);
+    store
+        .conn()
+        .execute(
+            "UPDATE llm_calls SET id = ?2 WHERE id = ?1",
+            super::db::params![late, -late],
+        )
+        .unwrap();
+    store.refresh_spend(&mut tally).unwrap();
+    assert_eq!(counted(&tally), fresh(&store));
+    store
+        .conn()
+        .execute(
+            "UPDATE llm_calls SET id = ?2 WHERE id = ?1",
+            super::db::params![-late, late],
+        )
+        .unwrap();
+    // A billed failed attempt, too.
+    store
+        .record_failed_call(&FailedCallRecord {
+            game_id: Some(ids[1]),
+            ply: Some(1),
+            seq: 0,
+            attempt: 1,
+            player: "a".into(),
+            model: "smol".into(),
+            endpoint: "u".into(),
+            request_json: "{}".into(),
+            http_status: 200,
+            headers_json: "{}".into(),
+            raw_body: "{}".into(),
+            error: "no choices".into(),
+            latency_ms: 4,
+            prompt_tokens: Some(30),
+            completion_tokens: None,
+            ..FailedCallRecord::default()
+        })
+        .unwrap();
+    store.refresh_spend(&mut tally).unwrap();
+    assert_eq!(counted(&tally), fresh(&store));
+    // Refreshing with nothing new changes nothing: no row is counted twice.
+    store.refresh_spend(&mut tally).unwrap();
+    assert_eq!(counted(&tally), fresh(&store));
+    let total: u64 = counted(&tally).iter().map(|s| s.calls).sum();
+    assert_eq!(total, 6, "{:?}", counted(&tally));
 }

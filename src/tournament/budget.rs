@@ -10,13 +10,16 @@
 //! usage is counted at an estimate from its text length (which errs high) and flagged, so an
 //! unknown usage never lets a budget be overrun unnoticed.
 
-use std::collections::BTreeMap;
+use std::{
+    collections::BTreeMap,
+    sync::{Mutex, PoisonError},
+};
 
 use super::spec::{Budget, ModelSpec, PlayerSpec, TournamentSettings, TournamentSpec};
 use crate::{
     llm::{PriceTable, reports_its_cost},
     script::{CheckErrors, ScriptError},
-    store::{ModelSpend, Store, StoreError},
+    store::{ModelSpend, SpendTally, Store, StoreError},
 };
 
 /// The price table of a tournament: the built-in one, overlaid with the script's `prices`.
@@ -77,21 +80,56 @@ impl Ledger {
     /// # Errors
     /// A store failure.
     pub fn read(store: &Store, tournament: i64, prices: &PriceTable) -> Result<Ledger, StoreError> {
+        let mut tally = SpendTally::new(tournament);
+        store.refresh_spend(&mut tally)?;
+        Ok(Ledger::of(&tally, prices))
+    }
+
+    /// The ledger of what `tally` has read, priced by `prices`.
+    pub fn of(tally: &SpendTally, prices: &PriceTable) -> Ledger {
         let mut ledger = Ledger::default();
-        for row in store.spend(tournament)? {
-            ledger.total.add(&row, prices);
+        for row in tally.rows() {
+            ledger.total.add(row, prices);
             ledger
                 .players
                 .entry(row.player.clone())
                 .or_default()
-                .add(&row, prices);
+                .add(row, prices);
         }
-        Ok(ledger)
+        ledger
     }
 
     /// One player's spend (zero when it made no call).
     pub fn player(&self, name: &str) -> Spend {
         self.players.get(name).copied().unwrap_or_default()
+    }
+}
+
+/// The spend of a running tournament, shared by its progress line and its budget checks: each
+/// read takes only the calls stored since the last one ([`SpendTally`]), so reading it every few
+/// seconds and before every game costs the same late in a long tournament as early on, and
+/// still counts every call.
+#[derive(Debug)]
+pub struct LiveLedger {
+    tally: Mutex<SpendTally>,
+}
+
+impl LiveLedger {
+    /// Nothing read yet of `tournament`'s spend.
+    pub fn new(tournament: i64) -> LiveLedger {
+        LiveLedger {
+            tally: Mutex::new(SpendTally::new(tournament)),
+        }
+    }
+
+    /// The spend so far, including every call stored before this read.
+    ///
+    /// # Errors
+    /// A store failure (the next read tries again from where the last good one ended).
+    pub fn read(&self, store: &Store, prices: &PriceTable) -> Result<Ledger, StoreError> {
+        let mut tally = self.tally.lock().unwrap_or_else(PoisonError::into_inner);
+        store.refresh_spend(&mut tally)?;
+        Ok(Ledger::of(&tally, prices))
     }
 }
 

@@ -216,6 +216,8 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         // What the move is charged on the mover's clock, when the mover has one: its own
         // measured time (an engine's search, a model's successful calls), not the harness's.
         let mut charged: Option<u64> = None;
+        // An LLM move's call verdict, written with the move (one commit for both).
+        let mut verdict: Option<MoveVerdict> = None;
         let (mv, attempts) = match mover {
             // Seeded by the slot, not the game number: a replay draws what its void attempt drew.
             Side::Random { seed } => (random_move(&game, env.seed, *seed, row.slot), 1),
@@ -292,8 +294,10 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                         mv,
                         attempts,
                         charged_ms,
+                        verdict: v,
                     } => {
                         charged = Some(charged_ms);
+                        verdict = Some(v);
                         (mv, attempts)
                     }
                     PlyResult::OutOfTime { charged_ms } => {
@@ -335,25 +339,34 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         if let Some(clock) = clock_of(&mut clocks, game.turn()) {
             let used = charged.unwrap_or(elapsed_ms);
             if let Err(flag) = clock.charge(used) {
+                // The move is never stored: its reply's verdict is, alone.
+                if let Some(v) = &verdict {
+                    v.row
+                        .settle(store, &v.outcome, None, v.candidate.as_deref())?;
+                }
                 game.adjudicate(time_forfeit(&game, name, flag));
                 break;
             }
             clock_ms = Some(used);
         }
         let played = game.play(&mv);
-        store.record_ply(
-            row.id,
-            &PlyRecord {
-                ply,
-                fen_before,
-                uci: played.uci,
-                san: played.san,
-                player: name.clone(),
-                attempts,
-                elapsed_ms,
-                clock_ms,
-            },
-        )?;
+        let record = PlyRecord {
+            ply,
+            fen_before,
+            uci: played.uci,
+            san: played.san,
+            player: name.clone(),
+            attempts,
+            elapsed_ms,
+            clock_ms,
+        };
+        match &verdict {
+            Some(v) => {
+                v.row
+                    .settle_with_ply(store, &v.outcome, v.candidate.as_deref(), row.id, &record)?
+            }
+            None => store.record_ply(row.id, &record)?,
+        }
         env.progress.ply();
         if let Some(a) = adjudication.as_mut()
             && let Some(end) = a.after_ply(env, row, &game).await?
@@ -548,6 +561,9 @@ enum PlyResult {
         attempts: u32,
         /// What the ply costs the player's clock: its calls' successful attempts.
         charged_ms: u64,
+        /// The verdict of the call whose reply is the move, not yet stored: it is written with
+        /// the move, or alone if a clock ends the game first.
+        verdict: MoveVerdict,
     },
     /// The player's clock ran out before it moved (a call still unanswered, or its calls
     /// together over the allowance): a loss on time, for `charged_ms` (over the allowance).
@@ -563,6 +579,13 @@ enum PlyResult {
         termination: Termination,
         reason: String,
     },
+}
+
+/// What the play mode made of the reply that became a move: its call's row and outcome.
+struct MoveVerdict {
+    row: crate::calls::CallRow,
+    outcome: String,
+    candidate: Option<String>,
 }
 
 /// Where an LLM ply happens.
@@ -672,12 +695,17 @@ async fn llm_ply(
         let feedback = match &decision.action {
             Action::Move(uci) => match game.parse_uci(uci) {
                 Ok(mv) => {
-                    settle(&outcome("move"), None)?;
+                    // Settled with the move, in the same transaction (see `play_inner`).
                     side.previous_dialog = dialog;
                     return Ok(PlyResult::Move {
                         mv,
                         attempts: attempt,
                         charged_ms,
+                        verdict: MoveVerdict {
+                            row: answer.row,
+                            outcome: outcome("move"),
+                            candidate: decision.candidate.clone(),
+                        },
                     });
                 }
                 Err(e) => {

@@ -16,7 +16,7 @@ use super::{
     GameError, TournamentError,
     adjudicate::Adjudication,
     analysis::{AnalysisReport, AnalysisWorker},
-    budget::{self, Ledger, Reached},
+    budget::{self, LiveLedger, Reached},
     game::{self, GameEnv, GameOutcome},
     players::Roster,
     progress::Progress,
@@ -192,14 +192,17 @@ pub async fn run(
         progress: progress.clone(),
         adjudication: adjudication.clone(),
     });
-    progress.set_spend(Ledger::read(&store, tournament.id, &prices)?.total);
+    // One ledger for the progress line and the budgets, read incrementally.
+    let ledger = Arc::new(LiveLedger::new(tournament.id));
+    progress.set_spend(ledger.read(&store, &prices)?.total);
     let spend_ticker = tokio::spawn({
         let (store, progress, prices) = (store.clone(), progress.clone(), prices.clone());
+        let ledger = ledger.clone();
         async move {
             let mut tick = tokio::time::interval(SPEND_REFRESH);
             loop {
                 tick.tick().await;
-                if let Ok(ledger) = Ledger::read(&store, tournament.id, &prices) {
+                if let Ok(ledger) = ledger.read(&store, &prices) {
                     progress.set_spend(ledger.total);
                 }
             }
@@ -208,6 +211,7 @@ pub async fn run(
     let budgets = Budgets {
         spec: &spec,
         prices: &prices,
+        ledger: &ledger,
     };
     let analysis = settings.analysis.clone().map(|spec| {
         AnalysisWorker::start(
@@ -334,7 +338,7 @@ pub async fn run(
     }
     spend_ticker.abort();
     renewal.abort();
-    if let Ok(ledger) = Ledger::read(&store, tournament.id, &prices) {
+    if let Ok(ledger) = ledger.read(&store, &prices) {
         progress.set_spend(ledger.total);
     }
     roster.shutdown().await;
@@ -395,12 +399,13 @@ struct Scripts<'a> {
 struct Budgets<'a> {
     spec: &'a super::spec::TournamentSpec,
     prices: &'a crate::llm::PriceTable,
+    ledger: &'a LiveLedger,
 }
 
 impl Budgets<'_> {
-    /// The budget that keeps `row` from starting, if one does. The spend is read afresh, so it
-    /// includes the calls of the games still running.
-    fn blocking(&self, store: &Store, tournament: i64, row: &GameRow) -> Option<Reached> {
+    /// The budget that keeps `row` from starting, if one does. The spend is brought up to date
+    /// first, so it includes the calls of the games still running.
+    fn blocking(&self, store: &Store, row: &GameRow) -> Option<Reached> {
         let any = self.spec.settings.budget.is_some()
             || [&row.white, &row.black]
                 .iter()
@@ -408,7 +413,7 @@ impl Budgets<'_> {
         if !any {
             return None;
         }
-        match Ledger::read(store, tournament, self.prices) {
+        match self.ledger.read(store, self.prices) {
             Ok(ledger) => budget::blocking(self.spec, &ledger, &row.white, &row.black),
             Err(e) => {
                 // Without the spend a budget cannot be honoured: hold the game back rather than
@@ -490,7 +495,7 @@ async fn play_all(
     loop {
         while running.len() < concurrency && !stopping {
             let Some(row) = queue.next() else { break };
-            if let Some(reached) = budgets.blocking(store, env.tournament, &row) {
+            if let Some(reached) = budgets.blocking(store, &row) {
                 tracing::warn!(
                     "game {} {} vs {} not started: {reached}",
                     row.index,

@@ -2,11 +2,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{
     ReportError,
-    markup::{Element, el},
+    markup::{Element, Node, el},
     pack, svg,
 };
 use crate::{
@@ -155,7 +156,7 @@ pub(super) fn list(
                 .attr("type", "application/x-arena-game")
                 .attr("data-encoding", "gzip+base64")
                 .id(format!("gd-{}", g.id))
-                .child(pack(&game_data(store, t, g, &prices)?)),
+                .child(game_block(store, t, g, &prices)?),
         );
     }
     div.push(
@@ -228,14 +229,20 @@ pub(super) fn viewer() -> Element {
         )
 }
 
-/// Everything the viewer shows of one game, as JSON. Evaluations are from White's view: `w` is
-/// White's Win% after the ply (0–100), `cp`/`mate` the engine's score after it.
-fn game_data(
+/// Everything the viewer shows of one game, as packed JSON (see [`pack`]). Evaluations are from
+/// White's view: `w` is White's Win% after the ply (0–100), `cp`/`mate` the engine's score after
+/// it.
+///
+/// The JSON is written straight from the store's rows through the typed structs below, with no
+/// `serde_json::Value` tree in between (building one and copying it into the next was most of
+/// the report's cost). Their fields are in alphabetical order, the order `serde_json`'s maps keep,
+/// so the bytes are the ones a `json!` object of the same fields gives.
+fn game_block(
     store: &Store,
     t: &TournamentRow,
     g: &GameRow,
     prices: &PriceTable,
-) -> Result<Value, ReportError> {
+) -> Result<Node, ReportError> {
     let plies = store.plies(g.id)?;
     let analysis: BTreeMap<u32, PlyAnalysisRecord> = store
         .ply_analyses(g.id)?
@@ -255,6 +262,9 @@ fn game_data(
                 .map(|g| g.fen())
                 .unwrap_or_default()
         });
+    fn calls_of<'a>(cs: &'a [LlmCallRow], prices: &PriceTable) -> Vec<CallData<'a>> {
+        cs.iter().map(|c| call_data(c, prices)).collect()
+    }
     let mut out_plies = Vec::with_capacity(plies.len());
     let mut w0 = None;
     for p in &plies {
@@ -288,66 +298,182 @@ fn game_data(
                 "rank": a.played_rank, "phase": a.phase,
             })
         });
-        out_plies.push(json!({
-            "n": p.ply, "san": p.san, "uci": p.uci, "fen": fen_after, "before": p.fen_before,
-            "player": p.player, "attempts": p.attempts, "ms": p.elapsed_ms, "a": a,
-            "calls": calls.remove(&p.ply).unwrap_or_default().iter().map(|c| call_json(c, prices)).collect::<Vec<_>>(),
-        }));
+        out_plies.push(PlyData {
+            a,
+            attempts: p.attempts,
+            before: &p.fen_before,
+            calls: calls
+                .get(&p.ply)
+                .map(|cs| calls_of(cs, prices))
+                .unwrap_or_default(),
+            fen: fen_after,
+            ms: p.elapsed_ms,
+            n: p.ply,
+            player: &p.player,
+            san: &p.san,
+            uci: &p.uci,
+        });
     }
     // Calls for plies that never produced a move: the forfeited (or interrupted) last ply.
-    let pending: Vec<Value> = calls
-        .into_iter()
-        .map(|(ply, cs)| {
-            json!({
-                "n": ply,
-                "calls": cs.iter().map(|c| call_json(c, prices)).collect::<Vec<_>>(),
-            })
+    let played: BTreeSet<u32> = plies.iter().map(|p| p.ply).collect();
+    let pending: Vec<PendingData<'_>> = calls
+        .iter()
+        .filter(|(ply, _)| !played.contains(ply))
+        .map(|(ply, cs)| PendingData {
+            calls: calls_of(cs, prices),
+            n: *ply,
         })
         .collect();
-    Ok(json!({
-        "id": g.id, "index": g.index, "round": g.round, "tournament": t.name,
-        "white": g.white, "black": g.black,
-        "status": g.status.as_str(), "result": g.result, "termination": g.termination,
-        "at_limit": g.at_limit,
-        "reason": g.reason, "error": g.error, "error_kind": g.error_kind.map(|k| k.as_str()),
-        "opening": g.opening_label, "generation": g.generation, "variant": g.variant.as_str(),
-        "start": start_fen, "w0": w0, "plies": out_plies, "pending": pending,
+    Ok(pack(&GameData {
+        at_limit: g.at_limit.as_deref(),
+        black: &g.black,
+        error: g.error.as_deref(),
+        error_kind: g.error_kind.map(|k| k.as_str()),
+        generation: g.generation,
+        id: g.id,
+        index: g.index,
+        opening: g.opening_label.as_deref(),
+        pending,
+        plies: out_plies,
+        reason: g.reason.as_deref(),
+        result: g.result.as_deref(),
+        round: g.round,
+        start: start_fen,
+        status: g.status.as_str(),
+        termination: g.termination.as_deref(),
+        tournament: &t.name,
+        variant: g.variant.as_str(),
+        w0,
+        white: &g.white,
     }))
+}
+
+/// One game as the viewer reads it (fields in `serde_json`'s key order: see [`game_block`]).
+#[derive(Serialize)]
+struct GameData<'a> {
+    at_limit: Option<&'a str>,
+    black: &'a str,
+    error: Option<&'a str>,
+    error_kind: Option<&'static str>,
+    generation: Option<u64>,
+    id: i64,
+    index: u32,
+    opening: Option<&'a str>,
+    pending: Vec<PendingData<'a>>,
+    plies: Vec<PlyData<'a>>,
+    reason: Option<&'a str>,
+    result: Option<&'a str>,
+    round: u32,
+    start: String,
+    status: &'a str,
+    termination: Option<&'a str>,
+    tournament: &'a str,
+    variant: &'static str,
+    w0: Option<f64>,
+    white: &'a str,
+}
+
+/// One ply: the move, its analysis (`a`) and its calls.
+#[derive(Serialize)]
+struct PlyData<'a> {
+    a: Option<Value>,
+    attempts: u32,
+    before: &'a str,
+    calls: Vec<CallData<'a>>,
+    fen: Option<String>,
+    ms: u64,
+    n: u32,
+    player: &'a str,
+    san: &'a str,
+    uci: &'a str,
+}
+
+/// The calls of a ply that produced no move.
+#[derive(Serialize)]
+struct PendingData<'a> {
+    calls: Vec<CallData<'a>>,
+    n: u32,
+}
+
+/// One model call: what was sent, what came back, and what it cost.
+#[derive(Serialize)]
+struct CallData<'a> {
+    at: &'a str,
+    cached: Option<u64>,
+    cost: Option<f64>,
+    cost_source: &'static str,
+    ct: Option<u64>,
+    detail: Option<&'a str>,
+    error: Option<&'a str>,
+    finish: Option<&'a str>,
+    http: Option<u16>,
+    messages: Option<Vec<Message>>,
+    model: &'a str,
+    ms: u64,
+    outcome: Option<&'a str>,
+    player: &'a str,
+    pt: Option<u64>,
+    reasoning: Option<&'a str>,
+    reasoning_tokens: Option<u64>,
+    reply: Option<&'a str>,
+    /// The request as sent (keys already stripped), for what the messages do not show.
+    request: Option<&'a str>,
+    retries: u32,
+    role: Option<Value>,
+    seq: u32,
+}
+
+/// A message of a request, as `{role, content}`.
+#[derive(Serialize)]
+struct Message {
+    content: String,
+    role: String,
 }
 
 fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
-fn call_json(c: &LlmCallRow, prices: &PriceTable) -> Value {
-    let request: Value = serde_json::from_str(&c.call.request_json).unwrap_or(Value::Null);
-    let messages = messages(&request);
+fn call_data<'a>(c: &'a LlmCallRow, prices: &PriceTable) -> CallData<'a> {
+    let mut request: Value = serde_json::from_str(&c.call.request_json).unwrap_or(Value::Null);
+    let role = request.get_mut("arena_role").map(Value::take);
+    let messages = messages(request);
     // The provider's own price when it sent one; else the table's (a reply without usage has
     // unknown tokens and so no table price).
     let cost = c.call.cost(prices);
     let d = &c.call.details;
-    json!({
-        "seq": c.call.seq, "player": c.call.player, "model": c.call.model,
-        "role": request.get("arena_role"),
-        "messages": messages,
-        // The request as sent (keys already stripped), for what the messages do not show.
-        "request": if messages.is_none() { Some(c.call.request_json.clone()) } else { None },
-        "reply": c.call.reply_text, "reasoning": c.call.reasoning,
-        "outcome": c.outcome, "detail": c.outcome_detail,
-        "pt": c.call.prompt_tokens, "ct": c.call.completion_tokens, "ms": c.call.latency_ms,
-        "cost": cost.usd, "cost_source": cost.source.name(),
-        "cached": d.cached_tokens, "reasoning_tokens": d.reasoning_tokens,
-        "finish": c.call.finish_reason, "http": c.call.http_status,
-        "retries": c.call.transport_retries, "error": c.call.error, "at": c.created_at,
-    })
+    CallData {
+        at: &c.created_at,
+        cached: d.cached_tokens,
+        cost: cost.usd,
+        cost_source: cost.source.name(),
+        ct: c.call.completion_tokens,
+        detail: c.outcome_detail.as_deref(),
+        error: c.call.error.as_deref(),
+        finish: c.call.finish_reason.as_deref(),
+        http: c.call.http_status,
+        request: messages.is_none().then_some(c.call.request_json.as_str()),
+        messages,
+        model: &c.call.model,
+        ms: c.call.latency_ms,
+        outcome: c.outcome.as_deref(),
+        player: &c.call.player,
+        pt: c.call.prompt_tokens,
+        reasoning: c.call.reasoning.as_deref(),
+        reasoning_tokens: d.reasoning_tokens,
+        reply: c.call.reply_text.as_deref(),
+        retries: c.call.transport_retries,
+        role,
+        seq: c.call.seq,
+    }
 }
 
 /// The messages of a request in any of the wire formats, as `{role, content}`, or `None` when the
-/// body has none that arena knows.
-fn messages(request: &Value) -> Option<Vec<Value>> {
-    let text = |v: &Value| -> String {
+/// body has none that arena knows. Takes the request apart: its texts are moved, not copied.
+fn messages(mut request: Value) -> Option<Vec<Message>> {
+    fn text(v: Value) -> String {
         match v {
-            Value::String(s) => s.clone(),
+            Value::String(s) => s,
             Value::Array(parts) => parts
                 .iter()
                 .filter_map(|p| p["text"].as_str().or_else(|| p.as_str()))
@@ -356,37 +482,108 @@ fn messages(request: &Value) -> Option<Vec<Value>> {
             Value::Null => String::new(),
             other => other.to_string(),
         }
+    }
+    fn field(v: &mut Value, key: &str) -> Value {
+        v.get_mut(key).map(Value::take).unwrap_or(Value::Null)
+    }
+    let system = |content| Message {
+        role: "system".to_owned(),
+        content,
     };
     let mut out = Vec::new();
     // Anthropic's top-level system, Gemini's systemInstruction, the Responses API's instructions.
     for key in ["system", "instructions"] {
-        if let Some(v) = request.get(key).filter(|v| !v.is_null()) {
-            out.push(json!({"role": "system", "content": text(v)}));
+        if let Some(v) = request.get_mut(key).filter(|v| !v.is_null()) {
+            out.push(system(text(v.take())));
         }
     }
-    if let Some(v) = request.get("systemInstruction") {
-        out.push(json!({"role": "system", "content": text(&v["parts"])}));
+    if let Some(v) = request.get_mut("systemInstruction") {
+        out.push(system(text(field(v, "parts"))));
     }
-    let list = request
-        .get("messages")
-        .or_else(|| request.get("input"))
-        .and_then(Value::as_array);
-    if let Some(list) = list {
-        for m in list {
-            out.push(json!({
-                "role": m["role"].as_str().unwrap_or("?"),
-                "content": text(&m["content"]),
-            }));
+    let role = |m: &Value, default: &str| m["role"].as_str().unwrap_or(default).to_owned();
+    let list = if request.get("messages").is_some() {
+        field(&mut request, "messages")
+    } else {
+        field(&mut request, "input")
+    };
+    if let Value::Array(list) = list {
+        for mut m in list {
+            out.push(Message {
+                role: role(&m, "?"),
+                content: text(field(&mut m, "content")),
+            });
         }
-    } else if let Some(contents) = request.get("contents").and_then(Value::as_array) {
-        for m in contents {
-            out.push(json!({
-                "role": m["role"].as_str().unwrap_or("user"),
-                "content": text(&m["parts"]),
-            }));
+    } else if let Some(Value::Array(contents)) = request.get_mut("contents").map(Value::take) {
+        for mut m in contents {
+            out.push(Message {
+                role: role(&m, "user"),
+                content: text(field(&mut m, "parts")),
+            });
         }
     } else {
         return None;
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::messages;
+
+    /// The messages as `(role, content)` pairs.
+    fn read(request: serde_json::Value) -> Option<Vec<(String, String)>> {
+        messages(request).map(|ms| ms.into_iter().map(|m| (m.role, m.content)).collect())
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
+        Some(
+            list.iter()
+                .map(|(r, c)| ((*r).to_owned(), (*c).to_owned()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_messages_of_every_wire_format_are_read() {
+        // OpenAI chat: content as text or as parts; a missing role or content.
+        let chat = json!({"model": "m", "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": [{"type": "text", "text": "a"}, "b", {"image": 1}]},
+            {"content": 7}, {"role": "assistant"},
+        ]});
+        assert_eq!(
+            read(chat),
+            pairs(&[
+                ("system", "be brief"),
+                ("user", "a\nb"),
+                ("?", "7"),
+                ("assistant", "")
+            ])
+        );
+        // Anthropic: a top-level system; the Responses API: instructions and input.
+        let anthropic =
+            json!({"system": [{"text": "s"}], "messages": [{"role": "user", "content": "u"}]});
+        assert_eq!(read(anthropic), pairs(&[("system", "s"), ("user", "u")]));
+        let responses = json!({"instructions": "i", "input": [{"role": "user", "content": "u"}]});
+        assert_eq!(read(responses), pairs(&[("system", "i"), ("user", "u")]));
+        // Gemini: systemInstruction (even a null one) and contents with parts.
+        let gemini = json!({"systemInstruction": {"parts": [{"text": "s"}]},
+            "contents": [{"parts": [{"text": "u"}]}, {"role": "model", "parts": [{"text": "m"}]}]});
+        assert_eq!(
+            read(gemini),
+            pairs(&[("system", "s"), ("user", "u"), ("model", "m")])
+        );
+        let null_instruction = json!({"systemInstruction": null, "contents": []});
+        assert_eq!(read(null_instruction), pairs(&[("system", "")]));
+        // `messages` wins over `input` even when it is not a list; then `contents` is read.
+        let odd = json!({"messages": null, "input": [{"role": "user", "content": "x"}],
+            "contents": [{"parts": "p"}]});
+        assert_eq!(read(odd), pairs(&[("user", "p")]));
+        // A null system is no message; a body without messages has none to show.
+        assert_eq!(read(json!({"system": null, "prompt": "x"})), None);
+        assert_eq!(read(serde_json::Value::Null), None);
+        assert_eq!(read(json!([1, 2])), None);
+    }
 }

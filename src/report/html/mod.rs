@@ -169,8 +169,10 @@ fn tournament_section(
 }
 
 /// Gzip and base64: how per-game blocks are stored (see the module doc).
-fn pack(value: &serde_json::Value) -> Node {
-    let json = serde_json::to_vec(value).expect("a JSON value always serialises");
+fn pack(value: &impl serde::Serialize) -> Node {
+    // Serialised whole first: the encoder costs the same per write call, and serde writes
+    // token by token.
+    let json = serde_json::to_vec(value).expect("the report's data always serialises");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&json).expect("writing to memory cannot fail");
     let bytes = gz.finish().expect("writing to memory cannot fail");

@@ -904,6 +904,48 @@ mod llm_clocks {
     }
 
     #[tokio::test]
+    async fn a_move_over_the_clock_is_not_stored_but_its_reply_s_verdict_is() {
+        let s = setup_with(
+            Responses::new(vec![completion("move d2d4", true)]),
+            json!({"time_control": {"per_move_s": 0.3}}),
+            10,
+            3,
+        )
+        .await;
+        // A run killed after ply 0's reply was stored: it took 400 ms, over the per-move limit,
+        // and is charged that again when it is replayed.
+        let call = crate::store::LlmCallRecord {
+            game_id: Some(s.row.id),
+            ply: 0,
+            seq: 0,
+            player: "m".into(),
+            model: "test".into(),
+            endpoint: "http://127.0.0.1:1/v1".into(),
+            request_json: r#"{"messages":[]}"#.into(),
+            reply_text: Some("move e2e4".into()),
+            reasoning: None,
+            raw_body: None,
+            finish_reason: Some("stop".into()),
+            http_status: Some(200),
+            prompt_tokens: Some(10),
+            completion_tokens: Some(2),
+            latency_ms: 400,
+            transport_retries: 0,
+            error: None,
+            details: Default::default(),
+        };
+        s.env.store.record_llm_call(&call).unwrap();
+        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+            panic!("a loss on time is a finished game");
+        };
+        assert_eq!(end.termination, Termination::TimeForfeit, "{end:?}");
+        assert!(s.env.store.plies(s.row.id).unwrap().is_empty());
+        let calls = s.env.store.llm_calls(s.row.id, 0).unwrap();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!(calls[0].outcome.as_deref(), Some("move"));
+    }
+
+    #[tokio::test]
     async fn a_resumed_game_restores_its_clocks_and_charges_stored_replies_their_time() {
         let replies = [
             "move e2e4",
