@@ -941,11 +941,22 @@ impl Reader<'_> {
     pub(crate) fn stream<E>(
         &mut self,
         sql: &str,
+        f: impl FnMut(&Row<'_>) -> Result<(), E>,
+    ) -> DbResult<Result<(), E>> {
+        self.stream_with(sql, params![], f)
+    }
+
+    /// [`Reader::stream`] of a query with parameters.
+    pub(crate) fn stream_with<E>(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
         mut f: impl FnMut(&Row<'_>) -> Result<(), E>,
     ) -> DbResult<Result<(), E>> {
         match self {
             Reader::Sqlite(c) => {
                 let mut statement = c.prepare(sql).map_err(DbError::Sqlite)?;
+                bind(&mut statement, params)?;
                 let mut rows = statement.raw_query();
                 while let Some(row) = rows.next().map_err(DbError::Sqlite)? {
                     if let Err(e) = f(&Row::Sqlite(row)) {
@@ -960,8 +971,11 @@ impl Reader<'_> {
                     .as_mut()
                     .expect("a reader has its transaction until the snapshot ends");
                 let translated = postgres_sql(sql);
-                let portal =
-                    off_runtime(|| tx.bind(translated.as_str(), &[])).map_err(DbError::Postgres)?;
+                let values: Vec<SqlValue<'_>> = params.iter().map(|p| p.sql_value()).collect();
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+                let portal = off_runtime(|| tx.bind(translated.as_str(), &refs))
+                    .map_err(DbError::Postgres)?;
                 loop {
                     let rows = off_runtime(|| tx.query_portal(&portal, FETCH_ROWS))
                         .map_err(DbError::Postgres)?;

@@ -6,7 +6,7 @@
 //! [`Store`] again (it would wait on itself). Exports gather what they need beforehand (players,
 //! the manifest) and only write inside the callback.
 
-use super::db::{DbResult, Row, params};
+use super::db::{DbError, DbResult, Row, params};
 
 use super::{
     Context, GameRow, LlmCallRow, PlyAnalysisRecord, PlyRecord, Store, StoreError,
@@ -121,7 +121,9 @@ pub enum StreamError<E> {
 }
 
 impl Store {
-    /// Runs `sql` and hands each mapped row to `f`, stopping at the first error.
+    /// Runs `sql` and hands each mapped row to `f`, stopping at the first error. The queries take
+    /// the tournament (or NULL for all) as `CAST(?1 AS BIGINT)`: PostgreSQL cannot tell the type
+    /// of a parameter only ever compared with NULL.
     fn stream<T, E>(
         &self,
         what: &str,
@@ -132,19 +134,28 @@ impl Store {
     ) -> Result<(), StreamError<E>> {
         let what = || what.to_owned();
         let conn = self.conn();
-        let mut failed = None;
-        conn.for_each_row(sql, params![tournament], |r| {
-            let item = map(r)?;
-            match f(item) {
-                Ok(()) => Ok(true),
-                Err(e) => {
-                    failed = Some(e);
-                    Ok(false)
-                }
-            }
-        })
-        .context(what)?;
-        failed.map_or(Ok(()), |e| Err(StreamError::Callback(e)))
+        // One snapshot, read a batch at a time: an export of a large store on a server never
+        // holds all its rows, and sees none that a running tournament adds meanwhile.
+        enum Stop<E> {
+            Map(DbError),
+            Callback(E),
+        }
+        let streamed = conn
+            .read_snapshot(|reader| {
+                reader.stream_with(sql, params![tournament], |r| {
+                    let item = map(r).map_err(Stop::Map)?;
+                    f(item).map_err(Stop::Callback)
+                })
+            })
+            .context(what)?
+            .context(what)?;
+        match streamed {
+            Ok(()) => Ok(()),
+            Err(Stop::Map(e)) => Err(StreamError::Store(
+                Err::<(), _>(e).context(what).unwrap_err(),
+            )),
+            Err(Stop::Callback(e)) => Err(StreamError::Callback(e)),
+        }
     }
 
     /// Every LLM call (of one tournament, or of all when `tournament` is `None`), in id order.
@@ -160,7 +171,7 @@ impl Store {
             "SELECT {CALL_COLUMNS}, c.candidate, t.name
              FROM llm_calls c LEFT JOIN games g ON g.id = c.game_id
                  LEFT JOIN tournaments t ON t.id = g.tournament_id
-             WHERE ?1 IS NULL OR g.tournament_id = ?1
+             WHERE CAST(?1 AS BIGINT) IS NULL OR g.tournament_id = ?1
              ORDER BY c.id"
         );
         self.stream(
@@ -214,7 +225,7 @@ impl Store {
              FROM plies p JOIN games g ON g.id = p.game_id
                  JOIN tournaments t ON t.id = g.tournament_id
                  {join} ply_analysis a ON a.game_id = p.game_id AND a.ply = p.ply
-             WHERE ?1 IS NULL OR g.tournament_id = ?1
+             WHERE CAST(?1 AS BIGINT) IS NULL OR g.tournament_id = ?1
              ORDER BY p.game_id, p.ply"
         );
         let at = ANALYSIS_WIDTH;
@@ -246,7 +257,7 @@ impl Store {
     ) -> Result<(), StreamError<E>> {
         let sql = format!(
             "SELECT {GAME_COLUMNS}, t.name FROM games g JOIN tournaments t ON t.id = g.tournament_id
-             WHERE ?1 IS NULL OR g.tournament_id = ?1
+             WHERE CAST(?1 AS BIGINT) IS NULL OR g.tournament_id = ?1
              ORDER BY g.tournament_id, g.idx"
         );
         self.stream(
@@ -282,7 +293,7 @@ impl Store {
                      SELECT MAX(c2.id) FROM llm_calls c2
                      WHERE c2.game_id = p.game_id AND c2.ply = p.ply AND c2.outcome = 'move')
                  LEFT JOIN ply_analysis a ON a.game_id = p.game_id AND a.ply = p.ply
-             WHERE ?1 IS NULL OR g.tournament_id = ?1
+             WHERE CAST(?1 AS BIGINT) IS NULL OR g.tournament_id = ?1
              ORDER BY p.game_id, p.ply"
         );
         let at = ANALYSIS_WIDTH;

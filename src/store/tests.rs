@@ -1250,3 +1250,54 @@ fn a_spend_tally_reads_only_new_calls_and_counts_late_commits_once() {
     let total: u64 = counted(&tally).iter().map(|s| s.calls).sum();
     assert_eq!(total, 6, "{:?}", counted(&tally));
 }
+
+#[test]
+fn exports_stream_every_row_of_a_tournament_and_stop_at_the_callers_error() {
+    let store = Store::open_in_memory().unwrap();
+    let (t, games) = tournament(&store, "t", &[(0, "a", "b"), (1, "b", "a")]);
+    let (other, _) = tournament(&store, "other", &[(0, "a", "b")]);
+    for &game in &games {
+        store.mark_game_started(game, "h", 1).unwrap();
+        for n in 0..3 {
+            let id = store.record_llm_call(&call(Some(game), n, 0, "a")).unwrap();
+            store.set_llm_call_verdict(id, "move", None, None).unwrap();
+            store.record_ply(game, &ply(n, "a")).unwrap();
+        }
+        store.finish_game(game, "1-0", "checkmate", None).unwrap();
+    }
+    let count = |tournament| {
+        let (mut calls, mut plies, mut rows) = (0, 0, 0);
+        store
+            .for_each_call(tournament, |_| {
+                calls += 1;
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        store
+            .for_each_ply(tournament, |_| {
+                plies += 1;
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        store
+            .for_each_game(tournament, |_| {
+                rows += 1;
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        (calls, plies, rows)
+    };
+    assert_eq!(count(Some(t)), (6, 6, 2));
+    assert_eq!(count(Some(other)), (0, 0, 1));
+    assert_eq!(count(None), (6, 6, 3));
+    // The caller's error stops the stream at once and comes back as it was.
+    let mut seen = 0;
+    let err = store
+        .for_each_ply(Some(t), |_| {
+            seen += 1;
+            if seen == 2 { Err("full disk") } else { Ok(()) }
+        })
+        .unwrap_err();
+    assert!(matches!(err, StreamError::Callback("full disk")), "{err:?}");
+    assert_eq!(seen, 2);
+}
