@@ -58,17 +58,12 @@ pub(super) fn run(args: Args) -> Result<u8> {
 /// `runs/x.db` reports to `runs/x.html`; a server's store `postgres://host/study` to `study.html`
 /// in the current folder.
 pub(super) fn default_out(db: &Path) -> PathBuf {
-    match db.to_str().and_then(|s| s.split_once("://")) {
-        Some((scheme, rest)) if scheme.starts_with("postgres") => {
-            let path = rest.split('?').next().unwrap_or_default();
-            let name = path.rsplit_once('/').map_or("", |(_, name)| name);
-            PathBuf::from(format!(
-                "{}.html",
-                if name.is_empty() { "arena" } else { name }
-            ))
-        }
-        _ => db.with_extension("html"),
+    if arena::store::is_server_location(db) {
+        // A server's store: no folder of its own, so the current one.
+        let name = arena::store::server_database(db).unwrap_or_else(|| "arena".to_owned());
+        return PathBuf::from(format!("{name}.html"));
     }
+    db.with_extension("html")
 }
 
 /// The tournaments and runs named `name` (a tournament first, then a run), or all of them; an

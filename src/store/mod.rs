@@ -262,7 +262,7 @@ fn postgres_url(location: &Path) -> Option<&str> {
 /// Whether a store location (a file path or a `postgres://` URL) can be opened for reading: the
 /// file exists, or it is a server (whose database the connection itself checks).
 pub fn location_exists(location: &Path) -> bool {
-    postgres_url(location).is_some() || location.exists()
+    is_server_location(location) || location.exists()
 }
 
 /// A store location as it may be shown or exported: a server URL's password replaced by `***`.
@@ -271,6 +271,19 @@ pub fn display_location(location: &Path) -> String {
         Some(url) => postgres::redacted(url),
         None => location.display().to_string(),
     }
+}
+
+/// Whether a store location is a PostgreSQL server (`postgres://` or `postgresql://`), not a file.
+pub fn is_server_location(location: &Path) -> bool {
+    postgres_url(location).is_some()
+}
+
+/// The database a `postgres://` location names (as the driver parses the URL), `None` for a file
+/// or a URL without one.
+pub fn server_database(location: &Path) -> Option<String> {
+    let url = postgres_url(location)?;
+    let config: ::postgres::Config = url.parse().ok()?;
+    config.get_dbname().map(str::to_owned)
 }
 
 /// Per-connection settings that do not touch the file.

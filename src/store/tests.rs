@@ -1301,3 +1301,17 @@ fn exports_stream_every_row_of_a_tournament_and_stop_at_the_callers_error() {
     assert!(matches!(err, StreamError::Callback("full disk")), "{err:?}");
     assert_eq!(seen, 2);
 }
+
+#[test]
+fn a_server_location_names_its_database_and_a_file_does_not() {
+    let url = Path::new("postgres://me:secret@db.lab:5433/study?sslmode=require");
+    assert!(is_server_location(url));
+    assert_eq!(server_database(url).as_deref(), Some("study"));
+    assert_eq!(
+        display_location(url),
+        "postgres://me:***@db.lab:5433/study?sslmode=require"
+    );
+    let file = Path::new("runs/study.db");
+    assert!(!is_server_location(file));
+    assert_eq!(server_database(file), None);
+}
