@@ -835,15 +835,7 @@ impl<'s> Conn<'s> {
     /// saving scripts) were written for SQLite's one writer at a time, and several workers must
     /// not interleave them. Single statements (a ply, a call, a claim) take no such lock.
     pub(crate) fn transaction(&self) -> DbResult<Tx<'_, 's>> {
-        let begin = match self.dialect() {
-            Dialect::Sqlite => "BEGIN IMMEDIATE",
-            Dialect::Postgres => "BEGIN; SELECT pg_advisory_xact_lock(1095912001)",
-        };
-        self.execute_batch(begin)?;
-        Ok(Tx {
-            conn: self,
-            done: false,
-        })
+        self.begin(true)
     }
 
     /// Begins a transaction for writes that read nothing first (a ply and its call's verdict):
@@ -851,9 +843,14 @@ impl<'s> Conn<'s> {
     /// PostgreSQL it takes no advisory lock, as single statements take none: there is no read
     /// whose snapshot another worker could make stale.
     pub(crate) fn write_transaction(&self) -> DbResult<Tx<'_, 's>> {
-        let begin = match self.dialect() {
-            Dialect::Sqlite => "BEGIN IMMEDIATE",
-            Dialect::Postgres => "BEGIN",
+        self.begin(false)
+    }
+
+    fn begin(&self, exclusive: bool) -> DbResult<Tx<'_, 's>> {
+        let begin = match (self.dialect(), exclusive) {
+            (Dialect::Sqlite, _) => "BEGIN IMMEDIATE",
+            (Dialect::Postgres, true) => "BEGIN; SELECT pg_advisory_xact_lock(1095912001)",
+            (Dialect::Postgres, false) => "BEGIN",
         };
         self.execute_batch(begin)?;
         Ok(Tx {

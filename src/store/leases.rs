@@ -74,44 +74,47 @@ impl Store {
         let what = || format!("claim the {} lease of game {item}", kind.as_str());
         let conn = self.conn();
         let now = now_ms(conn.dialect());
-        let granted: Option<String> = conn
-            .query_row(
-                &format!(
-                    "INSERT INTO leases (kind, item, owner, expires_ms)
-                     VALUES (?1, ?2, ?3, {now} + ?4)
-                     ON CONFLICT (kind, item) DO UPDATE
-                        SET owner = excluded.owner, expires_ms = excluded.expires_ms
-                        WHERE leases.owner = excluded.owner OR leases.expires_ms < {now}
-                     RETURNING owner"
-                ),
-                params![kind.as_str(), item, owner, millis(duration)],
-                |r| r.get(0),
-            )
-            .optional()
-            .context(what)?;
-        if granted.is_some() {
-            return Ok(Claim::Claimed);
+        // A lease released between the upsert and the look-up is free: try once more.
+        for _ in 0..2 {
+            let granted: Option<String> = conn
+                .query_row(
+                    &format!(
+                        "INSERT INTO leases (kind, item, owner, expires_ms)
+                         VALUES (?1, ?2, ?3, {now} + ?4)
+                         ON CONFLICT (kind, item) DO UPDATE
+                            SET owner = excluded.owner, expires_ms = excluded.expires_ms
+                            WHERE leases.owner = excluded.owner OR leases.expires_ms < {now}
+                         RETURNING owner"
+                    ),
+                    params![kind.as_str(), item, owner, millis(duration)],
+                    |r| r.get(0),
+                )
+                .optional()
+                .context(what)?;
+            if granted.is_some() {
+                return Ok(Claim::Claimed);
+            }
+            let held: Option<(String, i64)> = conn
+                .query_row(
+                    &format!(
+                        "SELECT owner, expires_ms - {now} FROM leases WHERE kind = ?1 AND item = ?2"
+                    ),
+                    params![kind.as_str(), item],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .context(what)?;
+            if let Some((owner, remaining)) = held {
+                return Ok(Claim::Held {
+                    owner,
+                    remaining: Duration::from_millis(u64::try_from(remaining).unwrap_or(0)),
+                });
+            }
         }
-        let held: Option<(String, i64)> = conn
-            .query_row(
-                &format!(
-                    "SELECT owner, expires_ms - {now} FROM leases WHERE kind = ?1 AND item = ?2"
-                ),
-                params![kind.as_str(), item],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .context(what)?;
-        Ok(match held {
-            Some((owner, remaining)) => Claim::Held {
-                owner,
-                remaining: Duration::from_millis(u64::try_from(remaining).unwrap_or(0)),
-            },
-            // Released between the two statements: free for the next attempt.
-            None => Claim::Held {
-                owner: String::new(),
-                remaining: Duration::ZERO,
-            },
+        // Released twice under this claim's hands: busy; the caller offers the game again later.
+        Ok(Claim::Held {
+            owner: "(changing hands)".to_owned(),
+            remaining: Duration::ZERO,
         })
     }
 
