@@ -12,6 +12,7 @@ mod generation;
 mod hooks;
 mod mode;
 mod patterns;
+mod raw;
 mod sources;
 mod state;
 mod task;

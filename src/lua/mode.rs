@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 use mlua::{Function, Lua, LuaSerdeExt, Table, Value, ffi, serde::ser::Options as SerOptions};
 
-use super::{ScriptError, generation::Generation, hooks::HookModule, state};
+use super::{ScriptError, generation::Generation, hooks::HookModule, raw, state};
 use crate::{
     board::Termination,
     llm::ChatMessage,
@@ -33,13 +33,23 @@ pub struct ModeScript {
     max_attempts: u32,
     max_turns: Option<u32>,
     exhausted: Termination,
-    /// Rust-held Lua copies of the last move lists handed to the hooks (legal moves and history,
-    /// UCI and SAN), never given to a script: each hook gets a fresh copy of them (see
-    /// [`ModeScript::move_list`]). Between two calls the legal moves of a ply stay the same and
-    /// the history grows by a move or two, so only those are converted again; converting the
-    /// whole lists on every call was most of the cost of a `ctx` once the memory guards were
-    /// gone, and more at a thousand games at once (each string looked up in a cold string table).
-    lists: Mutex<Option<[MasterList; 4]>>,
+    /// What every `ctx` is copied from, made on the first hook call (see [`ContextCache`]).
+    cache: Mutex<Option<ContextCache>>,
+}
+
+/// Rust-held Lua tables that every `ctx` is copied from, never given to a script: each hook gets
+/// fresh copies, so a hook that changes its `ctx` changes nothing the next call gets.
+struct ContextCache {
+    /// The options as serde made them, and what they were made from.
+    options: Value,
+    options_from: serde_json::Map<String, serde_json::Value>,
+    /// The history, UCI and SAN. It grows by a move or two between calls, so only those are
+    /// converted again; converting the whole lists on every call was most of the cost of a
+    /// `ctx` once the memory guards were gone, and more at a thousand games at once (each
+    /// string looked up in a cold string table). The legal moves change at every ply, so they
+    /// are pushed as they are.
+    history_uci: MasterList,
+    history_san: MasterList,
 }
 
 /// One move list as Lua holds it, and the Rust strings it was made from.
@@ -48,23 +58,28 @@ struct MasterList {
     moves: Vec<String>,
 }
 
-/// The fields of a [`TurnContext`] other than its move lists, which are added from the cache.
-#[derive(serde::Serialize)]
-struct ContextFields<'a> {
-    fen: &'a str,
-    start_fen: &'a str,
-    variant: &'static str,
-    side: &'static str,
-    ply: u32,
-    move_number: u32,
-    last_move: &'a Option<String>,
-    attempt: u32,
-    max_attempts: u32,
-    player: &'a str,
-    opponent: &'a str,
-    game: u32,
-    options: &'a serde_json::Map<String, serde_json::Value>,
-    reasoning: &'a Option<String>,
+impl MasterList {
+    fn new(lua: &Lua) -> mlua::Result<Self> {
+        Ok(MasterList {
+            table: lua.create_table()?,
+            moves: Vec::new(),
+        })
+    }
+
+    /// How many of `moves` the Lua table already holds, from the start.
+    fn kept(&self, moves: &[String]) -> usize {
+        self.moves
+            .iter()
+            .zip(moves)
+            .take_while(|(a, b)| a == b)
+            .count()
+    }
+
+    /// Records that the Lua table now holds `moves` (of which the first `kept` were there).
+    fn commit(&mut self, moves: &[String], kept: usize) {
+        self.moves.truncate(kept);
+        self.moves.extend(moves[kept..].iter().cloned());
+    }
 }
 
 impl std::fmt::Debug for ModeScript {
@@ -119,7 +134,7 @@ impl ModeScript {
             max_attempts,
             max_turns,
             exhausted,
-            lists: Mutex::new(None),
+            cache: Mutex::new(None),
         })
     }
 
@@ -154,92 +169,99 @@ impl ModeScript {
     }
 
     fn build_ctx(&self, ctx: &TurnContext) -> mlua::Result<Value> {
-        let options = SerOptions::new()
-            .serialize_none_to_null(false)
-            .serialize_unit_to_null(false);
-        let fields = ContextFields {
-            fen: &ctx.fen,
-            start_fen: &ctx.start_fen,
-            variant: ctx.variant,
-            side: ctx.side,
-            ply: ctx.ply,
-            move_number: ctx.move_number,
-            last_move: &ctx.last_move,
-            attempt: ctx.attempt,
-            max_attempts: ctx.max_attempts,
-            player: &ctx.player,
-            opponent: &ctx.opponent,
-            game: ctx.game,
-            options: &ctx.options,
-            reasoning: &ctx.reasoning,
-        };
-        let value = self.lua.to_value_with(&fields, options)?;
-        let Value::Table(table) = &value else {
-            unreachable!("a struct serialises to a table");
-        };
-        let mut lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
-        if lists.is_none() {
-            let empty = || -> mlua::Result<MasterList> {
-                Ok(MasterList {
-                    table: self.lua.create_table()?,
-                    moves: Vec::new(),
-                })
-            };
-            *lists = Some([empty()?, empty()?, empty()?, empty()?]);
+        let mut slot = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let stale = slot.as_ref().is_none_or(|c| c.options_from != ctx.options);
+        if stale {
+            let options = SerOptions::new()
+                .serialize_none_to_null(false)
+                .serialize_unit_to_null(false);
+            *slot = Some(ContextCache {
+                options: self.lua.to_value_with(&ctx.options, options)?,
+                options_from: ctx.options.clone(),
+                history_uci: MasterList::new(&self.lua)?,
+                history_san: MasterList::new(&self.lua)?,
+            });
         }
-        let masters = lists.as_mut().expect("just filled");
+        let cache = slot.as_mut().expect("just filled");
+        let kept_uci = cache.history_uci.kept(&ctx.history_uci);
+        let kept_san = cache.history_san.kept(&ctx.history_san);
         let metatable = self.lua.array_metatable();
-        for ((name, list), master) in [
-            ("legal_uci", &ctx.legal_uci),
-            ("legal_san", &ctx.legal_san),
-            ("history_uci", &ctx.history_uci),
-            ("history_san", &ctx.history_san),
-        ]
-        .into_iter()
-        .zip(masters.iter_mut())
-        {
-            table.raw_set(name, self.move_list(master, list, &metatable)?)?;
-        }
-        for (name, dialog) in [
-            ("dialog", &ctx.dialog),
-            ("previous_dialog", &ctx.previous_dialog),
-        ] {
-            table.raw_set(name, self.dialog(dialog, &metatable)?)?;
-        }
-        Ok(value)
-    }
-
-    /// A fresh sequence of `{role, content}` tables, marked as an array: what serde makes of
-    /// `messages`, built in one protected call instead of going through serde value by value
-    /// (the dialogs come back on every call: 7 % of the `ctx`'s instructions on the ply_cpu
-    /// workload).
-    fn dialog(&self, messages: &[ChatMessage], metatable: &Table) -> mlua::Result<Table> {
-        // SAFETY: as in `move_list`: one protected C call with the metatable at stack slot 1;
-        // the closure holds only borrowed slices and `&str`s, so a Lua error (only running out
-        // of memory, the limit being lifted) unwinding through it leaks nothing. It leaves
-        // exactly the new table on the stack, which `exec_raw` returns.
-        unsafe {
-            self.lua.exec_raw::<Table>(metatable, |state| {
-                let push = |s: &str| {
-                    ffi::lua_pushlstring(state, s.as_ptr().cast(), s.len());
-                };
-                ffi::lua_createtable(state, messages.len().try_into().unwrap_or(0), 0);
-                for (i, m) in messages.iter().enumerate() {
-                    // Fields in declaration order, as serde sets them.
-                    ffi::lua_createtable(state, 0, 2);
-                    push("role");
-                    push(&m.role);
-                    ffi::lua_rawset(state, -3);
-                    push("content");
-                    push(&m.content);
-                    ffi::lua_rawset(state, -3);
-                    ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
+        let args = (
+            &metatable,
+            &cache.options,
+            &cache.history_uci.table,
+            &cache.history_san.table,
+        );
+        // SAFETY: `exec_raw` runs the closure as one protected C call with the four arguments at
+        // stack slots 1 to 4. The closure and the `raw` functions hold only borrowed slices and
+        // `&str`s, nothing that needs dropping, so a Lua error (only running out of memory, the
+        // limit being lifted) unwinding through them leaks nothing. It leaves exactly the new
+        // table on the stack, which `exec_raw` returns.
+        let built = unsafe {
+            self.lua.exec_raw::<Value>(args, |state| {
+                const METATABLE: i32 = 1;
+                const OPTIONS: i32 = 2;
+                const HISTORY_UCI: i32 = 3;
+                const HISTORY_SAN: i32 = 4;
+                raw::update_master(state, HISTORY_UCI, &ctx.history_uci, kept_uci);
+                raw::update_master(state, HISTORY_SAN, &ctx.history_san, kept_san);
+                ffi::luaL_checkstack(state, 4, c"ctx".as_ptr());
+                ffi::lua_createtable(state, 0, 20);
+                // The scalars in the order serde sets them, then the lists.
+                raw::set_str(state, "fen", &ctx.fen);
+                raw::set_str(state, "start_fen", &ctx.start_fen);
+                raw::set_str(state, "variant", ctx.variant);
+                raw::set_str(state, "side", ctx.side);
+                raw::set_int(state, "ply", ctx.ply.into());
+                raw::set_int(state, "move_number", ctx.move_number.into());
+                if let Some(m) = &ctx.last_move {
+                    raw::set_str(state, "last_move", m);
                 }
-                ffi::lua_pushvalue(state, 1);
-                ffi::lua_setmetatable(state, -2);
+                raw::set_int(state, "attempt", ctx.attempt.into());
+                raw::set_int(state, "max_attempts", ctx.max_attempts.into());
+                raw::set_str(state, "player", &ctx.player);
+                raw::set_str(state, "opponent", &ctx.opponent);
+                raw::set_int(state, "game", ctx.game.into());
+                raw::push_str(state, "options");
+                raw::push_copy(state, OPTIONS);
+                ffi::lua_rawset(state, -3);
+                if let Some(r) = &ctx.reasoning {
+                    raw::set_str(state, "reasoning", r);
+                }
+                for (name, moves) in [("legal_uci", &ctx.legal_uci), ("legal_san", &ctx.legal_san)]
+                {
+                    raw::push_str(state, name);
+                    raw::push_strings(state, moves, METATABLE);
+                    ffi::lua_rawset(state, -3);
+                }
+                for (name, master) in [("history_uci", HISTORY_UCI), ("history_san", HISTORY_SAN)] {
+                    raw::push_str(state, name);
+                    raw::push_list_copy(state, master, METATABLE);
+                    ffi::lua_rawset(state, -3);
+                }
+                for (name, dialog) in [
+                    ("dialog", &ctx.dialog),
+                    ("previous_dialog", &ctx.previous_dialog),
+                ] {
+                    raw::push_str(state, name);
+                    raw::push_dialog(state, dialog, METATABLE);
+                    ffi::lua_rawset(state, -3);
+                }
                 ffi::lua_replace(state, 1);
                 ffi::lua_settop(state, 1);
             })
+        };
+        match built {
+            Ok(value) => {
+                cache.history_uci.commit(&ctx.history_uci, kept_uci);
+                cache.history_san.commit(&ctx.history_san, kept_san);
+                Ok(value)
+            }
+            Err(e) => {
+                // The masters may be half updated: start them afresh on the next call.
+                *slot = None;
+                Err(e)
+            }
         }
     }
 
@@ -247,50 +269,6 @@ impl ModeScript {
     #[cfg(test)]
     pub(super) fn lua(&self) -> &Lua {
         &self.lua
-    }
-
-    /// A fresh sequence of `moves`, marked as an array as serde marks sequences: `master` is
-    /// brought up to `moves` (only the elements after their common prefix are converted), then
-    /// copied.
-    fn move_list(
-        &self,
-        master: &mut MasterList,
-        moves: &[String],
-        metatable: &Table,
-    ) -> mlua::Result<Table> {
-        let same = master
-            .moves
-            .iter()
-            .zip(moves)
-            .take_while(|(a, b)| a == b)
-            .count();
-        for i in (same + 1..=master.moves.len()).rev() {
-            master.table.raw_set(i, Value::Nil)?;
-        }
-        master.moves.truncate(same);
-        for (i, m) in moves.iter().enumerate().skip(same) {
-            master.table.raw_set(i + 1, m.as_str())?;
-            master.moves.push(m.clone());
-        }
-        // SAFETY: `exec_raw` runs the closure as one protected C call with the two arguments at
-        // stack slots 1 and 2; the closure holds nothing that needs dropping, so a Lua error
-        // (only running out of memory) unwinding through it leaks nothing. It leaves exactly
-        // the new table on the stack, which `exec_raw` returns.
-        unsafe {
-            self.lua
-                .exec_raw::<Table>((&master.table, metatable), |state| {
-                    let n = ffi::lua_rawlen(state, 1);
-                    ffi::lua_createtable(state, n.try_into().unwrap_or(0), 0);
-                    for i in 1..=n as ffi::lua_Integer {
-                        ffi::lua_rawgeti(state, 1, i);
-                        ffi::lua_rawseti(state, -2, i);
-                    }
-                    ffi::lua_pushvalue(state, 2);
-                    ffi::lua_setmetatable(state, -2);
-                    ffi::lua_replace(state, 1);
-                    ffi::lua_settop(state, 1);
-                })
-        }
     }
 }
 

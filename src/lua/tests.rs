@@ -211,7 +211,33 @@ mod modes {
             let previous: mlua::Table = t.get("previous_dialog").unwrap();
             let first: mlua::Table = previous.get(1).unwrap();
             first.raw_set("content", "changed").unwrap();
+            let options: mlua::Table = t.get("options").unwrap();
+            options.raw_set("history", 99).unwrap();
+            let history: mlua::Table = t.get("history_san").unwrap();
+            history.raw_set(1, "changed").unwrap();
         }
+        // Options of every kind serde knows, nested, copied afresh for every call; a history
+        // that is not the last one extended (another line) replaces the cached one.
+        ctx.options.insert(
+            "nested".into(),
+            serde_json::json!({"list": [1, 2.5, "x", null, {"deep": [true, false]}], "empty": [], "none": null}),
+        );
+        ctx.history_uci = vec!["d2d4".into()];
+        ctx.history_san = vec!["d4".into()];
+        for _ in 0..2 {
+            let value = m.ctx_value(&ctx).unwrap();
+            assert_eq!(as_json(value.clone()), by_serde(&ctx));
+            let Value::Table(t) = value else {
+                panic!("not a table")
+            };
+            let options: mlua::Table = t.get("options").unwrap();
+            let nested: mlua::Table = options.get("nested").unwrap();
+            let list: mlua::Table = nested.get("list").unwrap();
+            list.raw_set(1, "changed").unwrap();
+        }
+        ctx.history_uci.clear();
+        ctx.history_san.clear();
+        assert_eq!(as_json(m.ctx_value(&ctx).unwrap()), by_serde(&ctx));
         let limit = super::Limits::default().memory_bytes;
         assert_eq!(lua.set_memory_limit(limit).unwrap(), limit);
     }
