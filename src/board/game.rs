@@ -481,7 +481,10 @@ pub fn position_from_fen(variant: Variant, fen: &str) -> Result<Chess, BoardErro
 /// The UCI text of `mv` in `pos`, castling written as the position's castling mode says:
 /// the king's two-square move in standard chess, the king taking its rook in Chess960.
 pub fn uci_of(pos: &Chess, mv: &Move) -> String {
-    mv.to_uci(pos.castles().mode()).to_string()
+    // Appended, not formatted: the legal moves of every prompt go through here.
+    let mut uci = String::with_capacity(5);
+    mv.to_uci(pos.castles().mode()).append_to_string(&mut uci);
+    uci
 }
 
 /// The automatic endings that depend on the position alone (not on its history).

@@ -81,7 +81,12 @@ pub fn legal_san(pos: &Chess) -> Vec<String> {
     let mut moves: Vec<String> = pos
         .legal_moves()
         .iter()
-        .map(|m| legal_san_plus(pos, *m).to_string())
+        .map(|m| {
+            // Appended, not formatted through `Display`.
+            let mut san = String::with_capacity(8);
+            legal_san_plus(pos, *m).append_to_string(&mut san);
+            san
+        })
         .collect();
     moves.sort_unstable();
     moves
@@ -170,7 +175,7 @@ mod tests {
             moves.sort_unstable();
             moves
         };
-        // Mates, checks by promotion, en passant and castling, stalemates, and Chess960
+        // Mates, checks by promotion, en passant and castling, stalemates, disambiguation, Chess960
         // castling (king takes rook), then the positions of random games from each.
         let starts = [
             (
@@ -185,6 +190,9 @@ mod tests {
             ("8/8/8/2k5/3Pp3/8/8/4K3 b - d3 0 1", CastlingMode::Standard),
             ("5k2/8/8/8/8/8/8/4K2R w K - 0 1", CastlingMode::Standard),
             ("7k/5Q2/6K1/8/8/8/8/8 w - - 0 1", CastlingMode::Standard),
+            // Queens that need a file, a rank or both to tell apart; knights and rooks too.
+            ("7k/8/8/1Q1Q4/8/1Q6/8/K7 w - - 0 1", CastlingMode::Standard),
+            ("3k4/8/8/8/1N3N2/8/R6R/K7 w - - 0 1", CastlingMode::Standard),
             (
                 "1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1",
                 CastlingMode::Chess960,
