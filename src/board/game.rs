@@ -11,7 +11,7 @@
 //! X-FEN (`KQkq` while the castling rook is the outermost one, the rook's file otherwise), which
 //! is what shakmaty writes and python-chess reads and writes by default.
 
-use std::{fmt, str::FromStr};
+use std::{fmt, str::FromStr, sync::Arc};
 
 use shakmaty::{
     Bitboard, Board, CastlingMode, CastlingSide, Chess, Color, EnPassantMode, Move, Position, Rank,
@@ -430,8 +430,11 @@ pub struct Game {
     start: Chess,
     start_fen: String,
     position: Chess,
-    uci: Vec<String>,
-    san: Vec<String>,
+    /// The moves in UCI and SAN, shared with the play modes' `ctx` of each ply
+    /// ([`Game::uci_history`]) rather than copied for every one: a push copies them only
+    /// while a `ctx` still holds them.
+    uci: Arc<Vec<String>>,
+    san: Arc<Vec<String>>,
     /// Hashes of every position so far, the start included, for the repetition rule.
     hashes: Vec<Zobrist64>,
     max_plies: u32,
@@ -541,8 +544,8 @@ impl Game {
             hashes: vec![start.zobrist_hash(EnPassantMode::Legal)],
             position: start.clone(),
             start,
-            uci: Vec::new(),
-            san: Vec::new(),
+            uci: Arc::default(),
+            san: Arc::default(),
             max_plies,
             book_plies: 0,
             end: None,
@@ -619,6 +622,16 @@ impl Game {
         &self.san
     }
 
+    /// [`Game::uci_moves`], shared: a handle, not a copy.
+    pub fn uci_history(&self) -> Arc<Vec<String>> {
+        Arc::clone(&self.uci)
+    }
+
+    /// [`Game::san_moves`], shared: a handle, not a copy.
+    pub fn san_history(&self) -> Arc<Vec<String>> {
+        Arc::clone(&self.san)
+    }
+
     /// How the game ended, if it has.
     pub fn end(&self) -> Option<&GameEnd> {
         self.end.as_ref()
@@ -651,8 +664,8 @@ impl Game {
         let san = SanPlus::from_move_and_play_unchecked(&mut self.position, *mv).to_string();
         self.hashes
             .push(self.position.zobrist_hash(EnPassantMode::Legal));
-        self.uci.push(uci.clone());
-        self.san.push(san.clone());
+        Arc::make_mut(&mut self.uci).push(uci.clone());
+        Arc::make_mut(&mut self.san).push(san.clone());
         self.end = self.detect_end();
         PlayedMove { uci, san }
     }

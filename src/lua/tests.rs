@@ -153,8 +153,8 @@ mod modes {
             move_number: 1,
             legal_uci: crate::board::render::legal_uci(&pos),
             legal_san: crate::board::render::legal_san(&pos),
-            history_uci: vec![],
-            history_san: vec![],
+            history_uci: Default::default(),
+            history_san: Default::default(),
             last_move: None,
             attempt: 1,
             max_attempts: script.max_attempts(),
@@ -191,8 +191,8 @@ mod modes {
         };
         let legal: mlua::Table = t.get("legal_uci").unwrap();
         legal.raw_set(1, "changed").unwrap();
-        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()];
-        ctx.history_san = vec!["e4".into(), "e5".into()];
+        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()].into();
+        ctx.history_san = vec!["e4".into(), "e5".into()].into();
         ctx.last_move = Some("e7e5".into());
         ctx.reasoning = Some("thought".into());
         ctx.dialog = vec![crate::llm::ChatMessage::new("user", "hi")];
@@ -222,8 +222,8 @@ mod modes {
             "nested".into(),
             serde_json::json!({"list": [1, 2.5, "x", null, {"deep": [true, false]}], "empty": [], "none": null}),
         );
-        ctx.history_uci = vec!["d2d4".into()];
-        ctx.history_san = vec!["d4".into()];
+        ctx.history_uci = vec!["d2d4".into()].into();
+        ctx.history_san = vec!["d4".into()].into();
         for _ in 0..2 {
             let value = m.ctx_value(&ctx).unwrap();
             assert_eq!(as_json(value.clone()), by_serde(&ctx));
@@ -235,8 +235,8 @@ mod modes {
             let list: mlua::Table = nested.get("list").unwrap();
             list.raw_set(1, "changed").unwrap();
         }
-        ctx.history_uci.clear();
-        ctx.history_san.clear();
+        ctx.history_uci = Default::default();
+        ctx.history_san = Default::default();
         assert_eq!(as_json(m.ctx_value(&ctx).unwrap()), by_serde(&ctx));
         let limit = super::Limits::default().memory_bytes;
         assert_eq!(lua.set_memory_limit(limit).unwrap(), limit);
@@ -272,8 +272,8 @@ mod modes {
             "blitz",
             "legal_moves = false, history = 2, notation = \"san\"",
         );
-        ctx.history_uci = vec!["e2e4".into(), "e7e5".into(), "g1f3".into()];
-        ctx.history_san = vec!["e4".into(), "e5".into(), "Nf3".into()];
+        ctx.history_uci = vec!["e2e4".into(), "e7e5".into(), "g1f3".into()].into();
+        ctx.history_san = vec!["e4".into(), "e5".into(), "Nf3".into()].into();
         let user = &m.start(&ctx).unwrap().messages[1].content;
         assert!(user.contains(&ctx.fen), "{user}");
         assert!(user.contains("e5 Nf3") && !user.contains("e4 e5"), "{user}");
@@ -305,8 +305,8 @@ mod modes {
 
         // Two plies later: the previous dialog is carried on, its legal-move list dropped.
         ctx.ply = 2;
-        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()];
-        ctx.history_san = vec!["e4".into(), "e5".into()];
+        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()].into();
+        ctx.history_san = vec!["e4".into(), "e5".into()].into();
         ctx.last_move = Some("e7e5".into());
         let mut previous = first.clone();
         previous.push(ChatMessage::new("assistant", "```\ne2e4\n```"));
@@ -326,7 +326,7 @@ mod modes {
     #[test]
     fn single_turn_blindfold_sends_the_whole_move_list() {
         let (m, mut ctx) = mode("blindfold", "multi_turn = false");
-        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()];
+        ctx.history_uci = vec!["e2e4".into(), "e7e5".into()].into();
         let messages = m.start(&ctx).unwrap().messages;
         assert_eq!(messages.len(), 2);
         assert!(messages[1].content.contains("e2e4 e7e5"));

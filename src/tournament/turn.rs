@@ -4,6 +4,8 @@
 //! The built-in modes are Lua scripts (`src/lua` implements [`PlayMode`] for them); the game loop
 //! only knows this trait, so it runs the same with a Rust test double.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::{board::Termination, llm::ChatMessage, script::ScriptError};
@@ -69,10 +71,10 @@ pub struct TurnContext {
     pub legal_uci: Vec<String>,
     /// Legal moves in SAN, sorted.
     pub legal_san: Vec<String>,
-    /// Every move of the game so far, in UCI.
-    pub history_uci: Vec<String>,
-    /// Every move of the game so far, in SAN.
-    pub history_san: Vec<String>,
+    /// Every move of the game so far, in UCI (shared with the game, not copied per ply).
+    pub history_uci: Arc<Vec<String>>,
+    /// Every move of the game so far, in SAN (shared with the game, not copied per ply).
+    pub history_san: Arc<Vec<String>>,
     /// The opponent's last move in UCI, if any.
     pub last_move: Option<String>,
     /// Which attempt at this ply the call belongs to (1-based).

@@ -292,8 +292,8 @@ fn context(base: &TurnContext, at: At, moves: &[&str]) -> TurnContext {
         move_number: pos.fullmoves().get(),
         legal_uci: render::legal_uci(pos),
         legal_san: render::legal_san(pos),
-        history_uci: game.uci_moves().to_vec(),
-        history_san: game.san_moves().to_vec(),
+        history_uci: game.uci_history(),
+        history_san: game.san_history(),
         last_move: game.uci_moves().last().cloned(),
         ..base.clone()
     }

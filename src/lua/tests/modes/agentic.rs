@@ -216,7 +216,7 @@ fn board_representations() {
 
     let (m, mut ctx) = mode("agentic", "board = \"fen_pgn\"");
     ctx.fen = "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2".into();
-    ctx.history_san = vec!["e4".into(), "e5".into(), "Nf3".into()];
+    ctx.history_san = vec!["e4".into(), "e5".into(), "Nf3".into()].into();
     let d = m.reply(&ctx, "get_current_board").unwrap();
     assert!(said(&d).starts_with(&ctx.fen), "{}", said(&d));
     assert!(said(&d).contains("1. e4 e5 2. Nf3"), "{}", said(&d));
@@ -275,7 +275,7 @@ fn no_legal_moves_hides_them_everywhere() {
 #[test]
 fn previous_moves_are_listed_in_pairs() {
     let (m, mut ctx) = mode("agentic", "previous_moves = true");
-    ctx.history_uci = vec!["e2e4".into(), "e7e5".into(), "g1f3".into()];
+    ctx.history_uci = vec!["e2e4".into(), "e7e5".into(), "g1f3".into()].into();
     let opening = &m.start(&ctx).unwrap().messages[0].content;
     assert!(
         opening.starts_with("The moves so far (UCI): 1. e2e4 e7e5, 2. g1f3\n"),
