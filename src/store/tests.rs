@@ -1315,3 +1315,53 @@ fn a_server_location_names_its_database_and_a_file_does_not() {
     assert!(!is_server_location(file));
     assert_eq!(server_database(file), None);
 }
+
+/// SQLite's lookaside misses for want of slot size on the store's connection since the last call
+/// (and resets the count).
+fn lookaside_size_misses(store: &Store) -> i32 {
+    let Backend::Sqlite(conn) = &store.backend else {
+        unreachable!("a file store is SQLite")
+    };
+    let conn = conn.lock().unwrap();
+    let (mut current, mut highest) = (0, 0);
+    // SAFETY: the handle is the locked connection's; the two out-pointers live on this stack.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_db_status(
+            conn.handle(),
+            rusqlite::ffi::SQLITE_DBSTATUS_LOOKASIDE_MISS_SIZE,
+            &raw mut current,
+            &raw mut highest,
+            1,
+        )
+    };
+    assert_eq!(rc, rusqlite::ffi::SQLITE_OK);
+    highest
+}
+
+#[test]
+fn storing_a_call_and_its_verdict_stays_in_sqlite_lookaside_memory() {
+    // A request of a few kilobytes is the common case: with SQLite's default 1,200-byte slots,
+    // binding it and rewriting its row for the verdict went to malloc.
+    let (_dir, path) = temp_store();
+    let store = Store::open(&path).unwrap();
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    let mut long = call(Some(ids[0]), 0, 0, "a");
+    long.request_json = format!(r#"{{"messages":["{}"]}}"#, "x".repeat(4000));
+    long.raw_body = Some("y".repeat(3000));
+    lookaside_size_misses(&store);
+    let id = store.record_llm_call(&long).unwrap();
+    store
+        .record_ply_with_verdict(
+            ids[0],
+            &ply(0, "a"),
+            &CallVerdict {
+                call_id: id,
+                outcome: "move",
+                detail: None,
+                candidate: Some("e2e4"),
+            },
+        )
+        .unwrap();
+    assert_eq!(lookaside_size_misses(&store), 0);
+    assert_eq!(store.llm_calls(ids[0], 0).unwrap()[0].call, long);
+}
