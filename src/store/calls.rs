@@ -344,44 +344,38 @@ impl Store {
     /// database failure.
     pub fn record_llm_call(&self, call: &LlmCallRecord) -> Result<i64, StoreError> {
         self.conn()
-            .prepare_cached(
+            .insert_returning_id(
                 "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint, request_json,
                      reply_text, reasoning, raw_body, finish_reason, http_status, prompt_tokens,
                      completion_tokens, latency_ms, transport_retries, error, cached_tokens,
                      cache_write_tokens, reasoning_tokens, provider_cost_usd, cost_details_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                     ?18, ?19, ?20, ?21, ?22)
-                 RETURNING id",
+                     ?18, ?19, ?20, ?21, ?22)",
+                params![
+                    call.game_id,
+                    call.ply,
+                    call.seq,
+                    call.player,
+                    call.model,
+                    call.endpoint,
+                    call.request_json,
+                    call.reply_text,
+                    call.reasoning,
+                    call.raw_body,
+                    call.finish_reason,
+                    call.http_status,
+                    call.prompt_tokens.map(sql_u64),
+                    call.completion_tokens.map(sql_u64),
+                    sql_u64(call.latency_ms),
+                    call.transport_retries,
+                    call.error,
+                    call.details.cached_tokens.map(sql_u64),
+                    call.details.cache_write_tokens.map(sql_u64),
+                    call.details.reasoning_tokens.map(sql_u64),
+                    call.details.provider_cost_usd,
+                    call.details.cost_details_json,
+                ],
             )
-            .and_then(|mut stmt| {
-                stmt.query_row(
-                    params![
-                        call.game_id,
-                        call.ply,
-                        call.seq,
-                        call.player,
-                        call.model,
-                        call.endpoint,
-                        call.request_json,
-                        call.reply_text,
-                        call.reasoning,
-                        call.raw_body,
-                        call.finish_reason,
-                        call.http_status,
-                        call.prompt_tokens.map(sql_u64),
-                        call.completion_tokens.map(sql_u64),
-                        sql_u64(call.latency_ms),
-                        call.transport_retries,
-                        call.error,
-                        call.details.cached_tokens.map(sql_u64),
-                        call.details.cache_write_tokens.map(sql_u64),
-                        call.details.reasoning_tokens.map(sql_u64),
-                        call.details.provider_cost_usd,
-                        call.details.cost_details_json,
-                    ],
-                    |r| r.get(0),
-                )
-            })
             .context(|| {
                 let game = call
                     .game_id

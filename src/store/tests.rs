@@ -1365,3 +1365,23 @@ fn storing_a_call_and_its_verdict_stays_in_sqlite_lookaside_memory() {
     assert_eq!(lookaside_size_misses(&store), 0);
     assert_eq!(store.llm_calls(ids[0], 0).unwrap()[0].call, long);
 }
+
+#[test]
+fn a_recorded_call_returns_the_id_of_its_own_row() {
+    let store = Store::open_in_memory().unwrap();
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b")]);
+    // Other inserts in between (a ply, an event, a refused duplicate) must not leak their ids.
+    let first = store
+        .record_llm_call(&call(Some(ids[0]), 0, 0, "a"))
+        .unwrap();
+    store.record_ply(ids[0], &ply(0, "a")).unwrap();
+    store
+        .record_llm_call(&call(Some(ids[0]), 0, 0, "a"))
+        .unwrap_err();
+    let second = store
+        .record_llm_call(&call(Some(ids[0]), 1, 0, "b"))
+        .unwrap();
+    assert_ne!(first, second);
+    assert_eq!(store.llm_calls(ids[0], 0).unwrap()[0].id, first);
+    assert_eq!(store.llm_calls(ids[0], 1).unwrap()[0].id, second);
+}
