@@ -333,6 +333,10 @@ CREATE TABLE leases (
     PRIMARY KEY (kind, item)
 );
 ",
+    // 13: no index on `llm_calls (player)` (see `schema::SCHEMA_V13`).
+    r"
+DROP INDEX llm_calls_by_player;
+",
 ];
 
 /// The version [`SCHEMA_AT_11`] creates.

@@ -1385,3 +1385,20 @@ fn a_recorded_call_returns_the_id_of_its_own_row() {
     assert_eq!(store.llm_calls(ids[0], 0).unwrap()[0].id, first);
     assert_eq!(store.llm_calls(ids[0], 1).unwrap()[0].id, second);
 }
+
+#[test]
+fn calls_are_indexed_by_game_only() {
+    // Every index is one more b-tree page written per stored call; `player` had one that no
+    // query used (version 13 drops it).
+    let (_dir, path) = temp_store();
+    drop(Store::open(&path).unwrap());
+    let conn = Connection::open(&path).unwrap();
+    let indexes: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'llm_calls'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(indexes, ["sqlite_autoindex_llm_calls_1"]);
+}
