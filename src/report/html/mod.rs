@@ -173,7 +173,10 @@ fn pack(value: &impl serde::Serialize) -> Node {
     // Serialised whole first: the encoder costs the same per write call, and serde writes
     // token by token.
     let json = serde_json::to_vec(value).expect("the report's data always serialises");
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Level 4, not the default 6: on the ply_cpu workload's games (prompts repeating from ply to
+    // ply) it takes 30 % fewer instructions for blocks 0.4 % larger; 5 and 6 find almost nothing
+    // more, 3 and below cost size (6 % at 3, 25 % at 2).
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(4));
     gz.write_all(&json).expect("writing to memory cannot fail");
     let bytes = gz.finish().expect("writing to memory cannot fail");
     Node::ascii_data(base64::engine::general_purpose::STANDARD.encode(bytes))
