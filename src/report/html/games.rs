@@ -15,7 +15,7 @@ use crate::{
     engine::Score,
     leaderboard::llm_chess,
     llm::PriceTable,
-    store::{GameRow, LlmCallRow, PlyAnalysisRecord, Store, TournamentRow},
+    store::{GameRow, LlmCallRow, PlyAnalysisRecord, PlyRecord, Store, TournamentRow},
 };
 
 pub(super) fn list(
@@ -267,12 +267,24 @@ fn game_block(
     }
     let mut out_plies = Vec::with_capacity(plies.len());
     let mut w0 = None;
-    for p in &plies {
-        // Replayed under the game's rules: a Chess960 castling (king takes rook) moves both pieces
-        // to their castled squares, which the viewer then draws from this FEN.
-        let fen_after = Game::new_in(g.variant, Some(&p.fen_before), 0)
-            .ok()
-            .and_then(|mut game| game.play_uci(&p.uci).ok().map(|_| game.fen()));
+    for (i, p) in plies.iter().enumerate() {
+        // The position after a ply is the one the next ply was played from: the game loop stores
+        // each ply's `fen_before` from the same game, so that string is the FEN a replay gives
+        // (checked in debug builds) without parsing, playing and printing a FEN per ply (14 % of
+        // the report's instructions). Only the last ply, or one before a gap, is replayed.
+        let next = plies.get(i + 1).filter(|n| n.ply == p.ply + 1);
+        let fen_after = match next {
+            Some(n) => {
+                debug_assert!(
+                    replayed_fen(g, p).is_none_or(|f| f == n.fen_before),
+                    "ply {} of game {}: the next ply's FEN is not the replayed one",
+                    p.ply,
+                    g.id
+                );
+                Some(n.fen_before.clone())
+            }
+            None => replayed_fen(g, p),
+        };
         let white_moved = p.fen_before.split(' ').nth(1) != Some("b");
         let a = analysis.get(&p.ply).map(|a| {
             let white = |mover_view: f64| {
@@ -428,6 +440,14 @@ struct CallData<'a> {
 struct Message {
     content: String,
     role: String,
+}
+
+/// The FEN after ply `p`, replayed under the game's rules: a Chess960 castling (king takes rook)
+/// moves both pieces to their castled squares, which the viewer then draws from this FEN.
+fn replayed_fen(g: &GameRow, p: &PlyRecord) -> Option<String> {
+    Game::new_in(g.variant, Some(&p.fen_before), 0)
+        .ok()
+        .and_then(|mut game| game.play_uci(&p.uci).ok().map(|_| game.fen()))
 }
 
 fn round1(x: f64) -> f64 {
