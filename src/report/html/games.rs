@@ -15,14 +15,21 @@ use crate::{
     engine::Score,
     leaderboard::llm_chess,
     llm::PriceTable,
-    store::{GameRow, LlmCallRow, PlyAnalysisRecord, PlyRecord, Store, TournamentRow},
+    store::{
+        CallSummary, GameRow, GameStatus, LlmCallRow, PlyAnalysisRecord, PlyRecord, Store,
+        TournamentRow,
+    },
 };
 
+/// The games list with each game's data block, and the numbers of every call of the finished
+/// games (in game, ply and seq order) for the overview's sums, taken from the rows the blocks
+/// are made of.
 pub(super) fn list(
     store: &Store,
     t: &TournamentRow,
     games: &[GameRow],
-) -> Result<Element, ReportError> {
+) -> Result<(Element, Vec<CallSummary>), ReportError> {
+    let mut summaries = Vec::new();
     let mut div = el("div")
         .class("games")
         .id(format!("games-{}", t.id))
@@ -33,7 +40,7 @@ pub(super) fn list(
                 .class("empty")
                 .text("No games: this tournament has no scheduled game yet."),
         );
-        return Ok(div);
+        return Ok((div, summaries));
     }
     let players: BTreeSet<&str> = games
         .iter()
@@ -156,9 +163,12 @@ pub(super) fn list(
                 .attr("type", "application/x-arena-game")
                 .attr("data-encoding", "gzip+base64")
                 .id(format!("gd-{}", g.id))
-                .child(game_block(store, t, g, &prices)?),
+                .child(game_block(store, t, g, &prices, &mut summaries)?),
         );
     }
+    // Games are listed in their own order; the sums add costs in the order of the store's call
+    // summaries, so that a float total is the same to the last bit.
+    summaries.sort_by_key(|c| c.game_id);
     div.push(
         el("table")
             .class("game-list")
@@ -166,7 +176,7 @@ pub(super) fn list(
             .child(body),
     );
     div.push(blocks);
-    Ok(div)
+    Ok((div, summaries))
 }
 
 /// The viewer's frame, filled by the script when a game opens.
@@ -242,6 +252,7 @@ fn game_block(
     t: &TournamentRow,
     g: &GameRow,
     prices: &PriceTable,
+    summaries: &mut Vec<CallSummary>,
 ) -> Result<Node, ReportError> {
     let plies = store.plies(g.id)?;
     let analysis: BTreeMap<u32, PlyAnalysisRecord> = store
@@ -250,7 +261,11 @@ fn game_block(
         .map(|a| (a.ply, a))
         .collect();
     let mut calls: BTreeMap<u32, Vec<LlmCallRow>> = BTreeMap::new();
+    let finished = g.status == GameStatus::Finished;
     for c in store.game_calls(g.id)? {
+        if finished {
+            summaries.push(summary(g.id, &c));
+        }
         calls.entry(c.call.ply).or_default().push(c);
     }
     let start_fen = plies
@@ -448,6 +463,20 @@ fn replayed_fen(g: &GameRow, p: &PlyRecord) -> Option<String> {
     Game::new_in(g.variant, Some(&p.fen_before), 0)
         .ok()
         .and_then(|mut game| game.play_uci(&p.uci).ok().map(|_| game.fen()))
+}
+
+/// What [`Store::call_summaries`] reads of a call, from the call's whole row.
+fn summary(game_id: i64, c: &LlmCallRow) -> CallSummary {
+    CallSummary {
+        game_id,
+        ply: c.call.ply,
+        player: c.call.player.clone(),
+        model: c.call.model.clone(),
+        prompt_tokens: c.call.prompt_tokens,
+        completion_tokens: c.call.completion_tokens,
+        details: c.call.details.clone(),
+        outcome: c.outcome.clone(),
+    }
 }
 
 fn round1(x: f64) -> f64 {

@@ -163,8 +163,11 @@ fn tournament_section(
         .id(format!("t{}", t.id))
         .attr("data-tournament", &t.name)
         .child(el("h2").text(format!("Tournament {}", t.name)));
-    section.push(overview::overview(store, t, &games, format_tables)?);
-    section.push(games::list(store, t, &games)?);
+    // The games list first: it reads every call of every game, and the overview's sums are made
+    // from those rows rather than read again.
+    let (list, calls) = games::list(store, t, &games)?;
+    section.push(overview::overview(store, t, &games, format_tables, &calls)?);
+    section.push(list);
     Ok((section, games.len()))
 }
 
