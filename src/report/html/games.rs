@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json, value::RawValue};
 
 use super::{
     ReportError,
@@ -15,14 +15,21 @@ use crate::{
     engine::Score,
     leaderboard::llm_chess,
     llm::PriceTable,
-    store::{GameRow, LlmCallRow, PlyAnalysisRecord, Store, TournamentRow},
+    store::{
+        CallSummary, GameRow, GameStatus, LlmCallRow, PlyAnalysisRecord, PlyRecord, Store,
+        TournamentRow,
+    },
 };
 
+/// The games list with each game's data block, and the numbers of every call of the finished
+/// games (in game, ply and seq order) for the overview's sums, taken from the rows the blocks
+/// are made of.
 pub(super) fn list(
     store: &Store,
     t: &TournamentRow,
     games: &[GameRow],
-) -> Result<Element, ReportError> {
+) -> Result<(Element, Vec<CallSummary>), ReportError> {
+    let mut summaries = Vec::new();
     let mut div = el("div")
         .class("games")
         .id(format!("games-{}", t.id))
@@ -33,7 +40,7 @@ pub(super) fn list(
                 .class("empty")
                 .text("No games: this tournament has no scheduled game yet."),
         );
-        return Ok(div);
+        return Ok((div, summaries));
     }
     let players: BTreeSet<&str> = games
         .iter()
@@ -156,9 +163,12 @@ pub(super) fn list(
                 .attr("type", "application/x-arena-game")
                 .attr("data-encoding", "gzip+base64")
                 .id(format!("gd-{}", g.id))
-                .child(game_block(store, t, g, &prices)?),
+                .child(game_block(store, t, g, &prices, &mut summaries)?),
         );
     }
+    // Games are listed in their own order; the sums add costs in the order of the store's call
+    // summaries, so that a float total is the same to the last bit.
+    summaries.sort_by_key(|c| c.game_id);
     div.push(
         el("table")
             .class("game-list")
@@ -166,7 +176,7 @@ pub(super) fn list(
             .child(body),
     );
     div.push(blocks);
-    Ok(div)
+    Ok((div, summaries))
 }
 
 /// The viewer's frame, filled by the script when a game opens.
@@ -242,6 +252,7 @@ fn game_block(
     t: &TournamentRow,
     g: &GameRow,
     prices: &PriceTable,
+    summaries: &mut Vec<CallSummary>,
 ) -> Result<Node, ReportError> {
     let plies = store.plies(g.id)?;
     let analysis: BTreeMap<u32, PlyAnalysisRecord> = store
@@ -250,7 +261,11 @@ fn game_block(
         .map(|a| (a.ply, a))
         .collect();
     let mut calls: BTreeMap<u32, Vec<LlmCallRow>> = BTreeMap::new();
+    let finished = g.status == GameStatus::Finished;
     for c in store.game_calls(g.id)? {
+        if finished {
+            summaries.push(summary(g.id, &c));
+        }
         calls.entry(c.call.ply).or_default().push(c);
     }
     let start_fen = plies
@@ -267,12 +282,24 @@ fn game_block(
     }
     let mut out_plies = Vec::with_capacity(plies.len());
     let mut w0 = None;
-    for p in &plies {
-        // Replayed under the game's rules: a Chess960 castling (king takes rook) moves both pieces
-        // to their castled squares, which the viewer then draws from this FEN.
-        let fen_after = Game::new_in(g.variant, Some(&p.fen_before), 0)
-            .ok()
-            .and_then(|mut game| game.play_uci(&p.uci).ok().map(|_| game.fen()));
+    for (i, p) in plies.iter().enumerate() {
+        // The position after a ply is the one the next ply was played from: the game loop stores
+        // each ply's `fen_before` from the same game, so that string is the FEN a replay gives
+        // (checked in debug builds) without parsing, playing and printing a FEN per ply (14 % of
+        // the report's instructions). Only the last ply, or one before a gap, is replayed.
+        let next = plies.get(i + 1).filter(|n| n.ply == p.ply + 1);
+        let fen_after = match next {
+            Some(n) => {
+                debug_assert!(
+                    replayed_fen(g, p).is_none_or(|f| f == n.fen_before),
+                    "ply {} of game {}: the next ply's FEN is not the replayed one",
+                    p.ply,
+                    g.id
+                );
+                Some(n.fen_before.clone())
+            }
+            None => replayed_fen(g, p),
+        };
         let white_moved = p.fen_before.split(' ').nth(1) != Some("b");
         let a = analysis.get(&p.ply).map(|a| {
             let white = |mover_view: f64| {
@@ -407,7 +434,7 @@ struct CallData<'a> {
     error: Option<&'a str>,
     finish: Option<&'a str>,
     http: Option<u16>,
-    messages: Option<Vec<Message>>,
+    messages: Option<Vec<Message<'a>>>,
     model: &'a str,
     ms: u64,
     outcome: Option<&'a str>,
@@ -425,9 +452,156 @@ struct CallData<'a> {
 
 /// A message of a request, as `{role, content}`.
 #[derive(Serialize)]
-struct Message {
-    content: String,
-    role: String,
+struct Message<'a> {
+    content: Text<'a>,
+    role: Text<'a>,
+}
+
+/// A text of a request as the viewer gets it: the JSON string stored in the request when it is
+/// exactly what `serde_json` would write for its text (copied as it is, neither unescaped nor
+/// escaped again), else the text itself.
+enum Text<'a> {
+    /// A JSON string literal in `serde_json`'s own escaping (see [`canonical_string`]).
+    Json(&'a RawValue),
+    /// The text, escaped when written.
+    Plain(String),
+}
+
+impl Serialize for Text<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Text::Json(raw) => raw.serialize(s),
+            Text::Plain(text) => s.serialize_str(text),
+        }
+    }
+}
+
+impl From<&str> for Text<'_> {
+    fn from(s: &str) -> Self {
+        Text::Plain(s.to_owned())
+    }
+}
+
+/// Whether `raw`, a JSON string literal, is written exactly as `serde_json` writes its text:
+/// only `"`, `\` and control characters escaped, as `\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r` or
+/// else `\u00xx` in lowercase hexadecimal. A request arena built itself always is; a stored
+/// request from elsewhere (`\/`, `\u00e9`) takes the slow path, which gives the same bytes.
+fn canonical_string(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    if bytes.len() < 2 || bytes[0] != b'"' {
+        return false;
+    }
+    let mut at = 1;
+    while let Some(found) = memchr::memchr(b'\\', &bytes[at..]) {
+        let escape = at + found + 1;
+        match bytes.get(escape) {
+            Some(b'"' | b'\\' | b'b' | b't' | b'n' | b'f' | b'r') => at = escape + 1,
+            Some(b'u') => {
+                let code = bytes.get(escape + 1..escape + 5);
+                let ok = code.is_some_and(|c| {
+                    c[0] == b'0'
+                        && c[1] == b'0'
+                        && matches!(c[2], b'0' | b'1')
+                        && matches!(c[3], b'0'..=b'9' | b'a'..=b'f')
+                        && !matches!((c[2], c[3]), (b'0', b'8' | b'9' | b'a' | b'c' | b'd'))
+                });
+                if !ok {
+                    return false;
+                }
+                at = escape + 5;
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// A request's top-level keys that [`fast_messages`] reads; any of the last three present
+/// (even as `null`) sends the request down the general path.
+#[derive(Deserialize)]
+struct ChatRequest<'a> {
+    #[serde(borrow)]
+    messages: Option<Vec<ChatMessage<'a>>>,
+    #[serde(borrow)]
+    arena_role: Option<&'a RawValue>,
+    #[serde(default)]
+    system: Present,
+    #[serde(default)]
+    instructions: Present,
+    #[serde(default, rename = "systemInstruction")]
+    system_instruction: Present,
+}
+
+/// Whether a key is there at all, whatever its value (a `null` included, which `Option` would
+/// read as absent).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Present(true))
+    }
+}
+
+/// One message of a chat request, read only from an object (a list in its place is not one).
+struct ChatMessage<'a> {
+    role: Option<&'a RawValue>,
+    content: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ChatMessage<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = ChatMessage<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a message object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut m = ChatMessage {
+                    role: None,
+                    content: None,
+                };
+                // A repeated key: the last one, as a `Value` map keeps it.
+                while let Some(key) = map.next_key::<&str>()? {
+                    match key {
+                        "role" => m.role = Some(map.next_value()?),
+                        "content" => m.content = Some(map.next_value()?),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(m)
+            }
+        }
+        d.deserialize_map(Fields)
+    }
+}
+
+/// The FEN after ply `p`, replayed under the game's rules: a Chess960 castling (king takes rook)
+/// moves both pieces to their castled squares, which the viewer then draws from this FEN.
+fn replayed_fen(g: &GameRow, p: &PlyRecord) -> Option<String> {
+    Game::new_in(g.variant, Some(&p.fen_before), 0)
+        .ok()
+        .and_then(|mut game| game.play_uci(&p.uci).ok().map(|_| game.fen()))
+}
+
+/// What [`Store::call_summaries`] reads of a call, from the call's whole row.
+fn summary(game_id: i64, c: &LlmCallRow) -> CallSummary {
+    CallSummary {
+        game_id,
+        ply: c.call.ply,
+        player: c.call.player.clone(),
+        model: c.call.model.clone(),
+        prompt_tokens: c.call.prompt_tokens,
+        completion_tokens: c.call.completion_tokens,
+        details: c.call.details.clone(),
+        outcome: c.outcome.clone(),
+    }
 }
 
 fn round1(x: f64) -> f64 {
@@ -435,9 +609,11 @@ fn round1(x: f64) -> f64 {
 }
 
 fn call_data<'a>(c: &'a LlmCallRow, prices: &PriceTable) -> CallData<'a> {
-    let mut request: Value = serde_json::from_str(&c.call.request_json).unwrap_or(Value::Null);
-    let role = request.get_mut("arena_role").map(Value::take);
-    let messages = messages(request);
+    let (messages, role) = chat_messages(&c.call.request_json).unwrap_or_else(|| {
+        let mut request: Value = serde_json::from_str(&c.call.request_json).unwrap_or(Value::Null);
+        let role = request.get_mut("arena_role").map(Value::take);
+        (messages(request), role)
+    });
     // The provider's own price when it sent one; else the table's (a reply without usage has
     // unknown tokens and so no table price).
     let cost = c.call.cost(prices);
@@ -468,9 +644,55 @@ fn call_data<'a>(c: &'a LlmCallRow, prices: &PriceTable) -> CallData<'a> {
     }
 }
 
+/// The messages and `arena_role` of an OpenAI chat request (the common case) read without a
+/// `Value` tree, their texts borrowed from the stored request; `None` when the request has any
+/// other shape, which [`messages`] then reads. Both give the same JSON.
+///
+/// Why: parsing every request into a tree, unescaping its texts and escaping them again was a
+/// quarter of the report's instructions; the texts are most of a game block's bytes.
+fn chat_messages(json: &str) -> Option<(Option<Vec<Message<'_>>>, Option<Value>)> {
+    // Only an object: serde's derived structs would also read a list.
+    if !json.trim_start().starts_with('{') {
+        return None;
+    }
+    let request: ChatRequest<'_> = serde_json::from_str(json).ok()?;
+    if request.system.0 || request.instructions.0 || request.system_instruction.0 {
+        return None;
+    }
+    let mut out = Vec::new();
+    for m in request.messages? {
+        let role = match m.role {
+            Some(raw) if raw.get().starts_with('"') => text(raw)?,
+            _ => "?".into(),
+        };
+        let content = match m.content {
+            None => "".into(),
+            Some(raw) if raw.get() == "null" => "".into(),
+            Some(raw) if raw.get().starts_with('"') => text(raw)?,
+            // Parts or other values: the general path joins or prints them.
+            Some(_) => return None,
+        };
+        out.push(Message { content, role });
+    }
+    let role = match request.arena_role {
+        Some(raw) => Some(serde_json::from_str(raw.get()).ok()?),
+        None => None,
+    };
+    Some((Some(out), role))
+}
+
+/// A JSON string literal as a [`Text`]: copied when in `serde_json`'s escaping, else decoded.
+fn text(raw: &RawValue) -> Option<Text<'_>> {
+    if canonical_string(raw.get()) {
+        Some(Text::Json(raw))
+    } else {
+        serde_json::from_str(raw.get()).ok().map(Text::Plain)
+    }
+}
+
 /// The messages of a request in any of the wire formats, as `{role, content}`, or `None` when the
 /// body has none that arena knows. Takes the request apart: its texts are moved, not copied.
-fn messages(mut request: Value) -> Option<Vec<Message>> {
+fn messages(mut request: Value) -> Option<Vec<Message<'static>>> {
     fn text(v: Value) -> String {
         match v {
             Value::String(s) => s,
@@ -487,8 +709,8 @@ fn messages(mut request: Value) -> Option<Vec<Message>> {
         v.get_mut(key).map(Value::take).unwrap_or(Value::Null)
     }
     let system = |content| Message {
-        role: "system".to_owned(),
-        content,
+        role: "system".into(),
+        content: Text::Plain(content),
     };
     let mut out = Vec::new();
     // Anthropic's top-level system, Gemini's systemInstruction, the Responses API's instructions.
@@ -509,15 +731,15 @@ fn messages(mut request: Value) -> Option<Vec<Message>> {
     if let Value::Array(list) = list {
         for mut m in list {
             out.push(Message {
-                role: role(&m, "?"),
-                content: text(field(&mut m, "content")),
+                role: Text::Plain(role(&m, "?")),
+                content: Text::Plain(text(field(&mut m, "content"))),
             });
         }
     } else if let Some(Value::Array(contents)) = request.get_mut("contents").map(Value::take) {
         for mut m in contents {
             out.push(Message {
-                role: role(&m, "user"),
-                content: text(field(&mut m, "parts")),
+                role: Text::Plain(role(&m, "user")),
+                content: Text::Plain(text(field(&mut m, "parts"))),
             });
         }
     } else {
@@ -530,11 +752,96 @@ fn messages(mut request: Value) -> Option<Vec<Message>> {
 mod tests {
     use serde_json::json;
 
-    use super::messages;
+    use super::{Text, canonical_string, chat_messages, messages};
+
+    fn plain(t: Text<'_>) -> String {
+        match t {
+            Text::Json(raw) => serde_json::from_str(raw.get()).unwrap(),
+            Text::Plain(s) => s,
+        }
+    }
 
     /// The messages as `(role, content)` pairs.
     fn read(request: serde_json::Value) -> Option<Vec<(String, String)>> {
-        messages(request).map(|ms| ms.into_iter().map(|m| (m.role, m.content)).collect())
+        messages(request).map(|ms| {
+            ms.into_iter()
+                .map(|m| (plain(m.role), plain(m.content)))
+                .collect()
+        })
+    }
+
+    /// What the viewer gets of a request's messages and `arena_role`, through the general path.
+    fn general(json: &str) -> String {
+        let mut request: serde_json::Value =
+            serde_json::from_str(json).unwrap_or(serde_json::Value::Null);
+        let role = request.get_mut("arena_role").map(serde_json::Value::take);
+        serde_json::to_string(&(messages(request), role)).unwrap()
+    }
+
+    #[test]
+    fn chat_requests_read_without_a_tree_give_the_same_json() {
+        // Read by the fast path: texts with every escape serde_json writes, others that it does
+        // not write (decoded, then escaped again), repeated keys, odd roles, unknown keys.
+        let fast = [
+            r#"{"model":"m","messages":[{"role":"system","content":"a \"b\" \\ \n\t\r\b\f \u0000\u001f\u007f é"},{"role":"user","content":"x"}],"max_tokens":5}"#,
+            r#"{"messages":[{"role":"user","content":"\/ \u00e9 \ud83d\ude00 \u000A \u0008"}]}"#,
+            r#"{"messages":[{"content":"c","role":"user","content":"d","name":"n"}],"arena_role":"judge"}"#,
+            r#"{"messages":[{"role":7,"content":null},{"role":null},{}],"arena_role":{"k":[1, 2]}}"#,
+            r#"{"messages":[],"arena_role":null,"input":[{"role":"user","content":"i"}]}"#,
+            r#" {"messages":[{"role":"user","content":"ok"}]}"#,
+        ];
+        for json in fast {
+            let read = chat_messages(json).unwrap_or_else(|| panic!("not read: {json}"));
+            assert_eq!(
+                serde_json::to_string(&read).unwrap(),
+                general(json),
+                "{json}"
+            );
+        }
+        // Left to the general path: other shapes, parts, system keys (even null), a message
+        // that is not an object, duplicate top-level keys, a key with an escape, bad JSON.
+        let general_only = [
+            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}"#,
+            r#"{"system":null,"messages":[{"role":"user","content":"u"}]}"#,
+            r#"{"instructions":"i","messages":[]}"#,
+            r#"{"systemInstruction":null,"messages":[]}"#,
+            r#"{"messages":[["user","x"]]}"#,
+            r#"{"messages":[],"messages":[]}"#,
+            r#"{"messages":[{"r\u006fle":"user","content":"x"}]}"#,
+            r#"{"messages":null,"contents":[{"parts":"p"}]}"#,
+            r#"{"contents":[{"parts":[{"text":"u"}]}]}"#,
+            r#"[{"messages":[]}]"#,
+            r#"{"messages":[{"role":"user","content":5}]}"#,
+            "{",
+        ];
+        for json in general_only {
+            assert!(chat_messages(json).is_none(), "{json}");
+        }
+    }
+
+    #[test]
+    fn only_serde_jsons_own_escaping_is_copied() {
+        for canonical in [r#""""#, r#""a""#, r#""\" \\ \n \u0000 \u001f \u000b é""#] {
+            assert!(canonical_string(canonical), "{canonical}");
+        }
+        for other in [
+            r#""\/""#,
+            r#""\u00e9""#,
+            r#""\u000A""#,
+            r#""\u0008""#,
+            r#""\u000a""#,
+            r#""\u0020""#,
+            r#""\u00""#,
+            "x",
+            "",
+        ] {
+            assert!(!canonical_string(other), "{other}");
+        }
+        // Every control character and every escape serde_json writes is copied as written.
+        for c in (0u8..0x80).map(char::from).chain(['é', '\u{2028}']) {
+            let json = serde_json::to_string(&c.to_string()).unwrap();
+            assert!(canonical_string(&json), "{json}");
+        }
     }
 
     fn pairs(list: &[(&str, &str)]) -> Option<Vec<(String, String)>> {

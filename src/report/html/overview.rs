@@ -15,7 +15,7 @@ use crate::{
     llm::CostSource,
     rating::glicko::{self, Compat},
     report::{Cell, Table},
-    store::{GameRow, GameStatus, PlayerRow, Store, TournamentRow},
+    store::{CallSummary, GameRow, GameStatus, PlayerRow, Store, TournamentRow},
 };
 
 /// Outcomes of calls that are the model's own protocol failures, in the chart's order, with
@@ -44,6 +44,7 @@ pub(super) fn overview(
     t: &TournamentRow,
     games: &[GameRow],
     format_tables: &[Table],
+    calls: &[CallSummary],
 ) -> Result<Element, ReportError> {
     let players = store.players(t.id)?;
     let mut div = el("div")
@@ -85,7 +86,7 @@ pub(super) fn overview(
                 ))),
         );
     }
-    grid.push(failures_chart(store, t, games, &players)?);
+    grid.push(failures_chart(t, games, &players, calls));
     div.push(grid);
     for mut table in leaderboard::tables(store, t, &options)? {
         // The section already names the tournament.
@@ -94,7 +95,7 @@ pub(super) fn overview(
         }
         div.push(table_html(&table));
     }
-    div.push(tokens_table(store, t, &players)?);
+    div.push(tokens_table(t, &players, calls));
     Ok(div)
 }
 
@@ -264,17 +265,17 @@ fn options_text(s: &Value, keys: &[&str], extra: &[(String, String)]) -> Cell {
     }
 }
 
+/// `calls`: every call of the tournament's finished games, in game, ply and seq order.
 fn failures_chart(
-    store: &Store,
     t: &TournamentRow,
     games: &[GameRow],
     players: &[PlayerRow],
-) -> Result<Element, ReportError> {
+    calls: &[CallSummary],
+) -> Element {
     let mut kinds: Vec<String> = FAILURES.iter().map(|(_, l)| (*l).to_owned()).collect();
     kinds.push("other failed answer".to_owned());
     let mut counts: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-    let calls = store.call_summaries(t.id)?;
-    for c in &calls {
+    for c in calls {
         let Some(outcome) = c.outcome.as_deref() else {
             continue;
         };
@@ -365,14 +366,11 @@ fn failures_chart(
     figure.push(el("figcaption").text(
         "Protocol failures per model player over finished games: refused answers by kind, and games lost by forfeit by reason",
     ));
-    Ok(figure)
+    figure
 }
 
-fn tokens_table(
-    store: &Store,
-    t: &TournamentRow,
-    players: &[PlayerRow],
-) -> Result<Element, ReportError> {
+/// `calls` as for [`failures_chart`] (the order in which costs are added up).
+fn tokens_table(t: &TournamentRow, players: &[PlayerRow], calls: &[CallSummary]) -> Element {
     let prices = llm_chess::prices(t);
     #[derive(Default)]
     struct Sum {
@@ -394,8 +392,7 @@ fn tokens_table(
         games: std::collections::BTreeSet<i64>,
     }
     let mut sums: BTreeMap<&str, Sum> = BTreeMap::new();
-    let calls = store.call_summaries(t.id)?;
-    for c in &calls {
+    for c in calls {
         let s = sums.entry(c.player.as_str()).or_default();
         s.calls += 1;
         s.games.insert(c.game_id);
@@ -491,7 +488,7 @@ fn tokens_table(
          cached and reasoning tokens - where no call reported them"
             .into(),
     );
-    Ok(table_html(&table))
+    table_html(&table)
 }
 
 /// A [`Table`] as an HTML table, numbers right-aligned, notes under it.

@@ -156,3 +156,68 @@ fn an_empty_store_says_there_are_no_games() {
     assert_eq!(stats, ReportStats::default());
     assert!(html.contains("no games to show"), "{html}");
 }
+
+/// Each ply's FEN after the move is taken from the next ply's stored `fen_before` (the report does
+/// not replay every ply): on a Chess960 game with both castlings (king takes rook), a capture en
+/// passant and a promotion, every `fen` is the one the game itself reached.
+#[test]
+fn each_ply_shows_the_position_the_game_reached() {
+    use crate::board::{Game, Variant};
+
+    let store = Store::open_in_memory().unwrap();
+    let t = store.open_tournament("t", "t.lua", "{}").unwrap();
+    for name in ["a", "b"] {
+        store
+            .upsert_player(t.id, &PlayerRecord::new(name, "random", "{}"))
+            .unwrap();
+    }
+    let mut scheduled = ScheduledGame::new(0, 0, "a", "b");
+    scheduled.variant = Variant::Chess960;
+    store.schedule_games(t.id, &[scheduled]).unwrap();
+    let g = store.games(t.id).unwrap()[0].id;
+    store.mark_game_started(g, "hash", 1).unwrap();
+    let moves = [
+        "g1f3", "g8f6", "e2e3", "e7e6", "f1e2", "f8e7", "e1h1", "e8h8", "d2d4", "b7b5", "d4d5",
+        "c7c5", "d5c6", "a7a6", "c6d7", "a6a5", "d7c8q",
+    ];
+    let mut game = Game::new_in(Variant::Chess960, None, 0).unwrap();
+    let mut reached = Vec::new();
+    for (ply, uci) in moves.iter().enumerate() {
+        let fen_before = game.fen();
+        let played = game.play_uci(uci).unwrap();
+        reached.push(game.fen());
+        store
+            .record_ply(
+                g,
+                &PlyRecord {
+                    ply: u32::try_from(ply).unwrap(),
+                    fen_before,
+                    uci: played.uci,
+                    san: played.san,
+                    player: if ply % 2 == 0 { "a" } else { "b" }.into(),
+                    attempts: 1,
+                    elapsed_ms: 0,
+                    clock_ms: None,
+                },
+            )
+            .unwrap();
+    }
+    let selection = Selection {
+        tournaments: vec![t],
+        ..Selection::default()
+    };
+    let (html, _) = build(&store, &selection).unwrap();
+    let block = &game_blocks(&html)[0];
+    let shown: Vec<&str> = block["plies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["fen"].as_str().unwrap())
+        .collect();
+    assert_eq!(shown, reached);
+    // White castled short (king g1, rook f1), and so did Black; the last ply promoted on c8.
+    assert!(reached[6].starts_with("rnbqk2r/pppp"), "{}", reached[6]);
+    assert!(reached[6].contains("RNBQ1RK1"), "{}", reached[6]);
+    assert!(reached[7].starts_with("rnbq1rk1"), "{}", reached[7]);
+    assert!(reached[16].starts_with("rnQq1rk1"), "{}", reached[16]);
+}
