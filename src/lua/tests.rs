@@ -212,6 +212,20 @@ mod modes {
             let first: mlua::Table = previous.get(1).unwrap();
             first.raw_set("content", "changed").unwrap();
         }
+        // Lists that change after a common prefix, shrink, or start over are copied as they are.
+        for (legal, history) in [
+            (vec!["a2a3", "b1c3", "e1e2"], vec!["e2e4", "c7c5", "g1f3"]),
+            (vec!["a2a3"], vec!["e2e4", "c7c5"]),
+            (vec!["e1e2", "e1f1"], vec!["d2d4"]),
+            (vec![], vec!["d2d4", "d7d5", "c2c4", "e7e6"]),
+        ] {
+            ctx.legal_uci = legal.iter().map(|m| m.to_string()).collect();
+            ctx.legal_san = legal.iter().map(|m| m.to_uppercase()).collect();
+            ctx.history_uci = history.iter().map(|m| m.to_string()).collect();
+            ctx.history_san = history.iter().map(|m| format!("{m}+")).collect();
+            let value = m.ctx_value(&ctx).unwrap();
+            assert_eq!(as_json(value), by_serde(&ctx), "{legal:?} {history:?}");
+        }
         let limit = super::Limits::default().memory_bytes;
         assert_eq!(lua.set_memory_limit(limit).unwrap(), limit);
     }
