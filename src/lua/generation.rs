@@ -104,9 +104,10 @@ impl Generation {
         build(entry, number, resolver)
     }
 
-    /// A fresh resolver answering from this generation's sources.
+    /// A fresh resolver answering from this generation's sources, for a game's or a format's
+    /// state: it records nothing, the generation's sources being recorded already.
     pub fn resolver(&self) -> Resolver {
-        Resolver::pinned(script_dir(&self.entry), self.sources.clone())
+        Resolver::pinned(script_dir(&self.entry), self.sources.clone()).unrecorded()
     }
 
     /// The tournament's `format_options` (before the format's defaults are merged in).

@@ -61,7 +61,8 @@ pub struct ResolvedModule {
 pub struct Resolver {
     script_dir: PathBuf,
     pinned: Option<Arc<SourceSet>>,
-    read: Arc<Mutex<BTreeMap<String, String>>>,
+    /// What was read, or `None` for a resolver that keeps nothing ([`Resolver::unrecorded`]).
+    read: Option<Arc<Mutex<BTreeMap<String, String>>>>,
     disk_paths: Arc<Mutex<BTreeMap<String, PathBuf>>>,
 }
 
@@ -71,7 +72,7 @@ impl Resolver {
         Resolver {
             script_dir: script_dir.to_path_buf(),
             pinned: None,
-            read: Arc::default(),
+            read: Some(Arc::default()),
             disk_paths: Arc::default(),
         }
     }
@@ -83,6 +84,14 @@ impl Resolver {
             pinned: Some(sources),
             ..Resolver::from_disk(script_dir)
         }
+    }
+
+    /// This resolver, keeping no record of what it reads: for the Lua states of games and
+    /// formats, built from a generation whose sources are recorded already. Nothing reads such a
+    /// state's record, and it held a copy of every module's text per state (18 KB per running
+    /// game at 256 games, heaptrack).
+    pub fn unrecorded(self) -> Self {
+        Resolver { read: None, ..self }
     }
 
     /// The folder user modules are looked up in.
@@ -153,10 +162,12 @@ impl Resolver {
         )))
     }
 
-    /// Everything read so far.
+    /// Everything read so far (nothing for an [`unrecorded`](Resolver::unrecorded) resolver).
     pub fn sources(&self) -> SourceSet {
         SourceSet {
-            files: self.read.lock().expect("resolver lock poisoned").clone(),
+            files: self.read.as_ref().map_or_else(BTreeMap::new, |read| {
+                read.lock().expect("resolver lock poisoned").clone()
+            }),
         }
     }
 
@@ -171,8 +182,10 @@ impl Resolver {
     }
 
     fn record(&self, display: String, content: String, disk: Option<PathBuf>) -> ResolvedModule {
-        self.read
-            .lock()
+        let Some(read) = &self.read else {
+            return ResolvedModule { display, content };
+        };
+        read.lock()
             .expect("resolver lock poisoned")
             .insert(display.clone(), content.clone());
         if let Some(disk) = disk {
@@ -288,6 +301,26 @@ mod tests {
         assert_eq!(f.display, "scripts/formats/round_robin.lua");
         assert_eq!(resolver.sources().files.len(), 2);
         assert_eq!(resolver.disk_paths().len(), 2);
+    }
+
+    #[test]
+    fn an_unrecorded_resolver_finds_the_same_modules_and_keeps_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("modes")).unwrap();
+        std::fs::write(dir.path().join("modes/blitz.lua"), "return 'mine'").unwrap();
+        let recorded = Resolver::from_disk(dir.path());
+        recorded.resolve("modes.blitz").unwrap();
+        // A game's resolver: pinned to the recorded set, a lazily required module from disk.
+        let pinned = Resolver::pinned(dir.path(), Arc::new(recorded.sources())).unrecorded();
+        std::fs::write(dir.path().join("modes/blitz.lua"), "return 'changed'").unwrap();
+        assert_eq!(
+            pinned.resolve("modes.blitz").unwrap().content,
+            "return 'mine'"
+        );
+        let f = pinned.resolve("formats.round_robin").unwrap();
+        assert_eq!(f.display, "scripts/formats/round_robin.lua");
+        assert!(pinned.sources().files.is_empty());
+        assert!(pinned.disk_paths().is_empty());
     }
 
     #[test]

@@ -238,6 +238,28 @@ mod modes {
         ctx.history_uci = Default::default();
         ctx.history_san = Default::default();
         assert_eq!(as_json(m.ctx_value(&ctx).unwrap()), by_serde(&ctx));
+        // Lists that change after a common prefix, shrink, or start over are copied as they are.
+        for (legal, history) in [
+            (vec!["a2a3", "b1c3", "e1e2"], vec!["e2e4", "c7c5", "g1f3"]),
+            (vec!["a2a3"], vec!["e2e4", "c7c5"]),
+            (vec!["e1e2", "e1f1"], vec!["d2d4"]),
+            (vec![], vec!["d2d4", "d7d5", "c2c4", "e7e6"]),
+        ] {
+            ctx.legal_uci = legal.iter().map(|m| m.to_string()).collect();
+            ctx.legal_san = legal.iter().map(|m| m.to_uppercase()).collect();
+            ctx.history_uci = history
+                .iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+                .into();
+            ctx.history_san = history
+                .iter()
+                .map(|m| format!("{m}+"))
+                .collect::<Vec<_>>()
+                .into();
+            let value = m.ctx_value(&ctx).unwrap();
+            assert_eq!(as_json(value), by_serde(&ctx), "{legal:?} {history:?}");
+        }
         let limit = super::Limits::default().memory_bytes;
         assert_eq!(lua.set_memory_limit(limit).unwrap(), limit);
     }
