@@ -312,32 +312,6 @@ impl PlayMode for ModeScript {
     /// `{messages = {...}, request = {...}}`, where `request` holds extra request-body fields for
     /// this ply (a grammar built from the legal moves, say).
     fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
-        let opening = self.start_hook(ctx);
-        self.collect_young();
-        opening
-    }
-
-    /// Calls `reply(ctx, text)`: what to do with the model's answer.
-    fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
-        let decision = self.reply_hook(ctx, text);
-        self.collect_young();
-        decision
-    }
-}
-
-impl ModeScript {
-    /// Frees what the hook just made and dropped (its `ctx`, the prompt's pieces) with one minor
-    /// collection, so that the state waits for the model (or for the other side's ply) at about
-    /// its live size: the generational collector otherwise keeps up to a fifth more, then
-    /// promotes part of it, which stays until a major collection (a blitz side over a 40-ply
-    /// game: 62.5 KB on average and 78 KB at most without, 58 KB and 66 KB with). A minor
-    /// collection only visits the young objects.
-    fn collect_young(&self) {
-        // Only a finalizer can fail a step, and sandboxed scripts cannot set one.
-        let _ = self.lua.gc_step();
-    }
-
-    fn start_hook(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
         let ctx = self.ctx_value(ctx)?;
         let value: Value = state::call(
             &self.lua,
@@ -374,7 +348,8 @@ impl ModeScript {
         })
     }
 
-    fn reply_hook(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
+    /// Calls `reply(ctx, text)`: what to do with the model's answer.
+    fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
         let ctx = self.ctx_value(ctx)?;
         let value: Value = state::call(
             &self.lua,
