@@ -75,18 +75,20 @@ impl MasterList {
         })
     }
 
-    /// The `i`-th move (0-based).
-    fn get(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..self.ends[i] as usize]
-    }
-
     /// How many of `moves` the Lua table already holds, from the start.
     fn kept(&self, moves: &[String]) -> usize {
-        (0..self.ends.len())
-            .zip(moves)
-            .take_while(|&(i, m)| self.get(i) == m)
-            .count()
+        let text = self.text.as_bytes();
+        let mut start = 0;
+        let mut kept = 0;
+        for (&end, m) in self.ends.iter().zip(moves) {
+            let end = end as usize;
+            if &text[start..end] != m.as_bytes() {
+                break;
+            }
+            start = end;
+            kept += 1;
+        }
+        kept
     }
 
     /// Records that the Lua table now holds `moves` (of which the first `kept` were there).
