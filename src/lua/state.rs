@@ -313,13 +313,22 @@ fn install_guards(lua: &Lua) -> Result<(), ScriptError> {
     let table: Table = lua.globals().get("table")?;
     let globals = lua.globals();
     lua.load(
-        r#"
-        local cost, error, type, rawget, setmeta, insert, remove, move, sort = ...
+        r##"
+        local cost, error, type, rawget, setmeta, insert, remove, move, sort, select = ...
         local function check(ok, message)
           if not ok then error(message, 0) end
         end
-        table.insert = function(...) check(cost("insert", ...)) insert(...) end
-        table.remove = function(...) check(cost("remove", ...)) return (remove(...)) end
+        -- Appending (`insert(t, v)`) and popping (`remove(t)`) visit no range: nothing to charge,
+        -- so the common calls of prompts skip the Rust callback (the VM's own instruction and
+        -- time limits still apply to the loop that calls them).
+        table.insert = function(...)
+          if select("#", ...) == 3 then check(cost("insert", ...)) end
+          insert(...)
+        end
+        table.remove = function(...)
+          if select("#", ...) > 1 then check(cost("remove", ...)) end
+          return (remove(...))
+        end
         table.move = function(...) check(cost("move", ...)) return (move(...)) end
         table.sort = function(...) check(cost("sort", ...)) sort(...) end
         setmetatable = function(t, mt)
@@ -328,7 +337,7 @@ fn install_guards(lua: &Lua) -> Result<(), ScriptError> {
           end
           return (setmeta(t, mt))
         end
-        "#,
+        "##,
     )
     .set_name(GLUE_CHUNK)
     .call::<()>((
@@ -341,6 +350,7 @@ fn install_guards(lua: &Lua) -> Result<(), ScriptError> {
         table.get::<Function>("remove")?,
         table.get::<Function>("move")?,
         table.get::<Function>("sort")?,
+        globals.get::<Function>("select")?,
     ))?;
     Ok(())
 }
