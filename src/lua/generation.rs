@@ -20,7 +20,7 @@ use super::{
     format::FormatScript,
     hooks::Options,
     mode::ModeScript,
-    sources::{Resolver, SourceSet},
+    sources::{CompiledModules, Resolver, SourceSet},
     state::{self, Limits},
 };
 use crate::llm::Price;
@@ -78,6 +78,8 @@ pub struct Generation {
     pub format_module: String,
     /// Limits of every Lua state built from this generation.
     pub limits: Limits,
+    /// Bytecode of its modules, compiled by the first state that loads each one.
+    compiled: CompiledModules,
 }
 
 impl Generation {
@@ -104,10 +106,18 @@ impl Generation {
         build(entry, number, resolver)
     }
 
+    /// The bytecode its states share, for tests that check it is used.
+    #[cfg(test)]
+    pub(super) fn compiled_modules(&self) -> &CompiledModules {
+        &self.compiled
+    }
+
     /// A fresh resolver answering from this generation's sources, for a game's or a format's
     /// state: it records nothing, the generation's sources being recorded already.
     pub fn resolver(&self) -> Resolver {
-        Resolver::pinned(script_dir(&self.entry), self.sources.clone()).unrecorded()
+        Resolver::pinned(script_dir(&self.entry), self.sources.clone())
+            .unrecorded()
+            .compiled(self.compiled.clone())
     }
 
     /// The tournament's `format_options` (before the format's defaults are merged in).
@@ -253,6 +263,7 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
         mode_options,
         format_module: format_module.expect("checked above"),
         limits,
+        compiled: CompiledModules::default(),
     })
 }
 

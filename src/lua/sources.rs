@@ -54,6 +54,43 @@ pub struct ResolvedModule {
     pub display: String,
     /// The source text.
     pub content: String,
+    /// The module's compiled form, shared by every state of a generation, when it came from the
+    /// generation's pinned sources (which never change): see [`Resolver::compiled`].
+    pub compiled: Option<CompiledModules>,
+}
+
+/// Lua bytecode of pinned modules by display path, compiled once per generation and loaded by
+/// each of its states: parsing the modes' and formats' sources again for every state was a
+/// sixth of arena's instructions in a sweep of short games (a game builds two states). The
+/// bytecode is made in this process from the same text, never read from a script or a file,
+/// and keeps its debug information, so errors name the same `file:line`.
+#[derive(Debug, Clone, Default)]
+pub struct CompiledModules(Arc<Mutex<BTreeMap<String, Arc<[u8]>>>>);
+
+impl CompiledModules {
+    /// The bytecode of `display`, if compiled already.
+    pub fn get(&self, display: &str) -> Option<Arc<[u8]>> {
+        self.0
+            .lock()
+            .expect("compiled modules lock poisoned")
+            .get(display)
+            .cloned()
+    }
+
+    /// The display paths compiled so far.
+    #[cfg(test)]
+    pub fn names(&self) -> Vec<String> {
+        let modules = self.0.lock().expect("compiled modules lock poisoned");
+        modules.keys().cloned().collect()
+    }
+
+    /// Keeps the bytecode of `display`.
+    pub fn insert(&self, display: &str, bytecode: Vec<u8>) {
+        self.0
+            .lock()
+            .expect("compiled modules lock poisoned")
+            .insert(display.to_string(), bytecode.into());
+    }
 }
 
 /// Finds modules for `require`, recording what it read.
@@ -64,6 +101,8 @@ pub struct Resolver {
     /// What was read, or `None` for a resolver that keeps nothing ([`Resolver::unrecorded`]).
     read: Option<Arc<Mutex<BTreeMap<String, String>>>>,
     disk_paths: Arc<Mutex<BTreeMap<String, PathBuf>>>,
+    /// Bytecode of the pinned modules, when the states of a generation share it.
+    compiled: Option<CompiledModules>,
 }
 
 impl Resolver {
@@ -74,6 +113,7 @@ impl Resolver {
             pinned: None,
             read: Some(Arc::default()),
             disk_paths: Arc::default(),
+            compiled: None,
         }
     }
 
@@ -92,6 +132,14 @@ impl Resolver {
     /// game at 256 games, heaptrack).
     pub fn unrecorded(self) -> Self {
         Resolver { read: None, ..self }
+    }
+
+    /// This resolver, sharing the bytecode of its pinned modules through `compiled`.
+    pub fn compiled(self, compiled: CompiledModules) -> Self {
+        Resolver {
+            compiled: Some(compiled),
+            ..self
+        }
     }
 
     /// The folder user modules are looked up in.
@@ -138,7 +186,9 @@ impl Resolver {
         let candidates = self.candidates(module);
         for c in &candidates {
             if let Some(content) = self.pinned.as_ref().and_then(|p| p.files.get(&c.display)) {
-                return Ok(self.record(c.display.clone(), content.clone(), c.disk.clone()));
+                let mut module = self.record(c.display.clone(), content.clone(), c.disk.clone());
+                module.compiled = self.compiled.clone();
+                return Ok(module);
             }
         }
         for c in &candidates {
@@ -183,7 +233,11 @@ impl Resolver {
 
     fn record(&self, display: String, content: String, disk: Option<PathBuf>) -> ResolvedModule {
         let Some(read) = &self.read else {
-            return ResolvedModule { display, content };
+            return ResolvedModule {
+                display,
+                content,
+                compiled: None,
+            };
         };
         read.lock()
             .expect("resolver lock poisoned")
@@ -194,7 +248,11 @@ impl Resolver {
                 .expect("resolver lock poisoned")
                 .insert(display.clone(), disk);
         }
-        ResolvedModule { display, content }
+        ResolvedModule {
+            display,
+            content,
+            compiled: None,
+        }
     }
 
     fn candidates(&self, module: &str) -> Vec<Candidate> {

@@ -34,11 +34,14 @@ use std::{
 
 use mlua::{
     Function, HookTriggers, IntoLuaMulti, Lua, LuaOptions, MultiValue, StdLib, Table, Value,
-    VmState,
+    VmState, ffi,
     state::{GcGenParams, GcMode},
 };
 
-use super::{ScriptError, api, patterns, sources::Resolver};
+use super::{
+    ScriptError, api, patterns,
+    sources::{ResolvedModule, Resolver},
+};
 
 /// Resource limits of one Lua state.
 #[derive(Debug, Clone, Copy)]
@@ -484,6 +487,52 @@ pub fn run_entry(
     }
 }
 
+/// A module's main chunk: from its shared bytecode when it has some (compiling it the first
+/// time), else from its source.
+fn load_module(lua: &Lua, module: &ResolvedModule) -> mlua::Result<Function> {
+    let name = format!("@{}", module.display);
+    let Some(compiled) = &module.compiled else {
+        return lua
+            .load(module.content.as_str())
+            .set_name(name)
+            .into_function();
+    };
+    if let Some(bytecode) = compiled.get(&module.display) {
+        return load_bytecode(lua, &bytecode, &name);
+    }
+    let chunk = lua
+        .load(module.content.as_str())
+        .set_name(name)
+        .into_function()?;
+    // Not stripped: the debug information is what names `file:line` in errors.
+    compiled.insert(&module.display, chunk.dump(false));
+    Ok(chunk)
+}
+
+/// Loads bytecode this process dumped from a pinned module (see [`CompiledModules`]). mlua's
+/// safe mode refuses binary chunks, rightly for anything a script hands it; this bytecode is
+/// never a script's.
+fn load_bytecode(lua: &Lua, bytecode: &[u8], name: &str) -> mlua::Result<Function> {
+    let name = std::ffi::CString::new(name).map_err(mlua::Error::external)?;
+    // SAFETY: one protected call; `luaL_loadbufferx` in mode "b" leaves the function or an
+    // error message on the stack, and `lua_error` raises the latter as a Lua error, which
+    // `exec_raw` returns. Nothing here needs dropping when it unwinds.
+    unsafe {
+        lua.exec_raw::<Function>((), |state| {
+            let status = ffi::luaL_loadbufferx(
+                state,
+                bytecode.as_ptr().cast(),
+                bytecode.len(),
+                name.as_ptr(),
+                c"b".as_ptr(),
+            );
+            if status != ffi::LUA_OK {
+                ffi::lua_error(state);
+            }
+        })
+    }
+}
+
 /// `require(name)`: the `arena` API, or a module found by the resolver, loaded once per state.
 fn install_require(lua: &Lua, resolver: Resolver, arena: Table) -> Result<(), ScriptError> {
     let require = lua.create_function(move |lua, name: String| {
@@ -496,10 +545,8 @@ fn install_require(lua: &Lua, resolver: Resolver, arena: Table) -> Result<(), Sc
             return Ok(cached);
         }
         let module = resolver.resolve(&name).map_err(mlua::Error::runtime)?;
-        let value: Value = lua
-            .load(module.content.as_str())
-            .set_name(format!("@{}", module.display))
-            .call(name.as_str())?;
+        let chunk = load_module(lua, &module)?;
+        let value: Value = chunk.call(name.as_str())?;
         let value = if value.is_nil() {
             Value::Boolean(true)
         } else {

@@ -138,6 +138,43 @@ mod modes {
         Generation::load(&script, 1)
     }
 
+    /// A game's states load the generation's modules from bytecode compiled by the first one;
+    /// an error in a hook names the same `file:line` whichever way the module was loaded.
+    #[test]
+    fn every_state_of_a_generation_runs_its_modules_with_their_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("modes")).unwrap();
+        std::fs::write(
+            dir.path().join("modes/fails.lua"),
+            "local M = {}\nfunction M.start(ctx)\n  if ctx.ply > 0 then error(\"no move at \" .. ctx.ply) end\n  return { { role = \"user\", content = \"go\" } }\nend\nfunction M.reply(ctx, text) return { move = \"e2e4\" } end\nreturn M\n",
+        )
+        .unwrap();
+        let script = dir.path().join("t.lua");
+        std::fs::write(
+            &script,
+            r#"return arena.tournament { name = "t", players = {
+                 arena.random { name = "r" },
+                 arena.llm { name = "m", base_url = "http://127.0.0.1:9/v1", model = "x",
+                             mode = "fails" } } }"#,
+        )
+        .unwrap();
+        let generation = Generation::load(&script, 1).unwrap();
+        let binding = || generation.spec.player("m").unwrap().mode_binding().unwrap();
+        let (_, mut ctx) = mode("blitz", "");
+        ctx.ply = 3;
+        for _ in 0..3 {
+            let state = ModeScript::for_game(&generation, binding()).unwrap();
+            let error = state.start(&ctx).unwrap_err().to_string();
+            assert!(error.contains("modes/fails.lua:3"), "{error}");
+            assert!(error.contains("no move at 3"), "{error}");
+        }
+        let compiled = generation.compiled_modules().names();
+        assert!(
+            compiled.iter().any(|m| m.ends_with("modes/fails.lua")),
+            "{compiled:?}"
+        );
+    }
+
     /// The built-in `mode` with `options`, loaded the way a game loads it.
     pub(super) fn mode(mode: &str, options: &str) -> (ModeScript, TurnContext) {
         let generation = load(mode, options).unwrap();
