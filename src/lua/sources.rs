@@ -60,8 +60,8 @@ pub struct ResolvedModule {
 }
 
 /// Lua bytecode of pinned modules by display path, compiled once per generation and loaded by
-/// each of its states: parsing the modes' and formats' sources again for every state was a
-/// sixth of arena's instructions in a sweep of short games (a game builds two states). The
+/// each of its states: parsing the modes' and formats' sources again for every state was 11 %
+/// of arena's instructions in a sweep of 256 games of 20 plies (a game builds two states). The
 /// bytecode is made in this process from the same text, never read from a script or a file,
 /// and keeps its debug information, so errors name the same `file:line`.
 #[derive(Debug, Clone, Default)]
