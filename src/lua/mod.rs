@@ -6,6 +6,7 @@
 //! of `tournament::rules`.
 
 mod api;
+mod ctx;
 mod error;
 mod format;
 mod generation;

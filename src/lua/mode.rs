@@ -4,17 +4,21 @@
 //! optionally `defaults`, the options it understands. Rust owns the dialog, the attempt count and the
 //! board; the hooks only turn snapshots into text and text into decisions.
 
-use std::sync::{Mutex, PoisonError};
+use mlua::{Function, Lua, LuaSerdeExt, Value};
 
-use mlua::{Function, Lua, LuaSerdeExt, Table, Value, ffi, serde::ser::Options as SerOptions};
-
-use super::{ScriptError, generation::Generation, hooks::HookModule, raw, state};
+use super::{
+    ScriptError,
+    ctx::{CallLists, ContextBuilder},
+    generation::Generation,
+    hooks::HookModule,
+    state,
+};
 use crate::{
     board::Termination,
     llm::ChatMessage,
     tournament::{
         spec::ModeBinding,
-        turn::{Action, Decision, PlayMode, PlyOpening, RetryAction, TurnContext},
+        turn::{Action, Decision, LegalMoves, PlayMode, PlyOpening, RetryAction, TurnContext},
     },
 };
 
@@ -33,74 +37,8 @@ pub struct ModeScript {
     max_attempts: u32,
     max_turns: Option<u32>,
     exhausted: Termination,
-    /// What every `ctx` is copied from, made on the first hook call (see [`ContextCache`]).
-    cache: Mutex<Option<ContextCache>>,
-}
-
-/// Rust-held Lua tables that every `ctx` is copied from, never given to a script: each hook gets
-/// fresh copies, so a hook that changes its `ctx` changes nothing the next call gets.
-struct ContextCache {
-    /// The options as serde made them, and what they were made from.
-    options: Value,
-    options_from: serde_json::Map<String, serde_json::Value>,
-    /// The history, UCI and SAN. It grows by a move or two between calls, so only those are
-    /// converted again; converting the whole lists on every call was most of the cost of a
-    /// `ctx` once the memory guards were gone, and more at a thousand games at once (each
-    /// string looked up in a cold string table). The legal moves change at every ply, so they
-    /// are pushed as they are.
-    history_uci: MasterList,
-    history_san: MasterList,
-}
-
-/// One move list as Lua holds it, and the moves it was made from.
-///
-/// The moves are kept as one buffer and their end offsets rather than a `String` each: with
-/// four lists per side and two sides per game, a `Vec<String>` was 10 KB of small allocations
-/// per running game (heaptrack at 256 games).
-struct MasterList {
-    table: Table,
-    /// The moves, one after the other (one buffer, not a `String` per move: a game holds two
-    /// of these per side).
-    text: String,
-    /// Where each move ends in `text`.
-    ends: Vec<u32>,
-}
-
-impl MasterList {
-    fn new(lua: &Lua) -> mlua::Result<Self> {
-        Ok(MasterList {
-            table: lua.create_table()?,
-            text: String::new(),
-            ends: Vec::new(),
-        })
-    }
-
-    /// How many of `moves` the Lua table already holds, from the start.
-    fn kept(&self, moves: &[String]) -> usize {
-        let text = self.text.as_bytes();
-        let mut start = 0;
-        let mut kept = 0;
-        for (&end, m) in self.ends.iter().zip(moves) {
-            let end = end as usize;
-            if &text[start..end] != m.as_bytes() {
-                break;
-            }
-            start = end;
-            kept += 1;
-        }
-        kept
-    }
-
-    /// Records that the Lua table now holds `moves` (of which the first `kept` were there).
-    fn commit(&mut self, moves: &[String], kept: usize) {
-        self.ends.truncate(kept);
-        self.text
-            .truncate(self.ends.last().map_or(0, |&end| end as usize));
-        for m in &moves[kept..] {
-            self.text.push_str(m);
-            self.ends.push(self.text.len() as u32);
-        }
-    }
+    /// Builds the hooks' `ctx` tables.
+    ctx: ContextBuilder,
 }
 
 impl std::fmt::Debug for ModeScript {
@@ -155,7 +93,7 @@ impl ModeScript {
             max_attempts,
             max_turns,
             exhausted,
-            cache: Mutex::new(None),
+            ctx: ContextBuilder::new(lua)?,
         })
     }
 
@@ -178,112 +116,15 @@ impl ModeScript {
         Ok(())
     }
 
-    /// `ctx` as the Lua table the hooks get: what serde would make of the whole [`TurnContext`].
+    /// `ctx` as the Lua table the hooks get: what serde would make of the whole [`TurnContext`],
+    /// its move lists made when a hook reads them (see [`ContextBuilder`]).
     ///
-    /// Every table is new on every call, so a hook that changes its `ctx` changes nothing the
-    /// next call sees. It is built with the state's memory limit lifted (see
-    /// [`state::unmetered`]): with a limit set, mlua guards every single push with a protected
-    /// call, and those guards were most of arena's CPU per ply (callgrind: 41 % of all
-    /// instructions in this function, 1.5 M protected calls in 2101 plies).
-    pub(super) fn ctx_value(&self, ctx: &TurnContext) -> Result<Value, ScriptError> {
-        state::unmetered(&self.lua, || self.build_ctx(ctx))?.map_err(ScriptError::from)
-    }
-
-    fn build_ctx(&self, ctx: &TurnContext) -> mlua::Result<Value> {
-        let mut slot = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        let stale = slot.as_ref().is_none_or(|c| c.options_from != ctx.options);
-        if stale {
-            let options = SerOptions::new()
-                .serialize_none_to_null(false)
-                .serialize_unit_to_null(false);
-            *slot = Some(ContextCache {
-                options: self.lua.to_value_with(&ctx.options, options)?,
-                options_from: ctx.options.clone(),
-                history_uci: MasterList::new(&self.lua)?,
-                history_san: MasterList::new(&self.lua)?,
-            });
-        }
-        let cache = slot.as_mut().expect("just filled");
-        let kept_uci = cache.history_uci.kept(&ctx.history_uci);
-        let kept_san = cache.history_san.kept(&ctx.history_san);
-        let metatable = self.lua.array_metatable();
-        let args = (
-            &metatable,
-            &cache.options,
-            &cache.history_uci.table,
-            &cache.history_san.table,
-        );
-        // SAFETY: `exec_raw` runs the closure as one protected C call with the four arguments at
-        // stack slots 1 to 4. The closure and the `raw` functions hold only borrowed slices and
-        // `&str`s, nothing that needs dropping, so a Lua error (only running out of memory, the
-        // limit being lifted) unwinding through them leaks nothing. It leaves exactly the new
-        // table on the stack, which `exec_raw` returns.
-        let built = unsafe {
-            self.lua.exec_raw::<Value>(args, |state| {
-                const METATABLE: i32 = 1;
-                const OPTIONS: i32 = 2;
-                const HISTORY_UCI: i32 = 3;
-                const HISTORY_SAN: i32 = 4;
-                raw::update_master(state, HISTORY_UCI, &ctx.history_uci, kept_uci);
-                raw::update_master(state, HISTORY_SAN, &ctx.history_san, kept_san);
-                ffi::luaL_checkstack(state, 4, c"ctx".as_ptr());
-                ffi::lua_createtable(state, 0, 20);
-                // The scalars in the order serde sets them, then the lists.
-                raw::set_str(state, "fen", &ctx.fen);
-                raw::set_str(state, "start_fen", &ctx.start_fen);
-                raw::set_str(state, "variant", ctx.variant);
-                raw::set_str(state, "side", ctx.side);
-                raw::set_int(state, "ply", ctx.ply.into());
-                raw::set_int(state, "move_number", ctx.move_number.into());
-                if let Some(m) = &ctx.last_move {
-                    raw::set_str(state, "last_move", m);
-                }
-                raw::set_int(state, "attempt", ctx.attempt.into());
-                raw::set_int(state, "max_attempts", ctx.max_attempts.into());
-                raw::set_str(state, "player", &ctx.player);
-                raw::set_str(state, "opponent", &ctx.opponent);
-                raw::set_int(state, "game", ctx.game.into());
-                raw::push_str(state, "options");
-                raw::push_copy(state, OPTIONS);
-                ffi::lua_rawset(state, -3);
-                if let Some(r) = &ctx.reasoning {
-                    raw::set_str(state, "reasoning", r);
-                }
-                for (name, moves) in [("legal_uci", &ctx.legal_uci), ("legal_san", &ctx.legal_san)]
-                {
-                    raw::push_str(state, name);
-                    raw::push_strings(state, moves, METATABLE);
-                    ffi::lua_rawset(state, -3);
-                }
-                for (name, master) in [("history_uci", HISTORY_UCI), ("history_san", HISTORY_SAN)] {
-                    raw::push_str(state, name);
-                    raw::push_list_copy(state, master, METATABLE);
-                    ffi::lua_rawset(state, -3);
-                }
-                for (name, dialog) in [
-                    ("dialog", &ctx.dialog),
-                    ("previous_dialog", &ctx.previous_dialog),
-                ] {
-                    raw::push_str(state, name);
-                    raw::push_dialog(state, dialog, METATABLE);
-                    ffi::lua_rawset(state, -3);
-                }
-                ffi::lua_replace(state, 1);
-                ffi::lua_settop(state, 1);
-            })
-        };
-        match built {
-            Ok(value) => {
-                cache.history_uci.commit(&ctx.history_uci, kept_uci);
-                cache.history_san.commit(&ctx.history_san, kept_san);
-                Ok(value)
-            }
-            Err(e) => {
-                // The masters may be half updated: start them afresh on the next call.
-                *slot = None;
-                Err(e)
-            }
-        }
+    /// It is built with the state's memory limit lifted (see [`state::unmetered`]): with a limit
+    /// set, mlua guards every single push with a protected call, and those guards were most of
+    /// arena's CPU per ply (callgrind: 41 % of all instructions in this function, 1.5 M
+    /// protected calls in 2101 plies).
+    pub(super) fn ctx_value(&self, ctx: &TurnContext) -> Result<(Value, CallLists), ScriptError> {
+        state::unmetered(&self.lua, || self.ctx.build(&self.lua, ctx))?.map_err(ScriptError::from)
     }
 
     /// The mode's Lua state, for tests that look at the values it gets.
@@ -314,13 +155,15 @@ impl PlayMode for ModeScript {
     /// `{messages = {...}, request = {...}}`, where `request` holds extra request-body fields for
     /// this ply (a grammar built from the legal moves, say).
     fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
-        let ctx = self.ctx_value(ctx)?;
-        let value: Value = state::call(
+        let (ctx, lists) = self.ctx_value(ctx)?;
+        let value = state::call::<Value>(
             &self.lua,
             &format!("`{}.start`", self.module),
             &self.start,
             ctx,
-        )?;
+        );
+        ContextBuilder::release(lists);
+        let value = value?;
         let fail = |m: String| ScriptError::bare(format!("`{}.start` returned {m}", self.module));
         let (messages, request) = match &value {
             Value::Table(t) if t.contains_key("messages")? => {
@@ -352,13 +195,15 @@ impl PlayMode for ModeScript {
 
     /// Calls `reply(ctx, text)`: what to do with the model's answer.
     fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
-        let ctx = self.ctx_value(ctx)?;
-        let value: Value = state::call(
+        let (ctx, lists) = self.ctx_value(ctx)?;
+        let value = state::call::<Value>(
             &self.lua,
             &format!("`{}.reply`", self.module),
             &self.reply,
             (ctx, text),
-        )?;
+        );
+        ContextBuilder::release(lists);
+        let value = value?;
         parse_decision(value)
             .map_err(|m| ScriptError::bare(format!("`{}.reply` returned {m}", self.module)))
     }
@@ -475,7 +320,6 @@ fn parse_decision(value: Value) -> Result<Decision, String> {
 
 /// The start position as a play mode would see it, for smoke tests.
 fn sample_context(player: ModeBinding<'_>, mode: &ModeScript) -> TurnContext {
-    use crate::board::render;
     let pos = shakmaty::Chess::default();
     TurnContext {
         fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
@@ -484,8 +328,7 @@ fn sample_context(player: ModeBinding<'_>, mode: &ModeScript) -> TurnContext {
         side: "white",
         ply: 0,
         move_number: 1,
-        legal_uci: render::legal_uci(&pos),
-        legal_san: render::legal_san(&pos),
+        legal: std::sync::Arc::new(LegalMoves::of(&pos)),
         history_uci: Default::default(),
         history_san: Default::default(),
         last_move: None,

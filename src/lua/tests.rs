@@ -118,7 +118,7 @@ mod modes {
     use crate::{
         llm::ChatMessage,
         lua::{Generation, ModeScript},
-        tournament::turn::{Action, PlayMode, RetryAction, TurnContext},
+        tournament::turn::{Action, LegalMoves, PlayMode, RetryAction, TurnContext},
     };
 
     /// Loads a tournament with the built-in `mode` and `options` for player `m`.
@@ -188,8 +188,7 @@ mod modes {
             side: "white",
             ply: 0,
             move_number: 1,
-            legal_uci: crate::board::render::legal_uci(&pos),
-            legal_san: crate::board::render::legal_san(&pos),
+            legal: std::sync::Arc::new(LegalMoves::of(&pos)),
             history_uci: Default::default(),
             history_san: Default::default(),
             last_move: None,
@@ -215,13 +214,26 @@ mod modes {
         use mlua::{LuaSerdeExt, Value, serde::ser::Options};
         let (m, mut ctx) = mode("blitz", "history = 4");
         let lua = m.lua();
-        let as_json = |v: Value| lua.from_value::<serde_json::Value>(v).unwrap();
+        // Every field as `pairs` sees it (which makes the move lists), as serde reads a table.
+        let every_field: mlua::Function = lua
+            .load(
+                "return function(t) local c = {} for k, v in pairs(t) do c[k] = v end return c end",
+            )
+            .eval()
+            .unwrap();
+        let as_json = |v: Value| {
+            let fields: Value = every_field.call(v).unwrap();
+            lua.from_value::<serde_json::Value>(fields).unwrap()
+        };
         let options = Options::new()
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
-        let by_serde = |ctx: &TurnContext| as_json(lua.to_value_with(ctx, options).unwrap());
+        let by_serde = |ctx: &TurnContext| {
+            let value = lua.to_value_with(ctx, options).unwrap();
+            lua.from_value::<serde_json::Value>(value).unwrap()
+        };
         // The empty history and dialog must stay arrays, as serde marks them.
-        let first = m.ctx_value(&ctx).unwrap();
+        let first = m.ctx_value(&ctx).unwrap().0;
         assert_eq!(as_json(first.clone()), by_serde(&ctx));
         let Value::Table(t) = first else {
             panic!("not a table")
@@ -239,7 +251,7 @@ mod modes {
         ];
         ctx.ply = 2;
         for _ in 0..2 {
-            let value = m.ctx_value(&ctx).unwrap();
+            let value = m.ctx_value(&ctx).unwrap().0;
             assert_eq!(as_json(value.clone()), by_serde(&ctx));
             // Each call's messages are tables of its own.
             let Value::Table(t) = value else {
@@ -262,7 +274,7 @@ mod modes {
         ctx.history_uci = vec!["d2d4".into()].into();
         ctx.history_san = vec!["d4".into()].into();
         for _ in 0..2 {
-            let value = m.ctx_value(&ctx).unwrap();
+            let value = m.ctx_value(&ctx).unwrap().0;
             assert_eq!(as_json(value.clone()), by_serde(&ctx));
             let Value::Table(t) = value else {
                 panic!("not a table")
@@ -274,7 +286,7 @@ mod modes {
         }
         ctx.history_uci = Default::default();
         ctx.history_san = Default::default();
-        assert_eq!(as_json(m.ctx_value(&ctx).unwrap()), by_serde(&ctx));
+        assert_eq!(as_json(m.ctx_value(&ctx).unwrap().0), by_serde(&ctx));
         // Lists that change after a common prefix, shrink, or start over are copied as they are.
         for (legal, history) in [
             (vec!["a2a3", "b1c3", "e1e2"], vec!["e2e4", "c7c5", "g1f3"]),
@@ -282,8 +294,10 @@ mod modes {
             (vec!["e1e2", "e1f1"], vec!["d2d4"]),
             (vec![], vec!["d2d4", "d7d5", "c2c4", "e7e6"]),
         ] {
-            ctx.legal_uci = legal.iter().map(|m| m.to_string()).collect();
-            ctx.legal_san = legal.iter().map(|m| m.to_uppercase()).collect();
+            ctx.legal = std::sync::Arc::new(LegalMoves::given(
+                legal.iter().map(|m| m.to_string()).collect(),
+                legal.iter().map(|m| m.to_uppercase()).collect(),
+            ));
             ctx.history_uci = history
                 .iter()
                 .map(|m| m.to_string())
@@ -294,11 +308,67 @@ mod modes {
                 .map(|m| format!("{m}+"))
                 .collect::<Vec<_>>()
                 .into();
-            let value = m.ctx_value(&ctx).unwrap();
+            let value = m.ctx_value(&ctx).unwrap().0;
             assert_eq!(as_json(value), by_serde(&ctx), "{legal:?} {history:?}");
         }
         let limit = super::Limits::default().memory_bytes;
         assert_eq!(lua.set_memory_limit(limit).unwrap(), limit);
+    }
+
+    /// The move lists of `ctx` are made when first read: a read gives the same table every
+    /// time, `pairs` sees them all, an assignment before the first read is kept, the metatable
+    /// cannot be taken away, and a `ctx` kept past its call keeps the lists it read and refuses
+    /// the others with an error that says why.
+    #[test]
+    fn the_ctx_move_lists_are_made_on_first_read() {
+        let (m, mut ctx) = mode("blitz", "");
+        let lua = m.lua();
+        ctx.history_uci = vec!["e2e4".to_string()].into();
+        ctx.history_san = vec!["e4".to_string()].into();
+        let (first, lists) = m.ctx_value(&ctx).unwrap();
+        let during: mlua::Function = lua
+            .load(
+                r#"return function(first)
+  assert(rawget(first, "legal_san") == nil, "made before it was read")
+  local san = first.legal_san
+  assert(#san == 20 and san[1] == "Na3", "the start position's SAN")
+  assert(first.legal_san == san and rawget(first, "legal_san") == san, "made once")
+  assert(getmetatable(first) == "ctx", "protected metatable")
+  assert(not pcall(setmetatable, first, nil), "the metatable was taken away")
+  -- Assigned before the first read, even nil: kept.
+  first.legal_uci = nil
+  assert(first.legal_uci == nil, "nil assignment lost")
+  first.history_san = { "mine" }
+  assert(first.history_san[1] == "mine", "assignment lost")
+  return true
+end"#,
+            )
+            .eval()
+            .unwrap();
+        assert!(during.call::<bool>(&first).unwrap());
+        crate::lua::ctx::ContextBuilder::release(lists);
+        ctx.history_uci = vec!["d2d4".to_string(), "d7d5".to_string()].into();
+        ctx.history_san = vec!["d4".to_string(), "d5".to_string()].into();
+        let (second, _) = m.ctx_value(&ctx).unwrap();
+        let after: mlua::Function = lua
+            .load(
+                r#"return function(first, second)
+  assert(first.legal_san[1] == "Na3" and first.history_san[1] == "mine", "what was read is kept")
+  local ok, err = pcall(function() return first.history_uci end)
+  assert(not ok and tostring(err):find("ctx.history_uci was read after its hook returned", 1, true),
+    tostring(err))
+  assert(#second.history_uci == 2 and second.history_uci[1] == "d2d4", "the second's history")
+  local seen = {}
+  for k in pairs(second) do seen[k] = true end
+  for _, k in ipairs({ "legal_uci", "legal_san", "history_uci", "history_san", "fen", "dialog" }) do
+    assert(seen[k], "pairs missed " .. k)
+  end
+  return true
+end"#,
+            )
+            .eval()
+            .unwrap();
+        assert!(after.call::<bool>((first, second)).unwrap());
     }
 
     #[test]

@@ -33,10 +33,10 @@ use super::{
     rules::{Rules, ScriptHost},
     schedule::{self, FormatError, FormatGame, FormatState},
     spec::{ModelSpec, PlayerSpec, TournamentSpec},
-    turn::{PlayMode, TurnContext},
+    turn::{LegalMoves, PlayMode, TurnContext},
 };
 use crate::{
-    board::{game::Game, render},
+    board::game::Game,
     llm::{PriceTable, Usage},
     store::{CHARS_PER_TOKEN, ProviderPricing, Store},
 };
@@ -304,7 +304,8 @@ fn mean_prompt(
     let mut previous: Vec<crate::llm::ChatMessage> = Vec::new();
     for _ in 0..plies {
         let pos = game.position();
-        let legal = render::legal_uci(pos);
+        let legal_moves = Arc::new(LegalMoves::of(pos));
+        let legal = legal_moves.uci().to_vec();
         let ctx = TurnContext {
             fen: game.fen(),
             start_fen: game.start_fen(),
@@ -316,8 +317,7 @@ fn mean_prompt(
             },
             ply: game.ply(),
             move_number: game.ply() / 2 + 1,
-            legal_uci: legal.clone(),
-            legal_san: render::legal_san(pos),
+            legal: legal_moves,
             history_uci: game.uci_history(),
             history_san: game.san_history(),
             last_move: game.uci_moves().last().cloned(),

@@ -20,13 +20,12 @@ use super::{
     progress::Progress,
     rules::Rules,
     spec::OnRejected,
-    turn::{Action, PlayMode, RetryAction, TurnContext},
+    turn::{Action, LegalMoves, PlayMode, RetryAction, TurnContext},
 };
 use crate::{
     board::{
         Game, GameEnd, GameResult, Termination,
         clock::{Clock, Flag, GameClocks},
-        render,
     },
     engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
     llm::{ChatMessage, ChatRequest, Rejection},
@@ -807,8 +806,7 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
         },
         ply: game.ply(),
         move_number: pos.fullmoves().get(),
-        legal_uci: render::legal_uci(pos),
-        legal_san: render::legal_san(pos),
+        legal: Arc::new(LegalMoves::of(pos)),
         history_uci: game.uci_history(),
         history_san: game.san_history(),
         last_move: game.uci_moves().last().cloned(),

@@ -4,11 +4,16 @@
 //! The built-in modes are Lua scripts (`src/lua` implements [`PlayMode`] for them); the game loop
 //! only knows this trait, so it runs the same with a Rust test double.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use serde::Serialize;
+use serde::{Serialize, ser::SerializeStruct};
+use shakmaty::Chess;
 
-use crate::{board::Termination, llm::ChatMessage, script::ScriptError};
+use crate::{
+    board::{Termination, render},
+    llm::ChatMessage,
+    script::ScriptError,
+};
 
 /// A play mode bound to one player's options, for one game: it writes the prompts of each ply
 /// and reads the model's replies. Rust owns the board, the dialog and the attempt count.
@@ -67,10 +72,10 @@ pub struct TurnContext {
     pub ply: u32,
     /// The full-move number of the position.
     pub move_number: u32,
-    /// Legal moves in UCI, sorted.
-    pub legal_uci: Vec<String>,
-    /// Legal moves in SAN, sorted.
-    pub legal_san: Vec<String>,
+    /// The legal moves, in UCI and SAN (`legal_uci` and `legal_san` when serialised), each list
+    /// made when first read.
+    #[serde(flatten)]
+    pub legal: Arc<LegalMoves>,
     /// Every move of the game so far, in UCI (shared with the game, not copied per ply).
     pub history_uci: Arc<Vec<String>>,
     /// Every move of the game so far, in SAN (shared with the game, not copied per ply).
@@ -97,6 +102,62 @@ pub struct TurnContext {
     pub previous_dialog: Vec<ChatMessage>,
     /// Reasoning text the provider returned beside the answer, if any (reply hook only).
     pub reasoning: Option<String>,
+}
+
+/// The legal moves of the position to move in, in UCI and in SAN, each list made the first time
+/// it is read and kept: most hooks read one of them or none (blitz's reply hook reads neither),
+/// and SAN is the dearer one to make. Shared by every call of one ply.
+#[derive(Debug)]
+pub struct LegalMoves {
+    /// The position the lists are made from (`None` when they were given).
+    position: Option<Chess>,
+    uci: OnceLock<Vec<String>>,
+    san: OnceLock<Vec<String>>,
+}
+
+impl LegalMoves {
+    /// The legal moves of `position`, made when first read.
+    pub fn of(position: &Chess) -> Self {
+        LegalMoves {
+            position: Some(position.clone()),
+            uci: OnceLock::new(),
+            san: OnceLock::new(),
+        }
+    }
+
+    /// Lists made elsewhere (a test's, or a position the game loop does not hold).
+    pub fn given(uci: Vec<String>, san: Vec<String>) -> Self {
+        LegalMoves {
+            position: None,
+            uci: OnceLock::from(uci),
+            san: OnceLock::from(san),
+        }
+    }
+
+    /// The legal moves in UCI, sorted (castling as king takes rook in Chess960).
+    pub fn uci(&self) -> &[String] {
+        self.uci.get_or_init(|| self.make(render::legal_uci))
+    }
+
+    /// The legal moves in SAN with check and mate suffixes, sorted.
+    pub fn san(&self) -> &[String] {
+        self.san.get_or_init(|| self.make(render::legal_san))
+    }
+
+    fn make(&self, list: fn(&Chess) -> Vec<String>) -> Vec<String> {
+        // Only `given` leaves the position out, and it fills both lists.
+        self.position.as_ref().map(list).unwrap_or_default()
+    }
+}
+
+/// As the two fields `legal_uci` and `legal_san`, which is how hooks have always seen them.
+impl Serialize for LegalMoves {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("LegalMoves", 2)?;
+        s.serialize_field("legal_uci", self.uci())?;
+        s.serialize_field("legal_san", self.san())?;
+        s.end()
+    }
 }
 
 /// What a play mode decided after reading a reply.

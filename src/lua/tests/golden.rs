@@ -25,7 +25,7 @@ use crate::{
     },
     llm::ChatMessage,
     lua::{ModeScript, TaskScript},
-    tournament::turn::{Action, PlayMode, RetryAction, TurnContext},
+    tournament::turn::{Action, LegalMoves, PlayMode, RetryAction, TurnContext},
 };
 
 /// The environment variable that makes the test write the golden files instead of checking them.
@@ -290,8 +290,7 @@ fn context(base: &TurnContext, at: At, moves: &[&str]) -> TurnContext {
         },
         ply: game.ply(),
         move_number: pos.fullmoves().get(),
-        legal_uci: render::legal_uci(pos),
-        legal_san: render::legal_san(pos),
+        legal: std::sync::Arc::new(LegalMoves::of(pos)),
         history_uci: game.uci_history(),
         history_san: game.san_history(),
         last_move: game.uci_moves().last().cloned(),
