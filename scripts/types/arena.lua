@@ -362,8 +362,8 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@field start fun(ctx: arena.TurnContext): ({role: string, content: string}[] | { messages: {role: string, content: string}[], request?: table })
 ---@field reply fun(ctx: arena.TurnContext, text: string): arena.Decision
 
--- The move lists are made when first read (`pairs` makes them all; `rawget`/`next` see only those
--- read); the metatable is protected; a ctx kept past its call keeps only the lists it read.
+-- The move lists and dialogs are made when first read (`pairs` makes them all; `rawget`/`next` see
+-- only those read); the metatable is protected; a ctx kept past its call keeps only those it read.
 ---@class arena.TurnContext
 ---@field fen string
 ---@field start_fen string

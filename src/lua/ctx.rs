@@ -1,18 +1,19 @@
 //! The `ctx` table every play-mode hook gets (twice per LLM ply): what serde would make of the
-//! [`TurnContext`], built by hand through Lua's C API (see [`raw`]) with its move lists made
-//! only when a hook reads them.
+//! [`TurnContext`], built by hand through Lua's C API (see [`raw`]) with its lists made only
+//! when a hook reads them.
 //!
 //! Most hooks read one move list or none: blitz's `start` reads the legal moves and the history
-//! in one notation, its `reply` reads neither. Making all four lists for both hooks of every ply
-//! (and the SAN of every legal move, the dearest of them) was most of what a `ctx` cost, and at a
-//! thousand games at once each of those strings is a lookup in a cold string table. So
-//! `legal_uci`, `legal_san`, `history_uci` and `history_san` are left out of the table and made
-//! by its metatable's `__index` on first read, then stored in the table, so a hook sees the same
-//! list on every read, exactly as before. `pairs(ctx)` makes them all first (`__pairs`), so it
-//! sees every field; `next` and `rawget` see a list only once it has been read. The metatable
-//! is protected (`getmetatable(ctx)` gives `"ctx"`, `setmetatable` on it is an error), since
-//! taking it away would lose the unread lists. A hook that assigns one of these fields (even
-//! `nil`) before reading it keeps what it assigned.
+//! in one notation, its `reply` reads neither, and neither reads the dialogs. Making all six
+//! lists for both hooks of every ply (and the SAN of every legal move, the dearest of them) was
+//! most of what a `ctx` cost, and at a thousand games at once each of their strings is a lookup
+//! in a cold string table. So the move lists (`legal_uci`, `legal_san`, `history_uci`,
+//! `history_san`) and the dialogs (`dialog`, `previous_dialog`) are left out of the table and
+//! made by its metatable's `__index` on first read, then stored in the table, so a hook sees the
+//! same list on every read, exactly as before. `pairs(ctx)` makes them all first (`__pairs`),
+//! so it sees every field; `next` and `rawget` see a list only once it has been read. The
+//! metatable is protected (`getmetatable(ctx)` gives `"ctx"`, `setmetatable` on it is an
+//! error), since taking it away would lose the unread lists. A hook that assigns one of these
+//! fields (even `nil`) before reading it keeps what it assigned.
 //!
 //! A `ctx` makes its lists during its own call only: when the hook returns, what they are made
 //! from is let go (the game's history is shared, not copied, and the game appends to it in
@@ -26,10 +27,20 @@ use mlua::{
 };
 
 use super::{raw, state};
-use crate::tournament::turn::{LegalMoves, TurnContext};
+use crate::{
+    llm::ChatMessage,
+    tournament::turn::{LegalMoves, TurnContext},
+};
 
 /// The fields made on first read, in the order `pairs` makes them.
-const LAZY_FIELDS: [&str; 4] = ["legal_uci", "legal_san", "history_uci", "history_san"];
+const LAZY_FIELDS: [&str; 6] = [
+    "legal_uci",
+    "legal_san",
+    "history_uci",
+    "history_san",
+    "dialog",
+    "previous_dialog",
+];
 
 /// What `getmetatable(ctx)` returns.
 const PROTECTED: &str = "ctx";
@@ -59,6 +70,8 @@ struct Sources {
     legal: Arc<LegalMoves>,
     history_uci: Arc<Vec<String>>,
     history_san: Arc<Vec<String>>,
+    dialog: Arc<Vec<ChatMessage>>,
+    previous_dialog: Arc<Vec<ChatMessage>>,
 }
 
 /// The handle on a `ctx`'s lazy fields that lets them go when its call returns
@@ -142,31 +155,24 @@ impl ContextBuilder {
                 legal: Arc::clone(&ctx.legal),
                 history_uci: Arc::clone(&ctx.history_uci),
                 history_san: Arc::clone(&ctx.history_san),
+                dialog: Arc::clone(&ctx.dialog),
+                previous_dialog: Arc::clone(&ctx.previous_dialog),
             }),
             assigned: 0,
         })?;
-        let metatable = lua.array_metatable();
-        let args = (
-            &metatable,
-            options,
-            &self.index,
-            &self.pairs,
-            &self.newindex,
-            &lists,
-        );
-        // SAFETY: `exec_raw` runs the closure as one protected C call with the six arguments at
-        // stack slots 1 to 6. The closure and the `raw` functions hold only borrowed slices and
+        let args = (options, &self.index, &self.pairs, &self.newindex, &lists);
+        // SAFETY: `exec_raw` runs the closure as one protected C call with the five arguments at
+        // stack slots 1 to 5. The closure and the `raw` functions hold only borrowed slices and
         // `&str`s, nothing that needs dropping, so a Lua error (only running out of memory, the
         // limit being lifted) unwinding through them leaks nothing. It leaves exactly the new
         // table on the stack, which `exec_raw` returns.
         let table = unsafe {
             lua.exec_raw::<Value>(args, |state| {
-                const ARRAY: i32 = 1;
-                const OPTIONS: i32 = 2;
-                const INDEX: i32 = 3;
-                const PAIRS: i32 = 4;
-                const NEWINDEX: i32 = 5;
-                const LISTS: i32 = 6;
+                const OPTIONS: i32 = 1;
+                const INDEX: i32 = 2;
+                const PAIRS: i32 = 3;
+                const NEWINDEX: i32 = 4;
+                const LISTS: i32 = 5;
                 ffi::luaL_checkstack(state, 4, c"ctx".as_ptr());
                 ffi::lua_createtable(state, 0, 20);
                 // The scalars in the order serde sets them, then the tables.
@@ -189,14 +195,6 @@ impl ContextBuilder {
                 ffi::lua_rawset(state, -3);
                 if let Some(r) = &ctx.reasoning {
                     raw::set_str(state, "reasoning", r);
-                }
-                for (name, dialog) in [
-                    ("dialog", &ctx.dialog),
-                    ("previous_dialog", &ctx.previous_dialog),
-                ] {
-                    raw::push_str(state, name);
-                    raw::push_dialog(state, dialog, ARRAY);
-                    ffi::lua_rawset(state, -3);
                 }
                 // The metatable that makes the move lists.
                 ffi::lua_createtable(state, 1, 4);
@@ -269,7 +267,9 @@ fn make_list(
         0 => push_list(lua, sources.legal.uci()),
         1 => push_list(lua, sources.legal.san()),
         2 => copy_history(lua, masters, &sources.history_uci, true),
-        _ => copy_history(lua, masters, &sources.history_san, false),
+        3 => copy_history(lua, masters, &sources.history_san, false),
+        4 => push_dialog(lua, &sources.dialog),
+        _ => push_dialog(lua, &sources.previous_dialog),
     })
     .map_err(mlua::Error::external)?
 }
@@ -282,6 +282,18 @@ fn push_list(lua: &Lua, moves: &[String]) -> mlua::Result<Value> {
     unsafe {
         lua.exec_raw::<Value>(&metatable, |state| {
             raw::push_strings(state, moves, 1);
+            ffi::lua_replace(state, 1);
+        })
+    }
+}
+
+/// A new sequence of `{role, content}` tables, as serde makes `messages`.
+fn push_dialog(lua: &Lua, messages: &[ChatMessage]) -> mlua::Result<Value> {
+    let metatable = lua.array_metatable();
+    // SAFETY: as `push_list`.
+    unsafe {
+        lua.exec_raw::<Value>(&metatable, |state| {
+            raw::push_dialog(state, messages, 1);
             ffi::lua_replace(state, 1);
         })
     }

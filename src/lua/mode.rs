@@ -338,8 +338,8 @@ fn sample_context(player: ModeBinding<'_>, mode: &ModeScript) -> TurnContext {
         opponent: "opponent".into(),
         game: 0,
         options: mode.options.clone(),
-        dialog: Vec::new(),
-        previous_dialog: Vec::new(),
+        dialog: Default::default(),
+        previous_dialog: Default::default(),
         reasoning: None,
     }
 }

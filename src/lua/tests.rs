@@ -198,8 +198,8 @@ mod modes {
             opponent: "r".into(),
             game: 1,
             options: script.options().clone(),
-            dialog: vec![],
-            previous_dialog: vec![],
+            dialog: Default::default(),
+            previous_dialog: Default::default(),
             reasoning: None,
         };
         (script, ctx)
@@ -244,11 +244,12 @@ mod modes {
         ctx.history_san = vec!["e4".into(), "e5".into()].into();
         ctx.last_move = Some("e7e5".into());
         ctx.reasoning = Some("thought".into());
-        ctx.dialog = vec![crate::llm::ChatMessage::new("user", "hi")];
+        ctx.dialog = vec![crate::llm::ChatMessage::new("user", "hi")].into();
         ctx.previous_dialog = vec![
             crate::llm::ChatMessage::new("system", "be brief"),
             crate::llm::ChatMessage::new("assistant", "é ```e2e4```\0 end"),
-        ];
+        ]
+        .into();
         ctx.ply = 2;
         for _ in 0..2 {
             let value = m.ctx_value(&ctx).unwrap().0;
@@ -439,7 +440,7 @@ end"#,
         ctx.last_move = Some("e7e5".into());
         let mut previous = first.clone();
         previous.push(ChatMessage::new("assistant", "```\ne2e4\n```"));
-        ctx.previous_dialog = previous;
+        ctx.previous_dialog = previous.into();
         let next = m.start(&ctx).unwrap().messages;
         assert_eq!(next.len(), 4);
         assert_eq!(next[2].content, "```\ne2e4\n```");

@@ -327,9 +327,9 @@ fn mean_prompt(
             opponent: "opponent".to_string(),
             game: 1,
             options: mode.options().clone(),
-            dialog: Vec::new(),
+            dialog: Default::default(),
             // Modes that keep one conversation per game build on the previous move's dialog.
-            previous_dialog: previous.clone(),
+            previous_dialog: Arc::new(previous.clone()),
             reasoning: None,
         };
         let opening = mode.start(&ctx).map_err(|e| {

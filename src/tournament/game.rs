@@ -621,7 +621,7 @@ async fn llm_ply(
     };
     let ply = game.ply();
     let mut ctx = context(at, mode);
-    ctx.previous_dialog = std::mem::take(&mut side.previous_dialog);
+    ctx.previous_dialog = Arc::new(std::mem::take(&mut side.previous_dialog));
     let opening = mode.start(&ctx).map_err(script)?;
     let mut dialog = opening.messages;
     let mut request_extra = opening.request;
@@ -682,7 +682,7 @@ async fn llm_ply(
         side.accepted = true;
         charged_ms = charged_ms.saturating_add(answer.charged_ms);
         dialog.push(ChatMessage::new("assistant", answer.text.clone()));
-        ctx.dialog = dialog.clone();
+        ctx.dialog = Arc::new(dialog.clone());
         ctx.reasoning = answer.reasoning;
         ctx.attempt = attempt;
         let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
@@ -762,7 +762,7 @@ async fn llm_ply(
         match feedback {
             Some(text) => dialog.push(ChatMessage::new("user", text)),
             None => {
-                ctx.dialog = Vec::new();
+                ctx.dialog = Default::default();
                 let opening = mode.start(&ctx).map_err(script)?;
                 dialog = opening.messages;
                 request_extra = opening.request;
@@ -816,8 +816,8 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
         opponent: at.opponent.to_string(),
         game: at.row.slot,
         options: mode.options().clone(),
-        dialog: Vec::new(),
-        previous_dialog: Vec::new(),
+        dialog: Default::default(),
+        previous_dialog: Default::default(),
         reasoning: None,
     }
 }

@@ -95,11 +95,11 @@ pub struct TurnContext {
     /// The mode's options: its defaults overlaid with the player's settings.
     pub options: serde_json::Map<String, serde_json::Value>,
     /// The messages exchanged at this ply so far (for the reply hook: including the reply).
-    pub dialog: Vec<ChatMessage>,
+    pub dialog: Arc<Vec<ChatMessage>>,
     /// The whole dialog of this player's previous move in this game (its final attempt, reply
     /// included); empty on its first move. Modes that keep one conversation per game (blindfold)
     /// build on it.
-    pub previous_dialog: Vec<ChatMessage>,
+    pub previous_dialog: Arc<Vec<ChatMessage>>,
     /// Reasoning text the provider returned beside the answer, if any (reply hook only).
     pub reasoning: Option<String>,
 }

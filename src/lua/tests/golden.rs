@@ -307,7 +307,7 @@ fn turn_at(script: &ModeScript, base: &TurnContext, mode: &str, at: At) -> TurnC
     let mut previous = Vec::new();
     for ply in (moves.len() % 2..moves.len()).step_by(2) {
         let mut earlier = context(base, at, &moves[..ply]);
-        earlier.previous_dialog = previous;
+        earlier.previous_dialog = previous.into();
         previous = script.start(&earlier).unwrap().messages;
         let answer = if mode == "agentic" {
             format!("make_move {}", moves[ply])
@@ -319,7 +319,7 @@ fn turn_at(script: &ModeScript, base: &TurnContext, mode: &str, at: At) -> TurnC
         previous.push(ChatMessage::new("assistant", answer));
     }
     TurnContext {
-        previous_dialog: previous,
+        previous_dialog: previous.into(),
         ..last
     }
 }
@@ -333,7 +333,7 @@ fn converse(script: &ModeScript, mut ctx: TurnContext, replies: &[&str]) -> Stri
     let mut attempt = 1;
     for (i, text) in replies.iter().enumerate() {
         dialog.push(ChatMessage::new("assistant", *text));
-        ctx.dialog = dialog.clone();
+        ctx.dialog = dialog.clone().into();
         ctx.attempt = attempt;
         let decision = script.reply(&ctx, text).unwrap();
         let retry = match decision.action {
@@ -356,7 +356,7 @@ fn converse(script: &ModeScript, mut ctx: TurnContext, replies: &[&str]) -> Stri
         match retry {
             RetryAction::Feedback(feedback) => dialog.push(ChatMessage::new("user", feedback)),
             RetryAction::Reset => {
-                ctx.dialog = Vec::new();
+                ctx.dialog = Default::default();
                 let opening = script.start(&ctx).unwrap();
                 (dialog, request) = (opening.messages, opening.request);
             }

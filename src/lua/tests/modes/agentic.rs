@@ -140,7 +140,8 @@ fn reflection_is_offered_on_request_and_its_notes_are_not_wrong_actions() {
         ChatMessage::new("assistant", "do_reflection"),
         ChatMessage::new("user", reflect),
         ChatMessage::new("assistant", "The centre matters most."),
-    ];
+    ]
+    .into();
     let d = m.reply(&ctx, "The centre matters most.").unwrap();
     assert_eq!(d.outcome.as_deref(), Some("reflection_notes"));
     assert!(said(&d).contains("make_move <move>"));
@@ -155,7 +156,8 @@ fn after_reflection(options: &str, reply: &str) -> Decision {
         ChatMessage::new("assistant", "do_reflection"),
         ChatMessage::new("user", reflect),
         ChatMessage::new("assistant", reply),
-    ];
+    ]
+    .into();
     m.reply(&ctx, reply).unwrap()
 }
 
@@ -190,7 +192,8 @@ fn after_the_reflection_prompt_llm_chess_answers_only_board_and_legal_moves_requ
         ChatMessage::new("assistant", "make_move e2e4"),
         ChatMessage::new("user", follow_up),
         ChatMessage::new("assistant", "make_move e2e4"),
-    ];
+    ]
+    .into();
     let d = m.reply(&ctx, "make_move e2e4").unwrap();
     assert_eq!(d.action, Action::Move("e2e4".into()));
 }
@@ -291,12 +294,12 @@ fn memory_carries_the_previous_ply_over_and_is_off_by_default() {
         ChatMessage::new("assistant", "make_move e2e4"),
     ];
     let (m, mut ctx) = mode("agentic", "memory = true");
-    ctx.previous_dialog = previous.clone();
+    ctx.previous_dialog = previous.clone().into();
     let messages = m.start(&ctx).unwrap().messages;
     assert_eq!(messages.len(), 3);
     assert_eq!(messages[..2], previous[..]);
     let (m, mut ctx) = mode("agentic", "");
-    ctx.previous_dialog = previous;
+    ctx.previous_dialog = previous.into();
     assert_eq!(m.start(&ctx).unwrap().messages.len(), 1);
 }
 
