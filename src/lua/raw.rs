@@ -127,9 +127,22 @@ pub(super) unsafe fn push_copy(state: *mut ffi::lua_State, source: i32) {
         let source = ffi::lua_absindex(state, source);
         ffi::luaL_checkstack(state, 4, c"ctx options".as_ptr());
         // Sized as the original's sequence, so that `#` finds the same border in a list with a
-        // hole (a JSON null, which serde makes nil) as in the table serde made.
+        // hole (a JSON null, which serde makes nil) as in the table serde made; and with room for
+        // its other keys, so that filling it never rehashes (counting them costs less than the
+        // rehashes, which were most of copying the options).
         let len = ffi::lua_rawlen(state, source);
-        ffi::lua_createtable(state, len.try_into().unwrap_or(0), 0);
+        let mut entries: usize = 0;
+        ffi::lua_pushnil(state);
+        while ffi::lua_next(state, source) != 0 {
+            entries += 1;
+            ffi::lua_settop(state, -2);
+        }
+        let keyed = entries.saturating_sub(len);
+        ffi::lua_createtable(
+            state,
+            len.try_into().unwrap_or(0),
+            keyed.try_into().unwrap_or(0),
+        );
         ffi::lua_pushnil(state);
         while ffi::lua_next(state, source) != 0 {
             // Stack: copy, key, value.
