@@ -42,6 +42,49 @@ const LAZY_FIELDS: [&str; 6] = [
     "previous_dialog",
 ];
 
+/// The keys a `ctx` and its metatable are built with, made into Lua strings once per state
+/// (see [`raw::set_str_named`]); [`name`] gives a key's index.
+const NAMES: [&str; 18] = [
+    "fen",
+    "start_fen",
+    "variant",
+    "side",
+    "ply",
+    "move_number",
+    "last_move",
+    "attempt",
+    "max_attempts",
+    "player",
+    "opponent",
+    "game",
+    "options",
+    "reasoning",
+    "__index",
+    "__pairs",
+    "__newindex",
+    "__metatable",
+];
+
+/// The index of `key` in the Lua sequence of [`NAMES`] (from 1); used in `const` blocks, so a
+/// name missing from the list fails the build.
+const fn name(key: &str) -> ffi::lua_Integer {
+    let mut i = 0;
+    while i < NAMES.len() {
+        let (a, b) = (NAMES[i].as_bytes(), key.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i as ffi::lua_Integer + 1;
+            }
+        }
+        i += 1;
+    }
+    panic!("not a ctx name")
+}
+
 /// What `getmetatable(ctx)` returns.
 const PROTECTED: &str = "ctx";
 
@@ -50,6 +93,8 @@ pub(super) struct ContextBuilder {
     /// The options as serde made them, and what they were made from: copied for every `ctx`,
     /// made again only when the options change.
     options: Mutex<Option<(Value, serde_json::Map<String, serde_json::Value>)>>,
+    /// [`NAMES`] as a Lua sequence.
+    names: Table,
     /// The metamethods of every `ctx`'s metatable.
     index: Function,
     pairs: Function,
@@ -126,6 +171,7 @@ impl ContextBuilder {
             ctx.raw_set(key, value)
         })?;
         Ok(ContextBuilder {
+            names: lua.create_sequence_from(NAMES)?,
             options: Mutex::new(None),
             index,
             pairs,
@@ -160,9 +206,16 @@ impl ContextBuilder {
             }),
             assigned: 0,
         })?;
-        let args = (options, &self.index, &self.pairs, &self.newindex, &lists);
-        // SAFETY: `exec_raw` runs the closure as one protected C call with the five arguments at
-        // stack slots 1 to 5. The closure and the `raw` functions hold only borrowed slices and
+        let args = (
+            options,
+            &self.index,
+            &self.pairs,
+            &self.newindex,
+            &lists,
+            &self.names,
+        );
+        // SAFETY: `exec_raw` runs the closure as one protected C call with the six arguments at
+        // stack slots 1 to 6. The closure and the `raw` functions hold only borrowed slices and
         // `&str`s, nothing that needs dropping, so a Lua error (only running out of memory, the
         // limit being lifted) unwinding through them leaks nothing. It leaves exactly the new
         // table on the stack, which `exec_raw` returns.
@@ -173,41 +226,52 @@ impl ContextBuilder {
                 const PAIRS: i32 = 3;
                 const NEWINDEX: i32 = 4;
                 const LISTS: i32 = 5;
+                const KEYS: i32 = 6;
                 ffi::luaL_checkstack(state, 4, c"ctx".as_ptr());
                 ffi::lua_createtable(state, 0, 20);
                 // The scalars in the order serde sets them, then the tables.
-                raw::set_str(state, "fen", &ctx.fen);
-                raw::set_str(state, "start_fen", &ctx.start_fen);
-                raw::set_str(state, "variant", ctx.variant);
-                raw::set_str(state, "side", ctx.side);
-                raw::set_int(state, "ply", ctx.ply.into());
-                raw::set_int(state, "move_number", ctx.move_number.into());
+                raw::set_str_named(state, KEYS, const { name("fen") }, &ctx.fen);
+                raw::set_str_named(state, KEYS, const { name("start_fen") }, &ctx.start_fen);
+                raw::set_str_named(state, KEYS, const { name("variant") }, ctx.variant);
+                raw::set_str_named(state, KEYS, const { name("side") }, ctx.side);
+                raw::set_int_named(state, KEYS, const { name("ply") }, ctx.ply.into());
+                raw::set_int_named(
+                    state,
+                    KEYS,
+                    const { name("move_number") },
+                    ctx.move_number.into(),
+                );
                 if let Some(m) = &ctx.last_move {
-                    raw::set_str(state, "last_move", m);
+                    raw::set_str_named(state, KEYS, const { name("last_move") }, m);
                 }
-                raw::set_int(state, "attempt", ctx.attempt.into());
-                raw::set_int(state, "max_attempts", ctx.max_attempts.into());
-                raw::set_str(state, "player", &ctx.player);
-                raw::set_str(state, "opponent", &ctx.opponent);
-                raw::set_int(state, "game", ctx.game.into());
-                raw::push_str(state, "options");
+                raw::set_int_named(state, KEYS, const { name("attempt") }, ctx.attempt.into());
+                raw::set_int_named(
+                    state,
+                    KEYS,
+                    const { name("max_attempts") },
+                    ctx.max_attempts.into(),
+                );
+                raw::set_str_named(state, KEYS, const { name("player") }, &ctx.player);
+                raw::set_str_named(state, KEYS, const { name("opponent") }, &ctx.opponent);
+                raw::set_int_named(state, KEYS, const { name("game") }, ctx.game.into());
+                ffi::lua_rawgeti(state, KEYS, const { name("options") });
                 raw::push_copy(state, OPTIONS);
                 ffi::lua_rawset(state, -3);
                 if let Some(r) = &ctx.reasoning {
-                    raw::set_str(state, "reasoning", r);
+                    raw::set_str_named(state, KEYS, const { name("reasoning") }, r);
                 }
                 // The metatable that makes the move lists.
                 ffi::lua_createtable(state, 1, 4);
-                for (name, slot) in [
-                    ("__index", INDEX),
-                    ("__pairs", PAIRS),
-                    ("__newindex", NEWINDEX),
+                for (key, slot) in [
+                    (const { name("__index") }, INDEX),
+                    (const { name("__pairs") }, PAIRS),
+                    (const { name("__newindex") }, NEWINDEX),
                 ] {
-                    raw::push_str(state, name);
+                    ffi::lua_rawgeti(state, KEYS, key);
                     ffi::lua_pushvalue(state, slot);
                     ffi::lua_rawset(state, -3);
                 }
-                raw::set_str(state, "__metatable", PROTECTED);
+                raw::set_str_named(state, KEYS, const { name("__metatable") }, PROTECTED);
                 ffi::lua_pushvalue(state, LISTS);
                 ffi::lua_rawseti(state, -2, 1);
                 ffi::lua_setmetatable(state, -2);

@@ -33,11 +33,33 @@ pub(super) unsafe fn set_str(state: *mut ffi::lua_State, key: &str, value: &str)
     }
 }
 
-/// Sets `t[key] = value` (a Lua integer) on the table at the top of the stack.
-pub(super) unsafe fn set_int(state: *mut ffi::lua_State, key: &str, value: i64) {
+/// Sets `t[names[key]] = value` on the table at the top of the stack: the key is taken from the
+/// sequence at stack slot `names`, where it is already a Lua string, rather than pushed (each
+/// push of a short string is a lookup in the state's string table).
+pub(super) unsafe fn set_str_named(
+    state: *mut ffi::lua_State,
+    names: i32,
+    key: ffi::lua_Integer,
+    value: &str,
+) {
     unsafe {
         ffi::luaL_checkstack(state, 2, c"ctx field".as_ptr());
-        push_str(state, key);
+        ffi::lua_rawgeti(state, names, key);
+        push_str(state, value);
+        ffi::lua_rawset(state, -3);
+    }
+}
+
+/// As [`set_str_named`], for a Lua integer.
+pub(super) unsafe fn set_int_named(
+    state: *mut ffi::lua_State,
+    names: i32,
+    key: ffi::lua_Integer,
+    value: i64,
+) {
+    unsafe {
+        ffi::luaL_checkstack(state, 2, c"ctx field".as_ptr());
+        ffi::lua_rawgeti(state, names, key);
         ffi::lua_pushinteger(state, value);
         ffi::lua_rawset(state, -3);
     }
