@@ -508,9 +508,12 @@ enum Answer {
 
 impl Op {
     async fn run(self, process: &mut Process, name: &str) -> Result<Answer, EngineError> {
+        // A request abandoned before its write leaves its commands queued: they are not this one's.
+        process.pending.clear();
         match self {
             Op::NewGame => {
-                process.send(name, "ucinewgame").await?;
+                // Goes out with the `isready` of the sync.
+                process.queue(name, "ucinewgame");
                 process.sync(name).await?;
                 Ok(Answer::Ready)
             }
@@ -519,9 +522,9 @@ impl Op {
                 go,
                 chess960,
             } => {
-                process.set_multipv(name, 1).await?;
-                process.set_chess960(name, chess960).await?;
-                process.send(name, &position).await?;
+                process.set_multipv(name, 1);
+                process.set_chess960(name, chess960);
+                process.queue(name, &position);
                 process.send(name, &go).await?;
                 // The engine's thinking time, as a clock sees it: from `go` to `bestmove`.
                 let searching = Instant::now();
@@ -535,9 +538,9 @@ impl Op {
                 multipv,
                 chess960,
             } => {
-                process.set_multipv(name, multipv).await?;
-                process.set_chess960(name, chess960).await?;
-                process.send(name, &position).await?;
+                process.set_multipv(name, multipv);
+                process.set_chess960(name, chess960);
+                process.queue(name, &position);
                 process.send(name, &go).await?;
                 process.read_analysis(name).await.map(Answer::Analysis)
             }
@@ -551,6 +554,8 @@ struct Process {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     buf: Vec<u8>,
+    /// Commands queued for the next write, each ending in a newline.
+    pending: Vec<u8>,
     /// The `MultiPV` value the engine runs with (1, the UCI default, until we change it).
     multipv: u32,
     /// Whether `UCI_Chess960` is on (off, the UCI default, until we change it).
@@ -588,6 +593,7 @@ impl Process {
             stdin,
             stdout: BufReader::new(stdout),
             buf: Vec::new(),
+            pending: Vec::new(),
             multipv: 1,
             // A script may switch the option on itself; then the process starts in that mode.
             chess960: spec.options.iter().any(|(option, value)| {
@@ -657,27 +663,24 @@ impl Process {
             }))
     }
 
-    /// Sends `setoption name MultiPV` when the engine runs with another value. Engines take options
-    /// only while idle, which every request start is.
-    async fn set_multipv(&mut self, name: &str, multipv: u32) -> Result<(), EngineError> {
+    /// Queues `setoption name MultiPV` when the engine runs with another value. Engines take
+    /// options only while idle, which every request start is.
+    fn set_multipv(&mut self, name: &str, multipv: u32) {
         if self.multipv != multipv {
-            self.send(name, &uci::setoption("MultiPV", &multipv.to_string()))
-                .await?;
+            self.queue(name, &uci::setoption("MultiPV", &multipv.to_string()));
+            // Should the write fail, the process is replaced: its state no longer matters.
             self.multipv = multipv;
         }
-        Ok(())
     }
 
-    /// Sends `setoption name UCI_Chess960` when the engine runs in the other mode. A script's own
-    /// `UCI_Chess960` option is overridden for each request by the variant of its game.
-    async fn set_chess960(&mut self, name: &str, chess960: bool) -> Result<(), EngineError> {
+    /// Queues `setoption name UCI_Chess960` when the engine runs in the other mode. A script's
+    /// own `UCI_Chess960` option is overridden for each request by the variant of its game.
+    fn set_chess960(&mut self, name: &str, chess960: bool) {
         if self.chess960 != chess960 {
             let value = if chess960 { "true" } else { "false" };
-            self.send(name, &uci::setoption(UCI_CHESS960, value))
-                .await?;
+            self.queue(name, &uci::setoption(UCI_CHESS960, value));
             self.chess960 = chess960;
         }
-        Ok(())
     }
 
     /// Reads a multi-PV search up to `bestmove`, keeping the last complete report of every line.
@@ -773,19 +776,29 @@ impl Process {
         }
     }
 
-    async fn send(&mut self, name: &str, command: &str) -> Result<(), EngineError> {
+    /// Adds `command` to what the next [`send`](Process::send) writes.
+    fn queue(&mut self, name: &str, command: &str) {
         debug!(engine = %name, "> {command}");
-        let mut line = Vec::with_capacity(command.len() + 1);
-        line.extend_from_slice(command.as_bytes());
-        line.push(b'\n');
+        self.pending.extend_from_slice(command.as_bytes());
+        self.pending.push(b'\n');
+    }
+
+    /// Writes the queued commands and `command` in one `write`: a request's `setoption`s,
+    /// `position` and `go` reach the engine together, so it wakes once per request and the
+    /// driver makes one system call, not one per line.
+    async fn send(&mut self, name: &str, command: &str) -> Result<(), EngineError> {
+        self.queue(name, command);
+        let (stdin, pending) = (&mut self.stdin, &self.pending);
         let written = async {
-            self.stdin.write_all(&line).await?;
-            self.stdin.flush().await
+            stdin.write_all(pending).await?;
+            stdin.flush().await
         };
-        written.await.map_err(|err| EngineError::Crashed {
+        let result = written.await.map_err(|err| EngineError::Crashed {
             name: name.to_owned(),
             detail: format!("failed to send `{command}`: {err}"),
-        })
+        });
+        self.pending.clear();
+        result
     }
 
     async fn read_line(&mut self, name: &str) -> Result<String, EngineError> {
@@ -1091,6 +1104,28 @@ mod tests {
                 "quit"
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn a_request_reaches_the_engine_in_one_write() {
+        let (spec, state) = fixture("crash_after_go.py", &["1000"]);
+        let engine = EngineHandle::spawn(spec).await.expect("fixture starts");
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        let limits = SearchLimits::depth(1);
+        engine.new_game().await.expect("ucinewgame");
+        engine
+            .analyse(fen, &limits, 3, &[])
+            .await
+            .expect("an analysis");
+        engine.best_move(None, &[], &limits).await.expect("a move");
+        engine.shutdown().await;
+        let reads =
+            std::fs::read_to_string(state.path().join("reads.log")).expect("the fixture logs");
+        let reads: Vec<&str> = reads.lines().collect();
+        // uci; isready (the fixture has no options); then one read per request: ucinewgame + isready,
+        // setoption MultiPV + position + go (twice); then quit. A request split over several
+        // writes can still arrive in one read, but never the other way round.
+        assert_eq!(reads, ["1", "1", "2", "3", "3", "1"]);
     }
 
     #[tokio::test]
