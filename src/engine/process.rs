@@ -732,47 +732,57 @@ impl Process {
         }
     }
 
+    /// Reads a search up to `bestmove`. Of its `info` lines only the last one with a line-1
+    /// score is parsed (once, at the end): the others are checked without building their `pv`,
+    /// and no line is copied but that one.
     async fn read_bestmove(&mut self, name: &str) -> Result<BestMove, EngineError> {
-        let mut last: Option<InfoLine> = None;
+        // The raw text of the last info line with a line-1 score, if any came.
+        let mut last = String::new();
         loop {
-            let line = self.read_line(name).await?;
-            match line.parse::<UciLine>() {
-                Ok(UciLine::Info(info))
-                    if info.score.is_some() && info.multipv.unwrap_or(1) == 1 =>
-                {
-                    last = Some(info);
-                }
-                Ok(UciLine::BestMove { best, ponder }) => {
-                    let protocol = || EngineError::Protocol {
+            self.fill_line(name).await?;
+            let line = self.line();
+            if uci::is_scored_info(&line, 1) {
+                last.clear();
+                last.push_str(&line);
+                continue;
+            }
+            if line.trim().split_ascii_whitespace().next() != Some("bestmove") {
+                continue;
+            }
+            let Ok(UciLine::BestMove { best, ponder }) = line.parse::<UciLine>() else {
+                unreachable!("a line whose first token is `bestmove` parses as one");
+            };
+            let protocol = || EngineError::Protocol {
+                name: name.to_owned(),
+                line: line.trim().to_owned(),
+            };
+            let best = best.ok_or_else(protocol)?;
+            if best == "(none)" {
+                return Err(EngineError::NoMove {
+                    name: name.to_owned(),
+                });
+            }
+            match best.parse::<UciMove>() {
+                Ok(UciMove::Null) => {
+                    return Err(EngineError::NoMove {
                         name: name.to_owned(),
-                        line: line.trim().to_owned(),
-                    };
-                    let best = best.ok_or_else(protocol)?;
-                    if best == "(none)" {
-                        return Err(EngineError::NoMove {
-                            name: name.to_owned(),
-                        });
-                    }
-                    match best.parse::<UciMove>() {
-                        Ok(UciMove::Null) => {
-                            return Err(EngineError::NoMove {
-                                name: name.to_owned(),
-                            });
-                        }
-                        Ok(_) => {}
-                        Err(_) => return Err(protocol()),
-                    }
-                    // A malformed ponder move is harmless: we never ponder.
-                    let ponder = ponder.filter(|p| p.parse::<UciMove>().is_ok());
-                    return Ok(BestMove {
-                        uci: best,
-                        ponder,
-                        info: last.map(Into::into),
-                        search_ms: 0,
                     });
                 }
-                _ => {}
+                Ok(_) => {}
+                Err(_) => return Err(protocol()),
             }
+            // A malformed ponder move is harmless: we never ponder.
+            let ponder = ponder.filter(|p| p.parse::<UciMove>().is_ok());
+            let info = match last.parse::<UciLine>() {
+                Ok(UciLine::Info(info)) if !last.is_empty() => Some(info.into()),
+                _ => None,
+            };
+            return Ok(BestMove {
+                uci: best,
+                ponder,
+                info,
+                search_ms: 0,
+            });
         }
     }
 
@@ -802,6 +812,12 @@ impl Process {
     }
 
     async fn read_line(&mut self, name: &str) -> Result<String, EngineError> {
+        self.fill_line(name).await?;
+        Ok(self.line().into_owned())
+    }
+
+    /// Reads the next line of the engine's output into `buf`; [`line`](Process::line) reads it.
+    async fn fill_line(&mut self, name: &str) -> Result<(), EngineError> {
         self.buf.clear();
         let read = self.stdout.read_until(b'\n', &mut self.buf).await;
         let crashed = |detail| EngineError::Crashed {
@@ -818,12 +834,19 @@ impl Process {
                 Err(crashed(status))
             }
             Ok(_) => {
-                // Lossy: a stray non-UTF-8 byte in a banner is no reason to fail.
-                let line = String::from_utf8_lossy(&self.buf).trim_end().to_owned();
-                debug!(engine = %name, "< {line}");
-                Ok(line)
+                debug!(engine = %name, "< {}", self.line());
+                Ok(())
             }
             Err(err) => Err(crashed(format!("failed to read output: {err}"))),
+        }
+    }
+
+    /// The line [`fill_line`](Process::fill_line) read, without its line end; borrowed unless it
+    /// holds bytes that are not UTF-8 (lossy: a stray byte in a banner is no reason to fail).
+    fn line(&self) -> std::borrow::Cow<'_, str> {
+        match String::from_utf8_lossy(&self.buf) {
+            std::borrow::Cow::Borrowed(text) => std::borrow::Cow::Borrowed(text.trim_end()),
+            std::borrow::Cow::Owned(text) => std::borrow::Cow::Owned(text.trim_end().to_owned()),
         }
     }
 }
