@@ -4,24 +4,23 @@
 //! to fastchess when it is on `PATH` (otherwise its measured throughput from
 //! `tournaments/books/PROVENANCE.md` is printed as a labelled constant).
 //!
-//! Run with `cargo bench --bench engine_throughput` (`ARENA_BENCH_RUNS=N` repeats every measurement
-//! and reports the median wall time). It prints numbers only: the machine is shared and noisy, so
+//! Run with `cargo bench --bench engine_throughput` (`ARENA_BENCH_RUNS=N` repeats every measurement,
+//! arena and the baseline alternating, prints each run and reports the median by wall time). It prints numbers only: the machine is shared and noisy, so
 //! nothing here asserts on time.
 //!
 //! CPU is measured from `/proc`: the total of a driver and its engines is the growth of this
 //! process's `cutime + cstime` (children that were waited for, like `getrusage(RUSAGE_CHILDREN)`),
-//! and a driver's own CPU is its `utime + stime`, sampled every 20 ms while it runs (arena,
-//! fastchess) or read directly (the baseline runs in this process).
+//! and a driver's own CPU is its `utime + stime`, read from `/proc` once it has exited and before
+//! it is reaped (arena, fastchess), or directly (the baseline runs in this process).
 
 use std::{
-    collections::HashMap,
     fs,
     io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
     process::{Child, ChildStdin, ChildStdout, Command, Stdio},
     sync::{
-        Arc, Mutex,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        Mutex,
+        atomic::{AtomicUsize, Ordering},
     },
     thread,
     time::{Duration, Instant},
@@ -45,6 +44,10 @@ struct Measured {
     driver_cpu: f64,
     games: usize,
     plies: usize,
+    /// The play window: the first game's start to the last game's end, without the driver's
+    /// start-up and end-of-run work (arena: from the store's timestamps, to the millisecond;
+    /// the baseline: from its first `ucinewgame` to its last `bestmove`). `None` for fastchess.
+    window: Option<Duration>,
 }
 
 /// A game to replay: its start position and the moves arena played.
@@ -78,10 +81,11 @@ fn main() {
     println!("load average before: {}", load_average());
     println!();
     println!(
-        "{:<28} {:>4} {:>8} {:>8} {:>8} {:>11} {:>11} {:>8} {:>10} {:>8}",
+        "{:<28} {:>4} {:>8} {:>8} {:>8} {:>8} {:>11} {:>11} {:>8} {:>10} {:>8}",
         "driver",
         "conc",
         "wall s",
+        "play s",
         "games/s",
         "plies/s",
         "total CPU s",
@@ -91,30 +95,58 @@ fn main() {
         "CPU use"
     );
     for concurrency in [1, 2] {
+        // arena and the baseline alternate, so that a change in the machine's load between runs
+        // falls on both.
         let mut arena_runs = Vec::new();
-        let mut replays = Vec::new();
-        for _ in 0..runs {
-            let (m, games) = run_arena(&script, concurrency);
-            arena_runs.push(m);
-            replays = games;
-        }
-        let arena = median(arena_runs);
-        print_row("arena", concurrency, &arena);
-
         let mut baseline_runs = Vec::new();
         let mut mismatches = 0;
-        for _ in 0..runs {
-            let (m, bad) = run_baseline(&stockfish, &replays, concurrency);
-            baseline_runs.push(m);
+        for run in 0..runs {
+            let (a, replays) = run_arena(&script, concurrency);
+            let (b, bad) = run_baseline(&stockfish, &replays, concurrency);
             mismatches += bad;
+            if runs > 1 {
+                println!(
+                    "  run {}: arena wall {:.2} s, play {} s; baseline wall {:.2} s, play {} s",
+                    run + 1,
+                    a.wall.as_secs_f64(),
+                    seconds(a.window),
+                    b.wall.as_secs_f64(),
+                    seconds(b.window)
+                );
+            }
+            arena_runs.push(a);
+            baseline_runs.push(b);
         }
+        let arena = median(arena_runs);
         let baseline = median(baseline_runs);
+        print_row("arena", concurrency, &arena);
         print_row("raw UCI baseline", concurrency, &baseline);
         println!(
             "{:<28} {:>4} {:>8.2}   (wall of arena / wall of the baseline; above 1 is arena overhead)",
             "ratio arena / baseline",
             concurrency,
             arena.wall.as_secs_f64() / baseline.wall.as_secs_f64()
+        );
+        if let (Some(a), Some(b)) = (arena.window, baseline.window) {
+            println!(
+                "{:<28} {:>4} {:>8.2}   (play windows, first game's start to last game's end: no start-up or report)",
+                "ratio of play windows",
+                concurrency,
+                a.as_secs_f64() / b.as_secs_f64()
+            );
+        }
+        println!(
+            "{:<28} {:>4} {:>7.0}%   (of the raw loop's games/s by wall{}; the target is >= 95 %)",
+            "arena's throughput",
+            concurrency,
+            100.0 * baseline.wall.as_secs_f64() / arena.wall.as_secs_f64(),
+            match (arena.window, baseline.window) {
+                (Some(a), Some(b)) => format!(
+                    ", {:.0} % by play window",
+                    100.0 * b.as_secs_f64() / a.as_secs_f64()
+                ),
+                _ => String::new(),
+            }
         );
         if mismatches > 0 {
             println!(
@@ -136,8 +168,8 @@ fn main() {
                     .find(|(c, _)| *c == concurrency)
                     .expect("a reference for both concurrency levels");
                 println!(
-                    "{:<28} {:>4} {:>8} {:>8.2}   (not on PATH: reference constant, PROVENANCE.md)",
-                    "fastchess (reference)", concurrency, "-", games_per_s
+                    "{:<28} {:>4} {:>8} {:>8} {:>8.2}   (not on PATH: reference constant, PROVENANCE.md)",
+                    "fastchess (reference)", concurrency, "-", "-", games_per_s
                 );
             }
         }
@@ -149,10 +181,11 @@ fn main() {
 fn print_row(driver: &str, concurrency: usize, m: &Measured) {
     let wall = m.wall.as_secs_f64();
     println!(
-        "{:<28} {:>4} {:>8.2} {:>8.2} {:>8.0} {:>11.2} {:>11.3} {:>8.1} {:>10.1} {:>7.0}%",
+        "{:<28} {:>4} {:>8.2} {:>8} {:>8.2} {:>8.0} {:>11.2} {:>11.3} {:>8.1} {:>10.1} {:>7.0}%",
         driver,
         concurrency,
         wall,
+        seconds(m.window),
         m.games as f64 / wall,
         m.plies as f64 / wall,
         m.total_cpu,
@@ -161,6 +194,11 @@ fn print_row(driver: &str, concurrency: usize, m: &Measured) {
         1e6 * m.driver_cpu / m.plies.max(1) as f64,
         100.0 * m.total_cpu / wall
     );
+}
+
+/// A play window in seconds for the table, `-` when there is none.
+fn seconds(window: Option<Duration>) -> String {
+    window.map_or_else(|| "-".into(), |w| format!("{:.2}", w.as_secs_f64()))
 }
 
 fn median(mut runs: Vec<Measured>) -> Measured {
@@ -196,7 +234,18 @@ fn run_arena(script: &Path, concurrency: usize) -> (Measured, Vec<Replay>) {
         .expect("the tournament is stored");
     let mut replays = Vec::new();
     let mut plies = 0;
+    let mut first_start: Option<f64> = None;
+    let mut last_end: Option<f64> = None;
     for g in store.games(t.id).expect("games") {
+        let at = |stamp: &Option<String>| {
+            stamp
+                .as_deref()
+                .and_then(rfc3339_seconds)
+                .expect("a played game has RFC 3339 start and end times")
+        };
+        let (start, end) = (at(&g.started_at), at(&g.finished_at));
+        first_start = Some(first_start.map_or(start, |s| s.min(start)));
+        last_end = Some(last_end.map_or(end, |e| e.max(end)));
         let moves: Vec<String> = store
             .plies(g.id)
             .expect("plies")
@@ -217,6 +266,9 @@ fn run_arena(script: &Path, concurrency: usize) -> (Measured, Vec<Replay>) {
         driver_cpu: sampled.driver,
         games: replays.len(),
         plies,
+        window: first_start
+            .zip(last_end)
+            .map(|(s, e)| Duration::from_secs_f64((e - s).max(0.0))),
     };
     (measured, replays)
 }
@@ -271,6 +323,7 @@ fn run_fastchess(binary: &Path, stockfish: &Path, book: &Path, concurrency: usiz
         driver_cpu: sampled.driver,
         games: pgn.matches("[Result ").count(),
         plies,
+        window: None,
     }
 }
 
@@ -283,6 +336,8 @@ fn run_baseline(stockfish: &Path, games: &[Replay], concurrency: usize) -> (Meas
     let self_before = own_stat().own;
     let next = AtomicUsize::new(0);
     let mismatches = AtomicUsize::new(0);
+    // Each thread's first `ucinewgame` and last `bestmove`.
+    let spans: Mutex<Vec<(Instant, Instant)>> = Mutex::new(Vec::new());
     let started = Instant::now();
     thread::scope(|scope| {
         for _ in 0..concurrency {
@@ -290,7 +345,9 @@ fn run_baseline(stockfish: &Path, games: &[Replay], concurrency: usize) -> (Meas
                 // One process per colour, as arena leases one per player per game.
                 let mut white = Uci::start(stockfish);
                 let mut black = Uci::start(stockfish);
+                let mut span: Option<(Instant, Instant)> = None;
                 while let Some(game) = games.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let game_start = Instant::now();
                     for engine in [&mut white, &mut black] {
                         engine.send("ucinewgame");
                         engine.sync();
@@ -317,6 +374,10 @@ fn run_baseline(stockfish: &Path, games: &[Replay], concurrency: usize) -> (Meas
                             mismatches.fetch_add(1, Ordering::Relaxed);
                         }
                     }
+                    span = Some((span.map_or(game_start, |s| s.0), Instant::now()));
+                }
+                if let Some(span) = span {
+                    spans.lock().expect("spans lock").push(span);
                 }
                 white.quit();
                 black.quit();
@@ -324,8 +385,16 @@ fn run_baseline(stockfish: &Path, games: &[Replay], concurrency: usize) -> (Meas
         }
     });
     let wall = started.elapsed();
+    let spans = spans.into_inner().expect("spans lock");
+    let window = spans
+        .iter()
+        .map(|s| s.0)
+        .min()
+        .zip(spans.iter().map(|s| s.1).max())
+        .map(|(s, e)| e - s);
     let measured = Measured {
         wall,
+        window,
         total_cpu: own_stat().children - children_before + own_stat().own - self_before,
         driver_cpu: own_stat().own - self_before,
         games: games.len(),
@@ -435,57 +504,65 @@ fn read_stat(path: &Path) -> Option<(u32, Cpu)> {
     ))
 }
 
-/// What the sampler saw of a driver process: its own CPU and that of its whole process tree.
+/// What a driver process used: its own CPU and that of its whole process tree (itself and the
+/// engines it waited for).
 #[derive(Debug, Default, Clone, Copy)]
 struct Sampled {
     driver: f64,
     tree: f64,
 }
 
-/// Waits for `child`, sampling its CPU and its children's every 20 ms (the last sample before it
-/// exits is its own CPU, to within one period).
+/// Waits for `child` to exit and reads its CPU from `/proc` before reaping it.
+///
+/// `waitid(WEXITED | WNOWAIT)` leaves the exited child a zombie whose `/proc/PID/stat` still
+/// holds its own CPU (`utime + stime`) and that of the children it waited for (`cutime + cstime`:
+/// its engines). Nothing runs in this process while the driver plays, so the driver and the raw
+/// loop (which has no sampler either) share the machine with the same neighbours: an earlier
+/// version scanned every `/proc/PID/stat` each 20 ms during the driver's run, a load of its own
+/// that only the driver's measurement carried.
 fn wait_sampling(mut child: Child) -> (std::process::ExitStatus, Sampled) {
     let pid = child.id();
-    let done = Arc::new(AtomicBool::new(false));
-    let seen = Arc::new(Mutex::new((0.0f64, HashMap::<u32, f64>::new())));
-    let sampler = {
-        let (done, seen) = (Arc::clone(&done), Arc::clone(&seen));
-        thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                if let Some((_, cpu)) = read_stat(&PathBuf::from(format!("/proc/{pid}/stat"))) {
-                    let engines = child_cpu(pid);
-                    let mut seen = seen.lock().expect("sampler lock");
-                    seen.0 = cpu.own;
-                    seen.1.extend(engines);
-                }
-                thread::sleep(Duration::from_millis(20));
-            }
-        })
+    // SAFETY: all-zero is a valid `siginfo_t`; waitid fills it for our own child and, with
+    // WNOWAIT, leaves it unreaped, so `child.wait()` below still reaps it.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let waited = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        )
     };
-    let status = child.wait().expect("wait for the driver");
-    done.store(true, Ordering::Relaxed);
-    sampler.join().expect("the sampler ends");
-    let seen = seen.lock().expect("sampler lock");
+    assert_eq!(waited, 0, "waitid on the driver failed");
+    let (_, cpu) = read_stat(&PathBuf::from(format!("/proc/{pid}/stat")))
+        .expect("an exited, unreaped child keeps its /proc/PID/stat");
+    let status = child.wait().expect("reap the driver");
     let sampled = Sampled {
-        driver: seen.0,
-        tree: seen.0 + seen.1.values().sum::<f64>(),
+        driver: cpu.own,
+        tree: cpu.own + cpu.children,
     };
     (status, sampled)
 }
 
-/// CPU seconds of every live child of `parent`, by pid.
-fn child_cpu(parent: u32) -> Vec<(u32, f64)> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let (ppid, cpu) = read_stat(&PathBuf::from(format!("/proc/{pid}/stat")))?;
-            (ppid == parent).then_some((pid, cpu.own))
-        })
-        .collect()
+/// Seconds since the Unix epoch of an RFC 3339 UTC time as the store writes it
+/// (`2026-01-31T12:34:56.789Z`), or `None` for any other shape.
+fn rfc3339_seconds(stamp: &str) -> Option<f64> {
+    let (date, time) = stamp.strip_suffix('Z')?.split_once('T')?;
+    let mut ymd = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, d) = (ymd.next()??, ymd.next()??, ymd.next()??);
+    let mut hms = time.splitn(3, ':');
+    let h: f64 = hms.next()?.parse().ok()?;
+    let min: f64 = hms.next()?.parse().ok()?;
+    let sec: f64 = hms.next()?.parse().ok()?;
+    // Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (Howard Hinnant's
+    // days_from_civil).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + h * 3600.0 + min * 60.0 + sec)
 }
 
 fn load_average() -> String {

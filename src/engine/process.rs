@@ -508,9 +508,12 @@ enum Answer {
 
 impl Op {
     async fn run(self, process: &mut Process, name: &str) -> Result<Answer, EngineError> {
+        // A request abandoned before its write leaves its commands queued: they are not this one's.
+        process.pending.clear();
         match self {
             Op::NewGame => {
-                process.send(name, "ucinewgame").await?;
+                // Goes out with the `isready` of the sync.
+                process.queue(name, "ucinewgame");
                 process.sync(name).await?;
                 Ok(Answer::Ready)
             }
@@ -519,9 +522,9 @@ impl Op {
                 go,
                 chess960,
             } => {
-                process.set_multipv(name, 1).await?;
-                process.set_chess960(name, chess960).await?;
-                process.send(name, &position).await?;
+                process.set_multipv(name, 1);
+                process.set_chess960(name, chess960);
+                process.queue(name, &position);
                 process.send(name, &go).await?;
                 // The engine's thinking time, as a clock sees it: from `go` to `bestmove`.
                 let searching = Instant::now();
@@ -535,9 +538,9 @@ impl Op {
                 multipv,
                 chess960,
             } => {
-                process.set_multipv(name, multipv).await?;
-                process.set_chess960(name, chess960).await?;
-                process.send(name, &position).await?;
+                process.set_multipv(name, multipv);
+                process.set_chess960(name, chess960);
+                process.queue(name, &position);
                 process.send(name, &go).await?;
                 process.read_analysis(name).await.map(Answer::Analysis)
             }
@@ -551,6 +554,8 @@ struct Process {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     buf: Vec<u8>,
+    /// Commands queued for the next write, each ending in a newline.
+    pending: Vec<u8>,
     /// The `MultiPV` value the engine runs with (1, the UCI default, until we change it).
     multipv: u32,
     /// Whether `UCI_Chess960` is on (off, the UCI default, until we change it).
@@ -588,6 +593,7 @@ impl Process {
             stdin,
             stdout: BufReader::new(stdout),
             buf: Vec::new(),
+            pending: Vec::new(),
             multipv: 1,
             // A script may switch the option on itself; then the process starts in that mode.
             chess960: spec.options.iter().any(|(option, value)| {
@@ -657,27 +663,24 @@ impl Process {
             }))
     }
 
-    /// Sends `setoption name MultiPV` when the engine runs with another value. Engines take options
-    /// only while idle, which every request start is.
-    async fn set_multipv(&mut self, name: &str, multipv: u32) -> Result<(), EngineError> {
+    /// Queues `setoption name MultiPV` when the engine runs with another value. Engines take
+    /// options only while idle, which every request start is.
+    fn set_multipv(&mut self, name: &str, multipv: u32) {
         if self.multipv != multipv {
-            self.send(name, &uci::setoption("MultiPV", &multipv.to_string()))
-                .await?;
+            self.queue(name, &uci::setoption("MultiPV", &multipv.to_string()));
+            // Should the write fail, the process is replaced: its state no longer matters.
             self.multipv = multipv;
         }
-        Ok(())
     }
 
-    /// Sends `setoption name UCI_Chess960` when the engine runs in the other mode. A script's own
-    /// `UCI_Chess960` option is overridden for each request by the variant of its game.
-    async fn set_chess960(&mut self, name: &str, chess960: bool) -> Result<(), EngineError> {
+    /// Queues `setoption name UCI_Chess960` when the engine runs in the other mode. A script's
+    /// own `UCI_Chess960` option is overridden for each request by the variant of its game.
+    fn set_chess960(&mut self, name: &str, chess960: bool) {
         if self.chess960 != chess960 {
             let value = if chess960 { "true" } else { "false" };
-            self.send(name, &uci::setoption(UCI_CHESS960, value))
-                .await?;
+            self.queue(name, &uci::setoption(UCI_CHESS960, value));
             self.chess960 = chess960;
         }
-        Ok(())
     }
 
     /// Reads a multi-PV search up to `bestmove`, keeping the last complete report of every line.
@@ -729,66 +732,92 @@ impl Process {
         }
     }
 
+    /// Reads a search up to `bestmove`. Of its `info` lines only the last one with a line-1
+    /// score is parsed (once, at the end): the others are checked without building their `pv`,
+    /// and no line is copied but that one.
     async fn read_bestmove(&mut self, name: &str) -> Result<BestMove, EngineError> {
-        let mut last: Option<InfoLine> = None;
+        // The raw text of the last info line with a line-1 score, if any came.
+        let mut last = String::new();
         loop {
-            let line = self.read_line(name).await?;
-            match line.parse::<UciLine>() {
-                Ok(UciLine::Info(info))
-                    if info.score.is_some() && info.multipv.unwrap_or(1) == 1 =>
-                {
-                    last = Some(info);
-                }
-                Ok(UciLine::BestMove { best, ponder }) => {
-                    let protocol = || EngineError::Protocol {
+            self.fill_line(name).await?;
+            let line = self.line();
+            if uci::is_scored_info(&line, 1) {
+                last.clear();
+                last.push_str(&line);
+                continue;
+            }
+            if line.trim().split_ascii_whitespace().next() != Some("bestmove") {
+                continue;
+            }
+            let Ok(UciLine::BestMove { best, ponder }) = line.parse::<UciLine>() else {
+                unreachable!("a line whose first token is `bestmove` parses as one");
+            };
+            let protocol = || EngineError::Protocol {
+                name: name.to_owned(),
+                line: line.trim().to_owned(),
+            };
+            let best = best.ok_or_else(protocol)?;
+            if best == "(none)" {
+                return Err(EngineError::NoMove {
+                    name: name.to_owned(),
+                });
+            }
+            match best.parse::<UciMove>() {
+                Ok(UciMove::Null) => {
+                    return Err(EngineError::NoMove {
                         name: name.to_owned(),
-                        line: line.trim().to_owned(),
-                    };
-                    let best = best.ok_or_else(protocol)?;
-                    if best == "(none)" {
-                        return Err(EngineError::NoMove {
-                            name: name.to_owned(),
-                        });
-                    }
-                    match best.parse::<UciMove>() {
-                        Ok(UciMove::Null) => {
-                            return Err(EngineError::NoMove {
-                                name: name.to_owned(),
-                            });
-                        }
-                        Ok(_) => {}
-                        Err(_) => return Err(protocol()),
-                    }
-                    // A malformed ponder move is harmless: we never ponder.
-                    let ponder = ponder.filter(|p| p.parse::<UciMove>().is_ok());
-                    return Ok(BestMove {
-                        uci: best,
-                        ponder,
-                        info: last.map(Into::into),
-                        search_ms: 0,
                     });
                 }
-                _ => {}
+                Ok(_) => {}
+                Err(_) => return Err(protocol()),
             }
+            // A malformed ponder move is harmless: we never ponder.
+            let ponder = ponder.filter(|p| p.parse::<UciMove>().is_ok());
+            let info = match last.parse::<UciLine>() {
+                Ok(UciLine::Info(info)) if !last.is_empty() => Some(info.into()),
+                _ => None,
+            };
+            return Ok(BestMove {
+                uci: best,
+                ponder,
+                info,
+                search_ms: 0,
+            });
         }
     }
 
-    async fn send(&mut self, name: &str, command: &str) -> Result<(), EngineError> {
+    /// Adds `command` to what the next [`send`](Process::send) writes.
+    fn queue(&mut self, name: &str, command: &str) {
         debug!(engine = %name, "> {command}");
-        let mut line = Vec::with_capacity(command.len() + 1);
-        line.extend_from_slice(command.as_bytes());
-        line.push(b'\n');
+        self.pending.extend_from_slice(command.as_bytes());
+        self.pending.push(b'\n');
+    }
+
+    /// Writes the queued commands and `command` in one `write`: a request's `setoption`s,
+    /// `position` and `go` reach the engine together, so it wakes once per request and the
+    /// driver makes one system call, not one per line.
+    async fn send(&mut self, name: &str, command: &str) -> Result<(), EngineError> {
+        self.queue(name, command);
+        let (stdin, pending) = (&mut self.stdin, &self.pending);
         let written = async {
-            self.stdin.write_all(&line).await?;
-            self.stdin.flush().await
+            stdin.write_all(pending).await?;
+            stdin.flush().await
         };
-        written.await.map_err(|err| EngineError::Crashed {
+        let result = written.await.map_err(|err| EngineError::Crashed {
             name: name.to_owned(),
             detail: format!("failed to send `{command}`: {err}"),
-        })
+        });
+        self.pending.clear();
+        result
     }
 
     async fn read_line(&mut self, name: &str) -> Result<String, EngineError> {
+        self.fill_line(name).await?;
+        Ok(self.line().into_owned())
+    }
+
+    /// Reads the next line of the engine's output into `buf`; [`line`](Process::line) reads it.
+    async fn fill_line(&mut self, name: &str) -> Result<(), EngineError> {
         self.buf.clear();
         let read = self.stdout.read_until(b'\n', &mut self.buf).await;
         let crashed = |detail| EngineError::Crashed {
@@ -805,12 +834,19 @@ impl Process {
                 Err(crashed(status))
             }
             Ok(_) => {
-                // Lossy: a stray non-UTF-8 byte in a banner is no reason to fail.
-                let line = String::from_utf8_lossy(&self.buf).trim_end().to_owned();
-                debug!(engine = %name, "< {line}");
-                Ok(line)
+                debug!(engine = %name, "< {}", self.line());
+                Ok(())
             }
             Err(err) => Err(crashed(format!("failed to read output: {err}"))),
+        }
+    }
+
+    /// The line [`fill_line`](Process::fill_line) read, without its line end; borrowed unless it
+    /// holds bytes that are not UTF-8 (lossy: a stray byte in a banner is no reason to fail).
+    fn line(&self) -> std::borrow::Cow<'_, str> {
+        match String::from_utf8_lossy(&self.buf) {
+            std::borrow::Cow::Borrowed(text) => std::borrow::Cow::Borrowed(text.trim_end()),
+            std::borrow::Cow::Owned(text) => std::borrow::Cow::Owned(text.trim_end().to_owned()),
         }
     }
 }
@@ -1091,6 +1127,28 @@ mod tests {
                 "quit"
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn a_request_reaches_the_engine_in_one_write() {
+        let (spec, state) = fixture("crash_after_go.py", &["1000"]);
+        let engine = EngineHandle::spawn(spec).await.expect("fixture starts");
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        let limits = SearchLimits::depth(1);
+        engine.new_game().await.expect("ucinewgame");
+        engine
+            .analyse(fen, &limits, 3, &[])
+            .await
+            .expect("an analysis");
+        engine.best_move(None, &[], &limits).await.expect("a move");
+        engine.shutdown().await;
+        let reads =
+            std::fs::read_to_string(state.path().join("reads.log")).expect("the fixture logs");
+        let reads: Vec<&str> = reads.lines().collect();
+        // uci; isready (the fixture has no options); then one read per request: ucinewgame + isready,
+        // setoption MultiPV + position + go (twice); then quit. A request split over several
+        // writes can still arrive in one read, but never the other way round.
+        assert_eq!(reads, ["1", "1", "2", "3", "3", "1"]);
     }
 
     #[tokio::test]

@@ -172,6 +172,35 @@ fn parse_option_name(line: &str) -> UciLine {
     UciLine::Option(tokens[2..end].join(" "))
 }
 
+/// Whether `line` is an `info` line that [`UciLine`] reads with a score for line `multipv` (no
+/// `multipv` field counts as line 1), found without building its `pv`: a search prints many
+/// such lines and only its last one is kept.
+pub(crate) fn is_scored_info(line: &str, multipv: u32) -> bool {
+    let mut tokens = line.trim().split_ascii_whitespace();
+    if tokens.next() != Some("info") {
+        return false;
+    }
+    // The walk of `parse_info`, token for token, keeping only what the answer needs: every field
+    // consumes the same tokens there and here, so the two agree on every line.
+    let (mut scored, mut line_index) = (false, None);
+    while let Some(token) = tokens.next() {
+        match token {
+            "depth" | "seldepth" | "nodes" | "nps" | "time" => {
+                tokens.next();
+            }
+            "multipv" => line_index = tokens.next().and_then(|t| t.parse::<u32>().ok()),
+            "score" => {
+                let kind = tokens.next();
+                let value = tokens.next().and_then(|t| t.parse::<i32>().ok());
+                scored = matches!(kind, Some("cp" | "mate")) && value.is_some();
+            }
+            "pv" | "string" => break,
+            _ => {}
+        }
+    }
+    scored && line_index.unwrap_or(1) == multipv
+}
+
 fn parse_info<'a>(mut tokens: impl Iterator<Item = &'a str>) -> InfoLine {
     let mut info = InfoLine::default();
     while let Some(token) = tokens.next() {
@@ -388,6 +417,43 @@ mod tests {
 
     fn parse(line: &str) -> UciLine {
         line.parse().expect("parsing is infallible")
+    }
+
+    #[test]
+    fn scored_info_check_agrees_with_the_full_parse() {
+        let lines = [
+            "info depth 9 seldepth 6 multipv 1 score cp -72 nodes 2000 nps 400000 hashfull 1 tbhits 0 time 5 pv b8b1 g1h2 d3c5",
+            "info depth 8 seldepth 6 multipv 1 score cp 60 upperbound nodes 2000 pv h2h3",
+            "info depth 12 score mate -3 pv e2e4",
+            "info depth 12 multipv 2 score cp 10 pv e2e4",
+            "info string NNUE evaluation using nn-ad9b42354671.nnue enabled",
+            "info string score cp 10",
+            "info depth 3 currmove e2e4 currmovenumber 1",
+            "info depth score cp 10",
+            "info score cp x",
+            "info depth 5 pv e2e4 score cp 3",
+            "info nodes score cp 5",
+            "info multipv x score cp 5",
+            "info multipv 2 score cp 5 multipv 1",
+            "info score cp 5 score wdl 1",
+            "info score cp 5 lowerbound time 3 nps 9",
+            "  info multipv 1 score cp 3",
+            "information score cp 3",
+            "bestmove e2e4 ponder e7e5",
+            "",
+        ];
+        for line in lines {
+            for multipv in [1, 2] {
+                let full = matches!(parse(line), UciLine::Info(i)
+                    if i.score.is_some() && i.multipv.unwrap_or(1) == multipv);
+                assert_eq!(
+                    is_scored_info(line, multipv),
+                    full,
+                    "{line:?}, multipv {multipv}"
+                );
+            }
+        }
+        assert!(is_scored_info(lines[0], 1) && !is_scored_info(lines[4], 1));
     }
 
     fn info(line: &str) -> InfoLine {

@@ -196,8 +196,13 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
     // A replay of a void game asks nothing its earlier attempts already asked at the same ply.
     let earlier = store.earlier_attempts(row)?;
     let moved = |name: &str| stored.iter().any(|p| p.player == name);
-    let mut white = side(env, rules, &row.white, row.id, &game, Color::White).await?;
-    let mut black = side(env, rules, &row.black, row.id, &game, Color::Black).await?;
+    // Both sides at once: a game that finds no idle engine process starts one per engine side,
+    // and the second need not wait for the first to load (white's error still comes first).
+    let (white, black) = tokio::join!(
+        side(env, rules, &row.white, row.id, &game, Color::White),
+        side(env, rules, &row.black, row.id, &game, Color::Black),
+    );
+    let (mut white, mut black) = (white?, black?);
     for (side, name) in [(&mut white, &row.white), (&mut black, &row.black)] {
         if let Side::Llm(llm) = side {
             llm.accepted = moved(name);

@@ -3,6 +3,7 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
+use futures_util::{StreamExt, stream};
 use thiserror::Error;
 
 use super::spec::{EnginePlayerSpec, ModelSpec, PlayerSpec, TournamentSpec};
@@ -139,7 +140,21 @@ impl Roster {
             .openings
             .as_ref()
             .is_some_and(super::spec::OpeningsSpec::is_chess960);
-        for player in &spec.players {
+        // Engines start side by side, as many at a time as there are cores: each may spend a good
+        // part of a second loading its network (Stockfish), and none needs another to start; more
+        // at once would only stretch every start-up towards its `init_timeout`. Results come in
+        // script order, so the error reported is the same as when they started one by one.
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let mut engines: Vec<_> = stream::iter(spec.players.iter().map(|player| async move {
+            match player {
+                PlayerSpec::Engine(e) => Some(prepare_engine(spec, e, chess960).await),
+                _ => None,
+            }
+        }))
+        .buffered(cores)
+        .collect()
+        .await;
+        for (index, player) in spec.players.iter().enumerate() {
             for route in player.key_routes() {
                 tracing::info!("{route}");
             }
@@ -179,25 +194,10 @@ impl Roster {
                         synthesizer,
                     }
                 }
-                PlayerSpec::Engine(e) => {
-                    let engine_spec = engine_spec(e).map_err(|err| fail(err.into()))?;
-                    let pool = EnginePool::new(engine_spec);
-                    let limits = limits(e, spec.time_control_of(&e.name).is_some());
-                    // Start one process now: a binary that is not a UCI engine fails here, before
-                    // any game, rather than as a forfeit in the middle of the tournament.
-                    let lease = pool.lease().await.map_err(|err| fail(err.into()))?;
-                    if chess960 && !lease.supports_chess960() {
-                        return Err(fail(SetupProblem::NoChess960));
-                    }
-                    probe_node_limit(&lease, &limits).await.map_err(fail)?;
-                    drop(lease);
-                    let random = e.random_move_p.map(|p| RandomMoves { p, seed: e.seed });
-                    Participant::Engine {
-                        pool,
-                        limits,
-                        random,
-                    }
-                }
+                PlayerSpec::Engine(_) => engines[index]
+                    .take()
+                    .expect("every engine player was prepared")
+                    .map_err(fail)?,
                 PlayerSpec::Random(r) => Participant::Random { seed: r.seed },
             };
             players.insert(player.name().to_string(), participant);
@@ -213,6 +213,30 @@ impl Roster {
             }
         }
     }
+}
+
+/// Starts an engine player's first process and checks it: a binary that is not a UCI engine
+/// fails here, before any game, rather than as a forfeit in the middle of the tournament.
+async fn prepare_engine(
+    spec: &TournamentSpec,
+    e: &EnginePlayerSpec,
+    chess960: bool,
+) -> Result<Participant, SetupProblem> {
+    let engine_spec = engine_spec(e)?;
+    let pool = EnginePool::new(engine_spec);
+    let limits = limits(e, spec.time_control_of(&e.name).is_some());
+    let lease = pool.lease().await?;
+    if chess960 && !lease.supports_chess960() {
+        return Err(SetupProblem::NoChess960);
+    }
+    probe_node_limit(&lease, &limits).await?;
+    drop(lease);
+    let random = e.random_move_p.map(|p| RandomMoves { p, seed: e.seed });
+    Ok(Participant::Engine {
+        pool,
+        limits,
+        random,
+    })
 }
 
 /// The HTTP endpoint of a model.

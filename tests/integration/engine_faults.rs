@@ -78,3 +78,44 @@ fn a_crashing_engine_voids_its_game_and_is_restarted() {
         assert!(replay.is_harness_void(), "{replay:?}");
     }
 }
+
+/// The engine players of a tournament start side by side: each fixture process waits for its
+/// peer's process to exist before it answers `uci`, and gives up after 5 s (under the 10 s start-up
+/// timeout), so started one after the other the first never answers and the run fails.
+#[test]
+fn engine_players_start_side_by_side() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: one core, so arena starts one engine at a time");
+        return;
+    }
+    let dir = TestDir::new();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engines/rendezvous.py");
+    let state = dir.path().join("engine-state");
+    std::fs::create_dir_all(&state).unwrap();
+    let engine = |name: &str, peer: &str| {
+        format!(
+            r#"arena.engine {{ name = "{name}", command = "{}", args = {{ "{}", "{name}", "{peer}" }}, limits = {{ nodes = 100 }} }}"#,
+            fixture.display(),
+            state.display()
+        )
+    };
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "side-by-side", games_per_pair = 1, max_plies = 1, -- the fixture always plays e2e4
+  players = {{ {}, {} }},
+}}"#,
+            engine("a", "b"),
+            engine("b", "a")
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("side-by-side").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), 1, "{games:?}");
+    assert_eq!(games[0].status, GameStatus::Finished, "{games:?}");
+}
