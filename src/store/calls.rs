@@ -359,7 +359,7 @@ impl Store {
             Backend::Sqlite(sqlite) => {
                 let (game_id, ply, seq) = (call.game_id, call.ply, call.seq);
                 sqlite
-                    .write(
+                    .write_statement(
                         move |conn| insert_call(conn, &call),
                         move || call_what(game_id, ply, seq),
                     )

@@ -64,6 +64,9 @@ struct Queue {
 trait Job: Send {
     /// Runs the write on the batch's connection; whether it succeeded.
     fn run(&mut self, conn: &Conn<'_>) -> bool;
+    /// Whether the write is one statement, which SQLite makes atomic on its own: alone, it
+    /// needs no `BEGIN` and `COMMIT` around it.
+    fn one_statement(&self) -> bool;
     /// Hands the caller its outcome once the batch's transaction is over: its own error if it
     /// failed, else its result if the transaction committed, else `failure`.
     fn finish(self: Box<Self>, failure: Option<&DbError>);
@@ -77,6 +80,7 @@ impl std::fmt::Debug for dyn Job {
 
 struct Write<T, F, W> {
     op: Option<F>,
+    one_statement: bool,
     what: W,
     result: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
@@ -94,6 +98,10 @@ where
         let ok = result.is_ok();
         self.result = Some(result);
         ok
+    }
+
+    fn one_statement(&self) -> bool {
+        self.one_statement
     }
 
     fn finish(self: Box<Self>, failure: Option<&DbError>) {
@@ -156,9 +164,39 @@ impl Sqlite {
         F: FnOnce(&Conn<'_>) -> Result<T, StoreError> + Send + 'static,
         W: Fn() -> String + Send + 'static,
     {
+        self.queue_write(op, false, what).await
+    }
+
+    /// [`Sqlite::write`] of a single statement: alone on an idle store it runs as it is, atomic
+    /// and committed by SQLite itself, as it was before group commit.
+    pub(crate) async fn write_statement<T, F, W>(
+        self: &Arc<Self>,
+        op: F,
+        what: W,
+    ) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Conn<'_>) -> Result<T, StoreError> + Send + 'static,
+        W: Fn() -> String + Send + 'static,
+    {
+        self.queue_write(op, true, what).await
+    }
+
+    async fn queue_write<T, F, W>(
+        self: &Arc<Self>,
+        op: F,
+        one_statement: bool,
+        what: W,
+    ) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Conn<'_>) -> Result<T, StoreError> + Send + 'static,
+        W: Fn() -> String + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
         let job: Box<dyn Job> = Box::new(Write {
             op: Some(op),
+            one_statement,
             what,
             result: None,
             reply,
@@ -233,6 +271,17 @@ impl Sqlite {
     }
 
     fn run_batch(&self, conn: &Conn<'_>, batch: &mut [Box<dyn Job>]) -> DbResult<()> {
+        if let [alone] = batch
+            && alone.one_statement()
+        {
+            // Its own implicit transaction, committed (or not) by SQLite; its caller gets its
+            // own result.
+            if alone.run(conn) {
+                self.transactions.fetch_add(1, Ordering::Relaxed);
+                self.writes.fetch_add(1, Ordering::Relaxed);
+            }
+            return Ok(());
+        }
         conn.execute("BEGIN IMMEDIATE", params![])?;
         // Whatever fails from here on, the connection must not be left inside the transaction.
         let committed = run_writes(conn, batch).and_then(|commit| {
