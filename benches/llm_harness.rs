@@ -25,7 +25,9 @@
 //! sweep games of 20 plies instead of 40), `ARENA_BENCH_SWEEP` (the sizes, comma- or
 //! space-separated; empty skips the sweep), `ARENA_BENCH_LATENCY_MS` (the sweep server's latency,
 //! 200), `ARENA_BENCH_SEED` (the fake server's, 1), `ARENA_BENCH_KEEP=1` (keeps the temporary
-//! folder: scripts, stores, logs).
+//! folder: scripts, stores, logs), `ARENA_BENCH_SKIP_ONE=1` (skips the one-game table),
+//! `ARENA_BENCH_ARENA=PATH` (runs that `arena` binary instead of the one this bench was built
+//! with: to interleave runs of two commits' binaries on a noisy machine).
 //!
 //! `cargo bench` builds the release `arena` binary (`CARGO_BIN_EXE_arena`); the bench builds the fake
 //! server (`cargo build --release --example fake_openai`, which shares the bench build's features, so
@@ -67,6 +69,7 @@ struct Settings {
     latency_ms: u64,
     seed: u64,
     keep: bool,
+    skip_one: bool,
 }
 
 impl Settings {
@@ -98,6 +101,7 @@ impl Settings {
             latency_ms: number("ARENA_BENCH_LATENCY_MS", 200),
             seed: number("ARENA_BENCH_SEED", 1),
             keep: var("ARENA_BENCH_KEEP").is_some_and(|v| v == "1"),
+            skip_one: var("ARENA_BENCH_SKIP_ONE").is_some_and(|v| v == "1"),
         }
     }
 }
@@ -123,11 +127,12 @@ fn build(root: &Path) -> Binaries {
         status.success(),
         "cargo build --release --example fake_openai failed"
     );
-    let arena = PathBuf::from(env!("CARGO_BIN_EXE_arena"));
-    let fake = arena
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_arena"));
+    let fake = built
         .parent()
         .expect("the binary has a folder")
         .join("examples/fake_openai");
+    let arena = std::env::var_os("ARENA_BENCH_ARENA").map_or(built, PathBuf::from);
     Binaries { arena, fake }
 }
 
@@ -512,7 +517,9 @@ fn main() {
         if settings.quick { ", quick run" } else { "" }
     );
     println!();
-    one_game(&bins, root, &dir, &settings);
+    if !settings.skip_one {
+        one_game(&bins, root, &dir, &settings);
+    }
     if !settings.sweep.is_empty() {
         sweep(&bins, &dir, &settings);
     }

@@ -122,31 +122,32 @@ impl CallRow {
     }
 
     /// [`CallRow::settle`] for the reply that became a move, written with the move itself in
-    /// one transaction ([`Store::record_ply_with_verdict`]); a row without an outcome column
+    /// one transaction ([`Store::record_ply_with_verdict_grouped`]); a row without an outcome column
     /// records the move alone.
     ///
     /// # Errors
     /// The store refused either write (then neither is stored).
-    pub fn settle_with_ply(
+    pub async fn settle_with_ply(
         &self,
         store: &Store,
         outcome: &str,
         candidate: Option<&str>,
         game_id: i64,
-        ply: &PlyRecord,
+        ply: PlyRecord,
     ) -> Result<(), StoreError> {
         match self.0 {
-            Some(call_id) => store.record_ply_with_verdict(
-                game_id,
-                ply,
-                &CallVerdict {
+            Some(call_id) => {
+                let verdict = CallVerdict {
                     call_id,
                     outcome,
                     detail: None,
                     candidate,
-                },
-            ),
-            None => store.record_ply(game_id, ply),
+                };
+                store
+                    .record_ply_with_verdict_grouped(game_id, ply, &verdict)
+                    .await
+            }
+            None => store.record_ply(game_id, &ply),
         }
     }
 }
@@ -269,26 +270,29 @@ pub async fn record_or_replay_within(
             role: _,
             earlier: _,
         } => {
-            let id = store.record_llm_call(&LlmCallRecord {
-                game_id: Some(game_id),
-                ply,
-                seq,
-                player: player.to_string(),
-                model: request.model.clone(),
-                endpoint: endpoint.base_url.clone(),
-                request_json,
-                reply_text: Some(reply.content.clone()),
-                reasoning: reply.reasoning.clone(),
-                raw_body: Some(reply.raw_body),
-                finish_reason: reply.finish_reason,
-                http_status: Some(reply.http_status),
-                prompt_tokens,
-                completion_tokens,
-                latency_ms: reply.latency_ms,
-                transport_retries: reply.transport_retries,
-                error: None,
-                details,
-            })?;
+            // Grouped with other games' writes under contention; returns once committed.
+            let id = store
+                .record_llm_call_grouped(LlmCallRecord {
+                    game_id: Some(game_id),
+                    ply,
+                    seq,
+                    player: player.to_string(),
+                    model: request.model.clone(),
+                    endpoint: endpoint.base_url.clone(),
+                    request_json,
+                    reply_text: Some(reply.content.clone()),
+                    reasoning: reply.reasoning.clone(),
+                    raw_body: Some(reply.raw_body),
+                    finish_reason: reply.finish_reason,
+                    http_status: Some(reply.http_status),
+                    prompt_tokens,
+                    completion_tokens,
+                    latency_ms: reply.latency_ms,
+                    transport_retries: reply.transport_retries,
+                    error: None,
+                    details,
+                })
+                .await?;
             CallRow(Some(id))
         }
         CallSlot::EvalItem {

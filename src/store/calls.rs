@@ -1,6 +1,6 @@
 //! LLM calls (written before their reply is used) and tournament events.
 
-use super::db::{Conn, DbResult, OptionalExtension, Row, params};
+use super::db::{Backend, Conn, DbResult, OptionalExtension, Row, params};
 
 use super::{CallVerdict, Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
 use crate::llm::{CallCost, PriceTable, ProviderCost, Usage};
@@ -343,45 +343,30 @@ impl Store {
     /// [`StoreError::MissingReference`] if there is no such game, [`StoreError::Database`] on a
     /// database failure.
     pub fn record_llm_call(&self, call: &LlmCallRecord) -> Result<i64, StoreError> {
-        self.conn()
-            .insert_returning_id(
-                "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint, request_json,
-                     reply_text, reasoning, raw_body, finish_reason, http_status, prompt_tokens,
-                     completion_tokens, latency_ms, transport_retries, error, cached_tokens,
-                     cache_write_tokens, reasoning_tokens, provider_cost_usd, cost_details_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                     ?18, ?19, ?20, ?21, ?22)",
-                params![
-                    call.game_id,
-                    call.ply,
-                    call.seq,
-                    call.player,
-                    call.model,
-                    call.endpoint,
-                    call.request_json,
-                    call.reply_text,
-                    call.reasoning,
-                    call.raw_body,
-                    call.finish_reason,
-                    call.http_status,
-                    call.prompt_tokens.map(sql_u64),
-                    call.completion_tokens.map(sql_u64),
-                    sql_u64(call.latency_ms),
-                    call.transport_retries,
-                    call.error,
-                    call.details.cached_tokens.map(sql_u64),
-                    call.details.cache_write_tokens.map(sql_u64),
-                    call.details.reasoning_tokens.map(sql_u64),
-                    call.details.provider_cost_usd,
-                    call.details.cost_details_json,
-                ],
-            )
-            .context(|| {
-                let game = call
-                    .game_id
-                    .map_or_else(|| "no game".to_owned(), |g| format!("game {g}"));
-                format!("record llm call {} of ply {} ({game})", call.seq, call.ply)
-            })
+        insert_call(&self.conn(), call)
+    }
+
+    /// [`Store::record_llm_call`] for the game loop, on the async runtime: on SQLite the call is
+    /// committed with the other games' writes that arrive while a commit is in flight (group
+    /// commit), and this returns once the transaction holding it is committed, so its reply is
+    /// stored before the caller can read it. A lone write on an idle store commits at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::record_llm_call`]; a failed write fails only its own caller.
+    pub async fn record_llm_call_grouped(&self, call: LlmCallRecord) -> Result<i64, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(sqlite) => {
+                let (game_id, ply, seq) = (call.game_id, call.ply, call.seq);
+                sqlite
+                    .write_statement(
+                        move |conn| insert_call(conn, &call),
+                        move || call_what(game_id, ply, seq),
+                    )
+                    .await
+            }
+            Backend::Postgres(_) => self.record_llm_call(&call),
+        }
     }
 
     /// Reuses, for call `seq` of ply `ply` of the replay `game_id`, the reply an earlier attempt
@@ -752,6 +737,49 @@ impl Store {
             .context(what)?;
         rows.collect::<DbResult<_>>().context(what)
     }
+}
+
+/// Inserts a call's row; its id.
+fn insert_call(conn: &Conn<'_>, call: &LlmCallRecord) -> Result<i64, StoreError> {
+    conn.insert_returning_id(
+        "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint, request_json,
+                 reply_text, reasoning, raw_body, finish_reason, http_status, prompt_tokens,
+                 completion_tokens, latency_ms, transport_retries, error, cached_tokens,
+                 cache_write_tokens, reasoning_tokens, provider_cost_usd, cost_details_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21, ?22)",
+        params![
+            call.game_id,
+            call.ply,
+            call.seq,
+            call.player,
+            call.model,
+            call.endpoint,
+            call.request_json,
+            call.reply_text,
+            call.reasoning,
+            call.raw_body,
+            call.finish_reason,
+            call.http_status,
+            call.prompt_tokens.map(sql_u64),
+            call.completion_tokens.map(sql_u64),
+            sql_u64(call.latency_ms),
+            call.transport_retries,
+            call.error,
+            call.details.cached_tokens.map(sql_u64),
+            call.details.cache_write_tokens.map(sql_u64),
+            call.details.reasoning_tokens.map(sql_u64),
+            call.details.provider_cost_usd,
+            call.details.cost_details_json,
+        ],
+    )
+    .context(|| call_what(call.game_id, call.ply, call.seq))
+}
+
+/// What storing a call is called in its errors.
+fn call_what(game_id: Option<i64>, ply: u32, seq: u32) -> String {
+    let game = game_id.map_or_else(|| "no game".to_owned(), |g| format!("game {g}"));
+    format!("record llm call {seq} of ply {ply} ({game})")
 }
 
 /// Writes a call's verdict; the number of rows changed (0: no such call).

@@ -647,8 +647,9 @@ impl Drop for PgSession {
 #[derive(Debug)]
 pub(crate) enum Backend {
     /// A SQLite file or in-memory database. One connection: SQLite serialises writers anyway,
-    /// and its queries cost microseconds.
-    Sqlite(Mutex<rusqlite::Connection>),
+    /// and its queries cost microseconds. The game loop's writes share its commits
+    /// ([`super::group`]).
+    Sqlite(std::sync::Arc<super::group::Sqlite>),
     /// A PostgreSQL server.
     Postgres(PgPool),
 }
@@ -732,7 +733,9 @@ impl Backend {
     /// [`Tx`] rolls it back), so a poisoned lock still guards a consistent connection.
     pub(crate) fn lock(&self) -> Conn<'_> {
         match self {
-            Backend::Sqlite(m) => Conn::Sqlite(m.lock().unwrap_or_else(PoisonError::into_inner)),
+            Backend::Sqlite(s) => {
+                Conn::Sqlite(s.conn.lock().unwrap_or_else(PoisonError::into_inner))
+            }
             Backend::Postgres(pool) => Conn::Postgres(RefCell::new(pool.lock())),
         }
     }

@@ -2,7 +2,7 @@
 
 use std::{collections::HashSet, fmt};
 
-use super::db::{Conn, DbResult, OptionalExtension, Row, params};
+use super::db::{Backend, Conn, DbResult, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, bad_column, get_opt_u64, get_u64, sql_u64};
 use crate::board::{Termination, Variant};
@@ -215,6 +215,29 @@ pub struct CallVerdict<'a> {
     pub detail: Option<&'a str>,
     /// The move the play mode read in the reply, if it said.
     pub candidate: Option<&'a str>,
+}
+
+/// Writes a ply and its call's verdict (inside the caller's transaction).
+fn ply_with_verdict(
+    conn: &Conn<'_>,
+    game_id: i64,
+    ply: &PlyRecord,
+    verdict: &CallVerdict<'_>,
+) -> Result<(), StoreError> {
+    let what = || ply_what(game_id, ply.ply);
+    let changed = super::calls::update_verdict(conn, verdict).context(what)?;
+    if changed == 0 {
+        return Err(StoreError::NotFound {
+            what: format!("llm call {}", verdict.call_id),
+        });
+    }
+    insert_ply(conn, game_id, ply).context(what)?;
+    Ok(())
+}
+
+/// What storing a ply with its call's verdict is called in its errors.
+fn ply_what(game_id: i64, ply: u32) -> String {
+    format!("record ply {ply} of game {game_id} and its call's verdict")
 }
 
 /// Inserts one move of a game.
@@ -752,24 +775,52 @@ impl Store {
         ply: &PlyRecord,
         verdict: &CallVerdict<'_>,
     ) -> Result<(), StoreError> {
-        let what = || {
-            format!(
-                "record ply {} of game {game_id} and its call's verdict",
-                ply.ply
-            )
-        };
+        let what = || ply_what(game_id, ply.ply);
         let conn = self.conn();
         // Both writes depend on no read, so no exclusion beyond the transaction is needed (on
         // PostgreSQL, no advisory lock: see `Conn::write_transaction`).
         let tx = conn.write_transaction().context(what)?;
-        let changed = super::calls::update_verdict(&tx, verdict).context(what)?;
-        if changed == 0 {
-            return Err(StoreError::NotFound {
-                what: format!("llm call {}", verdict.call_id),
-            });
-        }
-        insert_ply(&tx, game_id, ply).context(what)?;
+        ply_with_verdict(&tx, game_id, ply, verdict)?;
         tx.commit().context(what)
+    }
+
+    /// [`Store::record_ply_with_verdict`] for the game loop, on the async runtime: on SQLite
+    /// the two writes are committed with the other games' writes that arrive while a commit is
+    /// in flight (group commit; see [`Store::record_llm_call_grouped`]), and this returns once
+    /// they are committed.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::record_ply_with_verdict`]; on any error neither is written, and a failed
+    /// write fails only its own caller.
+    pub async fn record_ply_with_verdict_grouped(
+        &self,
+        game_id: i64,
+        ply: PlyRecord,
+        verdict: &CallVerdict<'_>,
+    ) -> Result<(), StoreError> {
+        let Backend::Sqlite(sqlite) = &self.backend else {
+            return self.record_ply_with_verdict(game_id, &ply, verdict);
+        };
+        let call_id = verdict.call_id;
+        let outcome = verdict.outcome.to_owned();
+        let detail = verdict.detail.map(str::to_owned);
+        let candidate = verdict.candidate.map(str::to_owned);
+        let number = ply.ply;
+        sqlite
+            .write(
+                move |conn| {
+                    let verdict = CallVerdict {
+                        call_id,
+                        outcome: &outcome,
+                        detail: detail.as_deref(),
+                        candidate: candidate.as_deref(),
+                    };
+                    ply_with_verdict(conn, game_id, &ply, &verdict)
+                },
+                move || ply_what(game_id, number),
+            )
+            .await
     }
 
     /// The stored moves of a game, in ply order.

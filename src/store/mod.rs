@@ -37,6 +37,7 @@ pub(crate) mod db;
 mod eval;
 mod export;
 mod games;
+mod group;
 mod leases;
 mod postgres;
 mod schema;
@@ -47,7 +48,6 @@ mod tournaments;
 use std::{
     fmt,
     path::{Path, PathBuf},
-    sync::Mutex,
     time::Duration,
 };
 
@@ -88,8 +88,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A handle on one store file (or an in-memory store), shared by all threads of a run.
 ///
-/// The connection sits behind a mutex: writes are short, and SQLite serialises writers anyway. A
-/// second process (or a second `Store` on the same file) works too, thanks to WAL and the busy timeout.
+/// The connection sits behind a mutex: writes are short, and SQLite serialises writers anyway. The
+/// game loop's own writes (a call's reply, a ply with its verdict) go through
+/// [`Store::record_llm_call_grouped`] and [`Store::record_ply_with_verdict_grouped`], which
+/// commit the writes of concurrent games together (group commit). A second process (or a second
+/// `Store` on the same file) works too, thanks to WAL and the busy timeout.
 #[derive(Debug)]
 pub struct Store {
     backend: Backend,
@@ -150,7 +153,7 @@ impl Store {
         configure(&mut conn).map_err(open_error)?;
         migrate(&mut conn, path)?;
         Ok(Store {
-            backend: Backend::Sqlite(Mutex::new(conn)),
+            backend: Backend::Sqlite(group::Sqlite::new(conn)),
         })
     }
 
@@ -204,7 +207,7 @@ impl Store {
         conn.pragma_update(None, "query_only", "ON")
             .map_err(open_error)?;
         Ok(Store {
-            backend: Backend::Sqlite(Mutex::new(conn)),
+            backend: Backend::Sqlite(group::Sqlite::new(conn)),
         })
     }
 
@@ -229,7 +232,7 @@ impl Store {
         configure(&mut conn).map_err(open_error)?;
         migrate(&mut conn, path)?;
         Ok(Store {
-            backend: Backend::Sqlite(Mutex::new(conn)),
+            backend: Backend::Sqlite(group::Sqlite::new(conn)),
         })
     }
 
@@ -326,9 +329,16 @@ fn large_lookaside(conn: &Connection) {
     }
 }
 
+/// How many prepared statements a connection keeps: rusqlite's default of 16 was already full
+/// with the statements a running tournament repeats, and group commit adds five of its own
+/// (`BEGIN`, `SAVEPOINT`, `RELEASE`, `ROLLBACK TO`, `COMMIT`); an evicted statement is parsed
+/// and planned again the next time.
+const STATEMENT_CACHE: usize = 64;
+
 /// Per-connection settings that do not touch the file.
 fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     // Writers take the lock at BEGIN, so a read-then-write transaction never hits the WAL

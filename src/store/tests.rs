@@ -1319,10 +1319,10 @@ fn a_server_location_names_its_database_and_a_file_does_not() {
 /// SQLite's lookaside misses for want of slot size on the store's connection since the last call
 /// (and resets the count).
 fn lookaside_size_misses(store: &Store) -> i32 {
-    let Backend::Sqlite(conn) = &store.backend else {
+    let Backend::Sqlite(sqlite) = &store.backend else {
         unreachable!("a file store is SQLite")
     };
-    let conn = conn.lock().unwrap();
+    let conn = sqlite.conn.lock().unwrap();
     let (mut current, mut highest) = (0, 0);
     // SAFETY: the handle is the locked connection's; the two out-pointers live on this stack.
     let rc = unsafe {
@@ -1401,4 +1401,198 @@ fn calls_are_indexed_by_game_only() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(indexes, ["sqlite_autoindex_llm_calls_1"]);
+}
+
+/// A multi-threaded runtime like `arena run`'s, with two workers (the machines it is measured on).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Holds the SQLite connection until `queued` writes wait in the group-commit queue (one more is
+/// the lone write blocked on the connection), then lets them go; `None` on PostgreSQL.
+fn hold_until_queued(store: &Store, queued: usize) -> Option<(u64, u64)> {
+    let Backend::Sqlite(sqlite) = &store.backend else {
+        return None;
+    };
+    let before = sqlite.grouped();
+    let held = sqlite.conn.lock().unwrap();
+    // Writes that never queue (each waiting on the connection instead) fail the test; the
+    // bound only keeps such a failure from hanging the run.
+    let mut waited = 0;
+    while sqlite.queued() < queued {
+        assert!(waited < 60_000, "only {} writes queued", sqlite.queued());
+        thread::sleep(std::time::Duration::from_millis(1));
+        waited += 1;
+    }
+    drop(held);
+    Some(before)
+}
+
+#[test]
+fn concurrent_games_writes_share_commits_and_each_gets_its_own_id() {
+    const GAMES: usize = 24;
+    let store = Arc::new(Store::open_in_memory().unwrap());
+    let pairings: Vec<(u32, &str, &str)> = (0..GAMES as u32).map(|i| (i, "a", "b")).collect();
+    let (t, ids) = tournament(&store, "t", &pairings);
+    let rt = runtime();
+    let tasks: Vec<_> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &g)| {
+            let store = Arc::clone(&store);
+            let ply_n = i as u32;
+            rt.spawn(async move {
+                let id = store
+                    .record_llm_call_grouped(call(Some(g), ply_n, 0, "a"))
+                    .await
+                    .unwrap();
+                // Read-your-writes: the caller resumes once its row is committed.
+                let stored = store.llm_calls(g, ply_n).unwrap();
+                assert_eq!(
+                    stored.len(),
+                    1,
+                    "game {g}'s call is stored before it returns"
+                );
+                (g, ply_n, id)
+            })
+        })
+        .collect();
+    let before = hold_until_queued(&store, GAMES - 1);
+    let written: Vec<_> = tasks.into_iter().map(|t| rt.block_on(t).unwrap()).collect();
+    for (g, ply_n, id) in written {
+        assert_eq!(
+            store.llm_calls(g, ply_n).unwrap()[0].id,
+            id,
+            "the id came back to the caller whose row it is"
+        );
+    }
+    assert_eq!(store.totals(t).unwrap().llm_calls, GAMES as u64);
+    if let (Some((writes, transactions)), Backend::Sqlite(sqlite)) = (before, &store.backend) {
+        let (writes_after, transactions_after) = sqlite.grouped();
+        assert_eq!(writes_after - writes, GAMES as u64);
+        // The lone write that found the store idle, then everything queued behind it.
+        assert_eq!(
+            transactions_after - transactions,
+            2,
+            "writes shared commits"
+        );
+    }
+}
+
+#[test]
+fn a_refused_write_in_a_shared_commit_fails_only_its_own_caller() {
+    let store = Arc::new(Store::open_in_memory().unwrap());
+    let (_, ids) = tournament(&store, "t", &[(0, "a", "b"), (1, "a", "b"), (2, "a", "b")]);
+    let (g0, g1, g2) = (ids[0], ids[1], ids[2]);
+    let stored = store.record_llm_call(&call(Some(g0), 0, 0, "a")).unwrap();
+    let verdict = |call_id| CallVerdict {
+        call_id,
+        outcome: "move",
+        detail: None,
+        candidate: Some("e2e4"),
+    };
+    let rt = runtime();
+    // Alone on an idle store: refused, and the connection is left out of any transaction.
+    let err = rt
+        .block_on(store.record_llm_call_grouped(call(Some(g0), 0, 0, "a")))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
+    rt.block_on(store.record_llm_call_grouped(call(Some(g2), 9, 0, "b")))
+        .unwrap();
+    let store_ = Arc::clone(&store);
+    let duplicate = rt.spawn(async move {
+        store_
+            .record_llm_call_grouped(call(Some(g0), 0, 0, "a"))
+            .await
+    });
+    let store_ = Arc::clone(&store);
+    let no_such_call = rt.spawn(async move {
+        store_
+            .record_ply_with_verdict_grouped(g1, ply(0, "a"), &verdict(stored + 1000))
+            .await
+    });
+    let store_ = Arc::clone(&store);
+    let fine_ply = rt.spawn(async move {
+        store_
+            .record_ply_with_verdict_grouped(g0, ply(0, "a"), &verdict(stored))
+            .await
+    });
+    let good_calls: Vec<_> = (0..4)
+        .map(|n| {
+            let store = Arc::clone(&store);
+            rt.spawn(async move {
+                store
+                    .record_llm_call_grouped(call(Some(g2), n, 0, "b"))
+                    .await
+            })
+        })
+        .collect();
+    hold_until_queued(&store, 6);
+    let err = rt.block_on(duplicate).unwrap().unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
+    let err = rt.block_on(no_such_call).unwrap().unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    rt.block_on(fine_ply).unwrap().unwrap();
+    for call in good_calls {
+        rt.block_on(call).unwrap().unwrap();
+    }
+    // The refused writes left nothing; the others all committed.
+    assert!(store.plies(g1).unwrap().is_empty());
+    assert_eq!(store.llm_calls(g0, 0).unwrap().len(), 1);
+    assert_eq!(store.plies(g0).unwrap(), [ply(0, "a")]);
+    assert_eq!(
+        store.call_outcomes(g0).unwrap()[0].outcome.as_deref(),
+        Some("move")
+    );
+    assert_eq!(
+        (0..4)
+            .map(|n| store.llm_calls(g2, n).unwrap().len())
+            .sum::<usize>(),
+        4
+    );
+    // And the store goes on committing.
+    store.record_ply(g2, &ply(0, "a")).unwrap();
+}
+
+#[test]
+fn grouped_writes_reach_the_file_for_other_connections() {
+    let (_dir, path) = temp_store();
+    let store = Arc::new(Store::open(&path).unwrap());
+    let (t, ids) = tournament(&store, "t", &[(0, "a", "b"), (1, "b", "c")]);
+    let rt = runtime();
+    let tasks: Vec<_> = ids
+        .iter()
+        .map(|&g| {
+            let store = Arc::clone(&store);
+            rt.spawn(async move {
+                for n in 0..50 {
+                    let id = store
+                        .record_llm_call_grouped(call(Some(g), n, 0, "a"))
+                        .await
+                        .unwrap();
+                    let verdict = CallVerdict {
+                        call_id: id,
+                        outcome: "move",
+                        detail: None,
+                        candidate: None,
+                    };
+                    store
+                        .record_ply_with_verdict_grouped(g, ply(n, "a"), &verdict)
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        rt.block_on(task).unwrap();
+    }
+    // Another connection (another process, `arena report`) sees every committed write.
+    let reader = Store::open_read_only(&path).unwrap();
+    let totals = reader.totals(t).unwrap();
+    assert_eq!((totals.plies, totals.llm_calls), (100, 100));
 }

@@ -367,7 +367,8 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         match &verdict {
             Some(v) => {
                 v.row
-                    .settle_with_ply(store, &v.outcome, v.candidate.as_deref(), row.id, &record)?
+                    .settle_with_ply(store, &v.outcome, v.candidate.as_deref(), row.id, record)
+                    .await?
             }
             None => store.record_ply(row.id, &record)?,
         }

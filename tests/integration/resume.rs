@@ -226,3 +226,107 @@ fn a_second_ctrl_c_quits_at_once_with_130_and_the_games_resume() {
         assert!(plies.iter().enumerate().all(|(i, p)| p.ply == i as u32));
     }
 }
+
+/// 256 games at once against the fake server, killed with -9 while hundreds of replies are in
+/// flight and the store commits several games' writes together (group commit): every ply stored
+/// at the kill has its reply stored with it, the resumed run keeps every stored reply, asks for
+/// none of them again, and finishes every game.
+#[test]
+fn a_run_of_many_games_at_once_killed_mid_flight_resumes_without_losing_a_reply() {
+    const GAMES: u64 = 256;
+    let fake = crate::common::fake_openai(40);
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"local function fake(name)
+  return arena.llm {{ name = name, model = "fake", base_url = "{url}", mode = "blitz",
+    max_concurrency = {GAMES} }}
+end
+return arena.tournament {{
+  name = "many", games_per_pair = {GAMES}, max_plies = 16, seed = 3, concurrency = {GAMES},
+  players = {{ fake("f1"), fake("f2") }},
+}}"#,
+            url = fake.url
+        ),
+    );
+    run_then_kill(&dir, "many", Duration::from_secs(600), |store, t| {
+        store.totals(t).map(|x| x.llm_calls).unwrap_or(0) >= GAMES * 5
+    });
+
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("many").unwrap().unwrap();
+    let games_before = store.games(t.id).unwrap();
+    assert!(
+        games_before
+            .iter()
+            .any(|g| g.status != GameStatus::Finished),
+        "the kill should land before the end"
+    );
+    // Every move stored at the kill came from a reply stored (and settled) with it.
+    let mut plies_before = BTreeMap::new();
+    for g in &games_before {
+        let plies: Vec<String> = store
+            .plies(g.id)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.uci)
+            .collect();
+        let moves = store
+            .call_outcomes(g.id)
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.outcome.as_deref() == Some("move"))
+            .count();
+        assert_eq!(
+            moves,
+            plies.len(),
+            "game {}: a stored reply per stored move",
+            g.index
+        );
+        plies_before.insert(g.id, plies);
+    }
+    let calls_before = calls(&store, t.id);
+    drop(store);
+
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let store = open_store(&dir.db());
+    let games_after = store.games(t.id).unwrap();
+    assert_eq!(
+        games_after.len() as u64,
+        GAMES,
+        "exactly the scheduled games"
+    );
+    assert!(games_after.iter().all(|g| g.status == GameStatus::Finished));
+    for g in &games_after {
+        let plies: Vec<String> = store
+            .plies(g.id)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.uci)
+            .collect();
+        assert!(
+            plies.starts_with(&plies_before[&g.id]),
+            "game {} continues from its stored plies",
+            g.index
+        );
+    }
+    let calls_after = calls(&store, t.id);
+    for (key, value) in &calls_before {
+        assert_eq!(
+            calls_after.get(key),
+            Some(value),
+            "stored reply {key:?} kept"
+        );
+    }
+    // Nothing stored was asked again: the server answered the stored calls, plus at most one
+    // reply per running game that the kill cut off before it was stored (and so never used).
+    let answered = fake.stop();
+    let stored = calls_after.len() as u64;
+    assert!(
+        answered >= stored && answered - stored <= GAMES,
+        "the server answered {answered} requests for {stored} stored replies"
+    );
+}
