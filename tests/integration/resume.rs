@@ -27,6 +27,14 @@ fn calls(store: &Store, tournament: i64) -> Calls {
     out
 }
 
+/// Every call stored before the kill is still there after the resume, with the same id and
+/// reply: nothing stored was lost or replaced.
+fn assert_replies_kept(before: &Calls, after: &Calls) {
+    for (key, value) in before {
+        assert_eq!(after.get(key), Some(value), "stored reply {key:?} kept");
+    }
+}
+
 #[test]
 fn a_killed_tournament_resumes_without_losing_or_repeating_anything() {
     let Some(url) = local_llm("a_killed_tournament_resumes_without_losing_or_repeating_anything")
@@ -99,13 +107,7 @@ fn a_killed_tournament_resumes_without_losing_or_repeating_anything() {
         }
     }
     let calls_after = calls(&store, t.id);
-    for (key, value) in &calls_before {
-        assert_eq!(
-            calls_after.get(key),
-            Some(value),
-            "stored reply {key:?} kept"
-        );
-    }
+    assert_replies_kept(&calls_before, &calls_after);
     assert!(calls_after.len() >= calls_before.len());
 }
 
@@ -314,13 +316,7 @@ return arena.tournament {{
         );
     }
     let calls_after = calls(&store, t.id);
-    for (key, value) in &calls_before {
-        assert_eq!(
-            calls_after.get(key),
-            Some(value),
-            "stored reply {key:?} kept"
-        );
-    }
+    assert_replies_kept(&calls_before, &calls_after);
     // Nothing stored was asked again: the server answered the stored calls, plus at most one
     // reply per running game that the kill cut off before it was stored (and so never used).
     let answered = fake.stop();
