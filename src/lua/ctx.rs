@@ -328,36 +328,45 @@ fn make_list(
         )));
     };
     state::unmetered(lua, || match field {
-        0 => push_list(lua, sources.legal.uci()),
-        1 => push_list(lua, sources.legal.san()),
         2 => copy_history(lua, masters, &sources.history_uci, true),
         3 => copy_history(lua, masters, &sources.history_san, false),
-        4 => push_dialog(lua, &sources.dialog),
-        _ => push_dialog(lua, &sources.previous_dialog),
+        // SAFETY: each is a `raw` push of borrowed data, made (the legal moves' notation on
+        // first use) before the protected call.
+        0 | 1 => {
+            let moves = if field == 0 {
+                sources.legal.uci()
+            } else {
+                sources.legal.san()
+            };
+            unsafe { new_sequence(lua, |state, array| raw::push_strings(state, moves, array)) }
+        }
+        _ => {
+            let dialog = if field == 4 {
+                &sources.dialog
+            } else {
+                &sources.previous_dialog
+            };
+            unsafe { new_sequence(lua, |state, array| raw::push_dialog(state, dialog, array)) }
+        }
     })
     .map_err(mlua::Error::external)?
 }
 
-/// A new sequence of `moves`, marked as an array as serde marks one.
-fn push_list(lua: &Lua, moves: &[String]) -> mlua::Result<Value> {
+/// A new sequence made by `push`, one of the `raw` functions that push a sequence marked with
+/// the array metatable at the stack slot they are given (as serde marks one).
+///
+/// # Safety
+/// `push` must be one of those `raw` functions, holding only borrowed data (see [`raw`]).
+unsafe fn new_sequence(
+    lua: &Lua,
+    push: impl FnOnce(*mut ffi::lua_State, i32),
+) -> mlua::Result<Value> {
     let metatable = lua.array_metatable();
-    // SAFETY: one protected call with the array metatable at slot 1; `push_strings` holds only
-    // borrowed strings and leaves the new table, which replaces the argument.
+    // SAFETY: one protected call with the array metatable at slot 1; `push` leaves the new
+    // table, which replaces the argument.
     unsafe {
         lua.exec_raw::<Value>(&metatable, |state| {
-            raw::push_strings(state, moves, 1);
-            ffi::lua_replace(state, 1);
-        })
-    }
-}
-
-/// A new sequence of `{role, content}` tables, as serde makes `messages`.
-fn push_dialog(lua: &Lua, messages: &[ChatMessage]) -> mlua::Result<Value> {
-    let metatable = lua.array_metatable();
-    // SAFETY: as `push_list`.
-    unsafe {
-        lua.exec_raw::<Value>(&metatable, |state| {
-            raw::push_dialog(state, messages, 1);
+            push(state, 1);
             ffi::lua_replace(state, 1);
         })
     }
