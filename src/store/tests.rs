@@ -152,6 +152,47 @@ fn accepts_an_empty_existing_file() {
     assert_eq!(header(file.path()).0, schema::APPLICATION_ID);
 }
 
+/// A new store is made from the snapshot in `new_store.sql`, which must be exactly what running
+/// every migration in turn makes of an empty store: the same statements in the same order, at
+/// the same version. `ARENA_BLESS=1` rewrites the snapshot instead, for review as a diff.
+#[test]
+fn a_new_store_has_the_schema_every_migration_makes() {
+    let mut replayed = Connection::open_in_memory().unwrap();
+    let found =
+        schema::migrate_making_new_stores(&mut replayed, schema::NewStore::ByEveryMigration)
+            .unwrap();
+    assert_eq!(found, 0, "the in-memory store was empty");
+    let statements = schema::schema_statements(&replayed).unwrap();
+    let snapshot = format!(
+        "-- The schema of a new arena store, version {version}: what running every migration of\n\
+         -- src/store/schema.rs in turn makes of an empty store, made here in one batch instead.\n\
+         -- Written by `ARENA_BLESS=1 cargo test --lib new_store_has_the_schema`: never edit it by\n\
+         -- hand; add a migration and bless the file again.\n{statements}",
+        version = schema::CURRENT_VERSION
+    );
+    if std::env::var("ARENA_BLESS").is_ok_and(|v| v == "1") {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/new_store.sql");
+        fs::write(&file, &snapshot).unwrap();
+        eprintln!("wrote {}: rebuild and run the test again", file.display());
+        return;
+    }
+    assert!(
+        schema::NEW_STORE_SCHEMA == snapshot,
+        "src/store/new_store.sql is not what the migrations make: run `ARENA_BLESS=1 cargo test \
+         --lib new_store_has_the_schema` and review the diff.\nThe migrations make:\n{snapshot}"
+    );
+
+    let (_dir, path) = temp_store();
+    drop(Store::open(&path).unwrap());
+    let made = Connection::open(&path).unwrap();
+    assert_eq!(schema::schema_statements(&made).unwrap(), statements);
+    let (app, version, _) = header(&path);
+    assert_eq!(
+        (app, version),
+        (schema::APPLICATION_ID, schema::CURRENT_VERSION)
+    );
+}
+
 #[test]
 fn migrations_are_idempotent() {
     let (_dir, path) = temp_store();
