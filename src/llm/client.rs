@@ -30,6 +30,9 @@ struct Inner {
     http: reqwest::Client,
     /// Keyed by `Endpoint::base_url`, so that every player on one server shares its limit.
     limits: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Each chat URL parsed once: parsing it for every request was 1 % of arena's instructions
+    /// per LLM ply. A handful of entries (one per endpoint, per model for Gemini).
+    urls: Mutex<HashMap<String, reqwest::Url>>,
 }
 
 /// One failed attempt, the delay the server asked for, if any, and what came back, if anything.
@@ -135,6 +138,7 @@ impl LlmClient {
             inner: Arc::new(Inner {
                 http,
                 limits: Mutex::new(HashMap::new()),
+                urls: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -306,6 +310,21 @@ impl LlmClient {
             .expect("llm semaphores are never closed")
     }
 
+    /// `url` parsed, from the cache when it was parsed before; `None` when it does not parse.
+    fn parsed_url(&self, url: &str) -> Option<reqwest::Url> {
+        let mut urls = self
+            .inner
+            .urls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(parsed) = urls.get(url) {
+            return Some(parsed.clone());
+        }
+        let parsed = reqwest::Url::parse(url).ok()?;
+        urls.insert(url.to_owned(), parsed.clone());
+        Some(parsed)
+    }
+
     /// One HTTP request and the decoding of its reply.
     async fn attempt_chat(
         &self,
@@ -315,12 +334,12 @@ impl LlmClient {
         key: Option<&str>,
         attempt: u32,
     ) -> Result<ChatReply, Failure> {
-        let request = self
-            .inner
-            .http
-            .post(url)
-            .timeout(endpoint.timeout)
-            .json(body);
+        let request = match self.parsed_url(url) {
+            Some(parsed) => self.inner.http.post(parsed),
+            // reqwest's own parse fails again and reports it as usual.
+            None => self.inner.http.post(url),
+        };
+        let request = request.timeout(endpoint.timeout).json(body);
         let request = endpoint.provider.authorize(request, key);
         let start = Instant::now();
         let response = request
