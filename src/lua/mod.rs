@@ -11,6 +11,7 @@ mod error;
 mod format;
 mod generation;
 mod hooks;
+mod messages;
 mod mode;
 mod patterns;
 mod raw;

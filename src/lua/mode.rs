@@ -11,11 +11,10 @@ use super::{
     ctx::{CallLists, ContextBuilder},
     generation::Generation,
     hooks::HookModule,
-    state,
+    messages, state,
 };
 use crate::{
     board::Termination,
-    llm::ChatMessage,
     tournament::{
         spec::ModeBinding,
         turn::{Action, Decision, LegalMoves, PlayMode, PlyOpening, RetryAction, TurnContext},
@@ -188,7 +187,7 @@ impl PlayMode for ModeScript {
             _ => (value, serde_json::Map::new()),
         };
         Ok(PlyOpening {
-            messages: parse_messages(&self.lua, messages).map_err(fail)?,
+            messages: messages::from_lua(&self.lua, messages).map_err(fail)?,
             request,
         })
     }
@@ -226,27 +225,6 @@ fn limit_option(
                 ))
             }),
     }
-}
-
-fn parse_messages(lua: &Lua, value: Value) -> Result<Vec<ChatMessage>, String> {
-    let Value::Table(_) = &value else {
-        return Err(format!(
-            "{}, not a list of {{role = ..., content = ...}} messages",
-            value.type_name()
-        ));
-    };
-    let messages: Vec<ChatMessage> = lua
-        .from_value(value)
-        .map_err(|e| format!("a malformed message list: {e}"))?;
-    for m in &messages {
-        if !["system", "user", "assistant"].contains(&m.role.as_str()) {
-            return Err(format!(
-                "a message with role `{}` (expected system, user or assistant)",
-                m.role
-            ));
-        }
-    }
-    Ok(messages)
 }
 
 fn parse_decision(value: Value) -> Result<Decision, String> {

@@ -20,6 +20,7 @@ use super::{
     api::DEFINED_AT,
     generation::{at_line, from_table, parse_player},
     hooks::HookModule,
+    messages,
     sources::{Resolver, SourceSet},
     state::{self, Limits},
 };
@@ -235,26 +236,9 @@ impl Task for TaskScript {
             (self.to_lua(item)?, self.ctx(ctx)?),
         )?;
         let fail = |m: String| ScriptError::bare(format!("`{}.prompt` returned {m}", self.module));
-        let messages: Vec<ChatMessage> = match &value {
-            Value::Table(_) => self
-                .lua
-                .from_value(value)
-                .map_err(|e| fail(format!("a malformed message list: {e}")))?,
-            other => {
-                return Err(fail(format!(
-                    "{}, not a list of messages",
-                    other.type_name()
-                )));
-            }
-        };
+        let messages = messages::from_lua(&self.lua, value).map_err(fail)?;
         if messages.is_empty() {
             return Err(fail("no messages".to_owned()));
-        }
-        if let Some(m) = messages
-            .iter()
-            .find(|m| !["system", "user", "assistant"].contains(&m.role.as_str()))
-        {
-            return Err(fail(format!("a message with role `{}`", m.role)));
         }
         Ok(messages)
     }
