@@ -9,7 +9,7 @@
 use mlua::{Lua, Table, Value};
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 
-use crate::board::Variant;
+use crate::{board::Variant, lua::state};
 
 use crate::board::{
     chessarena,
@@ -27,21 +27,28 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
             |lua, (text, fen, rule, variant): (String, String, Value, Option<String>)| {
                 let pos = position(&fen, variant.as_deref())?;
                 let rule = extract_rule(&rule)?;
-                let result = lua.create_table()?;
-                match extract_move(&text, &pos, &rule) {
-                    Ok(found) => {
-                        result.set("uci", found.uci)?;
-                        result.set("san", found.san)?;
-                        result.set("matched", found.matched)?;
-                        Ok((Value::Table(result), Value::Nil))
+                let found = extract_move(&text, &pos, &rule);
+                // The result is made with the memory limit lifted, as a `ctx` is: with a limit,
+                // mlua guards each store into a table with a protected call (4 K instructions
+                // per field, 2 % of the instructions per LLM ply for this one table).
+                state::unmetered(lua, || -> mlua::Result<_> {
+                    let result = lua.create_table_with_capacity(0, 3)?;
+                    match found {
+                        Ok(found) => {
+                            result.raw_set("uci", found.uci)?;
+                            result.raw_set("san", found.san)?;
+                            result.raw_set("matched", found.matched)?;
+                            Ok((Value::Table(result), Value::Nil))
+                        }
+                        Err(err) => {
+                            result.raw_set("kind", err.kind.as_str())?;
+                            result.raw_set("message", err.message)?;
+                            result.raw_set("candidate", err.candidate)?;
+                            Ok((Value::Nil, Value::Table(result)))
+                        }
                     }
-                    Err(err) => {
-                        result.set("kind", err.kind.as_str())?;
-                        result.set("message", err.message)?;
-                        result.set("candidate", err.candidate)?;
-                        Ok((Value::Nil, Value::Table(result)))
-                    }
-                }
+                })
+                .map_err(mlua::Error::external)?
             },
         )?,
     )?;
