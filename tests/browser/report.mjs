@@ -83,6 +83,7 @@ const first = attempts.first();
 for (const d of await first.locator(".messages details").all()) await d.locator("summary").click();
 const sent = await first.locator(".messages").textContent();
 check(sent.includes(spec.prompt), `the messages sent include "${spec.prompt}"`);
+check(sent.includes(spec.system), `the messages sent include the system prompt "${spec.system}"`);
 const reply = await first.locator("details.reply pre").textContent();
 check(reply === spec.reply, `reply shown as ${JSON.stringify(reply)}, expected ${JSON.stringify(spec.reply)}`);
 check(await page.locator("script").count() === scriptsBefore, "no script element was added");

@@ -212,6 +212,18 @@ fn a_real_tournament_report_works_in_headless_chromium() {
         .unwrap()
         .to_owned();
     let prompt: String = last.lines().next().unwrap().chars().take(40).collect();
+    // The system prompt repeats the previous ply's, so the report writes it once: the viewer
+    // must put it back.
+    let system: String = request["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .chars()
+        .take(40)
+        .collect();
+    assert_eq!(request["messages"][0]["role"], "system");
     let reply = format!(
         "{}\n{INJECTED}",
         ply_calls[0].call.reply_text.clone().unwrap_or_default()
@@ -276,7 +288,7 @@ fn a_real_tournament_report_works_in_headless_chromium() {
         "pieces_after_first": pieces_after_first,
         "marks": marked.len(),
         "first_mark": marked.first().map(|p| p + 1),
-        "calls": ply_calls.len(), "prompt": prompt, "reply": reply,
+        "calls": ply_calls.len(), "prompt": prompt, "system": system, "reply": reply,
     });
     let spec_path = dir.write("spec.json", &spec.to_string());
     let out = Command::new("node")

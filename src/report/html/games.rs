@@ -1,6 +1,6 @@
 //! The games list (filterable), the viewer's empty frame, and each game's packed data block.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json, value::RawValue};
@@ -277,9 +277,22 @@ fn game_block(
                 .map(|g| g.fen())
                 .unwrap_or_default()
         });
-    fn calls_of<'a>(cs: &'a [LlmCallRow], prices: &PriceTable) -> Vec<CallData<'a>> {
-        cs.iter().map(|c| call_data(c, prices)).collect()
+    // Calls are made into data in the order the viewer reads them back (plies, then pending
+    // plies), so that each message given as "as before" is found where the viewer looks.
+    fn calls_of<'a>(
+        cs: &'a [LlmCallRow],
+        prices: &PriceTable,
+        previous: &mut PreviousMessages<'a>,
+    ) -> Vec<CallData<'a>> {
+        cs.iter()
+            .map(|c| {
+                let mut data = call_data(c, prices);
+                previous.mark_repeats(&c.call.player, &mut data.messages);
+                data
+            })
+            .collect()
     }
+    let mut previous = PreviousMessages::default();
     let mut out_plies = Vec::with_capacity(plies.len());
     let mut w0 = None;
     for (i, p) in plies.iter().enumerate() {
@@ -331,7 +344,7 @@ fn game_block(
             before: &p.fen_before,
             calls: calls
                 .get(&p.ply)
-                .map(|cs| calls_of(cs, prices))
+                .map(|cs| calls_of(cs, prices, &mut previous))
                 .unwrap_or_default(),
             fen: fen_after,
             ms: p.elapsed_ms,
@@ -347,7 +360,7 @@ fn game_block(
         .iter()
         .filter(|(ply, _)| !played.contains(ply))
         .map(|(ply, cs)| PendingData {
-            calls: calls_of(cs, prices),
+            calls: calls_of(cs, prices, &mut previous),
             n: *ply,
         })
         .collect();
@@ -434,7 +447,7 @@ struct CallData<'a> {
     error: Option<&'a str>,
     finish: Option<&'a str>,
     http: Option<u16>,
-    messages: Option<Vec<Message<'a>>>,
+    messages: Option<Vec<Shown<'a>>>,
     model: &'a str,
     ms: u64,
     outcome: Option<&'a str>,
@@ -448,6 +461,60 @@ struct CallData<'a> {
     retries: u32,
     role: Option<Value>,
     seq: u32,
+}
+
+/// A message of a call as the viewer gets it: in full, or as `{"as_before": true}` when it is
+/// the same as the message at its place in the same player's previous call of the game (the
+/// viewer puts it back when it reads the game). The system prompt repeats at every ply: it was
+/// a third of a game block's bytes before compression, and a fifth of gzip's time.
+enum Shown<'a> {
+    Message(Message<'a>),
+    AsBefore,
+}
+
+impl Serialize for Shown<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Shown::Message(m) => m.serialize(s),
+            Shown::AsBefore => {
+                use serde::ser::SerializeMap;
+                let mut map = s.serialize_map(Some(1))?;
+                map.serialize_entry("as_before", &true)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// The messages of each player's previous call in a game, by their stored JSON texts (`role`,
+/// `content`); `None` for a message whose texts are not stored JSON, which is never marked.
+#[derive(Default)]
+struct PreviousMessages<'a>(HashMap<&'a str, Vec<Option<(&'a str, &'a str)>>>);
+
+impl<'a> PreviousMessages<'a> {
+    /// Marks each of `messages` (a call of `player`, all in full) that repeats the previous
+    /// call's message at its place as [`Shown::AsBefore`], and remembers these as the previous.
+    fn mark_repeats(&mut self, player: &'a str, messages: &mut Option<Vec<Shown<'a>>>) {
+        let Some(messages) = messages else {
+            return;
+        };
+        let texts: Vec<_> = messages
+            .iter()
+            .map(|m| match m {
+                Shown::Message(Message {
+                    content: Text::Json(content),
+                    role: Text::Json(role),
+                }) => Some((role.get(), content.get())),
+                _ => None,
+            })
+            .collect();
+        let before = self.0.insert(player, texts.clone()).unwrap_or_default();
+        for (i, (shown, texts)) in messages.iter_mut().zip(&texts).enumerate() {
+            if texts.is_some() && before.get(i) == Some(texts) {
+                *shown = Shown::AsBefore;
+            }
+        }
+    }
 }
 
 /// A message of a request, as `{role, content}`.
@@ -629,7 +696,7 @@ fn call_data<'a>(c: &'a LlmCallRow, prices: &PriceTable) -> CallData<'a> {
         finish: c.call.finish_reason.as_deref(),
         http: c.call.http_status,
         request: messages.is_none().then_some(c.call.request_json.as_str()),
-        messages,
+        messages: messages.map(|ms| ms.into_iter().map(Shown::Message).collect()),
         model: &c.call.model,
         ms: c.call.latency_ms,
         outcome: c.outcome.as_deref(),

@@ -221,3 +221,109 @@ fn each_ply_shows_the_position_the_game_reached() {
     assert!(reached[7].starts_with("rnbq1rk1"), "{}", reached[7]);
     assert!(reached[16].starts_with("rnQq1rk1"), "{}", reached[16]);
 }
+
+/// A message that repeats the one at its place in the same player's previous call is written as
+/// `{"as_before": true}`, across plies and into the pending ply; any other is written in full.
+#[test]
+fn a_repeated_message_is_written_once_per_player() {
+    let store = Store::open_in_memory().unwrap();
+    let t = store
+        .open_tournament("t", "t.lua", r#"{"format":"round_robin"}"#)
+        .unwrap();
+    for (name, kind) in [("a", "llm"), ("b", "llm")] {
+        store
+            .upsert_player(t.id, &PlayerRecord::new(name, kind, r#"{"model":"m"}"#))
+            .unwrap();
+    }
+    store
+        .schedule_games(t.id, &[ScheduledGame::new(0, 0, "a", "b")])
+        .unwrap();
+    let g = store.games(t.id).unwrap()[0].id;
+    store.mark_game_started(g, "hash", 1).unwrap();
+    let request = |system: &str, user: &str| {
+        serde_json::json!({"messages": [
+            {"content": system, "role": "system"}, {"content": user, "role": "user"}
+        ]})
+        .to_string()
+    };
+    let calls = [
+        (0, 0, "a", request("rules", "move 1")),
+        (0, 1, "a", request("rules", "move 1 again")),
+        (1, 0, "b", request("rules", "move 1")),
+        (2, 0, "a", "{}".to_owned()),
+        (2, 1, "a", request("rules", "move 2")),
+        (4, 0, "a", request("new rules", "move 2")),
+    ];
+    for (ply, seq, player, request_json) in &calls {
+        store
+            .record_llm_call(&LlmCallRecord {
+                game_id: Some(g),
+                ply: *ply,
+                seq: *seq,
+                player: (*player).into(),
+                model: "m".into(),
+                request_json: request_json.clone(),
+                reply_text: Some("```\ne2e4\n```".into()),
+                ..LlmCallRecord::default()
+            })
+            .unwrap();
+    }
+    let fens = [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2",
+    ];
+    for (ply, (uci, player)) in [("e2e4", "a"), ("e7e5", "b"), ("g1f3", "a"), ("b8c6", "b")]
+        .into_iter()
+        .enumerate()
+    {
+        store
+            .record_ply(
+                g,
+                &PlyRecord {
+                    ply: ply as u32,
+                    fen_before: fens[ply].into(),
+                    uci: uci.into(),
+                    san: String::new(),
+                    player: player.into(),
+                    attempts: 1,
+                    elapsed_ms: 1,
+                    clock_ms: None,
+                },
+            )
+            .unwrap();
+    }
+    let (html, _) = build(
+        &store,
+        &Selection {
+            tournaments: vec![t],
+            ..Selection::default()
+        },
+    )
+    .unwrap();
+    let game = &game_blocks(&html)[0];
+    let same = serde_json::json!({"as_before": true});
+    let full = |system: &str, user: &str| serde_json::json!([{"content": system, "role": "system"}, {"content": user, "role": "user"}]);
+    let plies = game["plies"].as_array().unwrap();
+    let messages = |ply: usize, call: usize| plies[ply]["calls"][call]["messages"].clone();
+    assert_eq!(messages(0, 0), full("rules", "move 1"));
+    assert_eq!(
+        messages(0, 1),
+        serde_json::json!([same, {"content": "move 1 again", "role": "user"}])
+    );
+    // Another player's calls are their own.
+    assert_eq!(messages(1, 0), full("rules", "move 1"));
+    // A request the viewer shows whole leaves the previous messages as they were.
+    assert!(messages(2, 0).is_null());
+    assert_eq!(
+        messages(2, 1),
+        serde_json::json!([same, {"content": "move 2", "role": "user"}])
+    );
+    // The forfeited ply's call: its system prompt changed, its user message is the one before.
+    let pending = &game["pending"][0]["calls"][0]["messages"];
+    assert_eq!(
+        *pending,
+        serde_json::json!([{"content": "new rules", "role": "system"}, same])
+    );
+}

@@ -84,8 +84,23 @@
     for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     const game = JSON.parse(await new Response(stream).text());
+    restoreRepeats(game);
     cache.set(id, game);
     return game;
+  }
+
+  // A message that repeats the one at its place in the same player's previous call (the system
+  // prompt, at every ply) comes as {as_before: true}: put the message back. The calls are read
+  // in the order the report wrote them: the plies, then the pending plies.
+  function restoreRepeats(game) {
+    const previous = new Map();
+    const calls = game.plies.concat(game.pending).flatMap((p) => p.calls || []);
+    for (const c of calls) {
+      if (!c.messages) continue;
+      const before = previous.get(c.player) || [];
+      c.messages = c.messages.map((m, i) => (m.as_before ? before[i] : m));
+      previous.set(c.player, c.messages);
+    }
   }
 
   // ---- viewer --------------------------------------------------------------------------
