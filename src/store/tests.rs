@@ -1453,24 +1453,45 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Holds the SQLite connection until `queued` writes wait in the group-commit queue (one more is
-/// the lone write blocked on the connection), then lets them go; `None` on PostgreSQL.
-fn hold_until_queued(store: &Store, queued: usize) -> Option<(u64, u64)> {
+/// The SQLite connection, held by a test so that the writes it spawns next find the store busy,
+/// and the group-commit counters from before.
+struct Held<'s> {
+    sqlite: &'s super::group::Sqlite,
+    _connection: std::sync::MutexGuard<'s, Connection>,
+    before: (u64, u64),
+}
+
+/// Holds the SQLite connection; `None` on PostgreSQL. Taken before the writes are spawned:
+/// taken after, it raced them, and on a loaded machine they could all commit first, alone.
+fn hold(store: &Store) -> Option<Held<'_>> {
     let Backend::Sqlite(sqlite) = &store.backend else {
         return None;
     };
     let before = sqlite.grouped();
-    let held = sqlite.conn.lock().unwrap();
+    Some(Held {
+        sqlite,
+        _connection: sqlite.conn.lock().unwrap(),
+        before,
+    })
+}
+
+/// Lets the connection go once `queued` writes wait in the group-commit queue (one more is the
+/// lone write blocked on the connection); the counters from before the hold.
+fn release_when_queued(held: Option<Held<'_>>, queued: usize) -> Option<(u64, u64)> {
+    let held = held?;
     // Writes that never queue (each waiting on the connection instead) fail the test; the
     // bound only keeps such a failure from hanging the run.
     let mut waited = 0;
-    while sqlite.queued() < queued {
-        assert!(waited < 60_000, "only {} writes queued", sqlite.queued());
+    while held.sqlite.queued() < queued {
+        assert!(
+            waited < 60_000,
+            "only {} writes queued",
+            held.sqlite.queued()
+        );
         thread::sleep(std::time::Duration::from_millis(1));
         waited += 1;
     }
-    drop(held);
-    Some(before)
+    Some(held.before)
 }
 
 #[test]
@@ -1480,6 +1501,7 @@ fn concurrent_games_writes_share_commits_and_each_gets_its_own_id() {
     let pairings: Vec<(u32, &str, &str)> = (0..GAMES as u32).map(|i| (i, "a", "b")).collect();
     let (t, ids) = tournament(&store, "t", &pairings);
     let rt = runtime();
+    let held = hold(&store);
     let tasks: Vec<_> = ids
         .iter()
         .enumerate()
@@ -1502,7 +1524,7 @@ fn concurrent_games_writes_share_commits_and_each_gets_its_own_id() {
             })
         })
         .collect();
-    let before = hold_until_queued(&store, GAMES - 1);
+    let before = release_when_queued(held, GAMES - 1);
     let written: Vec<_> = tasks.into_iter().map(|t| rt.block_on(t).unwrap()).collect();
     for (g, ply_n, id) in written {
         assert_eq!(
@@ -1544,6 +1566,7 @@ fn a_refused_write_in_a_shared_commit_fails_only_its_own_caller() {
     assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
     rt.block_on(store.record_llm_call_grouped(call(Some(g2), 9, 0, "b")))
         .unwrap();
+    let held = hold(&store);
     let store_ = Arc::clone(&store);
     let duplicate = rt.spawn(async move {
         store_
@@ -1572,7 +1595,7 @@ fn a_refused_write_in_a_shared_commit_fails_only_its_own_caller() {
             })
         })
         .collect();
-    hold_until_queued(&store, 6);
+    release_when_queued(held, 6);
     let err = rt.block_on(duplicate).unwrap().unwrap_err();
     assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
     let err = rt.block_on(no_such_call).unwrap().unwrap_err();
