@@ -338,7 +338,11 @@ fn make_list(
             } else {
                 sources.legal.san()
             };
-            unsafe { new_sequence(lua, |state, array| raw::push_strings(state, moves, array)) }
+            unsafe {
+                new_sequence(lua, |state, array| {
+                    raw::push_strings(state, moves.iter(), array)
+                })
+            }
         }
         _ => {
             let dialog = if field == 4 {

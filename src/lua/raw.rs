@@ -67,11 +67,15 @@ pub(super) unsafe fn set_int_named(
 
 /// Pushes a new sequence of `strings`, marked with the array metatable at stack slot
 /// `metatable`.
-pub(super) unsafe fn push_strings(state: *mut ffi::lua_State, strings: &[String], metatable: i32) {
+pub(super) unsafe fn push_strings<'s>(
+    state: *mut ffi::lua_State,
+    strings: impl ExactSizeIterator<Item = &'s str>,
+    metatable: i32,
+) {
     unsafe {
         ffi::luaL_checkstack(state, 2, c"ctx list".as_ptr());
         ffi::lua_createtable(state, strings.len().try_into().unwrap_or(0), 0);
-        for (i, s) in strings.iter().enumerate() {
+        for (i, s) in strings.enumerate() {
             push_str(state, s);
             ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
         }

@@ -10,7 +10,10 @@ use serde::{Serialize, ser::SerializeStruct};
 use shakmaty::Chess;
 
 use crate::{
-    board::{Termination, render},
+    board::{
+        Termination,
+        render::{self, MoveTexts},
+    },
     llm::ChatMessage,
     script::ScriptError,
 };
@@ -111,8 +114,8 @@ pub struct TurnContext {
 pub struct LegalMoves {
     /// The position the lists are made from (`None` when they were given).
     position: Option<Chess>,
-    uci: OnceLock<Vec<String>>,
-    san: OnceLock<Vec<String>>,
+    uci: OnceLock<MoveTexts>,
+    san: OnceLock<MoveTexts>,
 }
 
 impl LegalMoves {
@@ -129,22 +132,23 @@ impl LegalMoves {
     pub fn given(uci: Vec<String>, san: Vec<String>) -> Self {
         LegalMoves {
             position: None,
-            uci: OnceLock::from(uci),
-            san: OnceLock::from(san),
+            uci: OnceLock::from(uci.into_iter().collect::<MoveTexts>()),
+            san: OnceLock::from(san.into_iter().collect::<MoveTexts>()),
         }
     }
 
     /// The legal moves in UCI, sorted (castling as king takes rook in Chess960).
-    pub fn uci(&self) -> &[String] {
-        self.uci.get_or_init(|| self.make(render::legal_uci))
+    pub fn uci(&self) -> &MoveTexts {
+        self.uci.get_or_init(|| self.make(render::legal_uci_texts))
     }
 
     /// The legal moves in SAN with check and mate suffixes, sorted.
-    pub fn san(&self) -> &[String] {
-        self.san.get_or_init(|| self.make(render::legal_san))
+    pub fn san(&self) -> &MoveTexts {
+        self.san
+            .get_or_init(|| self.make(|pos| render::legal_san(pos).into_iter().collect()))
     }
 
-    fn make(&self, list: fn(&Chess) -> Vec<String>) -> Vec<String> {
+    fn make(&self, list: impl Fn(&Chess) -> MoveTexts) -> MoveTexts {
         // Only `given` leaves the position out, and it fills both lists.
         self.position.as_ref().map(list).unwrap_or_default()
     }
