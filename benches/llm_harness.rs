@@ -12,8 +12,10 @@
 //!    the longest game's calls × latency: the ideal window, and plies / ideal window the ideal
 //!    (server-latency-bound) rate. The achieved rate is plies over the measured play window, from
 //!    the first game's start to the last game's end (the store's timestamps; arena's start-up
-//!    before any game is printed apart). Memory per running game is peak RSS / N (the target,
-//!    ≤ 0.25 MB), also printed with a one-game run's RSS taken off first (the marginal cost).
+//!    before any game is printed apart). Memory per running game is the largest RSS sampled (every
+//!    50 ms) within the play window, over N (the target, ≤ 0.25 MB), also printed with a one-game
+//!    run's taken off first (the marginal cost); the whole run's peak, reached after the last game
+//!    while the end-of-run report is built, is printed beside it.
 //!
 //! ```sh
 //! cargo bench --bench llm_harness
@@ -43,7 +45,11 @@ use std::{
     io::{BufRead, BufReader, Read},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    time::{Duration, Instant},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
 /// ChessArena's CPU per LLM ply on this workload and machine kind (issue 13's measurement).
@@ -210,6 +216,42 @@ struct Usage {
     cpu_s: f64,
     peak_rss_mb: f64,
     wall: Duration,
+    /// Resident memory sampled every 50 ms: (Unix time in seconds, MB).
+    rss_samples: Vec<(f64, f64)>,
+}
+
+impl Usage {
+    /// The largest sampled RSS between two Unix times (the games' play window), in MB.
+    fn peak_rss_within_mb(&self, from: f64, to: f64) -> f64 {
+        self.rss_samples
+            .iter()
+            .filter(|(at, _)| (from..=to).contains(at))
+            .map(|&(_, mb)| mb)
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Samples the resident memory of process `pid` every 50 ms until `stop` is set.
+fn sample_rss(pid: u32, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<(f64, f64)>> {
+    std::thread::spawn(move || {
+        let mut samples = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let kb = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
+            if let Some(kb) = kb {
+                let now = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .expect("the clock is after 1970")
+                    .as_secs_f64();
+                samples.push((now, kb * 1024.0 / 1e6));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        samples
+    })
 }
 
 /// Runs `arena run SCRIPT` on a fresh store; its log goes to `dir/arena.log`.
@@ -235,12 +277,16 @@ fn run_arena(arena: &Path, script: &Path, db: &Path, dir: &Path) -> Usage {
         ))
         .spawn()
         .expect("arena starts");
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = sample_rss(child.id(), Arc::clone(&stop));
     // wait4 rather than Child::wait: it returns this one child's own rusage (CPU and max RSS).
     let mut status = 0;
     // SAFETY: all-zero is a valid `rusage`; wait4 fills it for our own unwaited child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     let wall = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let rss_samples = sampler.join().expect("the RSS sampler ends");
     assert_eq!(pid, child.id() as libc::pid_t, "wait4 on arena failed");
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         let mut text = String::new();
@@ -259,6 +305,7 @@ fn run_arena(arena: &Path, script: &Path, db: &Path, dir: &Path) -> Usage {
         // Linux reports ru_maxrss in KiB.
         peak_rss_mb: usage.ru_maxrss as f64 * 1024.0 / 1e6,
         wall,
+        rss_samples,
     }
 }
 
@@ -272,6 +319,8 @@ struct Played {
     startup_s: f64,
     /// The most LLM calls of any one game.
     max_calls_per_game: u64,
+    /// The play window's start and end as Unix times, seconds.
+    window_unix: (f64, f64),
 }
 
 fn read_store(db: &Path) -> Played {
@@ -295,6 +344,10 @@ fn read_store(db: &Path) -> Played {
         max_calls_per_game: one(
             "SELECT max(n) FROM (SELECT count(*) AS n FROM llm_calls GROUP BY game_id)",
         ) as u64,
+        window_unix: (
+            one("SELECT (julianday(min(started_at)) - 2440587.5) * 86400 FROM games"),
+            one("SELECT (julianday(max(finished_at)) - 2440587.5) * 86400 FROM games"),
+        ),
     }
 }
 
@@ -447,7 +500,7 @@ fn sweep(bins: &Binaries, dir: &Path, settings: &Settings) {
     );
     println!();
     println!(
-        "   {:>5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8} {:>9} {:>8} {:>9} {:>10} {:>9}",
+        "   {:>5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8} {:>9} {:>8} {:>8} {:>9} {:>10} {:>9}",
         "games",
         "plies",
         "answered",
@@ -457,6 +510,7 @@ fn sweep(bins: &Binaries, dir: &Path, settings: &Settings) {
         "achvd p/s",
         "% ideal",
         "RSS MB",
+        "play MB",
         "MB/game",
         "marg. MB",
         "CPU ms/ply",
@@ -468,10 +522,17 @@ fn sweep(bins: &Binaries, dir: &Path, settings: &Settings) {
         let p = &run.played;
         let ideal_s = p.max_calls_per_game as f64 * latency_s;
         let pct = 100.0 * ideal_s / p.window_s;
-        let per_game = run.usage.peak_rss_mb / games as f64;
-        let marginal = (run.usage.peak_rss_mb - base.usage.peak_rss_mb) / games as f64;
+        // Per running game: the RSS while the games play (the end-of-run report and standings,
+        // built after the last game, peak higher; the whole run's peak is printed beside it).
+        let (from, to) = p.window_unix;
+        let playing = run.usage.peak_rss_within_mb(from, to);
+        let base_playing = base
+            .usage
+            .peak_rss_within_mb(base.played.window_unix.0, base.played.window_unix.1);
+        let per_game = playing / games as f64;
+        let marginal = (playing - base_playing) / games as f64;
         println!(
-            "   {:>5} {:>6} {:>8} {:>9.2} {:>9.2} {:>10.0} {:>10.0} {:>7.1}% {:>9.1} {:>8.3} {:>9.3} {:>10.3} {:>9.2}",
+            "   {:>5} {:>6} {:>8} {:>9.2} {:>9.2} {:>10.0} {:>10.0} {:>7.1}% {:>9.1} {:>8.1} {:>8.3} {:>9.3} {:>10.3} {:>9.2}",
             games,
             p.plies,
             run.completions,
@@ -481,6 +542,7 @@ fn sweep(bins: &Binaries, dir: &Path, settings: &Settings) {
             p.plies as f64 / p.window_s,
             pct,
             run.usage.peak_rss_mb,
+            playing,
             per_game,
             marginal,
             1000.0 * run.usage.cpu_s / p.plies.max(1) as f64,
