@@ -118,6 +118,27 @@ impl MoveTexts {
             .push(u32::try_from(self.text.len()).expect("a move list is far below 4 GB"));
     }
 
+    /// Appends `text` as the list's last move.
+    pub fn push(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.end_move();
+    }
+
+    /// Keeps only the first `len` moves.
+    pub fn truncate(&mut self, len: usize) {
+        self.ends.truncate(len);
+        self.text
+            .truncate(self.ends.last().map_or(0, |&end| end as usize));
+    }
+
+    /// How many of `moves`, from the first, the list starts with.
+    pub fn common_prefix(&self, moves: &[impl AsRef<str>]) -> usize {
+        self.iter()
+            .zip(moves)
+            .take_while(|(held, m)| *held == m.as_ref())
+            .count()
+    }
+
     /// How many moves the list holds.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -149,8 +170,7 @@ impl<S: AsRef<str>> FromIterator<S> for MoveTexts {
     fn from_iter<I: IntoIterator<Item = S>>(moves: I) -> Self {
         let mut texts = MoveTexts::default();
         for m in moves {
-            texts.text.push_str(m.as_ref());
-            texts.end_move();
+            texts.push(m.as_ref());
         }
         texts
     }
@@ -253,6 +273,12 @@ mod tests {
         assert!(!texts.is_empty() && MoveTexts::default().is_empty());
         assert_eq!(texts.iter().collect::<Vec<_>>(), moves);
         assert_eq!(texts.to_vec(), moves);
+        assert_eq!(texts.common_prefix(&["e2e4", "", "e7e8r"]), 2);
+        assert_eq!(texts.common_prefix(&["e2e4", "", "e7e8q", "a2a3"]), 3);
+        let mut cut = texts.clone();
+        cut.truncate(1);
+        cut.push("d2d4");
+        assert_eq!(cut.iter().collect::<Vec<_>>(), ["e2e4", "d2d4"]);
         assert_eq!(
             serde_json::to_string(&texts).unwrap(),
             serde_json::to_string(&moves).unwrap()

@@ -28,6 +28,7 @@ use mlua::{
 
 use super::{raw, state};
 use crate::{
+    board::render::MoveTexts,
     llm::ChatMessage,
     tournament::turn::{LegalMoves, TurnContext},
 };
@@ -431,52 +432,32 @@ struct Masters {
     san: MasterList,
 }
 
-/// One move list as Lua holds it, and the moves it was made from.
-///
-/// The moves are kept as one buffer and their end offsets rather than a `String` each: with
-/// two lists per side and two sides per game, a `Vec<String>` was kilobytes of small
-/// allocations per running game (heaptrack at 256 games).
+/// One move list as Lua holds it, and the moves it was made from (as [`MoveTexts`], one buffer
+/// rather than a `String` each: with two lists per side and two sides per game, a `Vec<String>`
+/// was kilobytes of small allocations per running game, heaptrack at 256 games).
 struct MasterList {
     table: Table,
-    /// The moves, one after the other.
-    text: String,
-    /// Where each move ends in `text`.
-    ends: Vec<u32>,
+    moves: MoveTexts,
 }
 
 impl MasterList {
     fn new(lua: &Lua) -> mlua::Result<Self> {
         Ok(MasterList {
             table: lua.create_table()?,
-            text: String::new(),
-            ends: Vec::new(),
+            moves: MoveTexts::default(),
         })
     }
 
     /// How many of `moves` the Lua table already holds, from the start.
     fn kept(&self, moves: &[String]) -> usize {
-        let text = self.text.as_bytes();
-        let mut start = 0;
-        let mut kept = 0;
-        for (&end, m) in self.ends.iter().zip(moves) {
-            let end = end as usize;
-            if &text[start..end] != m.as_bytes() {
-                break;
-            }
-            start = end;
-            kept += 1;
-        }
-        kept
+        self.moves.common_prefix(moves)
     }
 
     /// Records that the Lua table now holds `moves` (of which the first `kept` were there).
     fn commit(&mut self, moves: &[String], kept: usize) {
-        self.ends.truncate(kept);
-        self.text
-            .truncate(self.ends.last().map_or(0, |&end| end as usize));
+        self.moves.truncate(kept);
         for m in &moves[kept..] {
-            self.text.push_str(m);
-            self.ends.push(self.text.len() as u32);
+            self.moves.push(m);
         }
     }
 }
