@@ -508,12 +508,14 @@ impl<'a> PreviousMessages<'a> {
                 _ => None,
             })
             .collect();
-        let before = self.0.insert(player, texts.clone()).unwrap_or_default();
-        for (i, (shown, texts)) in messages.iter_mut().zip(&texts).enumerate() {
-            if texts.is_some() && before.get(i) == Some(texts) {
-                *shown = Shown::AsBefore;
+        if let Some(before) = self.0.get(player) {
+            for ((shown, texts), before) in messages.iter_mut().zip(&texts).zip(before) {
+                if texts.is_some() && texts == before {
+                    *shown = Shown::AsBefore;
+                }
             }
         }
+        self.0.insert(player, texts);
     }
 }
 
