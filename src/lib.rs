@@ -17,6 +17,7 @@ pub mod import;
 pub mod leaderboard;
 pub mod llm;
 pub mod lua;
+pub mod pairing;
 pub mod rating;
 pub mod report;
 pub mod script;

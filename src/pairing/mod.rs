@@ -1,0 +1,21 @@
+//! Swiss pairing systems as pure functions: a round's pairing from the tournament so far.
+//!
+//! - [`dutch`]: the FIDE Dutch system (FIDE Handbook C.04.3, the 2025 rules that bbpPairings
+//!   implements), computed as bbpPairings computes it: each pairing bracket is settled by
+//!   maximum-weight matchings whose edge weights encode the criteria in their order.
+//! - [`blossom`]: the maximum-weight matching it rests on; [`wide`]: its wide integer weights.
+//!
+//! Nothing here knows of Lua, the store or the command line: the Swiss format script hands the
+//! history over (`arena.pairing.dutch`), and the tests replay tournaments written by
+//! bbpPairings (`tests/fixtures/swiss/`).
+
+pub mod blossom;
+pub mod dutch;
+mod error;
+pub mod wide;
+
+#[cfg(test)]
+mod fixtures;
+
+pub use dutch::{Colour, Pairing, Player, RoundEntry, Tournament, pair_round};
+pub use error::PairingError;
