@@ -4,23 +4,18 @@
 --   format = "swiss",
 --   format_options = { rounds = 5, games_per_pairing = 1, bye_points = 1, seeding = "order" },
 --
--- Pairing. Players are ranked by points, then by seed (script order, or `anchor_elo` with
--- `seeding = "rating"`). Within a score group the top half meets the bottom half (1-5, 2-6, 3-7,
--- 4-8 in a group of eight); a player who cannot be paired in its group (an odd group, or every
--- candidate already met) floats down to the next. Two players never meet twice. Colours: no
--- player gets the same colour three times in a row or two more of one colour than of the other
--- when the round can be paired otherwise; a pair whose preferences clash gives the stronger one
--- its colour (a colour difference beats an alternation), then alternates from the last round
--- they had different colours, then favours the higher-ranked. When the field is odd, the
--- lowest-ranked player who has not had a bye (and whose bye leaves the others pairable) sits the
--- round out and scores `bye_points`.
---
--- The search is exhaustive (depth first in that order of preference, remembering the groups it
--- found unpairable), so a round is paired whenever a pairing without a repeat exists; first
--- among those keeping the colour rules, else among all. Pairing round by round can corner a
--- long tournament (more rounds than half the field), so there a round is paired only in a way
--- that leaves the next rounds (up to three) pairable; a Swiss as long as a round robin then
--- ends as one. `arena check` refuses more rounds than a round robin has.
+-- Pairing: the FIDE Dutch system (FIDE Handbook C.04.3, the 2025 rules), computed in Rust by
+-- `arena.pairing.dutch` exactly as bbpPairings pairs it. Pairing numbers are the seeds (script
+-- order, or `anchor_elo` with `seeding = "rating"`). Two players never meet twice; no two players
+-- with the same absolute colour preference meet (except a top scorer in the last round); each
+-- score bracket is paired top half against bottom half with the fewest floaters, the quality
+-- criteria in their order (colour preferences, then repeated floats of the last two rounds); the
+-- pairing-allocated bye goes to the lowest-ranked player of the lowest score who has not had one
+-- and scores `bye_points`. Colours follow the Dutch allocation rules; with no preference on
+-- either side, the tournament seed picks the first board's colour (White when it is even) and the
+-- boards alternate by pairing number. The Dutch system looks no further than the round it pairs:
+-- a Swiss of nearly as many rounds as a round robin can reach a round that no pairing without a
+-- repeat can complete, and the run then stops with an error that says so.
 --
 -- `games_per_pairing = 2` plays each pairing twice, once with each colour. A void game (`*`)
 -- scores nothing for either player and counts in no colour history or tie-break; it is not
@@ -86,8 +81,8 @@ function M.check(options, field)
     table.insert(problems, "`games_per_pairing` must be 1, or 2 to play both colours")
   end
   local b = options.bye_points
-  if type(b) ~= "number" or b < 0 or b > 1 then
-    table.insert(problems, "`bye_points` must be a number from 0 to 1")
+  if type(b) ~= "number" or b < 0 or b > 1 or math.abs(b * 10 - math.floor(b * 10 + 0.5)) > 1e-9 then
+    table.insert(problems, "`bye_points` must be a number from 0 to 1 in tenths (0, 0.5, 1, ...)")
   end
   if options.seeding ~= "order" and options.seeding ~= "rating" then
     table.insert(problems, '`seeding` must be "order" or "rating"')
@@ -192,6 +187,7 @@ local function history(state)
         entry.score = entry.score + score
         entry.played = entry.played + 1
         table.insert(entry.games, score)
+        entry.colour = entry.colour or colour -- the round's colour: its first scored game's
         p[me].points = p[me].points + score
         table.insert(p[me].colours, colour)
         if score == 1 then
@@ -232,270 +228,41 @@ local function ranked(h, names)
   return list
 end
 
--- Would `colour` break a colour rule for `p`: three in a row, or two more of one colour?
-local function colour_breaks(p, colour)
-  local c = p.colours
-  local n = #c
-  if n >= 2 and c[n] == colour and c[n - 1] == colour then
-    return true
+-- What `arena.pairing.dutch` needs: every player's rounds by pairing number (the seed), the
+-- pairs that met in a void game (they do not meet again), the points of a win and a draw (a
+-- round of two games is worth two points).
+local function dutch_input(h, state, total)
+  local number = {}
+  for i, name in ipairs(h.names) do
+    number[name] = i
   end
-  local diff = 0
-  for _, x in ipairs(c) do
-    diff = diff + (x == "W" and 1 or -1)
-  end
-  diff = diff + (colour == "W" and 1 or -1)
-  return math.abs(diff) >= 2
-end
-
--- `colour_breaks`, worked out once per player and hook call: the searches ask it very often.
-local function breaks(p, colour)
-  if not p.breaks then
-    p.breaks = { W = colour_breaks(p, "W"), B = colour_breaks(p, "B") }
-  end
-  return p.breaks[colour]
-end
-
--- A player's colour preference and its strength: 3 when the other colour would break a rule,
--- 2 when it has had more of one colour, 1 to alternate, 0 (no preference) before its first game.
-local function colour_preference(p)
-  local diff = 0
-  for _, x in ipairs(p.colours) do
-    diff = diff + (x == "W" and 1 or -1)
-  end
-  local want
-  if diff < 0 then
-    want = "W"
-  elseif diff > 0 then
-    want = "B"
-  elseif #p.colours > 0 then
-    want = p.colours[#p.colours] == "W" and "B" or "W"
-  else
-    return nil, 0
-  end
-  local other = want == "W" and "B" or "W"
-  if breaks(p, other) then
-    return want, 3
-  end
-  return want, diff ~= 0 and 2 or 1
-end
-
--- `colour_preference`, worked out once per player and hook call.
-local function preference(p)
-  if not p.strength then
-    p.want, p.strength = colour_preference(p)
-  end
-  return p.want, p.strength
-end
-
--- Can `a` and `b` meet with neither breaking a colour rule?
-local function colours_fit(a, b)
-  return (not breaks(a, "W") and not breaks(b, "B")) or (not breaks(a, "B") and not breaks(b, "W"))
-end
-
--- Whether `a` (ranked above `b`) gets White.
-local function a_gets_white(a, b, board, seed)
-  local a_white_ok = not breaks(a, "W") and not breaks(b, "B")
-  local a_black_ok = not breaks(a, "B") and not breaks(b, "W")
-  if a_white_ok ~= a_black_ok then
-    return a_white_ok
-  end
-  local wa, sa = preference(a)
-  local wb, sb = preference(b)
-  if wa == nil and wb == nil then
-    -- First game for both: the higher-ranked takes White on odd boards (Black when the
-    -- tournament seed is odd), alternating down the boards.
-    return (board + seed) % 2 == 1
-  end
-  if wa ~= wb then
-    if wa == nil then
-      return wb == "B"
-    end
-    return wa == "W"
-  end
-  if sa ~= sb then
-    if sa > sb then
-      return wa == "W"
-    end
-    return wb ~= "W"
-  end
-  -- Same preference, same strength: alternate from the last game they had different colours.
-  local ca, cb = a.colours, b.colours
-  local i, j = #ca, #cb
-  while i >= 1 and j >= 1 do
-    if ca[i] ~= cb[j] then
-      return ca[i] == "B"
-    end
-    i, j = i - 1, j - 1
-  end
-  return wa == "W"
-end
-
--- Candidates for `remaining[1]` in order of preference: its own score group, the bottom half
--- from its Dutch opposite down, then the top half upwards; then lower groups by rank. Within
--- the group, partners whose colour preferences do not clash come first.
-local function candidates(remaining, h, strict)
-  local p = remaining[1]
-  local group, lower = {}, {}
-  for i = 2, #remaining do
-    local q = remaining[i]
-    if q.points == p.points then
-      table.insert(group, q)
-    else
-      table.insert(lower, q)
-    end
-  end
-  local m = #group + 1 -- with p
-  local ideal = m // 2 -- index into `group` of p's opposite in the bottom half
-  local order = {}
-  for i = math.max(ideal, 1), #group do
-    table.insert(order, group[i])
-  end
-  for i = ideal - 1, 1, -1 do
-    table.insert(order, group[i])
-  end
-  local fitting, clashing = {}, {}
-  local want_p = preference(p)
-  for _, q in ipairs(order) do
-    local want_q = preference(q)
-    if want_p ~= nil and want_p == want_q then
-      table.insert(clashing, q)
-    else
-      table.insert(fitting, q)
-    end
-  end
-  local out = {}
-  for _, list in ipairs({ fitting, clashing, lower }) do
-    for _, q in ipairs(list) do
-      if not h.met[pair_key(p.name, q.name)] and (not strict or colours_fit(p, q)) then
-        table.insert(out, q)
+  local players = {}
+  for i, name in ipairs(h.names) do
+    local rounds = {}
+    for r = 1, h.last_round do
+      local e = h.players[name].rounds[r]
+      if e.bye then
+        rounds[r] = { bye = true, points = e.score }
+      elseif e.played > 0 then
+        rounds[r] = { opponent = number[e.opponent], colour = e.colour == "W" and "white" or "black", points = e.score }
+      else
+        rounds[r] = { points = 0 } -- every game of the round void: no game played
       end
     end
+    players[i] = { rounds = rounds }
   end
-  return out
-end
-
--- How many rounds a pairing looks ahead, and the nodes all of its searches together may visit
--- before it gives up looking ahead (and pairs the round alone), which keeps a hook call far
--- inside its instruction limit whatever the field.
-local LOOKAHEAD_ROUNDS = 3
-local LOOKAHEAD_NODES = 20000
-local lookahead_left = nil -- nodes left while a look-ahead runs, else nil
-
--- A pairing of every player of `pool` (ranked), or nil when none exists under these rules. With
--- `accept`, a complete pairing it refuses is passed over and the search goes on (such a search
--- cannot remember unpairable subsets: whether one is refused depends on the rest). During a
--- look-ahead every search counts its nodes against `lookahead_left` and fails when it runs out.
-local function pair_all(pool, h, strict, accept)
-  local unpairable = {}
-  local function key(remaining)
-    local parts = {}
-    for i, q in ipairs(remaining) do
-      parts[i] = q.seed
-    end
-    return table.concat(parts, ",")
+  local forbidden = {}
+  for _, g in ipairs(state.games) do
+    table.insert(forbidden, { number[g.white], number[g.black] })
   end
-  local function search(remaining, chosen)
-    if #remaining == 0 then
-      return not accept or accept(chosen)
-    end
-    if lookahead_left then
-      lookahead_left = lookahead_left - 1
-      if lookahead_left < 0 then
-        return false
-      end
-    end
-    local k
-    if not accept then
-      k = key(remaining)
-      if unpairable[k] then
-        return false
-      end
-    end
-    for _, q in ipairs(candidates(remaining, h, strict)) do
-      local rest = {}
-      for i = 2, #remaining do
-        if remaining[i] ~= q then
-          table.insert(rest, remaining[i])
-        end
-      end
-      table.insert(chosen, { remaining[1], q })
-      if search(rest, chosen) then
-        return true
-      end
-      table.remove(chosen)
-    end
-    if k then
-      unpairable[k] = true
-    end
-    return false
-  end
-  local chosen = {}
-  if search(pool, chosen) then
-    return chosen
-  end
-  return nil
-end
-
--- The pairs of the next round and the player with the bye (or nil), or nil when none exists.
--- `accept(pairs, bye)`, when given, may refuse a pairing (the look-ahead); `any_colours` skips
--- the search that keeps the colour rules (a look-ahead only asks whether a pairing exists).
-local function pair_round(h, accept, any_colours)
-  local list = ranked(h, h.names)
-  local passes = any_colours and { false } or { true, false }
-  local function attempt(pool, bye)
-    local check = accept and function(pairs)
-      return accept(pairs, bye)
-    end
-    for _, strict in ipairs(passes) do
-      local pairs = pair_all(pool, h, strict, check)
-      if pairs then
-        return pairs
-      end
-    end
-  end
-  if #list % 2 == 0 then
-    return attempt(list, nil), nil
-  end
-  -- The bye: the lowest-ranked player without one whose absence leaves a pairing.
-  for _, without_bye in ipairs({ true, false }) do
-    for i = #list, 1, -1 do
-      local p = list[i]
-      if not without_bye or p.byes == 0 then
-        local pool = {}
-        for j, q in ipairs(list) do
-          if j ~= i then
-            table.insert(pool, q)
-          end
-        end
-        local pairs = attempt(pool, p)
-        if pairs then
-          return pairs, p
-        end
-      end
-    end
-  end
-  return nil
-end
-
--- Whether the `depth` rounds after this one (these pairs, this bye) can still be paired without
--- a repeat: pairing greedily round by round can corner itself when the rounds are more than half
--- the field (six players: three rounds can leave two triangles of players who have all met).
-local function leaves_a_pairing(h, depth)
-  return function(pairs, bye)
-    local met = setmetatable({}, { __index = h.met })
-    for _, pair in ipairs(pairs) do
-      met[pair_key(pair[1].name, pair[2].name)] = true
-    end
-    if bye then
-      bye.byes = bye.byes + 1
-    end
-    local after = { names = h.names, players = h.players, met = met }
-    local next_pairs = pair_round(after, depth > 1 and leaves_a_pairing(after, depth - 1) or nil, true)
-    if bye then
-      bye.byes = bye.byes - 1
-    end
-    return next_pairs ~= nil
-  end
+  local per_round = state.options.games_per_pairing
+  return {
+    players = players,
+    rounds = total,
+    initial_colour = state.seed % 2 == 0 and "white" or "black",
+    forbidden = forbidden,
+    points = { win = per_round, draw = per_round / 2 },
+  }
 end
 
 function M.pairings(state)
@@ -511,36 +278,36 @@ function M.pairings(state)
   end
   local round = h.last_round + 1
   -- The bye is whoever has no game in the round: nothing else records it.
-  local pairs
-  if round < total and total > #state.players // 2 then
-    -- More rounds than half the field: only a pairing that leaves the next rounds pairable.
-    lookahead_left = LOOKAHEAD_NODES
-    pairs = pair_round(h, leaves_a_pairing(h, math.min(total - round, LOOKAHEAD_ROUNDS)))
-    lookahead_left = nil
-  end
-  if not pairs then
-    pairs = pair_round(h)
-  end
-  if not pairs then
-    error(string.format("swiss: round %d: no pairing without a repeat exists for these players", round), 0)
+  local ok, result = pcall(arena.pairing.dutch, dutch_input(h, state, total))
+  if not ok then
+    error(string.format("swiss: round %d: %s", round, tostring(result)), 0)
   end
   local opening = nil
   if state.openings > 0 then
     opening = (round - 1) % state.openings + 1
   end
   local games = {}
-  for board, pair in ipairs(pairs) do
-    local a, b = pair[1], pair[2]
-    local white, black = b.name, a.name
-    if a_gets_white(a, b, board, state.seed) then
-      white, black = a.name, b.name
-    end
+  for _, pair in ipairs(result.pairs) do -- in board order
+    local white, black = h.names[pair.white], h.names[pair.black]
     table.insert(games, { white = white, black = black, round = round, opening = opening })
     if state.options.games_per_pairing == 2 then
       table.insert(games, { white = black, black = white, round = round, opening = opening })
     end
   end
   return games
+end
+
+-- The tournament as a Swiss pairing program reads it, for `arena export trf`: the input of
+-- `arena.pairing.dutch` with the players' names and ratings by pairing number.
+function M.pairing_record(state)
+  local h = history(state)
+  local record = dutch_input(h, state, rounds_of(state.options, #state.players))
+  record.names = h.names
+  record.ratings = {}
+  for i, name in ipairs(h.names) do
+    record.ratings[i] = (state.ratings or {})[name] -- nil for an unrated player
+  end
+  return record
 end
 
 -- Tie-breaks of every player: Buchholz (the sum of the points of the opponents met, once per

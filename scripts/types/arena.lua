@@ -355,6 +355,29 @@ function arena.rating.elo.estimate(blocks, opts) end
 ---@return string? opponent
 function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 
+arena.pairing = {}
+
+---One player's round for `arena.pairing.dutch`: a game played (`opponent` and `colour`), the
+---pairing-allocated bye (`bye = true`), or neither (a forfeit, an absence, a void game).
+---@class arena.PairingRound
+---@field opponent? integer                    the opponent's pairing number
+---@field colour? "white"|"black"              this player's colour in the game played
+---@field bye? boolean                         the pairing-allocated bye
+---@field points? number                       points scored in the round, in tenths (default 0)
+
+---@class arena.PairingPlayer
+---@field rounds? arena.PairingRound[]         one entry per round played so far, every player the same number
+---@field available? boolean                   false: not paired this round (default true)
+
+---The next round by the FIDE Dutch system (FIDE Handbook C.04.3, the 2025 rules), as bbpPairings
+---pairs it. Players are given by pairing number (the list's order); the bye, when the field is
+---odd, goes to the player the rules choose. Raises an error naming the round when no pairing
+---keeps the absolute criteria, and one naming the player and round for bad input.
+---@param t { players: arena.PairingPlayer[], rounds: integer, initial_colour?: "white"|"black", forbidden?: integer[][], points?: { win?: number, draw?: number } }
+---  `rounds`: the tournament's rounds (for the last round's rules); `initial_colour`: pairing number 1's colour in round 1 (default white); `forbidden`: pairs that must not meet besides those that played; `points`: a win's and a draw's points (default 1 and 0.5)
+---@return { pairs: { white: integer, black: integer }[], bye?: integer }  pairs in board order
+function arena.pairing.dutch(t) end
+
 -- A play mode is a module returning:
 ---@class arena.Mode
 ---@field defaults? table                      the options it understands, with defaults (arena enforces max_attempts and max_turns)

@@ -32,6 +32,7 @@ pub struct FormatScript {
     pairings: Function,
     standings: Option<Function>,
     check: Option<Function>,
+    record: Option<Function>,
     options: Options,
 }
 
@@ -61,6 +62,7 @@ impl FormatScript {
             pairings: hooks.hook("pairings")?,
             standings: hooks.optional_hook("standings")?,
             check: hooks.optional_hook("check")?,
+            record: hooks.optional_hook("pairing_record")?,
             options: hooks.options(lua, options)?,
         })
     }
@@ -168,6 +170,40 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
 impl Format for FormatScript {
     fn options(&self) -> &Options {
         &self.options
+    }
+
+    fn pairing_record(
+        &self,
+        state: &FormatState,
+    ) -> Result<Option<crate::pairing::Record>, ScriptError> {
+        let Some(hook) = &self.record else {
+            return Ok(None);
+        };
+        let state_value = self.state_value(state)?;
+        let what = format!("`{}.pairing_record`", self.module);
+        let value: Value = state::call(&self.lua, &what, hook, state_value)?;
+        let Value::Table(t) = value else {
+            return Ok(None);
+        };
+        let bad = |e: mlua::Error| ScriptError::bare(format!("{what}: {e}"));
+        let names: Vec<String> = t.get("names").map_err(bad)?;
+        let ratings: Vec<Option<f64>> = (1..=names.len())
+            .map(|i| {
+                t.get::<Option<LuaTable>>("ratings")?
+                    .map(|r| r.get::<Option<f64>>(i))
+                    .transpose()
+                    .map(Option::flatten)
+            })
+            .collect::<Result<_, mlua::Error>>()
+            .map_err(bad)?;
+        t.set("names", Value::Nil).map_err(bad)?;
+        t.set("ratings", Value::Nil).map_err(bad)?;
+        let tournament = super::api::tournament_of(&t).map_err(bad)?;
+        Ok(Some(crate::pairing::Record {
+            tournament,
+            names,
+            ratings,
+        }))
     }
 
     fn pairings(&self, state: &FormatState) -> Result<Option<Vec<Pairing>>, ScriptError> {

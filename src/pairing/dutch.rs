@@ -111,10 +111,23 @@ pub struct Tournament {
     pub forbidden: Vec<(usize, usize)>,
 }
 
+/// A Swiss tournament as a pairing program sees it, with the players' names and ratings: what
+/// a FIDE TRF file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// The tournament (players in pairing-number order).
+    pub tournament: Tournament,
+    /// Each player's name, in pairing-number order.
+    pub names: Vec<String>,
+    /// Each player's rating where it has one, in pairing-number order.
+    pub ratings: Vec<Option<f64>>,
+}
+
 /// A round's pairing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pairing {
-    /// `(white, black)` player indices, in no particular order.
+    /// `(white, black)` player indices in board order: by the higher score in the pair, then the
+    /// lower, then the higher-ranked player's pairing number.
     pub pairs: Vec<(usize, usize)>,
     /// The player given the pairing-allocated bye.
     pub bye: Option<usize>,
@@ -1024,6 +1037,20 @@ impl<'f, 'a, W: Bits> Bracketer<'f, 'a, W> {
                 None => bye = Some(p),
             }
         }
+        // Board order: the higher score in the pair, then the lower, then the higher player's
+        // pairing number.
+        pairs.sort_by_key(|&(w, b)| {
+            let (hi, lo) = if (f.score(w), b) > (f.score(b), w) {
+                (w, b)
+            } else {
+                (b, w)
+            };
+            (
+                std::cmp::Reverse(f.score(hi)),
+                std::cmp::Reverse(f.score(lo)),
+                hi,
+            )
+        });
         Ok(Pairing { pairs, bye })
     }
 }

@@ -17,5 +17,5 @@ pub mod wide;
 #[cfg(test)]
 mod fixtures;
 
-pub use dutch::{Colour, Pairing, Player, RoundEntry, Tournament, pair_round};
+pub use dutch::{Colour, Pairing, Player, Record, RoundEntry, Tournament, pair_round};
 pub use error::PairingError;

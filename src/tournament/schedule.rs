@@ -42,6 +42,19 @@ pub trait Format: Send {
         let _ = state;
         Ok(Vec::new())
     }
+    /// The tournament as a Swiss pairing program reads it (pairing numbers, every player's
+    /// rounds), for `arena export trf`; None for a format that is not a Swiss system (the
+    /// default).
+    ///
+    /// # Errors
+    /// A script error.
+    fn pairing_record(
+        &self,
+        state: &FormatState,
+    ) -> Result<Option<crate::pairing::Record>, ScriptError> {
+        let _ = state;
+        Ok(None)
+    }
 }
 
 /// Why the format could not say which games come next.

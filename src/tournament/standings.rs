@@ -1,4 +1,4 @@
-//! A stored tournament's format tables: the format is rebuilt from the scripts stored with its
+//! A stored tournament's format tables (and a Swiss tournament's pairing record): the format is rebuilt from the scripts stored with its
 //! games (so the tables read as the format that paired them saw them, even when the script on
 //! disk has changed or gone) and asked for [`Format::standings`](super::schedule::Format).
 
@@ -8,9 +8,10 @@ use thiserror::Error;
 
 use super::{
     rules::ScriptHost,
-    schedule::{FormatGame, FormatState},
+    schedule::{Format, FormatGame, FormatState},
 };
 use crate::{
+    pairing::Record,
     script::{CheckErrors, ScriptError},
     store::{Store, StoreError, TournamentRow},
     table::Table,
@@ -40,6 +41,41 @@ pub fn stored_standings(
     host: &dyn ScriptHost,
     tournament: &TournamentRow,
 ) -> Result<Vec<Table>, StandingsError> {
+    // Rebuilding runs the whole script; a format without tables need not pay for it (nor an old
+    // tournament whose scripts no longer load warn about tables it never had).
+    let Some((format, state)) = stored_format(store, host, tournament, "standings")? else {
+        return Ok(Vec::new());
+    };
+    Ok(format.standings(&state)?)
+}
+
+/// `tournament` as a Swiss pairing program reads it ([`Format::pairing_record`]), for a TRF
+/// file; none when no game has started or the format is not a Swiss system.
+///
+/// # Errors
+/// A store failure, stored scripts that do not load, or a failing `pairing_record` hook.
+pub fn stored_pairing_record(
+    store: &Store,
+    host: &dyn ScriptHost,
+    tournament: &TournamentRow,
+) -> Result<Option<Record>, StandingsError> {
+    let Some((format, state)) = stored_format(store, host, tournament, "pairing_record")? else {
+        return Ok(None);
+    };
+    Ok(format.pairing_record(&state)?)
+}
+
+/// A stored tournament's format, rebuilt, and its state over the stored games.
+type StoredFormat = (Box<dyn Format>, FormatState);
+
+/// The format rebuilt from the scripts of the last game started, and its state over the stored
+/// games; none when no game has started or no stored script mentions `hook`.
+fn stored_format(
+    store: &Store,
+    host: &dyn ScriptHost,
+    tournament: &TournamentRow,
+    hook: &str,
+) -> Result<Option<StoredFormat>, StandingsError> {
     let games = store.games(tournament.id)?;
     // The scripts of the last game started: generation numbers start again with every run, so
     // the schedule order says best which scripts the format was last asked through.
@@ -48,16 +84,14 @@ pub fn stored_standings(
         .filter(|g| g.script_hash.is_some())
         .max_by_key(|g| g.index)
     else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let hash = newest.script_hash.as_deref().unwrap_or_default();
     let Some(files) = store.scripts(hash)? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
-    // Rebuilding runs the whole script; a format without tables need not pay for it (nor an old
-    // tournament whose scripts no longer load warn about tables it never had).
-    if !files.iter().any(|(_, text)| text.contains("standings")) {
-        return Ok(Vec::new());
+    if !files.iter().any(|(_, text)| text.contains(hook)) {
+        return Ok(None);
     }
     let rules = host.rebuild(
         Path::new(&tournament.script_path),
@@ -76,5 +110,5 @@ pub fn stored_standings(
         0,
         format.options().clone(),
     );
-    Ok(format.standings(&state)?)
+    Ok(Some((format, state)))
 }

@@ -9,10 +9,12 @@ mod board;
 mod eval;
 mod ladder;
 mod log;
+mod pairing;
 mod rating;
 mod spec;
 mod text;
 
+pub(crate) use pairing::tournament_of;
 pub use spec::DEFINED_AT;
 
 /// Builds the `arena` table, sets it as a global and returns it.
@@ -28,6 +30,7 @@ pub fn register(lua: &Lua) -> mlua::Result<Table> {
     eval::register(lua, &arena)?;
     rating::register(lua, &arena)?;
     ladder::register(lua, &arena)?;
+    pairing::register(lua, &arena)?;
     lua.globals().set("arena", arena.clone())?;
     Ok(arena)
 }
