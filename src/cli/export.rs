@@ -1,4 +1,5 @@
-//! `arena export`: write stored games out (`arena export pgn`) and the datasets
+//! `arena export`: write stored games out (`arena export pgn`, a Swiss as a FIDE TRF file with
+//! `arena export trf`) and the datasets
 //! (`arena export sft|positions|jsonl`, each with a `manifest.json` beside it).
 
 use std::{
@@ -7,10 +8,12 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use arena::{
     export::{self, JsonlTable, SftFilter, SftOptions},
+    lua::LuaHost,
     store::{Store, TournamentRow},
+    tournament::standings::stored_pairing_record,
 };
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Value, json};
@@ -67,6 +70,20 @@ enum ExportCommand {
         /// Add a `meta` object to each line (game, ply, player, mode, FEN, moves, verdict).
         #[arg(long)]
         meta: bool,
+    },
+    /// A Swiss tournament as a FIDE TRF file (TRF-16 player lines with the XXR, XXC and XXP
+    /// lines of TRF(x)), for checking its pairings with a pairing program of your own, e.g.
+    /// `bbpPairings --dutch FILE -c`.
+    Trf {
+        /// The store: a SQLite file or a `postgres://` URL (env `ARENA_DB`).
+        #[arg(long, env = "ARENA_DB", hide_env_values = true)]
+        db: PathBuf,
+        /// The tournament (default: the store's only tournament).
+        #[arg(long)]
+        tournament: Option<String>,
+        /// The output file (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Every analysed position: FEN, side, legal moves, the move played, the engine's top moves
     /// with Win%, the player and mode.
@@ -135,6 +152,11 @@ pub(super) fn run(args: Args) -> Result<u8> {
             annotate,
             reasoning,
         } => pgn(&db, out, tournament.as_deref(), annotate, reasoning),
+        ExportCommand::Trf {
+            db,
+            tournament,
+            out,
+        } => trf(&db, tournament.as_deref(), out),
         ExportCommand::Sft {
             common,
             player,
@@ -234,6 +256,44 @@ fn dataset(
     });
     let text = serde_json::to_string_pretty(&manifest)? + "\n";
     std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
+    Ok(0)
+}
+
+fn trf(db: &Path, tournament: Option<&str>, out: Option<PathBuf>) -> Result<u8> {
+    let store = open_existing(db)?;
+    let tournaments = select(&store, tournament)?;
+    let t = match tournaments.as_slice() {
+        [one] => one,
+        [] => bail!("the store has no tournament"),
+        many => bail!(
+            "the store has {} tournaments; name one with --tournament ({})",
+            many.len(),
+            many.iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let record = stored_pairing_record(&store, &LuaHost, t)
+        .with_context(|| format!("cannot read tournament `{}`", t.name))?
+        .with_context(|| {
+            format!(
+                "tournament `{}` is not a Swiss tournament with games (a TRF file records a Swiss system)",
+                t.name
+            )
+        })?;
+    if record.tournament.points_for_win != 10 {
+        bail!(
+            "tournament `{}` plays two games a pairing each round; a TRF file records one game a round",
+            t.name
+        );
+    }
+    let text = export::trf(&t.name, &record);
+    match out {
+        Some(path) => std::fs::write(&path, text)
+            .with_context(|| format!("cannot write `{}`", path.display()))?,
+        None => write_stdout(&text)?,
+    }
     Ok(0)
 }
 

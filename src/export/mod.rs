@@ -8,6 +8,7 @@ mod jsonl;
 mod manifest;
 mod positions;
 mod sft;
+mod trf;
 
 use std::{collections::HashMap, io::Write};
 
@@ -26,6 +27,7 @@ pub use jsonl::{JsonlTable, jsonl};
 pub use manifest::{GIT_COMMIT, manifest};
 pub use positions::positions;
 pub use sft::{SftCounts, SftFilter, SftOptions, sft};
+pub use trf::trf;
 
 /// Errors of the dataset exports.
 #[derive(Debug, thiserror::Error)]
