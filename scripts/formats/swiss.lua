@@ -18,12 +18,15 @@
 -- repeat can complete, and the run then stops with an error that says so.
 --
 -- `games_per_pairing = 2` plays each pairing twice, once with each colour. A void game (`*`)
--- scores nothing for either player and counts in no colour history or tie-break; it is not
--- replayed, and its pair still counts as having met (a void game is usually a request the
+-- scores nothing for either player and counts in no colour history (in the tie-breaks, a round of
+-- void games counts as unplayed: against a virtual opponent); it is not replayed, and its pair still counts as having met (a void game is usually a request the
 -- provider refuses for good, and pairing the same two players again would void again).
 --
 -- `standings(state)` returns the table: rank, points, W/D/L, Buchholz, Buchholz cut-1 and
--- Sonneborn-Berger (the tie-breaks in that order), and each player's colours by round.
+-- Sonneborn-Berger (ties broken by cut-1, Buchholz, then Sonneborn-Berger; unplayed rounds
+-- count against a virtual opponent as FIDE's tie-break regulations have it), and each player's
+-- colours by round. `pairing_record(state)` gives the tournament as a pairing program reads
+-- it, for `arena export trf`.
 local M = {}
 
 -- The format options; arena refuses any other key when the script is checked. `rounds = false`
@@ -310,27 +313,51 @@ function M.pairing_record(state)
   return record
 end
 
--- Tie-breaks of every player: Buchholz (the sum of the points of the opponents met, once per
--- round), Buchholz cut-1 (without the least of those, a round without an opponent counting 0)
--- and Sonneborn-Berger (per game, the opponent's points times the points scored against it).
-local function tiebreaks(h)
+-- Tie-breaks of every player, with unplayed rounds as FIDE's tie-break regulations (2009-2022,
+-- "virtual opponent") treat them: Buchholz (the sum of the opponents' points, once per round),
+-- Buchholz cut-1 (without the least of those) and Sonneborn-Berger (per game, the points scored
+-- times the opponent's points). An opponent's points count each of its own unplayed rounds (a
+-- bye, a void round) as a draw. A round the player did not play (its bye, a void round) counts
+-- as played against a virtual opponent who had the player's points before that round, took
+-- from the round what the player did not, and drew every later round: SPR + (1 - SfPR) +
+-- 0.5 * (n - R) points after the n rounds played (per game of a pairing with two games).
+local function tiebreaks(h, per_round)
+  local adjusted = {}
+  for _, name in ipairs(h.names) do
+    local p = h.players[name]
+    local total = 0
+    for r = 1, h.last_round do
+      local entry = p.rounds[r]
+      if entry and not entry.bye and entry.played > 0 then
+        total = total + entry.score
+      else
+        total = total + per_round / 2
+      end
+    end
+    adjusted[name] = total
+  end
   for _, name in ipairs(h.names) do
     local p = h.players[name]
     local buchholz, least, sb = 0, nil, 0
+    local before = 0 -- the player's points before round r
     for r = 1, h.last_round do
       local entry = p.rounds[r]
-      local value = 0
-      if entry and entry.opponent and entry.played > 0 then
-        local opp = h.players[entry.opponent].points
-        value = opp
+      local scored = entry and entry.score or 0
+      local value
+      if entry and not entry.bye and entry.played > 0 then
+        value = adjusted[entry.opponent]
         for _, score in ipairs(entry.games) do
-          sb = sb + score * opp
+          sb = sb + score * value
         end
+      else
+        value = before + (per_round - scored) + per_round / 2 * (h.last_round - r)
+        sb = sb + scored * value
       end
       buchholz = buchholz + value
       if least == nil or value < least then
         least = value
       end
+      before = before + scored
     end
     p.buchholz = buchholz
     p.cut1 = buchholz - (least or 0)
@@ -340,7 +367,7 @@ end
 
 function M.standings(state)
   local h = history(state)
-  tiebreaks(h)
+  tiebreaks(h, state.options.games_per_pairing)
   local list = ranked(h, h.names)
   local function key(p)
     return { p.points, p.cut1, p.buchholz, p.sb }

@@ -352,14 +352,19 @@ fn swiss_tie_breaks_match_values_computed_by_hand() {
         (2, 1, 0)
     );
 
-    // Three players and a bye each round (1 point): x 1.5, z 1.5, y 1. A bye adds nothing to
-    // Buchholz and is the round cut-1 drops.
+    // Three players and a bye each round (1 point): x 1.5, z 1.5, y 1. FIDE's virtual opponent:
+    // an opponent's bye counts as a draw in its points (y 0.5, z 1, x 1.5), and a player's own
+    // bye is a game against an opponent with SPR + (1 - SfPR) + 0.5 (n - R) points: z's in round
+    // 1, 0 + 0 + 0.5 = 0.5; y's in round 2, 0 + 0 + 0 = 0.
+    // x: Buchholz y 0.5 + z 1 = 1.5, cut-1 1, SB 1 * 0.5 + 0.5 * 1 = 1.
+    // z: Buchholz 0.5 + x 1.5 = 2, cut-1 1.5, SB 1 * 0.5 + 0.5 * 1.5 = 1.25.
+    // y: Buchholz x 1.5 + 0 = 1.5, cut-1 1.5, SB 0 * 1.5 + 1 * 0 = 0.
     let players: Vec<String> = ["x", "y", "z"].map(String::from).to_vec();
     let games = [game(1, 1, "x", "y", "1-0"), game(2, 2, "z", "x", "1/2-1/2")];
     let table = &format.standings(&state(&format, &players, &games)).unwrap()[0];
     let want = [
-        ("x", 1.5, 2.5, 1.5, 1.75, "W B"),
-        ("z", 1.5, 1.5, 1.5, 0.75, "- W"),
+        ("z", 1.5, 2.0, 1.5, 1.25, "- W"),
+        ("x", 1.5, 1.5, 1.0, 1.0, "W B"),
         ("y", 1.0, 1.5, 1.5, 0.0, "B -"),
     ];
     for (i, (name, points, buchholz, cut1, sb, colours)) in want.into_iter().enumerate() {
