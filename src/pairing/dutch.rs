@@ -1054,3 +1054,123 @@ impl<'f, 'a, W: Bits> Bracketer<'f, 'a, W> {
         Ok(Pairing { pairs, bye })
     }
 }
+
+/// Each rule on a small crafted case; the expected pairings are bbpPairings' own (`-p`) for the
+/// same tournament.
+#[cfg(test)]
+mod tests {
+    use super::{Colour, Pairing, Player, RoundEntry, Tournament, pair_round};
+    use crate::pairing::PairingError;
+
+    /// A round: games `(white, black, white's points in tenths)` by pairing number, and the bye.
+    type Round<'a> = (&'a [(usize, usize, u32)], Option<usize>);
+
+    fn tournament(n: usize, total_rounds: usize, rounds: &[Round], absent: &[usize]) -> Tournament {
+        let mut players: Vec<Player> = (1..=n)
+            .map(|p| Player {
+                rounds: Vec::new(),
+                available: !absent.contains(&p),
+            })
+            .collect();
+        for (games, bye) in rounds {
+            let mut entry = vec![RoundEntry::Unplayed { points: 0 }; n];
+            for &(w, b, points) in *games {
+                entry[w - 1] = RoundEntry::Played {
+                    opponent: b - 1,
+                    colour: Colour::White,
+                    points,
+                };
+                entry[b - 1] = RoundEntry::Played {
+                    opponent: w - 1,
+                    colour: Colour::Black,
+                    points: 10 - points,
+                };
+            }
+            if let Some(b) = bye {
+                entry[b - 1] = RoundEntry::PairingBye { points: 10 };
+            }
+            for (p, e) in players.iter_mut().zip(entry) {
+                p.rounds.push(e);
+            }
+        }
+        Tournament {
+            players,
+            total_rounds,
+            points_for_win: 10,
+            points_for_draw: 5,
+            initial_colour: Colour::White,
+            forbidden: Vec::new(),
+        }
+    }
+
+    /// The pairing by pairing numbers: `(white, black)` in board order, and the bye.
+    fn numbers(p: &Pairing) -> (Vec<(usize, usize)>, Option<usize>) {
+        (
+            p.pairs.iter().map(|&(w, b)| (w + 1, b + 1)).collect(),
+            p.bye.map(|b| b + 1),
+        )
+    }
+
+    #[test]
+    fn round_one_splits_the_field_top_half_against_bottom_half() {
+        let t = tournament(6, 3, &[], &[]);
+        let p = pair_round(&t).unwrap();
+        assert_eq!(numbers(&p), (vec![(1, 4), (5, 2), (3, 6)], None));
+    }
+
+    #[test]
+    fn winners_meet_winners_and_colours_alternate() {
+        // Round 1: 1 beat 3 with White, 2 beat 4 with Black.
+        let t = tournament(4, 3, &[(&[(1, 3, 10), (4, 2, 0)], None)], &[]);
+        let p = pair_round(&t).unwrap();
+        assert_eq!(numbers(&p), (vec![(2, 1), (3, 4)], None));
+    }
+
+    #[test]
+    fn two_players_with_the_same_absolute_colour_preference_never_meet_before_the_last_round() {
+        // 1 and 2 both had White twice; 3 and 4 sit the round out. With two rounds to go they
+        // cannot meet: there is no pairing.
+        let history: [Round; 2] = [
+            (&[(1, 3, 10), (2, 4, 10)], None),
+            (&[(1, 4, 10), (2, 3, 10)], None),
+        ];
+        let t = tournament(4, 4, &history, &[3, 4]);
+        assert_eq!(pair_round(&t), Err(PairingError::NoPairing { round: 3 }));
+        // In the last round two top scorers (more than half the points) may meet: the
+        // higher-ranked gets its preference, Black.
+        let t = tournament(4, 3, &history, &[3, 4]);
+        assert_eq!(numbers(&pair_round(&t).unwrap()), (vec![(2, 1)], None));
+    }
+
+    #[test]
+    fn the_bye_goes_to_the_lowest_ranked_player_of_the_lowest_score_without_one() {
+        // Round 1: 5 had the bye; 3 and 4 lost. Round 2: 4 (the lower of the two) has the bye.
+        let t = tournament(5, 3, &[(&[(1, 3, 10), (4, 2, 0)], Some(5))], &[]);
+        let p = pair_round(&t).unwrap();
+        assert_eq!(numbers(&p), (vec![(5, 1), (2, 3)], Some(4)));
+        // Three players, 3 had the bye: 2, the lowest, takes it; 3 and 1 meet.
+        let t = tournament(3, 3, &[(&[(1, 2, 10)], Some(3))], &[]);
+        let p = pair_round(&t).unwrap();
+        assert_eq!(numbers(&p), (vec![(3, 1)], Some(2)), "{p:?}");
+    }
+
+    #[test]
+    fn floaters_and_colours_settle_a_mixed_field() {
+        // Two rounds with draws: scores 2 (p2), 1.5 (p1, p4), 1 (p3), 0 (p5, p6). p2 floats down
+        // to the 1.5 group and meets p1, the highest it has not met; p3 floats down to p4.
+        let history: [Round; 2] = [
+            (&[(1, 4, 5), (5, 2, 0), (3, 6, 10)], None),
+            (&[(2, 3, 10), (4, 5, 10), (6, 1, 0)], None),
+        ];
+        let t = tournament(6, 4, &history, &[]);
+        let p = pair_round(&t).unwrap();
+        assert_eq!(numbers(&p), (vec![(1, 2), (3, 4), (5, 6)], None));
+    }
+
+    #[test]
+    fn bad_histories_are_refused() {
+        let mut t = tournament(4, 3, &[(&[(1, 3, 10), (4, 2, 0)], None)], &[]);
+        t.players[3].rounds.clear();
+        assert!(matches!(pair_round(&t), Err(PairingError::Invalid(m)) if m.contains("player 4")));
+    }
+}
