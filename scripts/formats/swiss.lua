@@ -438,7 +438,7 @@ function M.standings(state)
           total,
           tostring(state.options.bye_points)
         ),
-        "colours by round: W white, B black, - bye, * void; void games count in no other column",
+        "colours by round: W white, B black, - bye, * void; void games count in no other column but the tie-breaks (as unplayed rounds)",
       },
     },
   }
