@@ -175,6 +175,55 @@ fn swiss_gives_7_players_a_bye_each_round_and_counts_it() {
         };
         assert_eq!(row["points"].as_f64(), Some(points[name] + bye), "{row}");
     }
+
+    // `arena export trf`: a FIDE TRF file with a player line per seed (script order) holding
+    // each round's opponent, colour and result as stored, the byes as pairing-allocated ones.
+    let out = dir
+        .arena()
+        .args(["export", "trf", "--db", "t.db", "--tournament", "sw7"])
+        .output()
+        .expect("arena runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    // Tournament seed 5 (odd): the first board's higher seed has Black.
+    assert_eq!(&lines[..3], &["012 sw7", "XXR 3", "XXC black1"], "{text}");
+    let order = [
+        "sf100", "sf20", "sf5", "sf1", "random1", "random2", "random3",
+    ];
+    let number = |name: &str| order.iter().position(|n| *n == name).unwrap() + 1;
+    let players: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("001"))
+        .collect();
+    assert_eq!(players.len(), 7, "{text}");
+    let cell = |player: usize, round: u32| {
+        let at = 91 + 10 * (round as usize - 1);
+        players[player - 1][at..at + 8].to_string()
+    };
+    for g in &games {
+        let (w, b) = (number(&g.white), number(&g.black));
+        let (rw, rb) = match g.result.as_deref() {
+            Some("1-0") => ('1', '0'),
+            Some("0-1") => ('0', '1'),
+            _ => ('=', '='),
+        };
+        assert_eq!(cell(w, g.round), format!("{b:>4} w {rw}"), "{text}");
+        assert_eq!(cell(b, g.round), format!("{w:>4} b {rb}"), "{text}");
+    }
+    for (round, name) in byes.iter().enumerate() {
+        assert_eq!(cell(number(name), round as u32 + 1), "0000 - U", "{text}");
+    }
+    for (i, name) in order.iter().enumerate() {
+        let bye = if byes.iter().any(|b| b == name) {
+            1.0
+        } else {
+            0.0
+        };
+        let listed: f64 = players[i][80..84].trim().parse().unwrap();
+        assert_eq!(listed, points[*name] + bye, "{name}: {text}");
+    }
 }
 
 /// The bracket rows of the leaderboard, by round name.
