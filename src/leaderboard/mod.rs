@@ -118,7 +118,8 @@ pub fn analysis_table(store: &Store, tournament: i64) -> Result<Option<Table>, S
         return Ok(None);
     }
     let legal = legal_move_rates(&store.standings(tournament)?);
-    Ok(Some(analysis::summary_table(&analysed, &legal)))
+    let lichess = analysis::lichess::figures(store, tournament)?;
+    Ok(Some(analysis::summary_table(&analysed, &legal, &lichess)))
 }
 
 /// ChessArena's legal-move rate per player that answers through LLM calls: accepted moves per
