@@ -46,8 +46,8 @@ use super::{
     AnalysisError,
     pool::{AnalysisLimits, AnalysisPool, PositionAnalysis, RankedMove, parse_fen_in, play},
     winrate::{
-        Classification, Phase, WinModel, centipawn_loss, game_accuracy, lichess_win_percent,
-        move_accuracy,
+        Classification, Phase, WinModel, game_accuracy, lichess_win_percent, move_accuracy,
+        stored_cp_loss,
     },
 };
 use crate::{
@@ -491,7 +491,7 @@ impl<'a> Analyser<'a> {
                 .map(|all| serde_json::to_string(&all).expect("moves always serialise")),
             win_before,
             win_after,
-            cp_loss: centipawn_loss(before.score, after.score),
+            cp_loss: stored_cp_loss(before.score, after.score),
             accuracy,
             phase: Phase::of(position, ply).as_str().to_owned(),
             classification: classification.as_str().to_owned(),

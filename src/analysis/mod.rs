@@ -21,6 +21,7 @@
 //! ```
 
 mod game;
+pub mod lichess;
 mod pool;
 pub mod winrate;
 
@@ -117,11 +118,13 @@ impl AnalysisError {
 
 /// The per-player analysis in the papers' columns: plies, legal-move rate (ChessArena's Table 12,
 /// from `legal_move_rates` by player, shown only for players that have one), top-move rate, the
-/// share of each class (LLM Chess's Table 2), blunders per game phase, average centipawn loss and
-/// Lichess accuracy.
+/// share of each LLM Chess class (its Table 2, its cutoffs of 30/20/10 Win% points) and its
+/// blunders per game phase; then lichess's own figures by player (`lichess`, see
+/// [`lichess::figures`]): its `?!`, `?` and `??` counts, ACPL and accuracy, each a mean of games.
 pub fn summary_table(
     rows: &[PlayerAnalysisRow],
     legal_move_rates: &BTreeMap<String, f64>,
+    lichess: &BTreeMap<String, lichess::LichessFigures>,
 ) -> crate::table::Table {
     use crate::table::{Cell, Table};
     let mut table = Table::new(
@@ -140,12 +143,24 @@ pub fn summary_table(
             "opening blunder %",
             "middlegame blunder %",
             "endgame blunder %",
-            "ACPL",
-            "accuracy",
+            "lichess ?!",
+            "lichess ?",
+            "lichess ??",
+            "lichess ACPL",
+            "lichess accuracy",
         ],
     );
     let percent = |r: &PlayerAnalysisRow, n: u64| Cell::Num(100.0 * r.rate(n), 1);
-    for (i, r) in rows.iter().enumerate() {
+    let mut ordered: Vec<&PlayerAnalysisRow> = rows.iter().collect();
+    // Best lichess accuracy first (as before, when the store's accuracy ordered the rows).
+    let accuracy = |r: &PlayerAnalysisRow| lichess.get(&r.player).and_then(|f| f.accuracy);
+    ordered.sort_by(|a, b| {
+        accuracy(b)
+            .unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&accuracy(a).unwrap_or(f64::NEG_INFINITY))
+            .then(a.player.cmp(&b.player))
+    });
+    for (i, r) in ordered.into_iter().enumerate() {
         let mut row = vec![
             (i + 1).into(),
             r.player.clone().into(),
@@ -167,12 +182,29 @@ pub fn summary_table(
                 Cell::Num(100.0 * blunders as f64 / *plies as f64, 1)
             });
         }
-        row.push(Cell::Num(r.acpl, 0));
-        row.push(r.accuracy.map_or(Cell::Empty, |a| Cell::Num(a, 1)));
+        match lichess.get(&r.player) {
+            Some(f) => row.extend([
+                f.inaccuracies.into(),
+                f.mistakes.into(),
+                f.blunders.into(),
+                f.acpl.map_or(Cell::Empty, |a| Cell::Num(a, 1)),
+                f.accuracy.map_or(Cell::Empty, |a| Cell::Num(a, 1)),
+            ]),
+            None => row.extend(std::iter::repeat_n(Cell::Empty, 5)),
+        }
         table.rows.push(row);
     }
     table.notes.push(
-        "rates per analysed ply; legal moves % is accepted moves per attempt, for LLM players"
+        "rates per analysed ply of the player's own (book plies count nowhere); legal moves % is accepted moves per attempt, for LLM players"
+            .to_owned(),
+    );
+    table.notes.push(
+        "best/good/inaccuracy/mistake/blunder %: LLM Chess's classes (best: the engine's first choice; else a Win% drop of 10, 20, 30 points or more), and its phases"
+            .to_owned(),
+    );
+    table.notes.push(
+        "lichess ?!, ?, ??: moves lichess judges an inaccuracy, mistake or blunder (a drop in winning chances of 0.1, 0.2, 0.3 on [−1, 1], i.e. 5, 10, 15 Win% points; mates by lichess's mate rules; never the engine's best move); \
+         lichess ACPL and accuracy: per game as lichess computes them (each evaluation clamped to ±1000, no cap on a move's loss, the game's first position at 15 cp), then the mean of the player's games"
             .to_owned(),
     );
     table
@@ -205,7 +237,20 @@ mod tests {
             ..row.clone()
         };
         let legal = BTreeMap::from([("llm".to_owned(), 0.8)]);
-        let table = summary_table(&[row, llm], &legal);
+        let figures = BTreeMap::from([(
+            "sf".to_owned(),
+            lichess::LichessFigures {
+                moves: 8,
+                inaccuracies: 2,
+                mistakes: 1,
+                blunders: 1,
+                acpl: Some(55.5),
+                accuracy: Some(81.25),
+                games: 2,
+            },
+        )]);
+        let table = summary_table(&[llm, row], &legal, &figures);
+        assert_eq!(table.rows[0][1], crate::table::Cell::from("sf"));
         assert_eq!(
             table.rows[0][3],
             crate::table::Cell::Empty,
@@ -219,7 +264,7 @@ mod tests {
             cells,
             [
                 "1", "sf", "8", "-", "75.0", "50.0", "25.0", "12.5", "0.0", "12.5", "0.0", "25.0",
-                "-", "41", "88.3"
+                "-", "2", "1", "1", "55.5", "81.2"
             ],
             "{text}"
         );

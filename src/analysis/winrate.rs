@@ -7,8 +7,18 @@
 //!   `−10000 + n` (being mated now, `mate 0`, is −10000).
 //! - LLM Chess (`data_processing/analyse_game.py`): the same curve with the Lichess constant
 //!   0.00368208, a mate for either side as ±1000 cp and centipawns otherwise unclamped; move classes
-//!   from the Win% drop with Lichess's `Advice.scala` cutoffs (≥30 blunder, ≥20 mistake, ≥10
-//!   inaccuracy); phases from the ply and the material.
+//!   from the drop in Win% points, ≥30 blunder, ≥20 mistake, ≥10 inaccuracy ([`Classification`]:
+//!   LLM Chess cites lichess's `Advice.scala` for them, but lichess's cutoffs are on winning
+//!   chances in [−1, 1], half as many Win% points); phases from the ply and the material.
+//! - Lichess's own move judgements (`lila`, `modules/tree/src/main/Advice.scala`, with
+//!   `WinPercent.winningChances`): [`LichessJudgement`], from the drop in winning chances
+//!   `2/(1+e^(−0.00368208·cp)) − 1` (centipawns not clamped, the result clamped to [−1, 1]) of
+//!   ≥0.3 blunder, ≥0.2 mistake, ≥0.1 inaccuracy (15, 10 and 5 Win% points) when both evaluations
+//!   are centipawns; a mate created or lost by the cp rules of `MateAdvice`; and no judgement on
+//!   the engine's best move (lichess keeps no variation for it and judges only moves with one).
+//! - Lichess's average centipawn loss (`AccuracyCP.scala`): per move, the mover's evaluation
+//!   before less after, each clamped to ±1000 (a mate as ±1000), at least 0 and not capped
+//!   further ([`lichess_cp_loss`]); per game and colour, the mean rounded to an integer.
 //! - Lichess (`lila`, `modules/analyse/src/main/AccuracyPercent.scala` and `WinPercent.scala`):
 //!   Win% clamps centipawns to ±1000 (a mate counts as ±1000); a move's accuracy is
 //!   `103.1668100711649·e^(−0.04354415386753951·drop) − 3.166924740191411 + 1`, clamped to 0..100,
@@ -95,11 +105,104 @@ pub fn lichess_win_percent(score: Score) -> f64 {
     win_curve(0.003_682_08, f64::from(lichess_centipawns(score)))
 }
 
-/// The mover's centipawn loss, Lichess-style: both evaluations clamped to ±1000, the loss to
-/// 0..1000. `before` is the mover's view, `after` the opponent's (the side to move after the move).
-pub fn centipawn_loss(before: Score, after: Score) -> u32 {
-    let loss = lichess_centipawns(before) + lichess_centipawns(after);
-    loss.clamp(0, 1000) as u32
+/// Lichess's centipawn loss of one move (`AccuracyCP.diffsList`): both evaluations clamped to
+/// ±1000 (a mate as ±1000), the loss at least 0 and up to 2000. `before` is the mover's view,
+/// `after` the opponent's.
+pub fn lichess_cp_loss(before: Score, after: Score) -> u32 {
+    (lichess_centipawns(before) + lichess_centipawns(after)).max(0) as u32
+}
+
+/// The centipawn loss the store keeps per ply (its schema holds 0..1000): [`lichess_cp_loss`]
+/// capped at 1000. arena's own figure; lichess's ACPL is computed from the evaluations instead,
+/// uncapped (see [`crate::analysis::lichess`]).
+pub fn stored_cp_loss(before: Score, after: Score) -> u32 {
+    lichess_cp_loss(before, after).min(1000)
+}
+
+/// Lichess's winning chances of a centipawn score, in [−1, 1] (`WinPercent.winningChances`):
+/// the centipawns are not clamped, the result is.
+pub fn lichess_winning_chances(cp: f64) -> f64 {
+    (2.0 / (1.0 + (-0.003_682_08 * cp).exp()) - 1.0).clamp(-1.0, 1.0)
+}
+
+/// Lichess's judgement of a move (`Advice.scala`), shown as the NAGs `?!`, `?` and `??`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LichessJudgement {
+    /// `?!`: winning chances down by 0.1 (5 Win% points) or more.
+    Inaccuracy,
+    /// `?`: down by 0.2 (10 Win% points) or more.
+    Mistake,
+    /// `??`: down by 0.3 (15 Win% points) or more.
+    Blunder,
+}
+
+impl LichessJudgement {
+    /// The judgement of a move: `best` when it was the engine's first choice, `before` the mover's
+    /// score before it, `after` the opponent's after it. `None`: no judgement (a good move, the
+    /// best move, or a mate sequence lichess leaves alone).
+    pub fn of(best: bool, before: Score, after: Score) -> Option<LichessJudgement> {
+        if best {
+            return None;
+        }
+        // Everything from the mover's side: the score after the move, negated.
+        let after = match after {
+            Score::Cp(cp) => Score::Cp(-cp),
+            Score::Mate(n) => Score::Mate(-n),
+        };
+        if let (Score::Cp(b), Score::Cp(a)) = (before, after) {
+            let drop =
+                lichess_winning_chances(f64::from(b)) - lichess_winning_chances(f64::from(a));
+            return [
+                (0.3, LichessJudgement::Blunder),
+                (0.2, LichessJudgement::Mistake),
+                (0.1, LichessJudgement::Inaccuracy),
+            ]
+            .into_iter()
+            .find(|(cutoff, _)| *cutoff <= drop)
+            .map(|(_, j)| j);
+        }
+        // `MateAdvice`: the cp beside a mate counts as 0.
+        let cp = |s: Score| match s {
+            Score::Cp(cp) => cp,
+            Score::Mate(_) => 0,
+        };
+        let mate = |s: Score| match s {
+            Score::Mate(n) => Some(n),
+            Score::Cp(_) => None,
+        };
+        match (mate(before), mate(after)) {
+            // Mate created: the mover is now mated by force.
+            (None, Some(n)) if n < 0 => Some(match cp(before) {
+                c if c < -999 => LichessJudgement::Inaccuracy,
+                c if c < -700 => LichessJudgement::Mistake,
+                _ => LichessJudgement::Blunder,
+            }),
+            // Mate lost: the mover had a forced mate and has none, or is mated instead.
+            (Some(p), None) if p > 0 => Some(judge_lost(cp(after))),
+            (Some(p), Some(n)) if p > 0 && n < 0 => Some(judge_lost(0)),
+            _ => None,
+        }
+    }
+
+    /// The PGN NAG: 6 (`?!`), 2 (`?`) or 4 (`??`).
+    pub fn nag(self) -> u8 {
+        match self {
+            LichessJudgement::Inaccuracy => 6,
+            LichessJudgement::Mistake => 2,
+            LichessJudgement::Blunder => 4,
+        }
+    }
+}
+
+/// `MateAdvice` for a lost mate, from the mover's cp after the move.
+fn judge_lost(after: i32) -> LichessJudgement {
+    if after > 999 {
+        LichessJudgement::Inaccuracy
+    } else if after > 700 {
+        LichessJudgement::Mistake
+    } else {
+        LichessJudgement::Blunder
+    }
 }
 
 /// Lichess's accuracy of one move from the mover's Win% before and after it.
@@ -121,11 +224,12 @@ pub enum Classification {
     Best,
     /// Not the first choice, but the Win% dropped by less than 10 points (LLM Chess's "OK").
     Good,
-    /// A drop of 10 to 20 points.
+    /// A drop of 10 to 20 Win% points (LLM Chess's cutoff, not lichess's: see
+    /// [`LichessJudgement`]).
     Inaccuracy,
-    /// A drop of 20 to 30 points.
+    /// A drop of 20 to 30 Win% points (LLM Chess's).
     Mistake,
-    /// A drop of 30 points or more.
+    /// A drop of 30 Win% points or more (LLM Chess's).
     Blunder,
     /// The last move of a game won by checkmate.
     CheckmateDelivered,
@@ -362,7 +466,7 @@ mod tests {
     }
 
     #[test]
-    fn classes_use_the_lichess_cutoffs() {
+    fn classes_use_llm_chess_cutoffs() {
         assert_eq!(Classification::from_drop(true, 45.0), Classification::Best);
         assert_eq!(
             Classification::from_drop(false, 30.0),
@@ -404,15 +508,65 @@ mod tests {
     }
 
     #[test]
-    fn centipawn_loss_is_clamped_like_lichess() {
+    fn centipawn_loss_follows_lichess() {
         // +50 before, opponent +30 after (mover −30): 80 lost.
-        assert_eq!(centipawn_loss(Score::Cp(50), Score::Cp(30)), 80);
+        assert_eq!(lichess_cp_loss(Score::Cp(50), Score::Cp(30)), 80);
         // A move that improves the mover's evaluation loses nothing.
-        assert_eq!(centipawn_loss(Score::Cp(-200), Score::Cp(100)), 0);
-        // Mate for the mover thrown into mate against: +1000 to −1000, capped at 1000.
-        assert_eq!(centipawn_loss(Score::Mate(2), Score::Mate(3)), 1000);
+        assert_eq!(lichess_cp_loss(Score::Cp(-200), Score::Cp(100)), 0);
+        // Each evaluation is clamped to ±1000, the loss is not: a won mate thrown into a lost one
+        // loses 2000, and +1500 to −1500 too.
+        assert_eq!(lichess_cp_loss(Score::Mate(2), Score::Mate(3)), 2000);
+        assert_eq!(stored_cp_loss(Score::Mate(2), Score::Mate(3)), 1000);
+        assert_eq!(lichess_cp_loss(Score::Cp(1500), Score::Cp(1500)), 2000);
+        assert_eq!(lichess_cp_loss(Score::Cp(900), Score::Cp(-300)), 600);
         // Delivering mate: the opponent is mated (mate 0), the mover's view is +1000.
-        assert_eq!(centipawn_loss(Score::Mate(1), Score::Mate(0)), 0);
+        assert_eq!(lichess_cp_loss(Score::Mate(1), Score::Mate(0)), 0);
+    }
+
+    #[test]
+    fn lichess_judgements_follow_advice_scala() {
+        use LichessJudgement::*;
+        let judge = |before, after| LichessJudgement::of(false, before, after);
+        // Winning chances at 0 and −137 cp: 0 and 2/(1+e^0.50444)−1 = −0.2470, a mistake; a
+        // 12.35 Win% point drop, which LLM Chess's cutoffs (30/20/10) call an inaccuracy.
+        assert_eq!(judge(Score::Cp(0), Score::Cp(137)), Some(Mistake));
+        assert_eq!(
+            Classification::from_drop(
+                false,
+                WinModel::Lichess.win_percent(Score::Cp(0))
+                    - (100.0 - WinModel::Lichess.win_percent(Score::Cp(137)))
+            ),
+            Classification::Inaccuracy
+        );
+        // The cutoffs 0.1, 0.2, 0.3 of winning chances: 0 → −55 cp is −0.1011, 0 → −54 −0.0993.
+        assert_eq!(judge(Score::Cp(0), Score::Cp(55)), Some(Inaccuracy));
+        assert_eq!(judge(Score::Cp(0), Score::Cp(54)), None);
+        assert_eq!(judge(Score::Cp(0), Score::Cp(111)), Some(Mistake));
+        assert_eq!(judge(Score::Cp(0), Score::Cp(110)), Some(Inaccuracy));
+        assert_eq!(judge(Score::Cp(0), Score::Cp(169)), Some(Blunder));
+        assert_eq!(judge(Score::Cp(0), Score::Cp(168)), Some(Mistake));
+        // Centipawns are not clamped: +3000 to +1100 is a drop of 0.0343, nothing.
+        assert_eq!(judge(Score::Cp(3000), Score::Cp(-1100)), None);
+        // The engine's best move is never judged.
+        assert_eq!(
+            LichessJudgement::of(true, Score::Cp(0), Score::Cp(500)),
+            None
+        );
+        // Mate created against the mover: by how lost it already was.
+        assert_eq!(judge(Score::Cp(-1200), Score::Mate(5)), Some(Inaccuracy));
+        assert_eq!(judge(Score::Cp(-800), Score::Mate(5)), Some(Mistake));
+        assert_eq!(judge(Score::Cp(100), Score::Mate(5)), Some(Blunder));
+        // Mate lost: by how much is left.
+        assert_eq!(judge(Score::Mate(3), Score::Cp(-1200)), Some(Inaccuracy));
+        assert_eq!(judge(Score::Mate(3), Score::Cp(-800)), Some(Mistake));
+        assert_eq!(judge(Score::Mate(3), Score::Cp(-100)), Some(Blunder));
+        assert_eq!(judge(Score::Mate(3), Score::Mate(2)), Some(Blunder));
+        // A slower mate, or mate delivered, is no judgement.
+        assert_eq!(judge(Score::Mate(2), Score::Mate(-4)), None);
+        assert_eq!(judge(Score::Mate(1), Score::Mate(0)), None);
+        assert_eq!(Blunder.nag(), 4);
+        assert_eq!(Mistake.nag(), 2);
+        assert_eq!(Inaccuracy.nag(), 6);
     }
 
     #[test]

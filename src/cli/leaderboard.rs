@@ -16,9 +16,14 @@ pub(super) struct Args {
     /// The tournament (default: every tournament in the store).
     #[arg(long)]
     tournament: Option<String>,
-    /// Also show players whose rating deviation is above `--max-rd` (marked provisional).
-    #[arg(long)]
+    /// Show players whose rating deviation is above `--max-rd`, marked provisional (the default;
+    /// kept for scripts that ask for it).
+    #[arg(long, conflicts_with = "hide_provisional")]
     all: bool,
+    /// Leave out the Glicko-1 table's provisional players (RD above `--max-rd`), as ChessArena's
+    /// leaderboard does.
+    #[arg(long)]
+    hide_provisional: bool,
     /// The rating deviation above which a rating is provisional.
     #[arg(long, default_value_t = 100.0)]
     max_rd: f64,
@@ -37,9 +42,10 @@ pub(super) struct Args {
     #[arg(long, value_name = "ANCHOR=RATING[±SE]")]
     ladder: Option<leaderboard::ladder::Anchor>,
     /// Drawn games the ladder and Bradley–Terry fits add to every pair that met (0: the pure MLE,
-    /// which has no finite rating for a player who won or lost every game).
-    #[arg(long, default_value_t = 1.0)]
-    virtual_draws: f64,
+    /// which has no finite rating for a player who won or lost every game). Default: 1 for the
+    /// ladder; for Bradley–Terry a quarter per game of the pair, at most 1.
+    #[arg(long)]
+    virtual_draws: Option<f64>,
     /// Hold this player at this Elo in the Bradley–Terry table, as `NAME=ELO` or `NAME=ELO±SE`
     /// (a calibrated anchor: its error widens every margin, in quadrature; default: the
     /// players' mean is 0).
@@ -65,7 +71,8 @@ pub(super) fn run(args: Args) -> Result<u8> {
     let Args {
         db,
         tournament,
-        all,
+        all: _,
+        hide_provisional,
         max_rd,
         chessarena_compat,
         stats,
@@ -86,7 +93,7 @@ pub(super) fn run(args: Args) -> Result<u8> {
             Compat::Correct
         },
         max_rd,
-        show_all: all,
+        show_all: !hide_provisional,
         stats,
         games,
         llm_chess,
@@ -94,7 +101,10 @@ pub(super) fn run(args: Args) -> Result<u8> {
             anchor: anchor.clone(),
             samples: bootstrap,
             seed: bootstrap_seed,
-            virtual_draws,
+            virtual_draws: virtual_draws.map_or(
+                arena::rating::bradley_terry::VirtualDraws::DEFAULT,
+                arena::rating::bradley_terry::VirtualDraws::PerPair,
+            ),
         },
         format_tables: Vec::new(),
     };
@@ -120,9 +130,12 @@ pub(super) fn run(args: Args) -> Result<u8> {
         };
         tables.extend(leaderboard::tables(&store, &t, &options)?);
         if let Some(anchor) = &ladder {
-            let mut table =
-                leaderboard::ladder::ladder_table(&store.games(t.id)?, anchor, virtual_draws)
-                    .with_context(|| format!("ladder of tournament `{}`", t.name))?;
+            let mut table = leaderboard::ladder::ladder_table(
+                &store.games(t.id)?,
+                anchor,
+                virtual_draws.unwrap_or(1.0),
+            )
+            .with_context(|| format!("ladder of tournament `{}`", t.name))?;
             table.title = format!("{} · {}", t.name, table.title);
             tables.push(table);
         }

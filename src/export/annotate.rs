@@ -1,6 +1,6 @@
 //! The annotations of `arena export pgn --annotate`: what the store knows about each move, in the
 //! notation chess tools read (lichess's and ChessBase's `[%eval]` and `[%emt]` commands, the
-//! standard NAGs), plus the protocol failures of each ply in words.
+//! standard NAGs, from lichess's judgements), plus the protocol failures of each ply in words.
 
 use std::collections::HashMap;
 
@@ -83,17 +83,6 @@ pub(super) fn clock_commands(clocks: &GameClocks, plies: &[PlyRecord]) -> Vec<Ve
             commands
         })
         .collect()
-}
-
-/// The NAG of a move class: `?!` (6) for an inaccuracy, `?` (2) for a mistake, `??` (4) for a
-/// blunder; none for the others.
-fn nag(class: &str) -> Option<u8> {
-    match class {
-        "inaccuracy" => Some(6),
-        "mistake" => Some(2),
-        "blunder" => Some(4),
-        _ => None,
-    }
 }
 
 fn mover(ply: &PlyRecord) -> Color {
@@ -208,7 +197,8 @@ pub(super) fn game(
         };
         note.commands
             .insert(0, format!("[%eval {}]", white_eval(a.eval_after, mover(p))));
-        note.nag = nag(&a.classification);
+        // Lichess's judgement, as the tools that show `?!`, `?` and `??` expect.
+        note.nag = crate::analysis::lichess::judgement(p, a).map(|j| j.nag());
     }
 
     let mut tags = Vec::new();
@@ -305,7 +295,5 @@ mod tests {
             replies(&refs[2..]).as_deref(),
             Some("reply 3 (illegal): text 2 | reply 4 (move): text 3")
         );
-        assert_eq!(nag("blunder"), Some(4));
-        assert_eq!(nag("best"), None);
     }
 }

@@ -8,7 +8,9 @@ use crate::{
     board::GameResult,
     rating::{
         Z95,
-        bradley_terry::{self, Bootstrap, BootstrapConfig, Config, Fit, Game},
+        bradley_terry::{
+            self, Bootstrap, BootstrapConfig, Config, Fit, Game, MIN_MARGIN, VirtualDraws,
+        },
     },
     store::{GameRow, GameStatus},
     table::{Cell, Table},
@@ -23,8 +25,8 @@ pub struct Options {
     pub samples: usize,
     /// The bootstrap's seed.
     pub seed: u64,
-    /// Drawn games added to every pair that met, half with each colour (0: the pure MLE).
-    pub virtual_draws: f64,
+    /// The prior: drawn games added to every pair that met, half with each colour.
+    pub virtual_draws: VirtualDraws,
 }
 
 impl Default for Options {
@@ -33,7 +35,7 @@ impl Default for Options {
             anchor: None,
             samples: 1000,
             seed: 1,
-            virtual_draws: 1.0,
+            virtual_draws: VirtualDraws::DEFAULT,
         }
     }
 }
@@ -131,33 +133,34 @@ pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
     };
     let anchored = options.anchor.as_ref().map(|a| a.name.as_str());
     let ranks = fit.ranks();
+    // An anchor that is itself an estimate moves every rating one for one: its own error adds to
+    // each player's in quadrature (and is the anchored player's whole error).
+    let anchor_margin = options.anchor.as_ref().map_or(0.0, |a| Z95 * a.se);
     for (i, p) in fit.players.iter().enumerate() {
-        let margin = match &resampled {
-            Some(b) => b.spread[i].margin(),
-            None => Z95 * p.se,
+        let is_anchor = Some(p.name.as_str()) == anchored;
+        // No interval where the resampling could not vary the player: a `± 0` would claim
+        // certainty the games do not give (the notes say why in words).
+        let own = match &resampled {
+            Some(b) => b.spread[i].varies().then(|| b.spread[i].margin()),
+            None => Some(Z95 * p.se).filter(|m| *m >= MIN_MARGIN),
         };
-        // An anchor that is itself an estimate moves every rating one for one: its own error
-        // adds to each player's in quadrature (and is the anchored player's whole error).
-        let anchor_margin = options.anchor.as_ref().map_or(0.0, |a| Z95 * a.se);
-        let margin = margin.hypot(anchor_margin);
+        let margin = if is_anchor {
+            Some(anchor_margin).filter(|m| *m >= MIN_MARGIN)
+        } else {
+            own.map(|m| m.hypot(anchor_margin))
+        };
         let games = f64::from(p.games.max(1));
         table.rows.push(vec![
             ranks[i].into(),
             p.name.clone().into(),
             Cell::Num(p.rating, 1),
-            if Some(p.name.as_str()) == anchored && anchor_margin == 0.0 {
-                Cell::Empty
-            } else if Some(p.name.as_str()) == anchored {
-                Cell::Num(anchor_margin, 1)
-            } else {
-                Cell::Num(margin, 1)
-            },
+            margin.map_or(Cell::Empty, |m| Cell::Num(m, 1)),
             p.games.into(),
             Cell::Num(100.0 * p.score / games, 1),
             Cell::Num(100.0 * f64::from(p.draws) / games, 1),
             match &resampled {
-                Some(b) => Cell::Num(100.0 * b.spread[i].rank_held, 0),
-                None => Cell::Empty,
+                Some(b) if b.spread[i].varies() => Cell::Num(100.0 * b.spread[i].rank_held, 0),
+                _ => Cell::Empty,
             },
         ]);
     }
@@ -168,9 +171,15 @@ pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
 /// What the columns mean and how the numbers were made.
 fn notes(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options, games: usize) -> Vec<String> {
     let mut notes = Vec::new();
-    let advantage = advantage(fit, resampled).map_or(String::new(), |(elo, margin)| {
-        format!("; White's advantage, fitted, is {elo:+.1} ± {margin:.1} Elo")
-    });
+    let advantage = match advantage(fit, resampled) {
+        Some((elo, Some(margin))) => {
+            format!("; White's advantage, fitted, is {elo:+.1} ± {margin:.1} Elo")
+        }
+        Some((elo, None)) => format!(
+            "; White's advantage, fitted, is {elo:+.1} Elo (no interval: the resampling cannot vary it)"
+        ),
+        None => String::new(),
+    };
     notes.push(format!(
         "Bradley-Terry maximum likelihood over {games} finished game(s), draws as half points{advantage}"
     ));
@@ -189,7 +198,7 @@ fn notes(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options, games: usi
     });
     notes.push(match resampled {
         Some(b) => format!(
-            "+/-: 95 % interval, 1.96 × the standard deviation over {} bootstrap samples (seed {}) that resample each pairing's {}",
+            "+/-: 95 % interval, 1.96 × the standard deviation over {} bootstrap samples (seed {}) that resample each pairing's {}, scaled by √(m/(m−1)) for pairings of few (m) units",
             b.samples,
             options.seed,
             if b.grouped {
@@ -204,21 +213,30 @@ fn notes(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options, games: usi
         "Score, Draws: % of games; Rank held: % of bootstrap samples in which the player holds this rank (level players share one)"
             .into(),
     );
-    if options.virtual_draws > 0.0 {
-        notes.push(format!(
-            "{} virtual draw(s) added to every pair that met, half with each colour, so that sweeps stay finite (--virtual-draws 0: the pure MLE)",
-            options.virtual_draws
-        ));
+    if let Some(b) = resampled {
+        notes.extend(cannot_vary(b, options));
     }
+    notes.push(match options.virtual_draws {
+        VirtualDraws::PerPair(v) if v <= 0.0 => {
+            "prior: none (the pure MLE, --virtual-draws 0)".into()
+        }
+        VirtualDraws::PerPair(v) => format!(
+            "prior: {v} virtual draw(s) added to every pair that met, half with each colour (--virtual-draws)"
+        ),
+        VirtualDraws::Scaled { share, cap } => format!(
+            "prior: {share} virtual draw per game a pair played, at most {cap}, half with each colour, so that sweeps stay finite; \
+             in simulated round robins its 95 % intervals cover 95 % (2 and 10 games a pair) with a bias under 5 Elo (--virtual-draws N: N per pair instead)"
+        ),
+    });
     let swept: Vec<&str> = fit
         .players
         .iter()
         .filter(|p| p.score <= 0.0 || p.score >= f64::from(p.games))
         .map(|p| p.name.as_str())
         .collect();
-    if !swept.is_empty() && options.virtual_draws > 0.0 {
+    if !swept.is_empty() && options.virtual_draws.any() {
         notes.push(format!(
-            "{} won or lost every game: the rating rests on the virtual draws, and its +/- understates how little is known",
+            "{} won or lost every game: the rating rests on the prior's virtual draws",
             swept.join(", ")
         ));
     }
@@ -234,12 +252,71 @@ fn notes(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options, games: usi
     notes
 }
 
+/// In words, the players the bootstrap could not vary, and why: they have no interval and no
+/// rank stability.
+fn cannot_vary(b: &Bootstrap, options: &Options) -> Vec<String> {
+    let anchored = options.anchor.as_ref().map(|a| a.name.as_str());
+    let (mut single, mut constant) = (Vec::new(), Vec::new());
+    for s in b
+        .spread
+        .iter()
+        .filter(|s| Some(s.name.as_str()) != anchored)
+    {
+        if !s.single_unit.is_empty() {
+            single.push(s.name.as_str());
+        } else if s.constant || !s.varies() {
+            constant.push(s.name.as_str());
+        }
+    }
+    let unit = if b.grouped {
+        "one opening pair"
+    } else {
+        "one game"
+    };
+    let mut notes = Vec::new();
+    if !single.is_empty() {
+        let everyone = single.len() + usize::from(anchored.is_some()) == b.spread.len();
+        notes.push(format!(
+            "no interval and no rank held for {}: {} played {unit} against some opponent, and a resample of a \
+             pairing's only unit always draws that same result, so the bootstrap cannot say how far off {} rating is",
+            if everyone {
+                "anyone".to_owned()
+            } else {
+                single.join(", ")
+            },
+            if everyone {
+                "every pairing"
+            } else if single.len() == 1 {
+                "it"
+            } else {
+                "each"
+            },
+            if single.len() == 1 { "its" } else { "a" }
+        ));
+    }
+    if !constant.is_empty() {
+        notes.push(format!(
+            "no interval and no rank held for {}: every result within each of {} pairings was the same (a perfect score, \
+             or one result throughout), so resampling cannot move {} rating, however little the games show",
+            constant.join(", "),
+            if constant.len() == 1 { "its" } else { "their" },
+            if constant.len() == 1 { "its" } else { "their" }
+        ));
+    }
+    notes
+}
+
 /// White's advantage and the half-width of its 95 % interval (from the bootstrap when there is
-/// one).
-fn advantage(fit: &Fit, resampled: Option<&Bootstrap>) -> Option<(f64, f64)> {
+/// one; `None` when the resampling could not vary it).
+fn advantage(fit: &Fit, resampled: Option<&Bootstrap>) -> Option<(f64, Option<f64>)> {
     let h = fit.white_advantage?;
-    let sd = resampled.and_then(|b| b.white_advantage_sd).unwrap_or(h.se);
-    Some((h.elo, Z95 * sd))
+    let margin = match resampled {
+        // Where no player varies, neither does the advantage (its spread is then noise around 0).
+        Some(b) if !b.spread.iter().any(|s| s.varies()) => None,
+        Some(b) => b.white_advantage_sd.map(|sd| Z95 * sd),
+        None => Some(Z95 * h.se),
+    };
+    Some((h.elo, margin.filter(|m| *m >= MIN_MARGIN)))
 }
 
 /// The fit's parameters as one row.
@@ -257,7 +334,10 @@ fn fit_table(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options) -> Tab
         ],
     );
     let (advantage, margin) = match advantage(fit, resampled) {
-        Some((elo, margin)) => (Cell::Num(elo, 1), Cell::Num(margin, 1)),
+        Some((elo, margin)) => (
+            Cell::Num(elo, 1),
+            margin.map_or(Cell::Empty, |m| Cell::Num(m, 1)),
+        ),
         None => (Cell::Empty, Cell::Empty),
     };
     table.rows.push(vec![
@@ -277,7 +357,7 @@ fn fit_table(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options) -> Tab
             Some(_) => Cell::Int(options.seed.min(i64::MAX as u64) as i64),
             None => Cell::Empty,
         },
-        Cell::Num(options.virtual_draws, 1),
+        options.virtual_draws.to_string().into(),
     ]);
     table
 }
@@ -434,7 +514,7 @@ mod tests {
             row(3, "a", "b", "1/2-1/2"),
         ];
         let pure = Options {
-            virtual_draws: 0.0,
+            virtual_draws: VirtualDraws::PerPair(0.0),
             ..Options::default()
         };
         let tables = super::tables(&sweep, &pure);
@@ -447,5 +527,128 @@ mod tests {
         );
         let empty = super::tables(&[], &Options::default());
         assert_eq!(empty[0].notes, ["no finished games to fit"]);
+    }
+
+    /// Every +/- of a table pair: the players' and White's advantage.
+    fn margins(tables: &[Table]) -> Vec<Cell> {
+        let mut all = column(&tables[0], "+/-");
+        if let Some(fit) = tables.get(1) {
+            all.push(fit.rows[0][1].clone());
+        }
+        all
+    }
+
+    #[test]
+    fn no_interval_of_width_zero_is_ever_printed() {
+        let mut cases: Vec<(&str, Vec<GameRow>)> = Vec::new();
+        // A single round robin: every pairing is one game.
+        cases.push((
+            "one game a pair",
+            vec![
+                row(1, "a", "b", "1-0"),
+                row(2, "b", "c", "1/2-1/2"),
+                row(3, "c", "a", "1/2-1/2"),
+                row(4, "a", "d", "1/2-1/2"),
+                row(5, "d", "b", "0-1"),
+                row(6, "c", "d", "1-0"),
+            ],
+        ));
+        // Three random movers that draw everything, one game a pair.
+        cases.push((
+            "all draws",
+            vec![
+                row(1, "r1", "r2", "1/2-1/2"),
+                row(2, "r2", "r3", "1/2-1/2"),
+                row(3, "r3", "r1", "1/2-1/2"),
+            ],
+        ));
+        // Two games a pair, but both colours of one opening: one unit per pairing.
+        let mut book = pool();
+        for g in &mut book {
+            let pair = if g.white < g.black {
+                format!("{}{}", g.white, g.black)
+            } else {
+                format!("{}{}", g.black, g.white)
+            };
+            g.opening_label = Some(format!("book.epd:{pair}"));
+        }
+        cases.push(("one opening pair a pairing", book));
+        // Four games a pair, and x wins all of its own: its results cannot vary.
+        let mut sweep = Vec::new();
+        for k in 0..4u32 {
+            let r = ["1-0", "0-1", "1/2-1/2", "1-0"][k as usize];
+            sweep.push(row(3 * k + 1, "y", "z", r));
+            sweep.push(row(
+                3 * k + 2,
+                "x",
+                "y",
+                if k % 2 == 0 { "1-0" } else { "0-1" },
+            ));
+            sweep.push(row(3 * k + 3, "x", "z", "1-0"));
+        }
+        for g in &mut sweep {
+            if g.result.as_deref() == Some("0-1") && g.white == "x" {
+                // x plays Black in this one and wins it.
+                std::mem::swap(&mut g.white, &mut g.black);
+            }
+        }
+        cases.push(("a perfect score", sweep));
+
+        for (case, rows) in &cases {
+            let tables = tables(rows, &Options::default());
+            assert_eq!(tables.len(), 2, "{case}: {:?}", tables[0].notes);
+            for cell in margins(&tables) {
+                match cell {
+                    Cell::Empty => {}
+                    Cell::Num(x, 1) => assert!(x >= MIN_MARGIN, "{case}: ± {x}"),
+                    other => panic!("{case}: {other:?}"),
+                }
+            }
+            // No interval, no rank held, and the notes say why.
+            for r in &tables[0].rows {
+                if r[3] == Cell::Empty {
+                    assert_eq!(r[7], Cell::Empty, "{case}: {r:?}");
+                }
+            }
+            let text = tables[0].to_text();
+            assert!(!text.contains("± 0.0"), "{case}: {text}");
+            let blank = column(&tables[0], "+/-")
+                .iter()
+                .filter(|c| **c == Cell::Empty)
+                .count();
+            assert!(blank > 0, "{case}: every interval shown: {text}");
+            assert!(
+                tables[0].notes.iter().any(|n| n.starts_with("no interval")),
+                "{case}: {:?}",
+                tables[0].notes
+            );
+        }
+        // In the first three cases nobody can be varied; in the last only x.
+        for (case, rows) in &cases[..3] {
+            let tables = tables(rows, &Options::default());
+            assert!(
+                column(&tables[0], "+/-").iter().all(|c| *c == Cell::Empty),
+                "{case}"
+            );
+            assert_eq!(
+                tables[1].rows[0][1],
+                Cell::Empty,
+                "{case}: White's advantage"
+            );
+        }
+        let tables = tables(&cases[3].1, &Options::default());
+        let shown: Vec<bool> = tables[0].rows.iter().map(|r| r[3] != Cell::Empty).collect();
+        let names = column(&tables[0], "Name");
+        for (name, shown) in names.iter().zip(shown) {
+            assert_eq!(shown, *name != Cell::from("x"), "{name:?}");
+        }
+        assert!(
+            tables[0]
+                .notes
+                .iter()
+                .any(|n| n.starts_with("no interval and no rank held for x: every result")),
+            "{:?}",
+            tables[0].notes
+        );
     }
 }

@@ -10,22 +10,27 @@
 //!   a protocol failure (terminations `forfeit`, `too_many_wrong_actions`, `max_turns`).
 //! - Wrong actions are replies that were no action (`wrong_action`, and the single-request modes'
 //!   `no_move_found`, `unparseable`, `forbidden_reasoning`); wrong moves are refused moves
-//!   (`wrong_move`, `illegal`, `ambiguous`). Both per 1000 plies of the player's games, both sides'
-//!   plies counted, as LLM Chess counts them.
+//!   (`wrong_move`, `illegal`, `ambiguous`). Both per 1000 moves of the player's games.
+//! - Moves, as LLM Chess counts them (its `number_of_moves`): both sides' plies of the game, plus
+//!   the turn at which a player failed when the game ended by a protocol failure (LLM Chess adds
+//!   one to the move count after every turn, made or not). Wrong actions and wrong moves per 1000
+//!   moves, game duration and average moves use this count.
 //! - Action calls per ply: the replies the play mode read (mixture proposals not counted) per ply
-//!   the player was asked to move at. Tokens per move: completion tokens of every call (proposals
-//!   included) per such ply.
+//!   the player was asked to move at (arena's own figure). Tokens per move: completion tokens of
+//!   every call (proposals included) over all moves of the player's games, both sides', as LLM
+//!   Chess divides `completion_tokens_black` by `number_of_moves`.
 //! - Cost per game from the built-in [`PriceTable`]; `-` when a model has no price, `unknown`
 //!   (and tokens per move too) when any call of the player came back without token usage.
 //! - Material: pawn 1, knight 3, bishop 3, rook 5, queen 9, the player's minus the opponent's, in
-//!   the final position, averaged.
+//!   the final position (checkmate, stalemate and every other ending on the board included),
+//!   averaged.
 //! - Elo: each game against an opponent with an `anchor_elo` is one observation, colour-corrected
 //!   by the colour the player actually had (±35). All wins or all losses give a one-sided bound
 //!   (`≥` or `≤`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use shakmaty::{Color, Position};
+use shakmaty::{Color, Position, fen::Fen, uci::UciMove};
 
 use crate::{
     board::{Game, GameResult, Termination},
@@ -65,6 +70,9 @@ pub struct FinishedGame {
     pub termination: Termination,
     /// Plies played.
     pub plies: u32,
+    /// Moves as LLM Chess counts them: the plies played, plus the turn a player failed at when
+    /// the game ended by a protocol failure.
+    pub moves: u32,
     /// Material (1/3/3/5/9) of White and Black in the final position.
     pub material: (u32, u32),
 }
@@ -145,25 +153,46 @@ fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreErr
         return Ok(None);
     };
     let plies = store.plies(g.id)?;
-    let fen = match plies.last() {
-        Some(last) => Game::new_in(g.variant, Some(&last.fen_before), 0)
-            .ok()
-            .and_then(|mut game| game.play_uci(&last.uci).ok().map(|_| game.fen())),
+    // The final position, played out with shakmaty itself: `Game` refuses to start from a
+    // position where the game is over, which is every game that ends on the board.
+    let start = match plies.first() {
+        Some(first) => Some(first.fen_before.clone()),
         None => g.start_fen.clone(),
     };
-    let material = fen
-        .and_then(|f| Game::new_in(g.variant, Some(&f), 0).ok())
-        .map(|game| material(game.position()))
-        .unwrap_or((0, 0));
+    let final_position = match plies.last() {
+        Some(last) => position_in(g.variant, &last.fen_before).and_then(|p| {
+            let mv = last.uci.parse::<UciMove>().ok()?.to_move(&p).ok()?;
+            p.play(mv).ok()
+        }),
+        None => match start {
+            Some(fen) => position_in(g.variant, &fen),
+            None => Game::new_in(g.variant, None, 0)
+                .ok()
+                .map(|game| game.position().clone()),
+        },
+    };
+    let material = final_position.map(|p| material(&p)).unwrap_or((0, 0));
+    let plies = plies.len() as u32;
     Ok(Some(FinishedGame {
         id: g.id,
         white: g.white.clone(),
         black: g.black.clone(),
         result,
         termination,
-        plies: plies.len() as u32,
+        plies,
+        // LLM Chess counts the turn a player failed at as a move: its loop adds one to the move
+        // count after every turn, made or not, before it checks how the turn ended.
+        moves: plies + u32::from(termination.is_protocol_failure()),
         material,
     }))
+}
+
+/// A FEN of a `variant` game as a position, wherever the game stands.
+fn position_in(variant: crate::board::Variant, fen: &str) -> Option<shakmaty::Chess> {
+    fen.parse::<Fen>()
+        .ok()?
+        .into_position(variant.castling_mode())
+        .ok()
 }
 
 /// Material of White and Black with the values 1, 3, 3, 5, 9.
@@ -260,11 +289,11 @@ pub fn table(
                 }
             }
             t.duration += if lost && g.termination.is_protocol_failure() && max_plies > 0 {
-                (f64::from(g.plies) / f64::from(max_plies)).min(1.0)
+                (f64::from(g.moves) / f64::from(max_plies)).min(1.0)
             } else {
                 1.0
             };
-            t.plies += u64::from(g.plies);
+            t.plies += u64::from(g.moves);
             let (white, black) = (i64::from(g.material.0), i64::from(g.material.1));
             t.material_diff += match color {
                 Color::White => white - black,
@@ -345,10 +374,10 @@ pub fn table(
         };
         let (elo, elo_margin) = elo_cells(&t.anchored);
         let asked = t.asked.len() as u64;
-        let tokens_per_move = if asked == 0 {
+        let tokens_per_move = if t.plies == 0 {
             f64::INFINITY
         } else {
-            t.completion_tokens as f64 / asked as f64
+            t.completion_tokens as f64 / t.plies as f64
         };
         let duration = if n == 0 {
             0.0
@@ -386,7 +415,7 @@ pub fn table(
             if t.calls_without_usage > 0 {
                 Cell::Text(UNKNOWN.into())
             } else {
-                per(t.completion_tokens, asked)
+                per(t.completion_tokens, t.plies)
             },
             match t.cost {
                 _ if t.calls_without_cost > 0 && n > 0 => Cell::Text(UNKNOWN.into()),
@@ -425,7 +454,7 @@ pub fn table(
             "wrong actions/1000",
             "wrong moves/1000",
             "actions/ply",
-            "avg plies",
+            "avg moves",
             "tokens/move",
             "cost/game $",
             "material diff",

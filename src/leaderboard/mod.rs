@@ -27,9 +27,10 @@ use crate::{
 pub struct Options {
     /// Glicko variant: correct, or ChessArena's published (buggy) update.
     pub compat: Compat,
-    /// Players with an RD above this are provisional and hidden unless `show_all`.
+    /// Players with an RD above this are provisional: shown marked, or hidden without `show_all`.
     pub max_rd: f64,
-    /// Show provisional players too, marked.
+    /// Show provisional players too, marked (the default: a small tournament's players are all
+    /// provisional, and an empty table says nothing).
     pub show_all: bool,
     /// Add the attempt and termination statistics.
     pub stats: bool,
@@ -50,7 +51,7 @@ impl Default for Options {
         Options {
             compat: Compat::Correct,
             max_rd: 100.0,
-            show_all: false,
+            show_all: true,
             stats: false,
             games: false,
             llm_chess: false,
@@ -117,7 +118,8 @@ pub fn analysis_table(store: &Store, tournament: i64) -> Result<Option<Table>, S
         return Ok(None);
     }
     let legal = legal_move_rates(&store.standings(tournament)?);
-    Ok(Some(analysis::summary_table(&analysed, &legal)))
+    let lichess = analysis::lichess::figures(store, tournament)?;
+    Ok(Some(analysis::summary_table(&analysed, &legal, &lichess)))
 }
 
 /// ChessArena's legal-move rate per player that answers through LLM calls: accepted moves per
@@ -171,6 +173,7 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
         .collect();
     rows.sort_by(|a, b| b.1.0.rating.total_cmp(&a.1.0.rating));
     let mut hidden = 0;
+    let mut shown_provisional = 0;
     let mut rank = 0;
     for (name, (r, games)) in rows {
         let provisional = r.rd > options.max_rd;
@@ -178,6 +181,7 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
             hidden += 1;
             continue;
         }
+        shown_provisional += usize::from(provisional);
         rank += 1;
         let (mode, legal) = identity.get(name.as_str()).cloned().unwrap_or_default();
         let (low, high) = glicko::interval95(&r);
@@ -196,13 +200,18 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
             games.into(),
         ]);
     }
-    if options.show_all {
-        table
-            .notes
-            .push(format!("* provisional: RD above {:.0}", options.max_rd));
-    } else if hidden > 0 {
+    if shown_provisional > 0 {
         table.notes.push(format!(
-            "{hidden} player(s) with RD above {:.0} not shown (--all shows them)",
+            "* provisional: RD above {:.0}, so the 95 % interval is wider than ± {:.0}: too few \
+             games yet for a settled rating (every player starts at RD 350; ChessArena's \
+             leaderboard leaves such players out; --hide-provisional does too)",
+            options.max_rd,
+            crate::rating::Z95 * options.max_rd
+        ));
+    }
+    if hidden > 0 {
+        table.notes.push(format!(
+            "{hidden} provisional player(s) (RD above {:.0}) not shown (--hide-provisional)",
             options.max_rd
         ));
     }
@@ -707,5 +716,50 @@ pub(crate) mod tests {
         // Without its replay yet, the next run plays it again.
         let listed = void_games_table(&replayed[..6]);
         assert_eq!(listed.rows[0][5], Cell::Text("the next run".into()));
+    }
+
+    #[test]
+    fn provisional_players_are_shown_marked_and_the_mark_explained() {
+        let games: Vec<GameRow> = (1..=6)
+            .map(|i| row(i, "b", "x", if i % 2 == 0 { "1-0" } else { "1/2-1/2" }))
+            .collect();
+        let players = [player("b"), player("x")];
+        // Six games leave both RDs far above 100: shown by default, marked, explained.
+        let table = ratings(&games, &players, &Options::default());
+        assert_eq!(table.rows.len(), 2);
+        assert_eq!(table.rows[0][0], Cell::Text("1*".into()));
+        assert_eq!(table.notes.len(), 1, "{:?}", table.notes);
+        assert!(
+            table.notes[0].starts_with(
+                "* provisional: RD above 100, so the 95 % interval is wider than ± 196"
+            ),
+            "{:?}",
+            table.notes
+        );
+        // Hidden on request, and said so.
+        let hidden = ratings(
+            &games,
+            &players,
+            &Options {
+                show_all: false,
+                ..Options::default()
+            },
+        );
+        assert!(hidden.rows.is_empty());
+        assert_eq!(
+            hidden.notes,
+            ["2 provisional player(s) (RD above 100) not shown (--hide-provisional)"]
+        );
+        // No provisional player, no footnote.
+        let settled = ratings(
+            &games,
+            &players,
+            &Options {
+                max_rd: 350.0,
+                ..Options::default()
+            },
+        );
+        assert_eq!(settled.rows[0][0], Cell::Int(1));
+        assert!(settled.notes.is_empty(), "{:?}", settled.notes);
     }
 }

@@ -1,4 +1,4 @@
-//! One model's Elo on four scales at once, from its games against arena's built-in ladder rungs
+//! One model's Elo on three scales at once, from its games against arena's built-in ladder rungs
 //! (`arena.ladder(name)`, calibrated in `data/ladder/calibration.json`):
 //!
 //! - **ladder**: the calibration's own scale (the random mover at LLM Chess's −122.27), the
@@ -6,12 +6,15 @@
 //!   right one for comparing two arena results;
 //! - **LLM Chess**: the same number, the interval widened by the anchor's own uncertainty (LLM
 //!   Chess's ± 23.03 for the random mover against Komodo Dragon): the right one for comparing
-//!   with LLM Chess's published Elo;
-//! - **ChessArena (Glicko)**: the model's lead over the random mover added to the random player's
-//!   published rating in ChessArena's pool ([`CHESSARENA_RANDOM`], RD 50). This assumes that
-//!   ChessArena's pool measures the same logistic Elo differences as the ladder (Glicko-1 uses
-//!   the same 400-point logistic curve), and that its random player (a uniform random legal move,
-//!   like ours) is where it is rated; the random player's RD joins the interval;
+//!   with LLM Chess's published Elo. It assumes our random mover plays as LLM Chess's (a uniform
+//!   random legal move) and that Elo differences against the rungs carry over to Dragon's levels;
+//! - no ChessArena (Glicko) column: ChessArena's pool is not the same scale. The rule once used
+//!   here, the model's lead over the random mover added to ChessArena's random player (1509.3),
+//!   misses ChessArena's own ratings of the six models both it and LLM Chess rate (GPT-4.1,
+//!   Claude 3.7 Sonnet, DeepSeek-V3-0324, DeepSeek-R1, Gemini 2.5 Pro, o3; ChessArena's
+//!   `simulation_record/ratings.json`, LLM Chess's `data_processing/elo_refined.csv`) by −506 to
+//!   +476 points, and ChessArena spreads models about 0.28 times as much; a column under its
+//!   name returns only with a mapping fitted to those published ratings and its error shown;
 //! - **UCI_Elo**: the ladder Elo plus the calibration's offset to Stockfish's `UCI_Elo` scale
 //!   (its `UCI_LimitStrength` rungs at their nominal ratings), the offset's error joining the
 //!   interval; `-` when the shipped calibration has no such rungs.
@@ -35,11 +38,7 @@ use crate::{
     table::{Cell, Table},
 };
 
-/// ChessArena's random player in its published pool (`simulation_record/ratings.json` at commit
-/// be1bc27e: `random_player_blitz_True`, 265 games): rating and RD.
-pub const CHESSARENA_RANDOM: (f64, f64) = (1_509.334_077_751_778, 50.0);
-
-/// The four-scale table for every model player (`llm`, `moa`) that played a built-in rung, or
+/// The three-scale table for every model player (`llm`, `moa`) that played a built-in rung, or
 /// `None` when none did.
 pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration) -> Option<Table> {
     let rungs: BTreeMap<&str, RungSeen> = players
@@ -91,15 +90,13 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
     }
 
     let mut table = Table::new(
-        "Elo on four scales (against the built-in ladder)",
+        "Elo on three scales (against the built-in ladder)",
         &[
             "player",
             "games",
             "ladder",
             "±95%",
             "LLM Chess",
-            "±95%",
-            "ChessArena",
             "±95%",
             "UCI_Elo",
             "±95%",
@@ -114,11 +111,9 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
         let mut row: Vec<Cell> = vec![(*name).to_owned().into(), games.len().into()];
         match estimate {
             Ok(EloEstimate::Point { elo, se }) => {
-                let lead = elo - anchor_elo; // over the random mover
                 let scales = [
                     Some((elo, se)),
                     Some((elo, se.hypot(anchor_se))),
-                    Some((CHESSARENA_RANDOM.0 + lead, se.hypot(CHESSARENA_RANDOM.1))),
                     uci.map(|u| (elo + u.offset, se.hypot(u.offset_se))),
                 ];
                 for scale in scales {
@@ -138,13 +133,7 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
                     EloEstimate::AtMost { upper95 } => ("≤", upper95),
                     EloEstimate::Point { .. } => unreachable!("matched above"),
                 };
-                let lead = value - anchor_elo;
-                let shifted = [
-                    Some(value),
-                    Some(value),
-                    Some(CHESSARENA_RANDOM.0 + lead),
-                    uci.map(|u| value + u.offset),
-                ];
+                let shifted = [Some(value), Some(value), uci.map(|u| value + u.offset)];
                 for v in shifted {
                     match v {
                         Some(v) => row.extend([Cell::Text(format!("{sign} {v:.0}")), Cell::Empty]),
@@ -154,7 +143,7 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
             }
             Err(e) => {
                 tracing::warn!("no Elo estimate for `{name}`: {e}");
-                row.extend(std::iter::repeat_n(Cell::Empty, 8));
+                row.extend(std::iter::repeat_n(Cell::Empty, 6));
             }
         }
         table.rows.push(row);
@@ -169,18 +158,22 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
         anchor_elo
     ));
     table.notes.push(format!(
-        "LLM Chess: the ladder Elo, ± with the anchor's own ± {:.2} ({})",
+        "LLM Chess: the ladder Elo, ± with the anchor's own ± {:.2} ({}); assumes our random \
+         mover plays as theirs and that Elo differences against the rungs carry over to their \
+         Dragon levels",
         Z95 * anchor_se,
         calibration.anchor.source
     ));
-    table.notes.push(format!(
-        "ChessArena: {:.1} (their random player, RD {:.0}) + the lead over the random mover; \
-         assumes their Glicko pool and the ladder measure the same Elo differences",
-        CHESSARENA_RANDOM.0, CHESSARENA_RANDOM.1
-    ));
+    table.notes.push(
+        "no ChessArena column: adding the lead over the random mover to ChessArena's random \
+         player misses ChessArena's published ratings of the models both systems rate by up to \
+         500 points; no mapping fitted to them is shipped yet"
+            .into(),
+    );
     table.notes.push(match uci {
         Some(u) => format!(
-            "UCI_Elo: the ladder Elo {:+.1} ± {:.1} (Stockfish's UCI_LimitStrength rungs {} at {})",
+            "UCI_Elo: the ladder Elo {:+.1} ± {:.1} (Stockfish's UCI_LimitStrength rungs {} at {}, \
+             pinned at their nominal UCI_Elo, which Stockfish documents as calibrated at 60+0.6)",
             u.offset,
             Z95 * u.offset_se,
             u.pinned
@@ -260,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn one_estimate_moves_to_each_scale_with_its_own_interval() {
+    fn one_estimate_moves_to_each_scale_with_its_own_interval_and_no_untested_scale_is_shown() {
         let mut c = Calibration::builtin().clone();
         let mix90 = c.rung("mix90").unwrap().clone();
         c.uci_elo = Some(UciScale {
@@ -345,7 +338,7 @@ mod tests {
             panic!("a point estimate");
         };
         assert!((ladder - elo).abs() < 1e-9);
-        let margins: Vec<f64> = ["ladder", "LLM Chess", "ChessArena", "UCI_Elo"]
+        let margins: Vec<f64> = ["ladder", "LLM Chess", "UCI_Elo"]
             .iter()
             .map(|scale| {
                 let at = t.columns.iter().position(|c| c == scale).unwrap() + 1;
@@ -357,11 +350,13 @@ mod tests {
             .collect();
         assert!((margins[0] - Z95 * se).abs() < 1e-9);
         assert!((margins[1] - Z95 * se.hypot(c.anchor.se)).abs() < 1e-9);
-        assert!((margins[2] - Z95 * se.hypot(50.0)).abs() < 1e-9);
-        assert!((margins[3] - Z95 * se.hypot(20.0)).abs() < 1e-9);
+        assert!((margins[2] - Z95 * se.hypot(20.0)).abs() < 1e-9);
         assert!((cell(&t, 0, "LLM Chess") - elo).abs() < 1e-9);
-        let lead = elo - c.anchor.elo;
-        assert!((cell(&t, 0, "ChessArena") - (CHESSARENA_RANDOM.0 + lead)).abs() < 1e-9);
+        assert!(
+            !t.columns.iter().any(|c| c == "ChessArena"),
+            "{:?}",
+            t.columns
+        );
         assert!((cell(&t, 0, "UCI_Elo") - (elo + 100.0)).abs() < 1e-9);
     }
 

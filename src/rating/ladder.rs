@@ -136,7 +136,7 @@ fn fit_with(
     let config = Config {
         anchor,
         white_advantage: false,
-        virtual_draws,
+        virtual_draws: bradley_terry::VirtualDraws::PerPair(virtual_draws),
     };
     Ok(bradley_terry::fit(&games, &config)?.players)
 }

@@ -102,7 +102,8 @@ fn analysis_beside_play_survives_a_kill_and_shows_the_papers_columns() {
         "legal moves %",
         "blunder %",
         "best %",
-        "ACPL",
+        "lichess ACPL",
+        "lichess ??",
         "endgame blunder %",
     ] {
         assert!(printed.contains(column), "{column}: {printed}");
@@ -136,7 +137,10 @@ fn analysis_beside_play_survives_a_kill_and_shows_the_papers_columns() {
     );
     // (Blunder rates do not separate them: a random mover is lost so early that its Win% has no
     // 30 points left to drop.)
-    assert!(column("sf", "ACPL") < column("rnd", "ACPL"), "{table}");
+    assert!(
+        column("sf", "lichess ACPL") < column("rnd", "lichess ACPL"),
+        "{table}"
+    );
 
     // A third run finds nothing to play or analyse and leaves the rows as they are.
     let out = dir.run("t.lua");

@@ -100,11 +100,10 @@ fn exported_games_read_back_with_python_chess() {
         text.starts_with("export test · ratings (Glicko-1)\n"),
         "{text}"
     );
-    // Four games leave both players provisional (RD above 100): hidden, and said so.
-    assert!(
-        text.contains("2 player(s) with RD above 100 not shown"),
-        "{text}"
-    );
+    // Four games leave both players provisional (RD above 100): shown, marked, and the mark
+    // explained.
+    assert!(text.contains("\n1*  sf "), "{text}");
+    assert!(text.contains("* provisional: RD above 100"), "{text}");
     assert!(text.contains("export test · standings"), "{text}");
 
     let json = dir

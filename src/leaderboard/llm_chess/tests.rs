@@ -28,6 +28,7 @@ fn game(
         result,
         termination,
         plies,
+        moves: plies + u32::from(termination.is_protocol_failure()),
         material: (39, 39),
     }
 }
@@ -126,15 +127,17 @@ fn the_metrics_of_a_hand_made_record() {
     let margin = elo_anchor::win_loss(3, 1, 1).unwrap().normalised_margin95 * 100.0;
     assert!((num(cell(&t, 0, "±95%")) - margin).abs() < 1e-9);
     assert_eq!(cell(&t, 0, "draws by"), &Cell::Text("move limit 1".into()));
-    // Four whole games and one cut at 10 of 200 plies.
-    assert!((num(cell(&t, 0, "duration %")) - 100.0 * (4.0 + 0.05) / 5.0).abs() < 1e-9);
-    // 3 wrong actions and 2 wrong moves in 400 plies.
-    assert!((num(cell(&t, 0, "wrong actions/1000")) - 7.5).abs() < 1e-9);
-    assert!((num(cell(&t, 0, "wrong moves/1000")) - 5.0).abs() < 1e-9);
+    // Four whole games and one cut at its 11th move (10 plies and the turn it failed at) of 200.
+    assert!((num(cell(&t, 0, "duration %")) - 100.0 * (4.0 + 11.0 / 200.0) / 5.0).abs() < 1e-9);
+    // 3 wrong actions and 2 wrong moves in 401 moves (the failed turn counts, as LLM Chess counts it).
+    assert!((num(cell(&t, 0, "wrong actions/1000")) - 3000.0 / 401.0).abs() < 1e-9);
+    assert!((num(cell(&t, 0, "wrong moves/1000")) - 2000.0 / 401.0).abs() < 1e-9);
     // 9 replies over 3 plies asked.
     assert!((num(cell(&t, 0, "actions/ply")) - 3.0).abs() < 1e-9);
-    assert!((num(cell(&t, 0, "avg plies")) - 80.0).abs() < 1e-9);
-    assert!((num(cell(&t, 0, "tokens/move")) - 30.0).abs() < 1e-9);
+    assert!((num(cell(&t, 0, "avg moves")) - 80.2).abs() < 1e-9);
+    // 90 completion tokens over every move of the player's games, both sides', as LLM Chess
+    // divides them (not over the 3 plies it was asked at).
+    assert!((num(cell(&t, 0, "tokens/move")) - 90.0 / 401.0).abs() < 1e-9);
     // gpt-4o-mini: $0.15 per million prompt tokens, $0.60 per million completion tokens.
     let cost = 9.0 * (1000.0 * 0.15 + 10.0 * 0.60) / 1e6 / 5.0;
     assert!((num(cell(&t, 0, "cost/game $")) - cost).abs() < 1e-12);
@@ -257,7 +260,8 @@ fn sweeps_give_one_sided_bounds_and_unpriced_models_no_cost() {
         panic!("a bound is text");
     };
     assert!(elo.starts_with("≤ "), "{elo}");
-    assert!((num(cell(&t, 0, "duration %")) - 10.0).abs() < 1e-9);
+    // 20 plies and the turn it failed at: 21 of 200 moves.
+    assert!((num(cell(&t, 0, "duration %")) - 10.5).abs() < 1e-9);
 }
 
 #[test]
@@ -347,4 +351,51 @@ fn the_provider_s_own_price_wins_and_the_notes_say_so() {
         "{:?}",
         t.notes
     );
+}
+
+#[test]
+fn a_game_that_ends_on_the_board_has_its_final_material() {
+    use crate::store::{PlayerRecord, PlyRecord, ScheduledGame};
+    let store = Store::open_in_memory().unwrap();
+    let t = store.open_tournament("t", "t.lua", "{}").unwrap();
+    for name in ["w", "b"] {
+        store
+            .upsert_player(t.id, &PlayerRecord::new(name, "random", "{}"))
+            .unwrap();
+    }
+    store
+        .schedule_games(t.id, &[ScheduledGame::new(1, 0, "w", "b")])
+        .unwrap();
+    let row = store.games(t.id).unwrap().remove(0);
+    store.mark_game_started(row.id, "h", 1).unwrap();
+    // 1.e4 e5 2.Qh5 Nc6 3.Bc4 Nf6 4.Qxf7#: Black is a pawn down in the mated position.
+    let mut game = Game::new_in(crate::board::Variant::Standard, None, 0).unwrap();
+    for (n, uci) in ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6", "h5f7"]
+        .iter()
+        .enumerate()
+    {
+        let fen_before = game.fen();
+        let played = game.play_uci(uci).unwrap();
+        store
+            .record_ply(
+                row.id,
+                &PlyRecord {
+                    ply: n as u32,
+                    fen_before,
+                    uci: played.uci,
+                    san: played.san,
+                    player: if n % 2 == 0 { "w" } else { "b" }.into(),
+                    attempts: 1,
+                    elapsed_ms: 1,
+                    clock_ms: None,
+                },
+            )
+            .unwrap();
+    }
+    store.finish_game(row.id, "1-0", "checkmate", None).unwrap();
+    let g = finished(&store, &store.game(row.id).unwrap())
+        .unwrap()
+        .expect("a finished game");
+    assert_eq!(g.material, (39, 38));
+    assert_eq!((g.plies, g.moves), (7, 7));
 }

@@ -319,7 +319,7 @@ fn grouped_games_are_resampled_together() {
         games.push(Game::new("b", "a", 0.5).in_group(drawn));
     }
     let config = Config {
-        virtual_draws: 1.0,
+        virtual_draws: VirtualDraws::PerPair(1.0),
         ..Config::new(Anchor::Mean(0.0))
     };
     let run = |games: &[Game]| {
@@ -366,7 +366,7 @@ fn impossible_fits_are_named() {
         RatingError::Unbounded(vec!["b".into()])
     );
     let regularised = Config {
-        virtual_draws: 1.0,
+        virtual_draws: VirtualDraws::PerPair(1.0),
         ..config.clone()
     };
     let fitted = fit(&sweep, &regularised).unwrap();
@@ -428,4 +428,112 @@ fn impossible_fits_are_named() {
         .unwrap_err(),
         RatingError::BootstrapFailed(0)
     );
+}
+
+/// A round robin of `players` with `per_pair` games a pair, colours alternating (the first game
+/// with the earlier-listed player as White), drawn from the model with White `advantage`.
+fn round_robin(
+    players: &[(&str, f64)],
+    advantage: f64,
+    per_pair: usize,
+    rng: &mut StdRng,
+) -> Vec<Game> {
+    let mut games = Vec::new();
+    for (i, &(a, ra)) in players.iter().enumerate() {
+        for &(b, rb) in &players[i + 1..] {
+            for k in 0..per_pair {
+                let ((w, rw), (bl, rbl)) = if k % 2 == 0 {
+                    ((a, ra), (b, rb))
+                } else {
+                    ((b, rb), (a, ra))
+                };
+                games.push(Game::new(w, bl, play(rw, rbl, advantage, rng)));
+            }
+        }
+    }
+    games
+}
+
+/// What the simulation of one prior at one number of games a pair found.
+#[derive(Debug)]
+struct Simulated {
+    /// Share of the players whose interval was shown (the bootstrap could vary them).
+    shown: f64,
+    /// Share of the shown intervals that hold the true strength.
+    coverage: f64,
+    /// Mean of (estimate − truth) · sign(truth): negative when the prior pulls players
+    /// towards the mean more than the truth is.
+    bias: f64,
+    /// Root mean square error of the estimates.
+    rmse: f64,
+}
+
+/// `tournaments` round robins of the pool with `per_pair` games a pair, each fitted with `prior`
+/// and bootstrapped `samples` times.
+fn simulate(prior: VirtualDraws, per_pair: usize, tournaments: u64, samples: usize) -> Simulated {
+    let (mut shown, mut held, mut total) = (0u32, 0u32, 0u32);
+    let (mut bias, mut squares) = (0.0, 0.0);
+    for t in 0..tournaments {
+        let mut rng = StdRng::seed_from_u64(5000 + t);
+        let games = round_robin(&POOL, 35.0, per_pair, &mut rng);
+        let config = Config {
+            virtual_draws: prior,
+            ..Config::new(Anchor::Mean(0.0))
+        };
+        let Ok(result) = bootstrap(&games, &config, &BootstrapConfig { samples, seed: t }) else {
+            continue;
+        };
+        for (p, spread) in result.fit.players.iter().zip(&result.spread) {
+            let truth = POOL.iter().find(|(n, _)| *n == p.name).unwrap().1;
+            total += 1;
+            bias += (p.rating - truth) * truth.signum();
+            squares += (p.rating - truth).powi(2);
+            if spread.varies() {
+                shown += 1;
+                if (p.rating - truth).abs() <= spread.margin() {
+                    held += 1;
+                }
+            }
+        }
+    }
+    Simulated {
+        shown: f64::from(shown) / f64::from(total),
+        coverage: if shown == 0 {
+            f64::NAN
+        } else {
+            f64::from(held) / f64::from(shown)
+        },
+        bias: bias / f64::from(total),
+        rmse: (squares / f64::from(total)).sqrt(),
+    }
+}
+
+#[test]
+fn the_default_prior_covers_and_barely_biases_at_1_2_and_10_games_a_pair() {
+    // The simulation behind `VirtualDraws::DEFAULT` (its doc shows the table this prints).
+    let mut found = Vec::new();
+    for per_pair in [1, 2, 10] {
+        let s = simulate(VirtualDraws::DEFAULT, per_pair, 100, 100);
+        println!(
+            "{per_pair:>2} game(s) a pair, prior {}: intervals shown {:.0} %, coverage {:.1} %, bias {:+.1}, RMSE {:.0}",
+            VirtualDraws::DEFAULT.for_pair(per_pair as f64),
+            100.0 * s.shown,
+            100.0 * s.coverage,
+            s.bias,
+            s.rmse
+        );
+        found.push(s);
+    }
+    let [one, two, ten] = &found[..] else {
+        unreachable!()
+    };
+    // One game a pair: every pairing is a single unit, which no resample can vary.
+    assert_eq!(one.shown, 0.0, "{one:?}");
+    assert!(one.bias.abs() < 40.0, "{one:?}");
+    // Two games a pair: a few players won (or drew) both games of every pairing and show none.
+    for s in [two, ten] {
+        assert!(s.shown >= 0.9, "{s:?}");
+        assert!((0.90..=0.98).contains(&s.coverage), "{s:?}");
+        assert!(s.bias.abs() < 15.0, "{s:?}");
+    }
 }

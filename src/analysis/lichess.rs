@@ -1,0 +1,329 @@
+//! Each player's figures as lichess computes them, from the stored per-ply analysis: its move
+//! judgements ([`LichessJudgement`]), its average centipawn loss per game and its game accuracy,
+//! over the moves the player chose (book plies belong to no player and count in no column).
+//!
+//! Lichess computes ACPL and accuracy per game (`AccuracyCP.mean`, `AccuracyPercent.gameAccuracy`)
+//! and a player's figure over several games is the mean of its games' figures, not a pool of all
+//! their moves. Lichess starts a game from a fixed 15 cp (`Cp.initial`); so does this, for a game
+//! whose first counted move is played from the standard start position. A game that counts from
+//! another position (after book plies, or from a FEN) starts from the engine's evaluation of it,
+//! which lichess, having no book, never needs.
+
+use std::collections::{BTreeMap, HashMap};
+
+use shakmaty::Color;
+
+use super::winrate::{LichessJudgement, game_accuracy, lichess_cp_loss, lichess_win_percent};
+use crate::{
+    engine::Score,
+    store::{GameStatus, PlyAnalysisRecord, PlyRecord, Store, StoreError},
+};
+
+/// The standard start position, as stored before the first ply.
+const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// Lichess's evaluation of the start position (`Cp.initial`).
+const INITIAL: Score = Score::Cp(15);
+
+/// One player's lichess figures over a tournament.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LichessFigures {
+    /// Analysed moves the player chose.
+    pub moves: u64,
+    /// Its moves judged `?!`, `?` and `??`.
+    pub inaccuracies: u64,
+    /// `?`.
+    pub mistakes: u64,
+    /// `??`.
+    pub blunders: u64,
+    /// The mean over its games of each game's ACPL (rounded per game, as lichess shows it).
+    pub acpl: Option<f64>,
+    /// The mean over its games of each game's accuracy.
+    pub accuracy: Option<f64>,
+    /// Games behind `acpl` and `accuracy`.
+    pub games: u64,
+}
+
+/// One game's figures for one colour.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GameFigures {
+    /// The player.
+    pub player: String,
+    /// Moves counted.
+    pub moves: u64,
+    /// `?!`, `?`, `??`.
+    pub judgements: [u64; 3],
+    /// The game's ACPL, rounded as lichess rounds it.
+    pub acpl: i64,
+    /// The game's accuracy.
+    pub accuracy: f64,
+}
+
+/// Both colours' figures for one analysed game: its plies and their analyses (any order). Plies
+/// without an analysis end the count (an analysis is written ply by ply; the game is only
+/// complete when every ply has one).
+pub fn game_figures(plies: &[PlyRecord], analyses: &[PlyAnalysisRecord]) -> Vec<GameFigures> {
+    let by_ply: HashMap<u32, &PlyAnalysisRecord> = analyses.iter().map(|a| (a.ply, a)).collect();
+    // The counted plies: the player's own, in order, from the first after the book.
+    let counted: Vec<(&PlyRecord, &PlyAnalysisRecord)> = plies
+        .iter()
+        .skip_while(|p| p.player == "book")
+        .map_while(|p| Some((p, *by_ply.get(&p.ply)?)))
+        .filter(|(p, _)| p.player != "book")
+        .collect();
+    let Some(&(first, first_analysis)) = counted.first() else {
+        return Vec::new();
+    };
+    let first_colour = colour(first);
+    let start = if first.fen_before == START {
+        INITIAL
+    } else {
+        first_analysis.eval_before
+    };
+    // Each move's score before it, from the mover's side: the previous ply's evaluation after
+    // it (the same position's search), lichess's 15 cp for the first.
+    let befores: Vec<Score> = std::iter::once(start)
+        .chain(counted.iter().map(|(_, a)| a.eval_after))
+        .take(counted.len())
+        .collect();
+    let mut out: Vec<GameFigures> = Vec::new();
+    for side in [Color::White, Color::Black] {
+        let mine: Vec<usize> = (0..counted.len())
+            .filter(|&i| colour(counted[i].0) == side)
+            .collect();
+        let Some(&i0) = mine.first() else { continue };
+        let mut judgements = [0u64; 3];
+        let mut loss = 0u64;
+        for &i in &mine {
+            let (p, a) = counted[i];
+            let best = a.best.as_deref() == Some(p.uci.as_str());
+            let judged = LichessJudgement::of(best, befores[i], a.eval_after);
+            match judged {
+                Some(LichessJudgement::Inaccuracy) => judgements[0] += 1,
+                Some(LichessJudgement::Mistake) => judgements[1] += 1,
+                Some(LichessJudgement::Blunder) => judgements[2] += 1,
+                None => {}
+            }
+            loss += u64::from(lichess_cp_loss(befores[i], a.eval_after));
+        }
+        out.push(GameFigures {
+            player: counted[i0].0.player.clone(),
+            moves: mine.len() as u64,
+            judgements,
+            acpl: (loss as f64 / mine.len() as f64).round() as i64,
+            accuracy: f64::NAN,
+        });
+    }
+    // White's Win% before the first counted move, then after each.
+    let white = |mover: Color, own: f64| match mover {
+        Color::White => own,
+        Color::Black => 100.0 - own,
+    };
+    let mut wins = vec![white(first_colour, lichess_win_percent(start))];
+    for (p, a) in &counted {
+        wins.push(white(colour(p), 100.0 - lichess_win_percent(a.eval_after)));
+    }
+    let (w, b) = game_accuracy(&wins, first_colour);
+    for f in &mut out {
+        let side = counted
+            .iter()
+            .find(|(p, _)| p.player == f.player)
+            .map(|(p, _)| colour(p));
+        f.accuracy = match side {
+            Some(Color::White) => w,
+            Some(Color::Black) => b,
+            None => None,
+        }
+        .unwrap_or(f64::NAN);
+    }
+    out
+}
+
+/// Every player's lichess figures over the analysed games of a tournament.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn figures(
+    store: &Store,
+    tournament: i64,
+) -> Result<BTreeMap<String, LichessFigures>, StoreError> {
+    let mut sums: BTreeMap<String, (LichessFigures, f64, f64)> = BTreeMap::new();
+    for game in store.games(tournament)? {
+        if game.status != GameStatus::Finished {
+            continue;
+        }
+        let analyses = store.ply_analyses(game.id)?;
+        if analyses.is_empty() {
+            continue;
+        }
+        let plies = store.plies(game.id)?;
+        for f in game_figures(&plies, &analyses) {
+            let (total, acpl, accuracy) = sums.entry(f.player.clone()).or_default();
+            total.moves += f.moves;
+            total.inaccuracies += f.judgements[0];
+            total.mistakes += f.judgements[1];
+            total.blunders += f.judgements[2];
+            total.games += 1;
+            *acpl += f.acpl as f64;
+            *accuracy += f.accuracy;
+        }
+    }
+    Ok(sums
+        .into_iter()
+        .map(|(player, (mut total, acpl, accuracy))| {
+            let games = total.games as f64;
+            total.acpl = (total.games > 0).then(|| acpl / games);
+            total.accuracy = (total.games > 0 && accuracy.is_finite()).then(|| accuracy / games);
+            (player, total)
+        })
+        .collect())
+}
+
+/// Lichess's judgement of one stored ply from its analysis: the score before it is lichess's
+/// 15 cp when it is played from the standard start position, else the engine's; book plies have
+/// none.
+pub fn judgement(ply: &PlyRecord, analysis: &PlyAnalysisRecord) -> Option<LichessJudgement> {
+    if ply.player == "book" {
+        return None;
+    }
+    let before = if ply.fen_before == START {
+        INITIAL
+    } else {
+        analysis.eval_before
+    };
+    let best = analysis.best.as_deref() == Some(ply.uci.as_str());
+    LichessJudgement::of(best, before, analysis.eval_after)
+}
+
+/// The colour that played a ply, from its position.
+fn colour(ply: &PlyRecord) -> Color {
+    if ply.fen_before.split_whitespace().nth(1) == Some("b") {
+        Color::Black
+    } else {
+        Color::White
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ply(n: u32, fen: &str, uci: &str, player: &str) -> PlyRecord {
+        PlyRecord {
+            ply: n,
+            fen_before: fen.into(),
+            uci: uci.into(),
+            san: uci.into(),
+            player: player.into(),
+            attempts: 1,
+            elapsed_ms: 1,
+            clock_ms: None,
+        }
+    }
+
+    fn analysis(n: u32, before: Score, after: Score, best: &str) -> PlyAnalysisRecord {
+        PlyAnalysisRecord {
+            ply: n,
+            engine_id: "sf".into(),
+            limits_key: "depth=8".into(),
+            win_model: "lichess".into(),
+            eval_before: before,
+            eval_after: after,
+            best: Some(best.into()),
+            pv: Vec::new(),
+            top_json: "[]".into(),
+            played_rank: None,
+            in_top: false,
+            played_score: None,
+            all_moves_json: None,
+            win_before: 0.0,
+            win_after: 0.0,
+            cp_loss: 0,
+            accuracy: 0.0,
+            phase: "opening".into(),
+            classification: "good".into(),
+        }
+    }
+
+    const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    const AFTER_E5: &str = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2";
+    const AFTER_QH5: &str = "rnbqkbnr/pppp1ppp/8/4p3/4P2Q/8/PPPP1PPP/RNB1KBNR b KQkq - 1 2";
+
+    /// 1.e4 e5 2.Qh5 Nc6 with hand-set evaluations (each side to move's view).
+    fn game(book: usize) -> (Vec<PlyRecord>, Vec<PlyAnalysisRecord>) {
+        let mut plies = vec![
+            ply(0, START, "e2e4", "w"),
+            ply(1, AFTER_E4, "e7e5", "b"),
+            ply(2, AFTER_E5, "d1h5", "w"),
+            ply(3, AFTER_QH5, "b8c6", "b"),
+        ];
+        for p in &mut plies[..book] {
+            p.player = "book".into();
+        }
+        let analyses = vec![
+            // The engine's 30 at the start: lichess counts from 15 instead.
+            analysis(0, Score::Cp(30), Score::Cp(-40), "e2e4"),
+            analysis(1, Score::Cp(-40), Score::Cp(60), "c7c5"),
+            // White throws 1560 cp away: each side clamped to 1000, a loss of 1060, not 1000.
+            analysis(2, Score::Cp(60), Score::Cp(1500), "g1f3"),
+            analysis(3, Score::Cp(1500), Score::Cp(-1490), "b8c6"),
+        ];
+        (plies, analyses)
+    }
+
+    #[test]
+    fn a_game_is_judged_and_averaged_as_lichess_does() {
+        let (plies, analyses) = game(0);
+        let figures = game_figures(&plies, &analyses);
+        let [white, black] = &figures[..] else {
+            panic!("{figures:?}")
+        };
+        // White: 1.e4 best (15 → 40: no loss), 2.Qh5 60 → −1000: a blunder (winning chances
+        // 0.110 → −0.992), loss 1060. ACPL round(1060 / 2) = 530.
+        assert_eq!(white.player, "w");
+        assert_eq!(white.moves, 2);
+        assert_eq!(white.judgements, [0, 0, 1]);
+        assert_eq!(white.acpl, 530);
+        // Black: 1...e5 −40 → −60 (20 lost, 0.036 of winning chances: nothing), 2...Nc6 best
+        // (+1000 → +1000 clamped: nothing lost). round(20 / 2) = 10.
+        assert_eq!(black.judgements, [0, 0, 0]);
+        assert_eq!(black.acpl, 10);
+        // Accuracy from White's Win%: 15 cp, then after each move.
+        let wins = [
+            lichess_win_percent(Score::Cp(15)),
+            100.0 - lichess_win_percent(Score::Cp(-40)),
+            lichess_win_percent(Score::Cp(60)),
+            100.0 - lichess_win_percent(Score::Cp(1500)),
+            lichess_win_percent(Score::Cp(-1490)),
+        ];
+        let (w, b) = game_accuracy(&wins, Color::White);
+        assert!((white.accuracy - w.unwrap()).abs() < 1e-9);
+        assert!((black.accuracy - b.unwrap()).abs() < 1e-9);
+        assert_eq!(
+            judgement(&plies[2], &analyses[2]),
+            Some(LichessJudgement::Blunder)
+        );
+        assert_eq!(judgement(&plies[0], &analyses[0]), None);
+    }
+
+    #[test]
+    fn book_plies_count_in_no_column() {
+        let (plies, analyses) = game(2);
+        let figures = game_figures(&plies, &analyses);
+        let [white, black] = &figures[..] else {
+            panic!("{figures:?}")
+        };
+        // Only 2.Qh5 and 2...Nc6 count, from the engine's 60 (no 15 cp: not the start).
+        assert_eq!((white.moves, white.acpl), (1, 1060));
+        assert_eq!((black.moves, black.acpl), (1, 0));
+        let wins = [
+            lichess_win_percent(Score::Cp(60)),
+            100.0 - lichess_win_percent(Score::Cp(1500)),
+            lichess_win_percent(Score::Cp(-1490)),
+        ];
+        let (w, b) = game_accuracy(&wins, Color::White);
+        assert!((white.accuracy - w.unwrap()).abs() < 1e-9);
+        assert!((black.accuracy - b.unwrap()).abs() < 1e-9);
+        assert_eq!(judgement(&plies[0], &analyses[0]), None);
+    }
+}
