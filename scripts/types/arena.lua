@@ -408,6 +408,7 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@field tiebreak? "armageddon"|"pair"        a level match: an armageddon (default; White must win, a draw sends Black through) or pairs of games, then an armageddon
 ---@field max_tiebreak_pairs? integer          `tiebreak = "pair"`: at most this many pairs before the armageddon (default 2)
 ---@field seeding? "order"|"rating"            seeds in script order (default) or by `anchor_elo`, highest first
+---@field armageddon_black_time? number        Black's share of its clock in the armageddon, above 0 and below 1 (default 0.8: White 5 minutes, Black 4); White's draw-odds handicap is time. A knockout needs a `time_control`: `arena check` refuses one whose players play without a clock
 
 ---A table a format's `standings` hook returns: cells are strings, integers, floats (shown with the
 ---column's `decimals`, default 1) or false (empty).
@@ -422,13 +423,15 @@ function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 ---@class arena.Format
 ---@field defaults? table                      the `format_options` it understands, with their defaults (any other key is an error)
 ---`check(options, field)`: the problems of the effective options for this field, as messages; `arena check` reports each at the tournament's line.
----@field check? fun(options: table, field: { players: string[], ratings: table<string, number> }): (string[]|string|nil)
+---`field.untimed` lists the players who play without a clock (a format whose games need one refuses them).
+---@field check? fun(options: table, field: { players: string[], ratings: table<string, number>, untimed: string[] }): (string[]|string|nil)
 ---`standings(state)`: the format's own tables (same `state` as `pairings`), shown by `arena leaderboard`, the HTML report and at the end of `arena run`.
 ---@field standings? fun(state: table): arena.FormatTable[]
 ---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not; `state.ratings` each player's `anchor_elo` where it has one.
 ---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
 ---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
----@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
+---@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
+---A pairing's `black_time` (above 0, at most 1) gives time odds: Black plays on that share of its clock (base and per-move limit; the increment is kept), White on its own, as in an armageddon.
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:
 ---@class arena.TaskModule

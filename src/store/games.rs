@@ -30,6 +30,9 @@ pub struct ScheduledGame {
     pub opening_label: Option<String>,
     /// The rules the game is played under.
     pub variant: Variant,
+    /// The clocks the game plays on (JSON, see the schema's version 7) when the schedule fixes
+    /// them (time odds); `None`: the tournament's, when the game starts.
+    pub time_control: Option<String>,
 }
 
 impl ScheduledGame {
@@ -44,6 +47,7 @@ impl ScheduledGame {
             opening_moves: Vec::new(),
             opening_label: None,
             variant: Variant::Standard,
+            time_control: None,
         }
     }
 }
@@ -470,8 +474,8 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
-                                        opening_moves, opening_label, variant)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                        opening_moves, opening_label, variant, time_control)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )
                 .context(what)?;
             for game in games {
@@ -537,6 +541,7 @@ impl Store {
                                 moves_json(&game.opening_moves),
                                 game.opening_label,
                                 game.variant.as_str(),
+                                game.time_control,
                             ])
                             .context(what)?;
                     }
@@ -585,11 +590,11 @@ impl Store {
             let replay: i64 = tx
                 .query_row(
                     "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
-                                        opening_moves, opening_label, replay_of, slot)
+                                        opening_moves, opening_label, replay_of, slot, time_control)
                      SELECT tournament_id,
                             (SELECT COALESCE(MAX(idx), 0) + 1 FROM games WHERE tournament_id = ?1),
                             round, white, black, start_fen, opening_moves, opening_label, id,
-                            COALESCE(slot, idx)
+                            COALESCE(slot, idx), time_control
                      FROM games WHERE id = ?2
                      RETURNING id",
                     params![tournament, id],

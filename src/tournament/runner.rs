@@ -272,7 +272,8 @@ pub async fn run(
         };
         let pairings = schedule::next_pairings(format.as_ref(), &state)?;
         if let Some(pairings) = &pairings {
-            let games = schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings)?;
+            let games =
+                schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings, &spec)?;
             if !store.schedule_games_after(tournament.id, stored.len(), &games)? {
                 // Another worker added games since `stored` was read: ask the format again.
                 continue;

@@ -36,6 +36,7 @@ fn state(format: &FormatScript, players: &[String], games: &[FormatGame]) -> For
         games_per_pair: 2,
         openings: 0,
         seed: 0,
+        untimed: Vec::new(),
         options: format.options().clone(),
         analysis: None,
     }
@@ -638,4 +639,68 @@ fn both_formats_seed_by_anchor_elo_when_asked() {
         first_round("formats.knockout"),
         pairs_of(&[("p1", "p5"), ("p3", "p2")])
     );
+}
+
+#[test]
+fn an_armageddon_gives_black_a_share_of_its_clock_and_a_knockout_without_clocks_is_refused() {
+    // Drawn games: the match goes to its armageddon, the only game with time odds.
+    let format = load("formats.knockout", r#"{ "games_per_match": 2 }"#);
+    let mut games: Vec<FormatGame> = Vec::new();
+    let mut shares = Vec::new();
+    while let Some(new) = format.pairings(&state(&format, &names(2), &games)).unwrap() {
+        for p in new {
+            shares.push(p.black_time);
+            games.push(FormatGame {
+                index: games.len() as u32 + 1,
+                round: p.round.unwrap_or(1),
+                white: p.white,
+                black: p.black,
+                result: Some("1/2-1/2".into()),
+            });
+        }
+    }
+    assert_eq!(shares, [None, None, Some(0.8)]);
+    let format = load(
+        "formats.knockout",
+        r#"{ "games_per_match": 2, "armageddon_black_time": 0.75 }"#,
+    );
+    let drawn: Vec<FormatGame> = games[..2].to_vec();
+    let next = format
+        .pairings(&state(&format, &names(2), &drawn))
+        .unwrap()
+        .unwrap();
+    assert_eq!(next[0].black_time, Some(0.75));
+
+    // `arena check`: players without a clock, and a share that is no odds, are refused.
+    let untimed = FormatState {
+        untimed: vec!["p2".into()],
+        ..state(&format, &names(2), &[])
+    };
+    let problems = format.problems(&untimed).unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with("`tiebreak`")
+            && problems[0].contains("p2 plays without a clock")
+            && problems[0].contains("`time_control`"),
+        "{problems:?}"
+    );
+    assert!(
+        format
+            .problems(&state(&format, &names(2), &[]))
+            .unwrap()
+            .is_empty()
+    );
+    for bad in ["1", "0", "1.5", "\"fast\""] {
+        let format = load(
+            "formats.knockout",
+            &format!(r#"{{ "armageddon_black_time": {bad} }}"#),
+        );
+        let problems = format.problems(&state(&format, &names(2), &[])).unwrap();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("`armageddon_black_time`")),
+            "{bad}: {problems:?}"
+        );
+    }
 }
