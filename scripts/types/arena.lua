@@ -9,7 +9,7 @@ arena = {}
 ---@class arena.Tournament
 ---@field name string                          told apart by name inside one database
 ---@field format? string                       "round_robin" (default), "matchmaker", "ladder", "swiss", "knockout", or a module of your folder
----@field games_per_pair? integer              round robin: games each pair plays (default 2, colours alternate)
+---@field games_per_pair? integer              round robin: games each pair plays (default 2), in cycles on the FIDE Berger tables, colours reversed every second cycle
 ---@field max_plies? integer                   draw by move limit after this many plies played from the opening position (default 200, 0 = none); an opening line's book plies do not count
 ---@field max_plies_include_book? boolean       count the book plies toward `max_plies` too (default false)
 ---@field seed? integer                        seeds random movers and random opening order
