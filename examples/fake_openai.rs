@@ -15,7 +15,9 @@
 //!   message first), picks a uniformly random legal move and answers in the blitz mode's format,
 //!   a short sentence and the UCI move alone in a fence (```` ```\ne2e4\n``` ````), with a `usage`
 //!   object (tokens estimated as bytes / 4). A request without a FEN, or with a FEN that has no
-//!   legal move, gets a reply without a fence, which arena treats as a bad answer.
+//!   legal move, gets a reply without a fence, which arena treats as a bad answer;
+//! - `GET /stats`: how many chat completions it was asked for so far (counted as each request
+//!   arrives), as `{"chat_completions": N}`, for tests that must know when requests were made.
 //!
 //! The moves come from one random generator seeded by `--seed` and advanced once per completion,
 //! so a fresh server sees the same games again whenever the requests arrive in the same order
@@ -278,6 +280,10 @@ async fn route(request: &Request, server: &Server) -> Reply {
                 ]}),
             )
         }
+        ("GET", "/stats") => Reply::json(
+            "200 OK",
+            &json!({"chat_completions": server.completions.load(Ordering::Relaxed)}),
+        ),
         ("POST", "/v1/chat/completions") => {
             server.completions.fetch_add(1, Ordering::Relaxed);
             if !server.latency.is_zero() {

@@ -27,7 +27,7 @@ use thiserror::Error;
 use crate::{
     llm::{ChatMessage, ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
     store::{
-        CallVerdict, EvalReplyRecord, FailedCallRecord, LlmCallRecord, PlyRecord, Store,
+        CallVerdict, EvalReplyRecord, FailedCallRecord, Leased, LlmCallRecord, PlyRecord, Store,
         StoreError, UsageDetails,
     },
 };
@@ -52,6 +52,9 @@ pub enum CallSlot<'a> {
         /// first: a reply one of them got for the byte-identical request at this ply and seq is
         /// reused (copied into this game) instead of being asked and paid for again.
         earlier: &'a [i64],
+        /// The game's lease: every write of the call carries it, and no request is sent once
+        /// another worker has taken the game over.
+        lease: Leased<'a>,
     },
     /// A call for an evaluation item (`eval_replies`).
     EvalItem {
@@ -105,20 +108,25 @@ pub struct CallRow(Option<i64>);
 
 impl CallRow {
     /// Records what the play mode made of the reply (`move`, `illegal`, `proposal`, ...) and the
-    /// move it read in it, if it said. Rows of evaluation items have no outcome column; for them
-    /// this does nothing.
+    /// move it read in it, if it said, under the game's lease. Rows of evaluation items have no
+    /// outcome column; for them this does nothing.
     ///
     /// # Errors
-    /// The store refused the update.
+    /// The store refused the update (the lease lost included).
     pub fn settle(
         &self,
-        store: &Store,
+        lease: Leased<'_>,
         outcome: &str,
         detail: Option<&str>,
         candidate: Option<&str>,
     ) -> Result<(), StoreError> {
         match self.0 {
-            Some(id) => store.set_llm_call_verdict(id, outcome, detail, candidate),
+            Some(call_id) => lease.set_llm_call_verdict(&CallVerdict {
+                call_id,
+                outcome,
+                detail,
+                candidate,
+            }),
             None => Ok(()),
         }
     }
@@ -131,10 +139,9 @@ impl CallRow {
     /// The store refused either write (then neither is stored).
     pub async fn settle_with_ply(
         &self,
-        store: &Store,
+        lease: Leased<'_>,
         outcome: &str,
         candidate: Option<&str>,
-        game_id: i64,
         ply: PlyRecord,
     ) -> Result<(), StoreError> {
         match self.0 {
@@ -145,11 +152,9 @@ impl CallRow {
                     detail: None,
                     candidate,
                 };
-                store
-                    .record_ply_with_verdict_grouped(game_id, ply, &verdict)
-                    .await
+                lease.record_ply_with_verdict(ply, &verdict).await
             }
-            None => store.record_ply(game_id, &ply),
+            None => lease.record_ply(&ply),
         }
     }
 }
@@ -218,29 +223,40 @@ pub async fn record_or_replay_within(
     };
     let request_json = serde_json::to_string(&StoredRequest::of(request, role))?;
     if let CallSlot::Ply {
-        game_id,
         ply,
         seq,
         earlier,
+        lease,
         ..
     } = slot
-        && !earlier.is_empty()
-        && let Some(reused) = store.reuse_llm_call(game_id, ply, seq, &request_json, earlier)?
     {
-        return Ok(replayed(StoredReply {
-            text: reused.text,
-            reasoning: reused.reasoning,
-            row_id: Some(reused.id),
-            latency_ms: reused.latency_ms,
-        }));
+        if !earlier.is_empty()
+            && let Some(reused) = lease.reuse_llm_call(ply, seq, &request_json, earlier)?
+        {
+            return Ok(replayed(StoredReply {
+                text: reused.text,
+                reasoning: reused.reasoning,
+                row_id: Some(reused.id),
+                latency_ms: reused.latency_ms,
+            }));
+        }
+        // Nothing is paid for under a lease another worker has taken over: its reply could not
+        // be stored anyway. (A process paused between this check and the request's first byte
+        // still sends that one request when it resumes; its reply is then refused like any
+        // write. A pause while a request is out, the likelier case, sends nothing more.)
+        lease.check()?;
     }
     // Every attempt that came back unusable is stored before it is retried; a store that refuses
-    // one stops the retries, since nothing more could be kept.
+    // one (a lease lost included) stops the retries, since nothing more could be kept.
     let mut refused = None;
     let asked = client
         .chat_within(endpoint, request, clock, |failed| {
             let record = failed_record(&slot, endpoint, request, &request_json, failed);
-            match store.record_failed_call(&record) {
+            let recorded = match slot {
+                CallSlot::Ply { lease, .. } => lease.record_failed_call(&record),
+                CallSlot::EvalItem { .. } => store.record_failed_call(&record),
+            };
+            match recorded {
                 Ok(_) => std::ops::ControlFlow::Continue(()),
                 Err(e) => {
                     refused = Some(e);
@@ -267,10 +283,11 @@ pub async fn record_or_replay_within(
             player,
             role: _,
             earlier: _,
+            lease,
         } => {
             // Grouped with other games' writes under contention; returns once committed.
-            let id = store
-                .record_llm_call_grouped(LlmCallRecord {
+            let id = lease
+                .record_llm_call(LlmCallRecord {
                     game_id: Some(game_id),
                     ply,
                     seq,

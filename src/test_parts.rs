@@ -133,6 +133,32 @@ impl FakeOpenAi {
         FakeOpenAi { child, url }
     }
 
+    /// How many chat completions the server has been asked for so far (its `GET /stats`).
+    ///
+    /// # Panics
+    /// If it does not answer.
+    pub fn asked(&self) -> u64 {
+        use std::io::{Read, Write};
+        let address = self
+            .url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_else(|| panic!("unexpected fake server URL {}", self.url));
+        let mut stream = std::net::TcpStream::connect(address).expect("the fake server answers");
+        stream
+            .write_all(b"GET /stats HTTP/1.1\r\nHost: fake\r\nConnection: close\r\n\r\n")
+            .expect("the fake server takes the request");
+        let mut response = String::new();
+        stream
+            .read_to_string(&mut response)
+            .expect("the fake server replies");
+        let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+        serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| v["chat_completions"].as_u64())
+            .unwrap_or_else(|| panic!("the fake server's stats do not read: {response}"))
+    }
+
     /// Stops the server (SIGTERM, so that it reports) and returns how many chat completions it
     /// served.
     ///

@@ -4,7 +4,8 @@
 --
 -- Every match is two games, one with each colour; a level match goes to extra pairs of games
 -- (at most two), then to an armageddon in which White must win (a draw sends Black through;
--- who is White is drawn by lot from the seed).
+-- who is White is drawn by lot from the seed), played with time odds: White on the clock below,
+-- Black on `armageddon_black_time` of it. A knockout needs a clock for that.
 local arena = require("arena")
 
 local function stockfish(nodes)
@@ -23,7 +24,9 @@ return arena.tournament {
     tiebreak = "pair", -- or "armageddon" at once
     max_tiebreak_pairs = 2,
     seeding = "order", -- or "rating": by each player's anchor_elo
+    armageddon_black_time = 0.8, -- Black's share of its clock in the armageddon
   },
+  time_control = { base_s = 60, increment_s = 1 },
   max_plies = 160,
   seed = 1,
   players = {

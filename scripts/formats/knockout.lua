@@ -1,7 +1,8 @@
 -- Knockout: a seeded single-elimination bracket of mini-matches.
 --
 --   format = "knockout",
---   format_options = { games_per_match = 2, tiebreak = "armageddon", max_tiebreak_pairs = 2, seeding = "order" },
+--   format_options = { games_per_match = 2, tiebreak = "armageddon", max_tiebreak_pairs = 2, seeding = "order",
+--                      armageddon_black_time = 0.8 },
 --
 -- Seeds are the script order (or `anchor_elo`, highest first, with `seeding = "rating"`). The
 -- bracket has the standard placement: seed 1 meets the last seed, 2 the second-last, and so on,
@@ -14,6 +15,10 @@
 --                            White is drawn by lot from the tournament seed;
 --   tiebreak = "pair"        pairs of games (one with each colour) until one player leads after
 --                            a pair, at most `max_tiebreak_pairs`, then an armageddon.
+-- Black's draw odds in the armageddon are balanced by time odds: White plays on its clock as the
+-- tournament sets it, Black on `armageddon_black_time` of its own (default 0.8: the FIDE World
+-- Cup's five minutes against four; base and per-move limits scaled, the increment kept). A
+-- knockout therefore needs a clock: `arena check` refuses one whose players play without.
 -- A match starts as soon as both its players are known, without waiting for the rest of the
 -- round. A void game (`*`) is replayed with the same colours; after 3 void games in one match,
 -- the higher seed goes through (the note under the bracket says so).
@@ -28,6 +33,7 @@ M.defaults = {
   tiebreak = "armageddon",
   max_tiebreak_pairs = 2,
   seeding = "order",
+  armageddon_black_time = 0.8,
 }
 
 -- Void games after which a match is decided by seed: the same two players voiding that often
@@ -46,6 +52,15 @@ function M.check(options, field)
   local p = options.max_tiebreak_pairs
   if math.type(p) ~= "integer" or p < 1 then
     table.insert(problems, "`max_tiebreak_pairs` must be a whole number of at least 1")
+  end
+  local t = options.armageddon_black_time
+  if type(t) ~= "number" or t <= 0 or t >= 1 then
+    table.insert(problems, "`armageddon_black_time` must be a number above 0 and below 1 (Black's share of its clock in the armageddon)")
+  end
+  if field.untimed and #field.untimed > 0 then
+    table.insert(problems, string.format(
+      "`tiebreak`: every knockout can end in an armageddon, whose draw odds for Black need time odds for White, and %s play%s without a clock: set the tournament's `time_control`",
+      table.concat(field.untimed, ", "), #field.untimed == 1 and "s" or ""))
   end
   if options.seeding ~= "order" and options.seeding ~= "rating" then
     table.insert(problems, '`seeding` must be "order" or "rating"')
@@ -206,13 +221,15 @@ local function play_match(m, games, options, lot)
   local phase = list[p]
   m.next = {}
   local opening = phase.first_opening
+  -- The armageddon's Black plays on a share of its clock (see the top of this file).
+  local black_time = phase.kind == "armageddon" and options.armageddon_black_time or nil
   for _ = got.hi + 1, phase.hi_white do
-    table.insert(m.next, { white = m.hi, black = m.lo, opening = opening })
+    table.insert(m.next, { white = m.hi, black = m.lo, opening = opening, black_time = black_time })
     opening = opening + 1
   end
   opening = phase.first_opening
   for _ = got.lo + 1, phase.lo_white do
-    table.insert(m.next, { white = m.lo, black = m.hi, opening = opening })
+    table.insert(m.next, { white = m.lo, black = m.hi, opening = opening, black_time = black_time })
     opening = opening + 1
   end
   -- The higher seed's White games and its Black games alternate, higher seed first.
@@ -325,7 +342,9 @@ function M.pairings(state)
         if state.openings > 0 then
           opening = (g.opening - 1) % state.openings + 1
         end
-        table.insert(games, { white = g.white, black = g.black, round = r, opening = opening })
+        table.insert(games, {
+          white = g.white, black = g.black, round = r, opening = opening, black_time = g.black_time,
+        })
       end
     end
   end

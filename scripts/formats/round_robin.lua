@@ -1,28 +1,74 @@
--- Round robin: every pair of players meets `games_per_pair` times, colours alternating, so each
--- pair plays each opening once with each colour. Returns the whole schedule on the first call.
+-- Round robin on the FIDE Berger tables (FIDE Handbook C.05, Annex 1): every pair of players
+-- meets `games_per_pair` times, in cycles. Returns the whole schedule on the first call.
+--
+-- Players take the tables' numbers in script order (1 is the first listed). With an odd number
+-- of players the tables of the next even size are used and the highest number is the bye: its
+-- games are not played. A cycle is the table's n - 1 rounds, in the table's order, board by
+-- board. Colours follow the table in odd cycles and are reversed in even ones, so a double
+-- round robin gives every pair one game with each colour, and over any number of cycles no
+-- player has more than one White more than Blacks. Each opening is played by a pair once with
+-- each colour: cycles 1 and 2 play opening 1, cycles 3 and 4 opening 2, and so on.
+--
+-- The table of round r (n even, m = n - 1): board 1 pairs player n with the player p such that
+-- 2p = r + 1 (mod m), player n Black in odd rounds and White in even ones; board k (2 to n/2)
+-- pairs White ((k - 1 + (r - 1) n/2) mod m) + 1 with Black ((n - k + (r - 1) n/2) mod m) + 1.
+-- That is round 1's boards (1-n, 2-(n-1), ...) with every number but n moved on by n/2 each
+-- round, as the Handbook builds its tables.
 local M = {}
+
+-- The games of one Berger table for `n` (even) numbers: { round, white, black } in order.
+local function berger(n)
+  local m = n - 1
+  local half = n // 2
+  local games = {}
+  for r = 1, m do
+    local shift = (r - 1) * half
+    local p = (shift % m) + 1 -- player n's opponent: board 1 of round 1 moved on
+    if r % 2 == 1 then
+      table.insert(games, { round = r, white = p, black = n })
+    else
+      table.insert(games, { round = r, white = n, black = p })
+    end
+    for k = 2, half do
+      table.insert(games, {
+        round = r,
+        white = ((k - 1 + shift) % m) + 1,
+        black = ((n - k + shift) % m) + 1,
+      })
+    end
+  end
+  return games
+end
 
 function M.pairings(state)
   if #state.games > 0 then
     return nil -- the schedule is already stored: nothing more to add
   end
-  local games = {}
   local players = state.players
-  local round = 0
-  for g = 1, state.games_per_pair do
-    round = round + 1
-    -- Each opening is played twice in a row by a pair, once with each colour.
+  local games = {}
+  if #players < 2 then
+    return games
+  end
+  local n = #players + #players % 2 -- an odd field plays on the next table, number n the bye
+  local table_games = berger(n)
+  local rounds = n - 1
+  for cycle = 1, state.games_per_pair do
     local opening = nil
     if state.openings > 0 then
-      opening = ((g - 1) // 2) % state.openings + 1
+      opening = ((cycle - 1) // 2) % state.openings + 1
     end
-    for i = 1, #players do
-      for j = i + 1, #players do
-        local white, black = players[i], players[j]
-        if g % 2 == 0 then
+    for _, g in ipairs(table_games) do
+      local white, black = players[g.white], players[g.black]
+      if white and black then -- a game against the bye is not played
+        if cycle % 2 == 0 then
           white, black = black, white
         end
-        table.insert(games, { white = white, black = black, round = round, opening = opening })
+        table.insert(games, {
+          white = white,
+          black = black,
+          round = (cycle - 1) * rounds + g.round,
+          opening = opening,
+        })
       end
     end
   end

@@ -9,7 +9,7 @@ arena = {}
 ---@class arena.Tournament
 ---@field name string                          told apart by name inside one database
 ---@field format? string                       "round_robin" (default), "matchmaker", "ladder", "swiss", "knockout", or a module of your folder
----@field games_per_pair? integer              round robin: games each pair plays (default 2, colours alternate)
+---@field games_per_pair? integer              round robin: games each pair plays (default 2), in cycles on the FIDE Berger tables, colours reversed every second cycle
 ---@field max_plies? integer                   draw by move limit after this many plies played from the opening position (default 200, 0 = none); an opening line's book plies do not count
 ---@field max_plies_include_book? boolean       count the book plies toward `max_plies` too (default false)
 ---@field seed? integer                        seeds random movers and random opening order
@@ -431,6 +431,7 @@ function arena.pairing.dutch(t) end
 ---@field tiebreak? "armageddon"|"pair"        a level match: an armageddon (default; White must win, a draw sends Black through) or pairs of games, then an armageddon
 ---@field max_tiebreak_pairs? integer          `tiebreak = "pair"`: at most this many pairs before the armageddon (default 2)
 ---@field seeding? "order"|"rating"            seeds in script order (default) or by `anchor_elo`, highest first
+---@field armageddon_black_time? number        Black's share of its clock in the armageddon, above 0 and below 1 (default 0.8: White 5 minutes, Black 4); White's draw-odds handicap is time. A knockout needs a `time_control`: `arena check` refuses one whose players play without a clock
 
 ---A table a format's `standings` hook returns: cells are strings, integers, floats (shown with the
 ---column's `decimals`, default 1) or false (empty).
@@ -445,13 +446,15 @@ function arena.pairing.dutch(t) end
 ---@class arena.Format
 ---@field defaults? table                      the `format_options` it understands, with their defaults (any other key is an error)
 ---`check(options, field)`: the problems of the effective options for this field, as messages; `arena check` reports each at the tournament's line.
----@field check? fun(options: table, field: { players: string[], ratings: table<string, number> }): (string[]|string|nil)
+---`field.untimed` lists the players who play without a clock (a format whose games need one refuses them).
+---@field check? fun(options: table, field: { players: string[], ratings: table<string, number>, untimed: string[] }): (string[]|string|nil)
 ---`standings(state)`: the format's own tables (same `state` as `pairings`), shown by `arena leaderboard`, the HTML report and at the end of `arena run`.
 ---@field standings? fun(state: table): arena.FormatTable[]
 ---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not; `state.ratings` each player's `anchor_elo` where it has one.
 ---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
 ---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
----@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer }[] | nil)
+---@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
+---A pairing's `black_time` (above 0, at most 1) gives time odds: Black plays on that share of its clock (base and per-move limit; the increment is kept), White on its own, as in an armageddon.
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:
 ---@class arena.TaskModule

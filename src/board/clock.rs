@@ -106,6 +106,22 @@ impl From<TimeControl> for RawTimeControl {
 }
 
 impl TimeControl {
+    /// This control with its base clock and per-move limit scaled by `share` (rounded to the
+    /// millisecond), its increment kept: a side given time odds (an armageddon's Black).
+    pub fn scaled(self, share: f64) -> TimeControl {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let scale = |ms: u64| (ms as f64 * share).round().max(1.0) as u64;
+        TimeControl {
+            base_ms: self.base_ms.map(scale),
+            increment_ms: self.increment_ms,
+            per_move_ms: self.per_move_ms.map(scale),
+        }
+    }
+
     /// The PGN `TimeControl` tag's value (the PGN standard, section 9.6.1): `900+10` (`900`
     /// without an increment) for a base clock; for a per-move limit alone, `1/60` (one move per
     /// period of 60 seconds: the standard's only form that states a time per move, read by every

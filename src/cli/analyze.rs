@@ -128,12 +128,12 @@ async fn analyze_with(
             let mut reports = futures_util::stream::iter(pending.iter())
                 .map(|game| async move {
                     match worker.claim(store, LeaseKind::Analysis, game.id) {
-                        Ok(true) => {
+                        Ok(Some(_)) => {
                             let report = analyser.analyse_game(game).await;
                             worker.release(store, LeaseKind::Analysis, game.id);
                             Ok(Some((game, report)))
                         }
-                        Ok(false) => Ok(None),
+                        Ok(None) => Ok(None),
                         Err(e) => Err(e),
                     }
                 })

@@ -147,6 +147,16 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         eprintln!("stopped before the end: run the same command again to play the remaining games");
         return Ok(1);
     }
+    if !summary.lost.is_empty() {
+        // Not a fault of this run: the games went on elsewhere.
+        eprintln!(
+            "{} game(s) were taken over by another worker while this one stalled past its lease; it stopped them and wrote nothing more:",
+            summary.lost.len()
+        );
+        for (index, reason) in &summary.lost {
+            eprintln!("  game {index}: {reason}");
+        }
+    }
     if !summary.voided.is_empty() {
         eprintln!(
             "{} game(s) ended void by a harness fault, count for nobody, and are played again when you run the same command again:",

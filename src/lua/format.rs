@@ -68,7 +68,8 @@ impl FormatScript {
     }
 
     /// What the format's `check(options, field)` hook finds wrong with its options for a field
-    /// of these players (`field = { players = {...}, ratings = {...} }`); nothing when the
+    /// of these players (`field = { players = {...}, ratings = {...}, untimed = {...} }`, the
+    /// last the players without a clock); nothing when the
     /// format has no such hook.
     ///
     /// # Errors
@@ -80,6 +81,7 @@ impl FormatScript {
         let field = self.lua.create_table()?;
         field.set("players", self.lua.to_value(&state.players)?)?;
         field.set("ratings", self.lua.to_value(&state.ratings)?)?;
+        field.set("untimed", self.lua.to_value(&state.untimed)?)?;
         let options = self.lua.to_value(&self.options)?;
         let what = format!("`{}.check`", self.module);
         let value: Value = state::call(&self.lua, &what, check, (options, field))?;
@@ -293,6 +295,7 @@ mod tests {
             games_per_pair: 2,
             openings: 0,
             seed: 1,
+            untimed: Vec::new(),
             options: format.options().clone(),
             analysis: None,
         };

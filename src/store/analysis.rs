@@ -379,15 +379,18 @@ impl Store {
                     WHERE g.tournament_id = ?1
                  )
                  SELECT m.player, COUNT(*), SUM(m.in_top),
-                    SUM(m.classification = 'best'), SUM(m.classification = 'good'),
-                    SUM(m.classification = 'inaccuracy'), SUM(m.classification = 'mistake'),
-                    SUM(m.classification = 'blunder'), AVG(m.cp_loss),
+                    SUM(CASE WHEN m.classification = 'best' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.classification = 'good' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.classification = 'inaccuracy' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.classification = 'mistake' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.classification = 'blunder' THEN 1 ELSE 0 END), AVG(m.cp_loss),
                     (SELECT AVG(x.accuracy) FROM accuracies x WHERE x.player = m.player),
-                    SUM(m.phase = 'opening'), SUM(m.phase = 'middlegame'),
-                    SUM(m.phase = 'endgame'),
-                    SUM(m.phase = 'opening' AND m.classification = 'blunder'),
-                    SUM(m.phase = 'middlegame' AND m.classification = 'blunder'),
-                    SUM(m.phase = 'endgame' AND m.classification = 'blunder')
+                    SUM(CASE WHEN m.phase = 'opening' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.phase = 'middlegame' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.phase = 'endgame' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.phase = 'opening' AND m.classification = 'blunder' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.phase = 'middlegame' AND m.classification = 'blunder' THEN 1 ELSE 0 END),
+                    SUM(CASE WHEN m.phase = 'endgame' AND m.classification = 'blunder' THEN 1 ELSE 0 END)
                  FROM moves m
                  WHERE m.player IN (SELECT name FROM players WHERE tournament_id = ?1)
                  GROUP BY m.player

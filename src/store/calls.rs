@@ -2,7 +2,11 @@
 
 use super::db::{Backend, Conn, DbResult, OptionalExtension, Row, params};
 
-use super::{CallVerdict, Context, Store, StoreError, get_opt_u64, get_u64, sql_u64};
+use super::{
+    CallVerdict, Context, Store, StoreError, get_opt_u64, get_u64,
+    leases::{Fence, check_fence, fenced},
+    sql_u64,
+};
 use crate::llm::{CallCost, PriceTable, ProviderCost, Usage};
 
 /// What a call's response reported beyond its prompt and completion tokens: the details of its
@@ -355,17 +359,38 @@ impl Store {
     ///
     /// As [`Store::record_llm_call`]; a failed write fails only its own caller.
     pub async fn record_llm_call_grouped(&self, call: LlmCallRecord) -> Result<i64, StoreError> {
-        match &self.backend {
-            Backend::Sqlite(sqlite) => {
-                let (game_id, ply, seq) = (call.game_id, call.ply, call.seq);
+        self.record_llm_call_grouped_under(None, call).await
+    }
+
+    pub(super) async fn record_llm_call_grouped_under(
+        &self,
+        fence: Option<&Fence>,
+        call: LlmCallRecord,
+    ) -> Result<i64, StoreError> {
+        let (game_id, ply, seq) = (call.game_id, call.ply, call.seq);
+        let what = move || call_what(game_id, ply, seq);
+        match (&self.backend, fence) {
+            (Backend::Sqlite(sqlite), None) => {
                 sqlite
-                    .write_statement(
-                        move |conn| insert_call(conn, &call),
-                        move || call_what(game_id, ply, seq),
+                    .write_statement(move |conn| insert_call(conn, &call), what)
+                    .await
+            }
+            // The check and the insert are two statements: they need the batch's transaction.
+            (Backend::Sqlite(sqlite), Some(fence)) => {
+                let fence = fence.clone();
+                sqlite
+                    .write(
+                        move |conn| {
+                            check_fence(conn, &fence)?;
+                            insert_call(conn, &call)
+                        },
+                        what,
                     )
                     .await
             }
-            Backend::Postgres(_) => self.record_llm_call(&call),
+            (Backend::Postgres(_), fence) => {
+                fenced(&self.conn(), fence, what, |conn| insert_call(conn, &call))
+            }
         }
     }
 
@@ -387,43 +412,22 @@ impl Store {
         request_json: &str,
         earlier: &[i64],
     ) -> Result<Option<ReusedCall>, StoreError> {
+        self.reuse_llm_call_under(None, game_id, ply, seq, request_json, earlier)
+    }
+
+    pub(super) fn reuse_llm_call_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        ply: u32,
+        seq: u32,
+        request_json: &str,
+        earlier: &[i64],
+    ) -> Result<Option<ReusedCall>, StoreError> {
         let what = || format!("reuse a stored reply for call {seq} of ply {ply} of game {game_id}");
-        let conn = self.conn();
-        for &attempt in earlier {
-            let copied = conn
-                .prepare_cached(
-                    "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint,
-                         request_json, reply_text, reasoning, raw_body, finish_reason, http_status,
-                         prompt_tokens, completion_tokens, latency_ms, transport_retries, error,
-                         cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
-                         cost_details_json, reused_from)
-                     SELECT ?1, ply, seq, player, model, endpoint, request_json, reply_text,
-                         reasoning, raw_body, finish_reason, http_status, prompt_tokens,
-                         completion_tokens, latency_ms, transport_retries, error,
-                         cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
-                         cost_details_json, COALESCE(reused_from, id)
-                     FROM llm_calls
-                     WHERE game_id = ?2 AND ply = ?3 AND seq = ?4 AND request_json = ?5
-                       AND reply_text IS NOT NULL
-                     RETURNING id, reply_text, reasoning, latency_ms",
-                )
-                .and_then(|mut stmt| {
-                    stmt.query_row(params![game_id, attempt, ply, seq, request_json], |r| {
-                        Ok(ReusedCall {
-                            id: r.get(0)?,
-                            text: r.get(1)?,
-                            reasoning: r.get(2)?,
-                            latency_ms: r.get::<_, i64>(3)?.max(0) as u64,
-                        })
-                    })
-                    .optional()
-                })
-                .context(what)?;
-            if copied.is_some() {
-                return Ok(copied);
-            }
-        }
-        Ok(None)
+        fenced(&self.conn(), fence, what, |conn| {
+            reuse(conn, game_id, ply, seq, request_json, earlier)
+        })
     }
 
     /// Records what the game loop made of a call's reply: `outcome` is a kind such as `"move"`,
@@ -464,8 +468,19 @@ impl Store {
             detail,
             candidate,
         };
-        let changed = update_verdict(&self.conn(), &verdict)
-            .context(|| format!("set the outcome of llm call {call_id}"))?;
+        self.set_llm_call_verdict_under(None, &verdict)
+    }
+
+    pub(super) fn set_llm_call_verdict_under(
+        &self,
+        fence: Option<&Fence>,
+        verdict: &CallVerdict<'_>,
+    ) -> Result<(), StoreError> {
+        let call_id = verdict.call_id;
+        let what = || format!("set the outcome of llm call {call_id}");
+        let changed = fenced(&self.conn(), fence, what, |conn| {
+            update_verdict(conn, verdict).context(what)
+        })?;
         if changed == 0 {
             return Err(StoreError::NotFound {
                 what: format!("llm call {call_id}"),
@@ -587,52 +602,21 @@ impl Store {
     /// [`StoreError::Database`] on a database failure (a record that is neither a ply's nor an
     /// item's call included).
     pub fn record_failed_call(&self, call: &FailedCallRecord) -> Result<i64, StoreError> {
-        self.conn()
-            .prepare_cached(
-                "INSERT INTO failed_calls (game_id, ply, eval_run_id, task, idx, seq, attempt,
-                     player, model, endpoint, request_json, http_status, headers_json, raw_body,
-                     error, latency_ms, prompt_tokens, completion_tokens, cached_tokens,
-                     cache_write_tokens, reasoning_tokens, provider_cost_usd, cost_details_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22, ?23)
-                 RETURNING id",
+        self.record_failed_call_under(None, call)
+    }
+
+    pub(super) fn record_failed_call_under(
+        &self,
+        fence: Option<&Fence>,
+        call: &FailedCallRecord,
+    ) -> Result<i64, StoreError> {
+        let what = || {
+            format!(
+                "record failed attempt {} of call {} of `{}`",
+                call.attempt, call.seq, call.player
             )
-            .and_then(|mut stmt| {
-                stmt.query_row(
-                    params![
-                        call.game_id,
-                        call.ply,
-                        call.eval_run_id,
-                        call.task,
-                        call.idx,
-                        call.seq,
-                        call.attempt,
-                        call.player,
-                        call.model,
-                        call.endpoint,
-                        call.request_json,
-                        call.http_status,
-                        call.headers_json,
-                        call.raw_body,
-                        call.error,
-                        sql_u64(call.latency_ms),
-                        call.prompt_tokens.map(sql_u64),
-                        call.completion_tokens.map(sql_u64),
-                        call.details.cached_tokens.map(sql_u64),
-                        call.details.cache_write_tokens.map(sql_u64),
-                        call.details.reasoning_tokens.map(sql_u64),
-                        call.details.provider_cost_usd,
-                        call.details.cost_details_json,
-                    ],
-                    |r| r.get(0),
-                )
-            })
-            .context(|| {
-                format!(
-                    "record failed attempt {} of call {} of `{}`",
-                    call.attempt, call.seq, call.player
-                )
-            })
+        };
+        fenced(&self.conn(), fence, what, |conn| insert_failed(conn, call))
     }
 
     /// The failed attempts stored for a game's calls, in the order they were made.
@@ -737,6 +721,103 @@ impl Store {
             .context(what)?;
         rows.collect::<DbResult<_>>().context(what)
     }
+}
+
+/// Copies into game `game_id` the reply the newest of `earlier` got for the same request (see
+/// [`Store::reuse_llm_call`]).
+fn reuse(
+    conn: &Conn<'_>,
+    game_id: i64,
+    ply: u32,
+    seq: u32,
+    request_json: &str,
+    earlier: &[i64],
+) -> Result<Option<ReusedCall>, StoreError> {
+    let what = || format!("reuse a stored reply for call {seq} of ply {ply} of game {game_id}");
+    for &attempt in earlier {
+        let copied = conn
+            .prepare_cached(
+                "INSERT INTO llm_calls (game_id, ply, seq, player, model, endpoint,
+                     request_json, reply_text, reasoning, raw_body, finish_reason, http_status,
+                     prompt_tokens, completion_tokens, latency_ms, transport_retries, error,
+                     cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
+                     cost_details_json, reused_from)
+                 SELECT ?1, ply, seq, player, model, endpoint, request_json, reply_text,
+                     reasoning, raw_body, finish_reason, http_status, prompt_tokens,
+                     completion_tokens, latency_ms, transport_retries, error,
+                     cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
+                     cost_details_json, COALESCE(reused_from, id)
+                 FROM llm_calls
+                 WHERE game_id = ?2 AND ply = ?3 AND seq = ?4 AND request_json = ?5
+                   AND reply_text IS NOT NULL
+                 RETURNING id, reply_text, reasoning, latency_ms",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![game_id, attempt, ply, seq, request_json], |r| {
+                    Ok(ReusedCall {
+                        id: r.get(0)?,
+                        text: r.get(1)?,
+                        reasoning: r.get(2)?,
+                        latency_ms: r.get::<_, i64>(3)?.max(0) as u64,
+                    })
+                })
+                .optional()
+            })
+            .context(what)?;
+        if copied.is_some() {
+            return Ok(copied);
+        }
+    }
+    Ok(None)
+}
+
+/// Inserts a failed attempt's row; its id.
+fn insert_failed(conn: &Conn<'_>, call: &FailedCallRecord) -> Result<i64, StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO failed_calls (game_id, ply, eval_run_id, task, idx, seq, attempt,
+                 player, model, endpoint, request_json, http_status, headers_json, raw_body,
+                 error, latency_ms, prompt_tokens, completion_tokens, cached_tokens,
+                 cache_write_tokens, reasoning_tokens, provider_cost_usd, cost_details_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 ?17, ?18, ?19, ?20, ?21, ?22, ?23)
+             RETURNING id",
+    )
+    .and_then(|mut stmt| {
+        stmt.query_row(
+            params![
+                call.game_id,
+                call.ply,
+                call.eval_run_id,
+                call.task,
+                call.idx,
+                call.seq,
+                call.attempt,
+                call.player,
+                call.model,
+                call.endpoint,
+                call.request_json,
+                call.http_status,
+                call.headers_json,
+                call.raw_body,
+                call.error,
+                sql_u64(call.latency_ms),
+                call.prompt_tokens.map(sql_u64),
+                call.completion_tokens.map(sql_u64),
+                call.details.cached_tokens.map(sql_u64),
+                call.details.cache_write_tokens.map(sql_u64),
+                call.details.reasoning_tokens.map(sql_u64),
+                call.details.provider_cost_usd,
+                call.details.cost_details_json,
+            ],
+            |r| r.get(0),
+        )
+    })
+    .context(|| {
+        format!(
+            "record failed attempt {} of call {} of `{}`",
+            call.attempt, call.seq, call.player
+        )
+    })
 }
 
 /// Inserts a call's row; its id.

@@ -2,8 +2,9 @@
 //! (the `postgres` crate).
 //!
 //! Every query of the store is written once, in the SQL both engines understand, against [`Conn`]:
-//! `?N` placeholders, `ON CONFLICT` upserts, `RETURNING`, and booleans summed as numbers (the
-//! PostgreSQL schema defines `sum(boolean)` so that `SUM(a = b)` means the same on both). What
+//! `?N` placeholders, `ON CONFLICT` upserts, `RETURNING`, and conditions counted as
+//! `SUM(CASE WHEN a = b THEN 1 ELSE 0 END)` (PostgreSQL has no `SUM` of booleans, and arena
+//! defines no aggregate of its own in a database others may share). What
 //! cannot be written once is translated here for PostgreSQL: `?N` becomes `$N`, and SQLite's
 //! `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')` becomes the same text from `now()`. Values cross the seam
 //! as [`SqlValue`], SQLite's five storage classes, which both sides convert to and from; a

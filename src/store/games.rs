@@ -4,7 +4,11 @@ use std::{collections::HashSet, fmt};
 
 use super::db::{Backend, Conn, DbResult, OptionalExtension, Row, params};
 
-use super::{Context, Store, StoreError, bad_column, get_opt_u64, get_u64, sql_u64};
+use super::{
+    Context, Store, StoreError, bad_column, get_opt_u64, get_u64,
+    leases::{Fence, check_fence, fenced},
+    sql_u64,
+};
 use crate::board::{Termination, Variant};
 
 /// A game the tournament format scheduled, as the caller describes it.
@@ -26,6 +30,9 @@ pub struct ScheduledGame {
     pub opening_label: Option<String>,
     /// The rules the game is played under.
     pub variant: Variant,
+    /// The clocks the game plays on (JSON, see the schema's version 7) when the schedule fixes
+    /// them (time odds); `None`: the tournament's, when the game starts.
+    pub time_control: Option<String>,
 }
 
 impl ScheduledGame {
@@ -40,6 +47,7 @@ impl ScheduledGame {
             opening_moves: Vec::new(),
             opening_label: None,
             variant: Variant::Standard,
+            time_control: None,
         }
     }
 }
@@ -466,8 +474,8 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
-                                        opening_moves, opening_label, variant)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                        opening_moves, opening_label, variant, time_control)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )
                 .context(what)?;
             for game in games {
@@ -533,6 +541,7 @@ impl Store {
                                 moves_json(&game.opening_moves),
                                 game.opening_label,
                                 game.variant.as_str(),
+                                game.time_control,
                             ])
                             .context(what)?;
                     }
@@ -581,11 +590,11 @@ impl Store {
             let replay: i64 = tx
                 .query_row(
                     "INSERT INTO games (tournament_id, idx, round, white, black, start_fen,
-                                        opening_moves, opening_label, replay_of, slot)
+                                        opening_moves, opening_label, replay_of, slot, time_control)
                      SELECT tournament_id,
                             (SELECT COALESCE(MAX(idx), 0) + 1 FROM games WHERE tournament_id = ?1),
                             round, white, black, start_fen, opening_moves, opening_label, id,
-                            COALESCE(slot, idx)
+                            COALESCE(slot, idx), time_control
                      FROM games WHERE id = ?2
                      RETURNING id",
                     params![tournament, id],
@@ -666,19 +675,31 @@ impl Store {
         script_hash: &str,
         generation: u64,
     ) -> Result<(), StoreError> {
-        let conn = self.conn();
-        let changed = conn
-            .execute(
-                "UPDATE games SET status = 'running',
-                    script_hash = COALESCE(script_hash, ?2),
-                    generation = COALESCE(generation, ?3),
-                    started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-                    error = NULL, error_kind = NULL
-                 WHERE id = ?1 AND status <> 'finished'",
-                params![game_id, script_hash, sql_u64(generation)],
-            )
-            .context(|| format!("mark game {game_id} started"))?;
-        refused_unless_changed(&conn, changed, game_id, "start")
+        self.mark_game_started_under(None, game_id, script_hash, generation)
+    }
+
+    pub(super) fn mark_game_started_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        script_hash: &str,
+        generation: u64,
+    ) -> Result<(), StoreError> {
+        let what = || format!("mark game {game_id} started");
+        fenced(&self.conn(), fence, what, |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE games SET status = 'running',
+                        script_hash = COALESCE(script_hash, ?2),
+                        generation = COALESCE(generation, ?3),
+                        started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+                        error = NULL, error_kind = NULL
+                     WHERE id = ?1 AND status <> 'finished'",
+                    params![game_id, script_hash, sql_u64(generation)],
+                )
+                .context(what)?;
+            refused_unless_changed(conn, changed, game_id, "start")
+        })
     }
 
     /// Records the result of a game: `1-0`, `0-1`, `1/2-1/2`, or [`VOID_RESULT`] for a game that
@@ -696,22 +717,35 @@ impl Store {
         termination: &str,
         reason: Option<&str>,
     ) -> Result<(), StoreError> {
+        self.finish_game_under(None, game_id, result, termination, reason)
+    }
+
+    pub(super) fn finish_game_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        result: &str,
+        termination: &str,
+        reason: Option<&str>,
+    ) -> Result<(), StoreError> {
         if !matches!(result, "1-0" | "0-1" | "1/2-1/2" | VOID_RESULT) {
             return Err(StoreError::InvalidResult {
                 game_id,
                 result: result.to_owned(),
             });
         }
-        let conn = self.conn();
-        let changed = conn
-            .execute(
-                "UPDATE games SET status = 'finished', result = ?2, termination = ?3, reason = ?4,
-                    finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), error = NULL, error_kind = NULL
-                 WHERE id = ?1 AND status <> 'finished'",
-                params![game_id, result, termination, reason],
-            )
-            .context(|| format!("finish game {game_id}"))?;
-        refused_unless_changed(&conn, changed, game_id, "finish")
+        let what = || format!("finish game {game_id}");
+        fenced(&self.conn(), fence, what, |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE games SET status = 'finished', result = ?2, termination = ?3, reason = ?4,
+                        finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), error = NULL, error_kind = NULL
+                     WHERE id = ?1 AND status <> 'finished'",
+                    params![game_id, result, termination, reason],
+                )
+                .context(what)?;
+            refused_unless_changed(conn, changed, game_id, "finish")
+        })
     }
 
     /// Marks an unfinished game as stopped by an error that is not chess; it stays resumable. The
@@ -731,21 +765,21 @@ impl Store {
         let what = || format!("mark game {game_id} errored");
         let conn = self.conn();
         let tx = conn.transaction().context(what)?;
-        let changed = tx
-            .execute(
-                "UPDATE games SET status = 'errored', error = ?2, error_kind = ?3
-                 WHERE id = ?1 AND status <> 'finished'",
-                params![game_id, error, kind.as_str()],
-            )
-            .context(what)?;
-        refused_unless_changed(&tx, changed, game_id, "mark errored")?;
-        tx.execute(
-            "INSERT INTO events (tournament_id, game_id, level, kind, message)
-             SELECT tournament_id, id, 'error', 'game_errored', ?2 FROM games WHERE id = ?1",
-            params![game_id, error],
-        )
-        .context(what)?;
+        errored(&tx, game_id, kind, error)?;
         tx.commit().context(what)
+    }
+
+    pub(super) fn mark_game_errored_under(
+        &self,
+        fence: &Fence,
+        game_id: i64,
+        kind: ErrorKind,
+        error: &str,
+    ) -> Result<(), StoreError> {
+        let what = || format!("mark game {game_id} errored");
+        fenced(&self.conn(), Some(fence), what, |conn| {
+            errored(conn, game_id, kind, error)
+        })
     }
 
     /// Records one move of a game.
@@ -755,9 +789,20 @@ impl Store {
     /// [`StoreError::Duplicate`] if the ply is already stored, [`StoreError::MissingReference`] if
     /// there is no such game, [`StoreError::Database`] on a database failure.
     pub fn record_ply(&self, game_id: i64, ply: &PlyRecord) -> Result<(), StoreError> {
-        insert_ply(&self.conn(), game_id, ply)
-            .context(|| format!("record ply {} of game {game_id}", ply.ply))?;
-        Ok(())
+        self.record_ply_under(None, game_id, ply)
+    }
+
+    pub(super) fn record_ply_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        ply: &PlyRecord,
+    ) -> Result<(), StoreError> {
+        let what = || format!("record ply {} of game {game_id}", ply.ply);
+        fenced(&self.conn(), fence, what, |conn| {
+            insert_ply(conn, game_id, ply).context(what)?;
+            Ok(())
+        })
     }
 
     /// Records one move of a game together with the verdict of the model call whose reply became
@@ -775,8 +820,23 @@ impl Store {
         ply: &PlyRecord,
         verdict: &CallVerdict<'_>,
     ) -> Result<(), StoreError> {
+        self.record_ply_with_verdict_under(None, game_id, ply, verdict)
+    }
+
+    pub(super) fn record_ply_with_verdict_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        ply: &PlyRecord,
+        verdict: &CallVerdict<'_>,
+    ) -> Result<(), StoreError> {
         let what = || ply_what(game_id, ply.ply);
         let conn = self.conn();
+        if fence.is_some() {
+            return fenced(&conn, fence, what, |tx| {
+                ply_with_verdict(tx, game_id, ply, verdict)
+            });
+        }
         // Both writes depend on no read, so no exclusion beyond the transaction is needed (on
         // PostgreSQL, no advisory lock: see `Conn::write_transaction`).
         let tx = conn.write_transaction().context(what)?;
@@ -799,9 +859,22 @@ impl Store {
         ply: PlyRecord,
         verdict: &CallVerdict<'_>,
     ) -> Result<(), StoreError> {
+        self.record_ply_with_verdict_grouped_under(None, game_id, ply, verdict)
+            .await
+    }
+
+    pub(super) async fn record_ply_with_verdict_grouped_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        ply: PlyRecord,
+        verdict: &CallVerdict<'_>,
+    ) -> Result<(), StoreError> {
         let Backend::Sqlite(sqlite) = &self.backend else {
-            return self.record_ply_with_verdict(game_id, &ply, verdict);
+            return self.record_ply_with_verdict_under(fence, game_id, &ply, verdict);
         };
+        // The fence is checked inside the batch's transaction, in the write's own savepoint.
+        let fence = fence.cloned();
         let call_id = verdict.call_id;
         let outcome = verdict.outcome.to_owned();
         let detail = verdict.detail.map(str::to_owned);
@@ -816,6 +889,9 @@ impl Store {
                         detail: detail.as_deref(),
                         candidate: candidate.as_deref(),
                     };
+                    if let Some(fence) = &fence {
+                        check_fence(conn, fence)?;
+                    }
                     ply_with_verdict(conn, game_id, &ply, &verdict)
                 },
                 move || ply_what(game_id, number),
@@ -865,13 +941,23 @@ impl Store {
         game_id: i64,
         time_control: Option<&str>,
     ) -> Result<Option<String>, StoreError> {
+        self.game_time_control_under(None, game_id, time_control)
+    }
+
+    pub(super) fn game_time_control_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        time_control: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
         let what = || format!("record the time control of game {game_id}");
-        self.conn()
-            .execute(
+        fenced(&self.conn(), fence, what, |conn| {
+            conn.execute(
                 "UPDATE games SET time_control = COALESCE(time_control, ?2) WHERE id = ?1",
                 params![game_id, time_control],
             )
-            .context(what)?;
+            .context(what)
+        })?;
         self.stored_time_control(game_id)
     }
 
@@ -906,6 +992,26 @@ fn load_game(conn: &Conn<'_>, game_id: i64) -> Result<GameRow, StoreError> {
 }
 
 /// Turns a status update that matched no row into the reason: no such game, or a finished one.
+/// Marks game `game_id` errored and records the error as an event, on `conn` (in a transaction).
+fn errored(conn: &Conn<'_>, game_id: i64, kind: ErrorKind, error: &str) -> Result<(), StoreError> {
+    let what = || format!("mark game {game_id} errored");
+    let changed = conn
+        .execute(
+            "UPDATE games SET status = 'errored', error = ?2, error_kind = ?3
+             WHERE id = ?1 AND status <> 'finished'",
+            params![game_id, error, kind.as_str()],
+        )
+        .context(what)?;
+    refused_unless_changed(conn, changed, game_id, "mark errored")?;
+    conn.execute(
+        "INSERT INTO events (tournament_id, game_id, level, kind, message)
+         SELECT tournament_id, id, 'error', 'game_errored', ?2 FROM games WHERE id = ?1",
+        params![game_id, error],
+    )
+    .context(what)?;
+    Ok(())
+}
+
 fn refused_unless_changed(
     conn: &Conn<'_>,
     changed: usize,

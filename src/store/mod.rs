@@ -69,7 +69,7 @@ pub use self::{
         CallVerdict, ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT,
         current_attempts,
     },
-    leases::{Claim, LeaseKind},
+    leases::{Claim, Fence, LeaseKind, Leased},
     spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing, SpendTally},
     stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
@@ -480,6 +480,20 @@ pub enum StoreError {
         status: GameStatus,
         /// The refused operation.
         action: &'static str,
+    },
+    /// A write under a lease that this worker no longer holds: another worker took the game over
+    /// (its lease lapsed while this one stalled). Nothing was written.
+    #[error(
+        "game {game_id}: worker `{worker}` no longer holds its lease ({}): the write was refused",
+        holder.as_ref().map_or_else(|| "nobody holds it now".to_owned(), |h| format!("`{h}` holds it now"))
+    )]
+    LeaseLost {
+        /// The game id.
+        game_id: i64,
+        /// The worker whose write was refused.
+        worker: String,
+        /// The worker that holds the lease now, if any.
+        holder: Option<String>,
     },
     /// A game result other than `1-0`, `0-1`, `1/2-1/2` or `*` (void).
     #[error(

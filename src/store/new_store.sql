@@ -1,4 +1,4 @@
--- The schema of a new arena store, version 13: what running every migration of
+-- The schema of a new arena store, version 14: what running every migration of
 -- src/store/schema.rs in turn makes of an empty store, made here in one batch instead.
 -- Written by `ARENA_BLESS=1 cargo test --lib new_store_has_the_schema`: never edit it by
 -- hand; add a migration and bless the file again.
@@ -238,6 +238,6 @@ CREATE TABLE leases (
     kind       TEXT    NOT NULL CHECK (kind IN ('play', 'analysis')),
     item       INTEGER NOT NULL,
     owner      TEXT    NOT NULL,
-    expires_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL, token INTEGER NOT NULL DEFAULT 1 CHECK (token >= 1),
     PRIMARY KEY (kind, item)
 ) WITHOUT ROWID;

@@ -9,9 +9,12 @@
 //!
 //! Types follow SQLite's storage classes: `BIGINT` for every integer (SQLite's are 64-bit),
 //! `DOUBLE PRECISION` for reals, `TEXT` for text, and the same timestamps as text (RFC 3339 UTC
-//! with milliseconds), so both backends return the same values to the same queries. Two helpers
-//! make the shared SQL mean the same here: `arena_now()`, SQLite's timestamp, and `sum(boolean)`,
-//! which sums `a = b` as SQLite does (true is 1, and no rows give NULL).
+//! with milliseconds), so both backends return the same values to the same queries. One helper
+//! makes the shared SQL mean the same here: `arena_now()`, SQLite's timestamp, created in the
+//! store's own schema under arena's own name. Nothing else is created outside arena's tables: no
+//! aggregate or function that overloads a name other users of a shared database see (the shared
+//! SQL counts booleans with `CASE` instead). Stores made before version 14 had a
+//! `sum(boolean)` aggregate; version 14 drops it.
 
 use std::{path::PathBuf, str::FromStr};
 
@@ -24,16 +27,10 @@ use super::{
 /// The key of the advisory lock held while the schema is created or migrated ("ARNA").
 const SCHEMA_LOCK: i64 = 0x4152_4E41;
 
-/// Functions the shared SQL relies on, then the tables of schema version 11.
+/// The function the shared SQL relies on, then the tables of schema version 11.
 pub(crate) const SCHEMA_AT_11: &str = r#"
 CREATE FUNCTION arena_now() RETURNS text LANGUAGE sql VOLATILE AS
 $$ SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$;
-
-CREATE FUNCTION arena_sum_bool(total bigint, value boolean) RETURNS bigint
-LANGUAGE sql IMMUTABLE AS
-$$ SELECT CASE WHEN value IS NULL THEN total ELSE COALESCE(total, 0) + value::int END $$;
-
-CREATE AGGREGATE sum(boolean) (SFUNC = arena_sum_bool, STYPE = bigint);
 
 CREATE TABLE arena_store (
     application TEXT   NOT NULL CHECK (application = 'arena'),
@@ -336,6 +333,26 @@ CREATE TABLE leases (
     // 13: no index on `llm_calls (player)` (see `schema::SCHEMA_V13`).
     r"
 DROP INDEX llm_calls_by_player;
+",
+    // 14: fencing tokens on leases (see `schema::SCHEMA_V14`), and the `sum(boolean)` aggregate
+    // that stores before this version made, with its state function, dropped from the store's
+    // schema (and only from there: another schema's `sum` is not arena's to drop).
+    r"
+ALTER TABLE leases ADD COLUMN token BIGINT NOT NULL DEFAULT 1 CHECK (token >= 1);
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_proc
+               WHERE proname = 'sum' AND pronamespace = current_schema()::regnamespace
+                 AND proargtypes = '16') THEN
+        EXECUTE format('DROP AGGREGATE %I.sum(boolean)', current_schema());
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_proc
+               WHERE proname = 'arena_sum_bool'
+                 AND pronamespace = current_schema()::regnamespace) THEN
+        EXECUTE format('DROP FUNCTION %I.arena_sum_bool(bigint, boolean)', current_schema());
+    END IF;
+END
+$$;
 ",
 ];
 

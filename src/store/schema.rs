@@ -525,6 +525,16 @@ pub(crate) const SCHEMA_V13: &str = r"
 DROP INDEX llm_calls_by_player;
 ";
 
+/// Version 14: fencing tokens on leases. `token` grows every time an item changes hands (a
+/// takeover, or a claim after a release: releasing a lease now keeps its row, with an empty
+/// `owner` and expired, so the count goes on), and every write of a game's plies, calls and
+/// result checks, in its own transaction, that the lease row still holds the writer's owner and
+/// token: a worker that stalled past its lease while another took the game over is refused. A
+/// lease of an older store starts at 1.
+pub(crate) const SCHEMA_V14: &str = r"
+ALTER TABLE leases ADD COLUMN token INTEGER NOT NULL DEFAULT 1 CHECK (token >= 1);
+";
+
 /// The whole schema at [`CURRENT_VERSION`], exactly as SQLite holds it once every migration has
 /// run on an empty store. A new store is made from it in one batch: replaying the history instead
 /// (tables rebuilt, renamed and altered, each time making SQLite re-read its whole catalogue on
@@ -538,7 +548,7 @@ pub(crate) const NEW_STORE_SCHEMA: &str = include_str!("new_store.sql");
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14,
 ];
 
 /// The schema version this build writes (and the newest it can read).

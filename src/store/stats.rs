@@ -159,13 +159,13 @@ impl Store {
             let mut stmt = conn
                 .prepare_cached(&format!(
                     "SELECT c.player,
-                        COALESCE(SUM(c.outcome IN ({PARSE_ERROR_OUTCOMES})), 0),
-                        COALESCE(SUM(c.outcome IN ({ILLEGAL_MOVE_OUTCOMES})), 0),
-                        COALESCE(SUM(c.outcome = 'forbidden_reasoning'), 0),
+                        COALESCE(SUM(CASE WHEN c.outcome IN ({PARSE_ERROR_OUTCOMES}) THEN 1 ELSE 0 END), 0),
+                        COALESCE(SUM(CASE WHEN c.outcome IN ({ILLEGAL_MOVE_OUTCOMES}) THEN 1 ELSE 0 END), 0),
+                        COALESCE(SUM(CASE WHEN c.outcome = 'forbidden_reasoning' THEN 1 ELSE 0 END), 0),
                         COUNT(*), COALESCE(SUM(c.prompt_tokens), 0),
                         COALESCE(SUM(c.completion_tokens), 0),
-                        COALESCE(SUM(c.outcome = 'move'), 0),
-                        COALESCE(SUM(c.prompt_tokens IS NULL OR c.completion_tokens IS NULL), 0)
+                        COALESCE(SUM(CASE WHEN c.outcome = 'move' THEN 1 ELSE 0 END), 0),
+                        COALESCE(SUM(CASE WHEN c.prompt_tokens IS NULL OR c.completion_tokens IS NULL THEN 1 ELSE 0 END), 0)
                      FROM llm_calls c JOIN games g ON g.id = c.game_id
                      WHERE g.tournament_id = ?1 AND g.status = 'finished'
                        AND c.reused_from IS NULL
@@ -196,21 +196,21 @@ impl Store {
 
         let mut stmt = conn
             .prepare_cached(&format!(
-                "SELECT p.name, COALESCE(SUM(g.result <> '*'), 0),
-                    COALESCE(SUM((g.white = p.name AND g.result = '1-0')
-                               OR (g.black = p.name AND g.result = '0-1')), 0),
-                    COALESCE(SUM(g.result = '1/2-1/2'), 0),
-                    COALESCE(SUM((g.white = p.name AND g.result = '0-1')
-                               OR (g.black = p.name AND g.result = '1-0')), 0),
-                    COALESCE(SUM(((g.white = p.name AND g.result = '0-1')
+                "SELECT p.name, COALESCE(SUM(CASE WHEN g.result <> '*' THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN (g.white = p.name AND g.result = '1-0')
+                               OR (g.black = p.name AND g.result = '0-1') THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN g.result = '1/2-1/2' THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN (g.white = p.name AND g.result = '0-1')
+                               OR (g.black = p.name AND g.result = '1-0') THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN ((g.white = p.name AND g.result = '0-1')
                                OR (g.black = p.name AND g.result = '1-0'))
-                              AND g.termination IN ({FORFEIT_TERMINATIONS})), 0),
-                    COALESCE(SUM(g.result = '*'), 0),
-                    COALESCE(SUM((g.white = p.name AND v.result = '1-0')
-                               OR (g.black = p.name AND v.result = '0-1')), 0),
-                    COALESCE(SUM(v.result = '1/2-1/2'), 0),
-                    COALESCE(SUM((g.white = p.name AND v.result = '0-1')
-                               OR (g.black = p.name AND v.result = '1-0')), 0)
+                              AND g.termination IN ({FORFEIT_TERMINATIONS}) THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN g.result = '*' THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN (g.white = p.name AND v.result = '1-0')
+                               OR (g.black = p.name AND v.result = '0-1') THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN v.result = '1/2-1/2' THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN (g.white = p.name AND v.result = '0-1')
+                               OR (g.black = p.name AND v.result = '1-0') THEN 1 ELSE 0 END), 0)
                  FROM players p
                  LEFT JOIN games g ON g.tournament_id = p.tournament_id AND g.status = 'finished'
                                   AND (g.white = p.name OR g.black = p.name)

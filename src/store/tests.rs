@@ -1660,3 +1660,77 @@ fn grouped_writes_reach_the_file_for_other_connections() {
     let totals = reader.totals(t).unwrap();
     assert_eq!((totals.plies, totals.llm_calls), (100, 100));
 }
+
+/// A PostgreSQL store creates no function or aggregate but `arena_now()` in its own schema, and
+/// a store of version 13 (which had a `sum(boolean)` aggregate there) migrates to one without it,
+/// its leases getting their first token.
+#[test]
+fn a_postgres_store_defines_no_aggregate_and_older_stores_lose_theirs() {
+    let test = "a_postgres_store_defines_no_aggregate_and_older_stores_lose_theirs";
+    let Some(server) = crate::test_parts::postgres(test) else {
+        return;
+    };
+    let schema = format!("no_aggregate_{}", std::process::id());
+    crate::test_parts::admin(
+        &server,
+        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
+    )
+    .unwrap();
+    let separator = if server.contains('?') { '&' } else { '?' };
+    let url = format!("{server}{separator}options=-csearch_path%3D{schema}");
+    let functions = |store: &Store| -> Vec<String> {
+        let conn = store.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT proname FROM pg_proc
+                 WHERE pronamespace = current_schema()::regnamespace ORDER BY proname",
+            )
+            .unwrap();
+        stmt.query_map(db::params![], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let store = Store::open(Path::new(&url)).unwrap();
+    assert_eq!(functions(&store), ["arena_now"]);
+    drop(store);
+
+    // Version 13 as arena made it: the aggregate, no tokens, a lease held.
+    crate::test_parts::admin(
+        &url,
+        "CREATE FUNCTION arena_sum_bool(total bigint, value boolean) RETURNS bigint
+         LANGUAGE sql IMMUTABLE AS
+         $$ SELECT CASE WHEN value IS NULL THEN total ELSE COALESCE(total, 0) + value::int END $$;
+         CREATE AGGREGATE sum(boolean) (SFUNC = arena_sum_bool, STYPE = bigint);
+         ALTER TABLE leases DROP COLUMN token;
+         INSERT INTO leases (kind, item, owner, expires_ms) VALUES ('play', 1, 'w', 0);
+         UPDATE arena_store SET version = 13;",
+    )
+    .unwrap();
+    let store = Store::open(Path::new(&url)).unwrap();
+    assert_eq!(functions(&store), ["arena_now"]);
+    let token: i64 = store
+        .conn()
+        .query_row(
+            "SELECT token FROM leases WHERE item = 1",
+            db::params![],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(token, 1);
+    // The queries that counted booleans with the aggregate count them without it.
+    let t = store.open_tournament("t", "t.lua", "{}").unwrap();
+    for name in ["a", "b"] {
+        store
+            .upsert_player(t.id, &PlayerRecord::new(name, "random", "{}"))
+            .unwrap();
+    }
+    store
+        .schedule_games(t.id, &[ScheduledGame::new(0, 0, "a", "b")])
+        .unwrap();
+    let game = store.games(t.id).unwrap()[0].id;
+    store.finish_game(game, "1-0", "checkmate", None).unwrap();
+    let standings = store.standings(t.id).unwrap();
+    let a = standings.iter().find(|s| s.player == "a").unwrap();
+    assert_eq!((a.games, a.wins, a.draws, a.losses), (1, 1, 0, 0));
+}

@@ -156,8 +156,8 @@ async fn work(
         while running.len() < capacity {
             let Some(game) = queue.pop_front() else { break };
             match worker.claim(&store, LeaseKind::Analysis, game.id) {
-                Ok(true) => {}
-                Ok(false) => {
+                Ok(Some(_)) => {}
+                Ok(None) => {
                     held_elsewhere.push(game);
                     continue;
                 }

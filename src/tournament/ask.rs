@@ -21,7 +21,7 @@ use super::{
 use crate::{
     calls::{self, CallError, CallRow, CallSlot, StoredReply},
     llm::{ChatMessage, Endpoint},
-    store::LlmCallRow,
+    store::{Leased, LlmCallRow},
 };
 
 pub use crate::store::PROPOSAL_OUTCOME;
@@ -125,6 +125,8 @@ pub struct Turn<'a> {
     pub earlier: &'a [i64],
     /// The most a new request may take on the player's chess clock, if it plays on one.
     pub clock: Option<std::time::Duration>,
+    /// The game's lease, which every write of the turn carries.
+    pub lease: Leased<'a>,
 }
 
 /// Gets the reply of one dialog turn: stored replies are reused, missing ones requested.
@@ -185,7 +187,7 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             let mut proposing = 0;
             for p in proposals {
                 let p = p?;
-                p.row.settle(&env.store, PROPOSAL_OUTCOME, None, None)?;
+                p.row.settle(turn.lease, PROPOSAL_OUTCOME, None, None)?;
                 proposing = proposing.max(p.charged_ms);
                 texts.push(p.text);
             }
@@ -252,6 +254,7 @@ async fn one(
         player: turn.player,
         role,
         earlier: turn.earlier,
+        lease: turn.lease,
     };
     let request = spec.request(messages, turn.extra);
     let stored = stored_reply(turn.stored, seq);

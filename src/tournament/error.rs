@@ -119,6 +119,12 @@ pub enum ReplayError {
 }
 
 impl GameError {
+    /// Whether the store refused a write because another worker took the game's lease over:
+    /// the game is no longer this worker's to play or to mark.
+    pub fn is_lease_lost(&self) -> bool {
+        matches!(self, GameError::Store(StoreError::LeaseLost { .. }))
+    }
+
     /// The kind stored with the game, so reports and ratings can tell faults apart.
     pub fn kind(&self) -> ErrorKind {
         match self {

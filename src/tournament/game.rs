@@ -29,7 +29,7 @@ use crate::{
     },
     engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
     llm::{ChatMessage, ChatRequest, Rejection},
-    store::{GameRow, LlmCallRow, PlyRecord, Store},
+    store::{Fence, GameRow, Leased, LlmCallRow, PlyRecord, Store},
 };
 
 /// Dialog turns allowed in one ply, whatever the mode says: a mode that keeps answering `say`
@@ -60,6 +60,10 @@ pub enum GameOutcome {
     /// The game could not go on (endpoint down, script error); it is stored as set aside, with
     /// its error's kind, and resumes on the next run.
     Errored(GameError),
+    /// Another worker took the game over while this one stalled past its lease: this worker's
+    /// write was refused, and it stopped the game at once, writing nothing more and asking no
+    /// model again. The game is the other worker's.
+    LeaseLost(GameError),
 }
 
 /// One side of the game, ready to move.
@@ -93,14 +97,23 @@ struct LlmSide {
 
 /// Plays (or resumes) the game `row` under `rules` and stores its result, or stores it as set
 /// aside with its error.
-pub async fn play(env: &GameEnv, row: &GameRow, rules: Arc<dyn Rules>) -> GameOutcome {
-    match play_inner(env, row, rules.as_ref()).await {
+///
+/// Every write of the game carries `fence`, the lease this worker claimed it under: once another
+/// worker has taken the game over, the first write (or the check before a model call) is refused
+/// and the game stops there ([`GameOutcome::LeaseLost`]).
+pub async fn play(
+    env: &GameEnv,
+    row: &GameRow,
+    rules: Arc<dyn Rules>,
+    fence: &Fence,
+) -> GameOutcome {
+    let lease = env.store.leased(fence);
+    match play_inner(env, row, rules.as_ref(), lease).await {
         Ok(end) => GameOutcome::Finished(end),
+        // The game is another worker's now: nothing of it is this worker's to write.
+        Err(error) if error.is_lease_lost() => GameOutcome::LeaseLost(error),
         Err(error) => {
-            if let Err(e) = env
-                .store
-                .mark_game_errored(row.id, error.kind(), &error.to_string())
-            {
+            if let Err(e) = lease.mark_game_errored(error.kind(), &error.to_string()) {
                 tracing::error!("cannot record that game {} failed: {e}", row.index);
             }
             GameOutcome::Errored(error)
@@ -108,7 +121,12 @@ pub async fn play(env: &GameEnv, row: &GameRow, rules: Arc<dyn Rules>) -> GameOu
     }
 }
 
-async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<GameEnd, GameError> {
+async fn play_inner(
+    env: &GameEnv,
+    row: &GameRow,
+    rules: &dyn Rules,
+    lease: Leased<'_>,
+) -> Result<GameEnd, GameError> {
     let store = &env.store;
     let replay = |what: String, source: ReplayError| GameError::Replay {
         game: row.index,
@@ -132,7 +150,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         white: rules.spec().time_control_of(&row.white),
         black: rules.spec().time_control_of(&row.black),
     };
-    let clocks: GameClocks = match store.game_time_control(row.id, wanted.to_json().as_deref())? {
+    let clocks: GameClocks = match lease.game_time_control(wanted.to_json().as_deref())? {
         Some(json) => serde_json::from_str(&json)
             .map_err(|e| replay("the stored time control".into(), ReplayError::Clock(e)))?,
         None => GameClocks::default(),
@@ -147,19 +165,16 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
             let played = game
                 .play_uci(uci)
                 .map_err(|e| replay(format!("opening move `{uci}`"), e.into()))?;
-            store.record_ply(
-                row.id,
-                &PlyRecord {
-                    ply: game.ply() - 1,
-                    fen_before,
-                    uci: played.uci,
-                    san: played.san,
-                    player: "book".into(),
-                    attempts: 0,
-                    elapsed_ms: 0,
-                    clock_ms: None,
-                },
-            )?;
+            lease.record_ply(&PlyRecord {
+                ply: game.ply() - 1,
+                fen_before,
+                uci: played.uci,
+                san: played.san,
+                player: "book".into(),
+                attempts: 0,
+                elapsed_ms: 0,
+                clock_ms: None,
+            })?;
         }
     } else {
         for ply in &stored {
@@ -172,7 +187,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                 .map_err(|e| replay(format!("stored ply {} (`{}`)", ply.ply, ply.uci), e.into()))?;
         }
     }
-    store.mark_game_started(row.id, rules.hash(), rules.number())?;
+    lease.mark_game_started(rules.hash(), rules.number())?;
     let mut adjudication = match env.adjudication.as_deref() {
         Some(a) => {
             let (this, end) = GameAdjudication::start(a, env, row, &game).await?;
@@ -187,7 +202,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         if let Some(a) = &adjudication {
             a.at_end(env, row, &game, &end).await?;
         }
-        return finish(env, row, end);
+        return finish(lease, end);
     }
 
     // Only the first ply of this run can have stored replies (a run killed in the middle of
@@ -291,6 +306,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                     opponent,
                     stored: &stored,
                     earlier: &earlier,
+                    lease,
                 };
                 let allowance = clock_of(&mut clocks, game.turn()).map(|c| c.allowance_ms());
                 match llm_ply(env, &at, side, allowance).await? {
@@ -346,7 +362,7 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
                 // The move is never stored: its reply's verdict is, alone.
                 if let Some(v) = &verdict {
                     v.row
-                        .settle(store, &v.outcome, None, v.candidate.as_deref())?;
+                        .settle(lease, &v.outcome, None, v.candidate.as_deref())?;
                 }
                 game.adjudicate(time_forfeit(&game, name, flag));
                 break;
@@ -367,10 +383,10 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
         match &verdict {
             Some(v) => {
                 v.row
-                    .settle_with_ply(store, &v.outcome, v.candidate.as_deref(), row.id, record)
+                    .settle_with_ply(lease, &v.outcome, v.candidate.as_deref(), record)
                     .await?
             }
-            None => store.record_ply(row.id, &record)?,
+            None => lease.record_ply(&record)?,
         }
         env.progress.ply();
         if let Some(a) = adjudication.as_mut()
@@ -383,12 +399,11 @@ async fn play_inner(env: &GameEnv, row: &GameRow, rules: &dyn Rules) -> Result<G
     if let Some(a) = &adjudication {
         a.at_end(env, row, &game, &end).await?;
     }
-    finish(env, row, end)
+    finish(lease, end)
 }
 
-fn finish(env: &GameEnv, row: &GameRow, end: GameEnd) -> Result<GameEnd, GameError> {
-    env.store.finish_game(
-        row.id,
+fn finish(lease: Leased<'_>, end: GameEnd) -> Result<GameEnd, GameError> {
+    lease.finish_game(
         end.result_token(),
         end.termination.as_str(),
         end.reason.as_deref(),
@@ -604,6 +619,8 @@ struct PlyAt<'a> {
     /// Earlier attempts of this game's slot (it replays a void game), newest first: a request
     /// one of them asked at the same ply gets its stored reply.
     earlier: &'a [i64],
+    /// The game's lease, which every write of the ply carries.
+    lease: Leased<'a>,
 }
 
 /// One LLM ply: the dialog between the play mode and the model until a move, a loss by protocol
@@ -661,6 +678,7 @@ async fn llm_ply(
                 stored: at.stored,
                 earlier: at.earlier,
                 clock,
+                lease: at.lease,
             },
         )
         .await;
@@ -694,9 +712,8 @@ async fn llm_ply(
         let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
         let outcome = |default: &str| decision.outcome.clone().unwrap_or_else(|| default.into());
         let candidate = decision.candidate.as_deref();
-        let settle = |kind: &str, detail: Option<&str>| {
-            answer.row.settle(&env.store, kind, detail, candidate)
-        };
+        let settle =
+            |kind: &str, detail: Option<&str>| answer.row.settle(at.lease, kind, detail, candidate);
         let feedback = match &decision.action {
             Action::Move(uci) => match game.parse_uci(uci) {
                 Ok(mv) => {
@@ -717,9 +734,7 @@ async fn llm_ply(
                     // The mode accepted a move the board refuses: count it as illegal.
                     let message = format!("`{uci}` is not a legal move in this position ({e}).");
                     let detail = Some(message.as_str());
-                    answer
-                        .row
-                        .settle(&env.store, "illegal", detail, Some(uci))?;
+                    answer.row.settle(at.lease, "illegal", detail, Some(uci))?;
                     last_failure = "illegal".into();
                     Some(message)
                 }

@@ -25,7 +25,7 @@ use super::{
     schedule::{self, FormatAnalysis, FormatError, FormatGame, FormatState},
     worker::Worker,
 };
-use crate::store::{GameRow, GameStatus, LeaseKind, PlayerRecord, Store, current_attempts};
+use crate::store::{Fence, GameRow, GameStatus, LeaseKind, PlayerRecord, Store, current_attempts};
 
 /// Games played at once when neither the script nor the command line says.
 const DEFAULT_CONCURRENCY: usize = 2;
@@ -78,6 +78,9 @@ pub struct RunSummary {
     /// Games a harness fault (an engine that crashed or hung) made void in this run: number and
     /// reason. They count for nobody, and the next run plays their slots again.
     pub voided: Vec<(u32, String)>,
+    /// Games this worker stopped because another worker took them over while it stalled past
+    /// its lease (its writes were refused): number and the refusal. The other worker plays them.
+    pub lost: Vec<(u32, String)>,
 }
 
 /// A budget that was reached during a run, and the games it kept from starting.
@@ -239,6 +242,7 @@ pub async fn run(
         budget_stops: Vec::new(),
         replays,
         voided: Vec::new(),
+        lost: Vec::new(),
     };
     let mut tried = std::collections::HashSet::new();
     // One listener for the whole run: a Ctrl-C that lands between two waits is kept, not lost.
@@ -268,7 +272,8 @@ pub async fn run(
         };
         let pairings = schedule::next_pairings(format.as_ref(), &state)?;
         if let Some(pairings) = &pairings {
-            let games = schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings)?;
+            let games =
+                schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings, &spec)?;
             if !store.schedule_games_after(tournament.id, stored.len(), &games)? {
                 // Another worker added games since `stored` was read: ask the format again.
                 continue;
@@ -505,8 +510,8 @@ async fn play_all(
                 hold_back(summary, reached, row.index);
                 continue;
             }
-            let row = match claim(env, worker, &row) {
-                Claimed::Mine(fresh) => *fresh,
+            let (row, fence) = match claim(env, worker, &row) {
+                Claimed::Mine(fresh, fence) => (*fresh, fence),
                 Claimed::Elsewhere => {
                     held_elsewhere.push(row.id);
                     continue;
@@ -535,7 +540,7 @@ async fn play_all(
             let env = env.clone();
             env.progress.game_started();
             running.spawn(async move {
-                let outcome = game::play(&env, &row, generation).await;
+                let outcome = game::play(&env, &row, generation, &fence).await;
                 (row, outcome)
             });
         }
@@ -568,8 +573,19 @@ async fn play_all(
                 continue;
             }
         };
-        worker.release(store, LeaseKind::Play, row.id);
         let title = format!("game {} {} vs {}", row.index, row.white, row.black);
+        if let GameOutcome::LeaseLost(error) = &outcome {
+            // Nothing to release: the lease is another worker's, and so is the game.
+            tracing::warn!(
+                "{title}: stopped by worker `{}` without asking any model again, since another worker took it over: {error}",
+                worker.id()
+            );
+            env.progress
+                .game_ended(false, &format!("{title}: taken over by another worker"));
+            summary.lost.push((row.index, error.to_string()));
+            continue;
+        }
+        worker.release(store, LeaseKind::Play, row.id);
         match outcome {
             GameOutcome::Finished(end) => {
                 summary.finished += 1;
@@ -600,6 +616,7 @@ async fn play_all(
                     ),
                 );
             }
+            GameOutcome::LeaseLost(_) => unreachable!("handled above"),
             GameOutcome::Errored(error) => {
                 tracing::error!(
                     "{title} set aside (it resumes on the next run): {} error: {error}",
@@ -620,8 +637,8 @@ async fn play_all(
 
 /// Whose a pending game is once this worker has tried to claim it.
 enum Claimed {
-    /// This worker's, as stored now.
-    Mine(Box<GameRow>),
+    /// This worker's, as stored now, and the fence its writes carry.
+    Mine(Box<GameRow>, Fence),
     /// Another worker holds it (or the store could not say: it is offered again later).
     Elsewhere,
     /// Another worker finished it since it was listed.
@@ -631,12 +648,12 @@ enum Claimed {
 fn claim(env: &GameEnv, worker: &Worker, row: &GameRow) -> Claimed {
     let store = &env.store;
     match worker.claim(store, LeaseKind::Play, row.id) {
-        Ok(true) => match store.game(row.id) {
+        Ok(Some(fence)) => match store.game(row.id) {
             Ok(fresh) if fresh.status == GameStatus::Finished => {
                 worker.release(store, LeaseKind::Play, row.id);
                 Claimed::Finished
             }
-            Ok(fresh) => Claimed::Mine(Box::new(fresh)),
+            Ok(fresh) => Claimed::Mine(Box::new(fresh), fence),
             Err(e) => {
                 tracing::warn!(
                     "game {}: cannot read it back after claiming it: {e}",
@@ -646,7 +663,7 @@ fn claim(env: &GameEnv, worker: &Worker, row: &GameRow) -> Claimed {
                 Claimed::Elsewhere
             }
         },
-        Ok(false) => Claimed::Elsewhere,
+        Ok(None) => Claimed::Elsewhere,
         Err(e) => {
             tracing::warn!("game {}: cannot claim it: {e}", row.index);
             Claimed::Elsewhere

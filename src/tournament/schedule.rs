@@ -13,6 +13,7 @@ use crate::{
     board::{
         BoardError,
         book::{self, Opening},
+        clock::GameClocks,
     },
     script::ScriptError,
     store::{GameRow, GameStatus, PlayerAnalysisRow, ScheduledGame},
@@ -69,6 +70,16 @@ pub enum FormatError {
     /// A pairing has a player play itself.
     #[error("the format paired `{0}` with itself")]
     SelfPairing(String),
+    /// A pairing gives Black a share of its clock that is not above 0 and at most 1.
+    #[error(
+        "the format gave `{black}` a `black_time` of {share}: it must be above 0 and at most 1"
+    )]
+    BlackTime {
+        /// The Black player of the pairing.
+        black: String,
+        /// The share asked for.
+        share: f64,
+    },
     /// A pairing names an opening the tournament does not have.
     #[error("the format asked for opening {asked}, but the tournament has {available}")]
     NoSuchOpening {
@@ -100,6 +111,14 @@ pub fn next_pairings(
         if p.white == p.black {
             return Err(FormatError::SelfPairing(p.white.clone()));
         }
+        if let Some(share) = p.black_time
+            && !(share > 0.0 && share <= 1.0)
+        {
+            return Err(FormatError::BlackTime {
+                black: p.black.clone(),
+                share,
+            });
+        }
     }
     Ok(Some(pairings))
 }
@@ -124,6 +143,10 @@ pub struct FormatState {
     pub openings: u32,
     /// The tournament seed.
     pub seed: u64,
+    /// Players who play without a clock, in script order (a format whose games need one, such
+    /// as an armageddon's time odds, refuses them in its `check`). Only `check` sees it.
+    #[serde(skip)]
+    pub untimed: Vec<String>,
     /// The format's options: its defaults overlaid with the tournament's `format_options`.
     pub options: serde_json::Map<String, serde_json::Value>,
     /// Each analysed player's engine analysis so far, by name; absent (nil in Lua) until a game
@@ -152,6 +175,13 @@ impl FormatState {
             games_per_pair: spec.settings.games_per_pair,
             openings,
             seed: spec.settings.seed,
+            untimed: spec
+                .players
+                .iter()
+                .map(|p| p.name())
+                .filter(|name| spec.time_control_of(name).is_none())
+                .map(str::to_string)
+                .collect(),
             options,
             analysis: None,
         }
@@ -246,6 +276,10 @@ pub struct Pairing {
     /// Opening number, 1-based, into the tournament's openings (default: the initial position).
     #[serde(default)]
     pub opening: Option<u32>,
+    /// Time odds: Black plays on this share of its clock (base and per-move limit; the
+    /// increment is kept), White on its own, as in an armageddon. Default: no odds.
+    #[serde(default)]
+    pub black_time: Option<f64>,
 }
 
 /// Loads the tournament's openings: inline FENs, a book file next to the script, or Chess960
@@ -300,10 +334,13 @@ pub fn load_openings(
 ///
 /// # Errors
 /// A pairing that names an opening the tournament does not have.
+/// A game whose pairing gives time odds (`black_time`) has its clocks fixed here, from `spec`'s
+/// time controls, and keeps them when it starts; any other takes the tournament's when it starts.
 pub fn to_scheduled(
     pairings: &[Pairing],
     first_index: u32,
     openings: &[Opening],
+    spec: &TournamentSpec,
 ) -> Result<Vec<ScheduledGame>, FormatError> {
     pairings
         .iter()
@@ -327,6 +364,13 @@ pub fn to_scheduled(
                 variant: opening.map(|o| o.variant).unwrap_or_default(),
                 opening_moves: opening.map(|o| o.moves.clone()).unwrap_or_default(),
                 opening_label: opening.map(|o| o.source.clone()),
+                time_control: p.black_time.and_then(|share| {
+                    GameClocks {
+                        white: spec.time_control_of(&p.white),
+                        black: spec.time_control_of(&p.black).map(|tc| tc.scaled(share)),
+                    }
+                    .to_json()
+                }),
             })
         })
         .collect()

@@ -10,7 +10,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use crate::store::{Claim, LeaseKind, Store, StoreError};
+use crate::store::{Claim, Fence, LeaseKind, Store, StoreError};
 
 /// How long a lease runs unless renewed, by default.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -57,15 +57,20 @@ impl Worker {
         (self.lease / 30).clamp(Duration::from_millis(100), Duration::from_secs(1))
     }
 
-    /// Claims `item`; a live process of another worker keeps it. Returns whether this worker
-    /// now holds it.
+    /// Claims `item`; a live process of another worker keeps it. Returns the fence this
+    /// worker's writes to the item carry when it now holds it, `None` when another worker does.
     ///
     /// # Errors
     ///
     /// A store failure.
-    pub fn claim(&self, store: &Store, kind: LeaseKind, item: i64) -> Result<bool, StoreError> {
+    pub fn claim(
+        &self,
+        store: &Store,
+        kind: LeaseKind,
+        item: i64,
+    ) -> Result<Option<Fence>, StoreError> {
         match store.claim(kind, item, &self.id, self.lease)? {
-            Claim::Claimed => Ok(true),
+            Claim::Claimed(fence) => Ok(Some(fence)),
             Claim::Held { owner, .. } if self.is_dead_neighbour(&owner) => {
                 tracing::info!(
                     "game {item}: its {} lease was held by `{owner}`, a process of this machine that no longer runs; taking it over",
@@ -73,7 +78,7 @@ impl Worker {
                 );
                 store.take_over(kind, item, &owner, &self.id, self.lease)
             }
-            Claim::Held { .. } => Ok(false),
+            Claim::Held { .. } => Ok(None),
         }
     }
 

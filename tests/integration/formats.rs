@@ -24,10 +24,16 @@ fn run(
     max_plies: u32,
     players: &[String],
 ) -> Vec<GameRow> {
+    // A knockout can end in an armageddon, which needs a clock for its time odds.
+    let clock = if format == "knockout" {
+        " time_control = { base_s = 600 },"
+    } else {
+        ""
+    };
     dir.write(
         "t.lua",
         &format!(
-            "return arena.tournament {{\n  name = \"{name}\", format = \"{format}\", max_plies = {max_plies}, seed = 5, concurrency = 2,\n  format_options = {{ {options} }},\n  players = {{\n    {}\n  }},\n}}",
+            "return arena.tournament {{\n  name = \"{name}\", format = \"{format}\", max_plies = {max_plies}, seed = 5, concurrency = 2,{clock}\n  format_options = {{ {options} }},\n  players = {{\n    {}\n  }},\n}}",
             players.join(",\n    ")
         ),
     );
@@ -353,6 +359,23 @@ fn a_drawn_knockout_match_goes_to_its_armageddon_which_black_wins_on_a_draw() {
     );
     assert_eq!(games.len(), 3, "two games and the armageddon");
     assert_eq!(games[0].white, games[1].black, "both colours");
+    // The armageddon's time odds: White its 600 s, Black 0.8 of its own; the match games none.
+    let store = open_store(&dir.db());
+    let clocks: Vec<Option<Value>> = games
+        .iter()
+        .map(|g| {
+            store
+                .stored_time_control(g.id)
+                .unwrap()
+                .map(|json| serde_json::from_str(&json).unwrap())
+        })
+        .collect();
+    let base = |c: &Option<Value>, side: &str| c.as_ref().unwrap()[side]["base_s"].as_f64();
+    assert_eq!(base(&clocks[0], "black"), Some(600.0), "{clocks:?}");
+    assert_eq!(base(&clocks[1], "black"), Some(600.0), "{clocks:?}");
+    assert_eq!(base(&clocks[2], "white"), Some(600.0), "{clocks:?}");
+    assert_eq!(base(&clocks[2], "black"), Some(480.0), "{clocks:?}");
+    drop(store);
     let json = leaderboard(&dir);
     let rows = bracket(&json, "arm");
     assert_eq!(player_of(&rows[0]["through"]), Some(games[2].black.clone()));
@@ -400,6 +423,11 @@ fn bad_format_options_are_check_errors_at_the_tournament_line() {
             "`games_per_match` must be an even",
         ),
         ("knockout", r#"tiebreak = "coin""#, "`tiebreak` must be"),
+        (
+            "knockout",
+            "games_per_match = 2",
+            "`tiebreak`: every knockout can end in an armageddon, whose draw odds for Black need time odds for White, and a, b, c, d play without a clock: set the tournament's `time_control`",
+        ),
     ] {
         dir.write(
             "t.lua",
@@ -434,7 +462,7 @@ fn a_dry_run_counts_every_round_of_a_swiss_and_the_longest_knockout() {
         dir.write(
             "t.lua",
             &format!(
-                "return arena.tournament {{ name = \"t\", format = \"{format}\", format_options = {{ {options} }}, players = {{ {} }} }}",
+                "return arena.tournament {{ name = \"t\", format = \"{format}\", format_options = {{ {options} }}, time_control = {{ base_s = 60 }}, players = {{ {} }} }}",
                 randoms.join(", ")
             ),
         );

@@ -355,3 +355,193 @@ fn two_workers_share_a_format_that_schedules_as_games_finish() {
     // Which worker played what is up to the race (the matchmaker offers one pair at a time,
     // and the worker that asked first claims it); that neither failed is checked above.
 }
+
+/// Sends `signal` (`STOP`, `CONT`) to `child`.
+fn signal(child: &Child, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -{signal} failed");
+}
+
+/// The ids of `game`'s stored calls that went to the server at `url`.
+fn calls_to(store: &Store, game: i64, plies: u32, url: &str) -> BTreeSet<i64> {
+    (0..=plies)
+        .flat_map(|ply| store.llm_calls(game, ply).unwrap())
+        .filter(|c| c.call.endpoint.trim_end_matches('/') == url.trim_end_matches('/'))
+        .map(|c| c.id)
+        .collect()
+}
+
+#[test]
+fn a_worker_stalled_past_its_lease_is_fenced_off_and_asks_no_model_again() {
+    let test = "a_worker_stalled_past_its_lease_is_fenced_off_and_asks_no_model_again";
+    let Some(server) = postgres(test) else {
+        return;
+    };
+    let database = arena::test_parts::FreshDatabase::create(&server, test);
+    let url = database.url.clone();
+    // One server per worker, so that every request and every stored call says whose it was.
+    let (fake_a, fake_b) = (fake_openai(250), fake_openai(250));
+    let script = |fake: &str| {
+        format!(
+            r#"return arena.tournament {{
+  name = "fenced", games_per_pair = 1, max_plies = 60, seed = 3, concurrency = 1,
+  players = {{
+    arena.llm {{ name = "white", model = "fake", base_url = "{fake}", mode = "blitz" }},
+    arena.llm {{ name = "black", model = "fake", base_url = "{fake}", mode = "blitz" }},
+  }},
+}}"#
+        )
+    };
+    let (dir_a, dir_b) = (TestDir::new(), TestDir::new());
+    dir_a.write("t.lua", &script(&fake_a.url));
+    dir_b.write("t.lua", &script(&fake_b.url));
+    let worker = |dir: &TestDir, name: &str| {
+        spawn(
+            dir,
+            &[
+                "run",
+                "t.lua",
+                "--db",
+                &url,
+                "--no-watch",
+                "--worker",
+                name,
+                "--lease-s",
+                "2",
+            ],
+            &format!("{name}.log"),
+        )
+    };
+    let mut a = worker(&dir_a, "machine-a");
+    let store = Store::open(Path::new(&url)).expect("the shared store opens");
+
+    // Stop machine-a (SIGSTOP: a paused machine) once its game is a few plies in, while it
+    // waits for a reply: the request sent, the reply to come after its lease is gone.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let game = loop {
+        assert!(
+            Instant::now() < deadline && a.try_wait().unwrap().is_none(),
+            "machine-a never got a few plies in\n{}",
+            log(&dir_a, "machine-a.log")
+        );
+        let held = store
+            .leases(LeaseKind::Play)
+            .unwrap()
+            .into_iter()
+            .find(|(_, owner)| owner.starts_with("machine-a#"));
+        if let Some((game, _)) = held
+            && store.plies(game).unwrap().len() >= 4
+        {
+            // Each ply is one request: the one after the stored plies has arrived.
+            let plies = store.plies(game).unwrap().len() as u64;
+            while fake_a.asked() <= plies {
+                assert!(Instant::now() < deadline, "machine-a asked nothing more");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            signal(&a, "STOP");
+            break game;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    // A request written just before the stop reaches the server's count within this pause.
+    std::thread::sleep(Duration::from_millis(500));
+    let asked_before_stop = fake_a.asked();
+    let plies_at_stop = store.plies(game).unwrap().len() as u32;
+    let a_calls_at_stop = calls_to(&store, game, plies_at_stop + 1, &fake_a.url);
+    assert!(!a_calls_at_stop.is_empty());
+
+    // machine-b takes the game over once the lease lapses, and plays on.
+    let mut b = worker(&dir_b, "machine-b");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(
+            Instant::now() < deadline && b.try_wait().unwrap().is_none(),
+            "machine-b never took the game over\n{}",
+            log(&dir_b, "machine-b.log")
+        );
+        let held_by_b = store
+            .leases(LeaseKind::Play)
+            .unwrap()
+            .iter()
+            .any(|(g, owner)| *g == game && owner.starts_with("machine-b#"));
+        if held_by_b && store.plies(game).unwrap().len() as u32 >= plies_at_stop + 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert_ne!(
+        store.game(game).unwrap().status,
+        GameStatus::Finished,
+        "machine-a should resume while machine-b still plays"
+    );
+
+    // machine-a resumes mid-game under a lease it no longer holds.
+    signal(&a, "CONT");
+    wait_success(&mut a, &dir_a, "machine-a.log", Duration::from_secs(120));
+    let a_log = log(&dir_a, "machine-a.log");
+    wait_success(&mut b, &dir_b, "machine-b.log", Duration::from_secs(300));
+    let b_log = log(&dir_b, "machine-b.log");
+
+    // Zero model calls after it resumed (nor while it was stopped).
+    assert_eq!(
+        fake_a.asked(),
+        asked_before_stop,
+        "machine-a asked its model again after resuming\n{a_log}"
+    );
+    // Zero writes of machine-a accepted: its calls are the ones stored before the stop, the
+    // game was not marked by it, and it said what happened, naming the game and itself.
+    let t = store.find_tournament("fenced").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), 1);
+    let row = &games[0];
+    assert_eq!(
+        calls_to(&store, game, row.ply_count, &fake_a.url),
+        a_calls_at_stop,
+        "a write of machine-a was accepted after its lease was taken over"
+    );
+    assert!(
+        a_log.contains("taken over by another worker")
+            && a_log.contains("machine-a#")
+            && a_log.contains("no longer holds its lease")
+            && a_log.contains(&format!("game {}", row.index)),
+        "machine-a did not say it lost game {}:\n{a_log}",
+        row.index
+    );
+    // The game finished exactly once, by machine-b, every ply after the stop its.
+    assert_eq!(row.status, GameStatus::Finished);
+    assert!(row.result.is_some() && row.error.is_none(), "{row:?}");
+    assert!(row.ply_count > plies_at_stop + 2);
+    let finished_line = format!(
+        "game {} white vs black: {} (",
+        row.index,
+        row.result.as_deref().unwrap()
+    );
+    assert_eq!(
+        b_log.matches(&finished_line).count(),
+        1,
+        "machine-b finished the game once:\n{b_log}"
+    );
+    assert!(
+        !a_log.contains(&finished_line),
+        "machine-a finished the game too:\n{a_log}"
+    );
+    assert!(
+        !stderr_mentions_errors(&b_log),
+        "machine-b reported errors:\n{b_log}"
+    );
+    for ply in plies_at_stop + 1..row.ply_count {
+        let calls = store.llm_calls(game, ply).unwrap();
+        assert!(
+            !calls.is_empty()
+                && calls
+                    .iter()
+                    .all(|c| c.call.endpoint.trim_end_matches('/')
+                        == fake_b.url.trim_end_matches('/')),
+            "ply {ply} was not machine-b's alone"
+        );
+    }
+    assert!(store.leases(LeaseKind::Play).unwrap().is_empty());
+}

@@ -36,6 +36,7 @@ fn state(format: &FormatScript, players: &[String], games: &[FormatGame]) -> For
         games_per_pair: 2,
         openings: 0,
         seed: 0,
+        untimed: Vec::new(),
         options: format.options().clone(),
         analysis: None,
     }
@@ -718,4 +719,190 @@ fn both_formats_seed_by_anchor_elo_when_asked() {
         first_round("formats.knockout"),
         pairs_of(&[("p1", "p5"), ("p3", "p2")])
     );
+}
+
+#[test]
+fn an_armageddon_gives_black_a_share_of_its_clock_and_a_knockout_without_clocks_is_refused() {
+    // Drawn games: the match goes to its armageddon, the only game with time odds.
+    let format = load("formats.knockout", r#"{ "games_per_match": 2 }"#);
+    let mut games: Vec<FormatGame> = Vec::new();
+    let mut shares = Vec::new();
+    while let Some(new) = format.pairings(&state(&format, &names(2), &games)).unwrap() {
+        for p in new {
+            shares.push(p.black_time);
+            games.push(FormatGame {
+                index: games.len() as u32 + 1,
+                round: p.round.unwrap_or(1),
+                white: p.white,
+                black: p.black,
+                result: Some("1/2-1/2".into()),
+            });
+        }
+    }
+    assert_eq!(shares, [None, None, Some(0.8)]);
+    let format = load(
+        "formats.knockout",
+        r#"{ "games_per_match": 2, "armageddon_black_time": 0.75 }"#,
+    );
+    let drawn: Vec<FormatGame> = games[..2].to_vec();
+    let next = format
+        .pairings(&state(&format, &names(2), &drawn))
+        .unwrap()
+        .unwrap();
+    assert_eq!(next[0].black_time, Some(0.75));
+
+    // `arena check`: players without a clock, and a share that is no odds, are refused.
+    let untimed = FormatState {
+        untimed: vec!["p2".into()],
+        ..state(&format, &names(2), &[])
+    };
+    let problems = format.problems(&untimed).unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with("`tiebreak`")
+            && problems[0].contains("p2 plays without a clock")
+            && problems[0].contains("`time_control`"),
+        "{problems:?}"
+    );
+    assert!(
+        format
+            .problems(&state(&format, &names(2), &[]))
+            .unwrap()
+            .is_empty()
+    );
+    for bad in ["1", "0", "1.5", "\"fast\""] {
+        let format = load(
+            "formats.knockout",
+            &format!(r#"{{ "armageddon_black_time": {bad} }}"#),
+        );
+        let problems = format.problems(&state(&format, &names(2), &[])).unwrap();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("`armageddon_black_time`")),
+            "{bad}: {problems:?}"
+        );
+    }
+}
+
+/// A Berger table as the FIDE Handbook (C.05, Annex 1) builds it, for `n` (even) numbers: round 1
+/// is 1-n, 2-(n-1), ..., each first-named White; each next round adds n/2 to every number but n
+/// (counting 1 to n - 1 round and round), board by board, and player n changes colour.
+fn fide_berger(n: usize) -> Vec<Vec<(usize, usize)>> {
+    let m = n - 1;
+    let mut rounds = vec![(0..n / 2).map(|k| (k + 1, n - k)).collect::<Vec<_>>()];
+    for _ in 1..m {
+        let previous = rounds.last().unwrap();
+        let advance = |x: usize| if x == n { n } else { (x - 1 + n / 2) % m + 1 };
+        let next = previous
+            .iter()
+            .map(|&(w, b)| {
+                let (w, b) = (advance(w), advance(b));
+                if w == n || b == n { (b, w) } else { (w, b) }
+            })
+            .collect();
+        rounds.push(next);
+    }
+    rounds
+}
+
+/// The round robin's schedule for `n` players (`p1`...) as table numbers, by round, in order.
+fn round_robin_rounds(n: usize, games_per_pair: u32) -> BTreeMap<u32, Vec<(usize, usize)>> {
+    let format = load("formats.round_robin", "{}");
+    let state = FormatState {
+        games_per_pair,
+        ..state(&format, &names(n), &[])
+    };
+    let mut rounds: BTreeMap<u32, Vec<(usize, usize)>> = BTreeMap::new();
+    for p in format.pairings(&state).unwrap().unwrap() {
+        rounds
+            .entry(p.round.unwrap())
+            .or_default()
+            .push((number(&p.white), number(&p.black)));
+    }
+    rounds
+}
+
+#[test]
+fn the_fide_procedure_gives_the_handbooks_tables() {
+    // Typed from the Handbook's tables for 4 and 6 players.
+    assert_eq!(
+        fide_berger(4),
+        [
+            vec![(1, 4), (2, 3)],
+            vec![(4, 3), (1, 2)],
+            vec![(2, 4), (3, 1)],
+        ]
+    );
+    assert_eq!(
+        fide_berger(6),
+        [
+            vec![(1, 6), (2, 5), (3, 4)],
+            vec![(6, 4), (5, 3), (1, 2)],
+            vec![(2, 6), (3, 1), (4, 5)],
+            vec![(6, 5), (1, 4), (2, 3)],
+            vec![(3, 6), (4, 2), (5, 1)],
+        ]
+    );
+}
+
+#[test]
+fn a_round_robin_follows_the_berger_tables_for_3_to_16_players() {
+    for n in 3..=16 {
+        let even = n + n % 2;
+        let expected: BTreeMap<u32, Vec<(usize, usize)>> = fide_berger(even)
+            .into_iter()
+            .enumerate()
+            .map(|(r, boards)| {
+                // With an odd field the highest number is the bye: its games are not played.
+                let played = boards.into_iter().filter(|&(w, b)| w <= n && b <= n);
+                (r as u32 + 1, played.collect())
+            })
+            .collect();
+        assert_eq!(round_robin_rounds(n, 1), expected, "{n} players");
+        // The second cycle is the first with colours reversed, in the same order.
+        let double = round_robin_rounds(n, 2);
+        let cycle = (even - 1) as u32;
+        assert_eq!(double.len() as u32, 2 * cycle, "{n} players");
+        for (r, boards) in &expected {
+            let reversed: Vec<(usize, usize)> = boards.iter().map(|&(w, b)| (b, w)).collect();
+            assert_eq!(double[r], *boards, "{n} players, round {r}");
+            assert_eq!(
+                double[&(r + cycle)],
+                reversed,
+                "{n} players, round {}",
+                r + cycle
+            );
+        }
+    }
+}
+
+#[test]
+fn with_an_odd_games_per_pair_no_player_has_more_than_one_extra_white() {
+    for n in 2..=16 {
+        for games_per_pair in [1, 3, 5] {
+            let mut whites = vec![0i32; n + 1];
+            let mut blacks = vec![0i32; n + 1];
+            let mut meetings: BTreeMap<(usize, usize), u32> = BTreeMap::new();
+            for (w, b) in round_robin_rounds(n, games_per_pair)
+                .into_values()
+                .flatten()
+            {
+                whites[w] += 1;
+                blacks[b] += 1;
+                *meetings.entry((w.min(b), w.max(b))).or_default() += 1;
+            }
+            assert_eq!(meetings.len(), n * (n - 1) / 2, "{n} players");
+            assert!(meetings.values().all(|&g| g == games_per_pair));
+            for p in 1..=n {
+                let extra = whites[p] - blacks[p];
+                assert!(
+                    (-1..=1).contains(&extra),
+                    "{n} players, {games_per_pair} games a pair: p{p} has {} White and {} Black",
+                    whites[p],
+                    blacks[p]
+                );
+            }
+        }
+    }
 }

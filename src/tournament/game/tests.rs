@@ -163,6 +163,8 @@ struct Setup {
     env: GameEnv,
     row: GameRow,
     rules: Arc<TestRules>,
+    /// The game's lease, claimed as a worker claims it before playing.
+    fence: crate::store::Fence,
     _server: MockServer,
 }
 
@@ -325,10 +327,23 @@ async fn setup_full(
         seen: Arc::default(),
         broken: Arc::new(AtomicBool::new(true)),
     });
+    let crate::store::Claim::Claimed(fence) = env
+        .store
+        .claim(
+            crate::store::LeaseKind::Play,
+            row.id,
+            "test-worker",
+            std::time::Duration::from_secs(600),
+        )
+        .unwrap()
+    else {
+        panic!("a new game's lease is free");
+    };
     Setup {
         env,
         row,
         rules,
+        fence,
         _server: server,
     }
 }
@@ -349,7 +364,7 @@ async fn feedback_say_and_moves_are_played_and_stored_in_order() {
         3,
     )
     .await;
-    let outcome = play(&s.env, &s.row, s.rules.clone()).await;
+    let outcome = play(&s.env, &s.row, s.rules.clone(), &s.fence).await;
     let GameOutcome::Finished(end) = outcome else {
         panic!("the game should finish: {outcome:?}");
     };
@@ -384,7 +399,7 @@ async fn feedback_say_and_moves_are_played_and_stored_in_order() {
 async fn a_resumed_game_replays_stored_replies_and_rebuilds_the_previous_dialog() {
     let s = setup(vec!["move e2e4", "flaky"], 4, 3).await;
     // Ply 2's reply is stored, then the mode fails on it: the game is set aside there.
-    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("the broken mode sets the game aside");
     };
     assert_eq!(error.kind(), ErrorKind::Script);
@@ -396,7 +411,7 @@ async fn a_resumed_game_replays_stored_replies_and_rebuilds_the_previous_dialog(
     s.rules.broken.store(false, Ordering::SeqCst);
     s.rules.seen.lock().unwrap().clear();
     let row = s.env.store.game(s.row.id).unwrap();
-    let GameOutcome::Finished(end) = play(&s.env, &row, s.rules.clone()).await else {
+    let GameOutcome::Finished(end) = play(&s.env, &row, s.rules.clone(), &s.fence).await else {
         panic!("the resumed game should finish");
     };
     assert_eq!(end.termination, Termination::MoveLimit);
@@ -416,7 +431,7 @@ async fn a_resumed_game_replays_stored_replies_and_rebuilds_the_previous_dialog(
 #[tokio::test]
 async fn using_up_the_attempts_loses_by_the_modes_termination() {
     let s = setup(vec!["move e2e5", "reset", "retry no"], 10, 3).await;
-    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("the game should finish");
     };
     assert_eq!(end.termination, Termination::TooManyWrongActions);
@@ -441,7 +456,7 @@ async fn using_up_the_attempts_loses_by_the_modes_termination() {
 #[tokio::test]
 async fn a_script_fault_sets_the_game_aside_with_its_kind_and_is_not_scored() {
     let s = setup(vec!["gibberish"], 10, 3).await;
-    let outcome = play(&s.env, &s.row, s.rules.clone()).await;
+    let outcome = play(&s.env, &s.row, s.rules.clone(), &s.fence).await;
     let GameOutcome::Errored(error) = outcome else {
         panic!("a script error is not chess: {outcome:?}");
     };
@@ -463,7 +478,7 @@ async fn the_move_limit_counts_the_plies_after_the_book_line_and_pgn_counts_them
     // Two book plies, then four played: White (the model) plays twice, the random mover twice.
     let replies = vec!["move g1f3", "move f1c4"];
     let s = setup_with_opening(replies.clone(), 4, 3, &["e2e4", "e7e5"], false).await;
-    let outcome = play(&s.env, &s.row, s.rules.clone()).await;
+    let outcome = play(&s.env, &s.row, s.rules.clone(), &s.fence).await;
     let GameOutcome::Finished(end) = outcome else {
         panic!("{outcome:?}")
     };
@@ -478,7 +493,7 @@ async fn the_move_limit_counts_the_plies_after_the_book_line_and_pgn_counts_them
 
     // Counting the book too, as before: the limit is reached after two played plies.
     let s = setup_with_opening(replies, 4, 3, &["e2e4", "e7e5"], true).await;
-    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("the game ends")
     };
     assert_eq!(end.termination, Termination::MoveLimit);
@@ -497,7 +512,7 @@ async fn a_reply_without_usage_is_stored_as_unknown_tokens_not_zero() {
         3,
     )
     .await;
-    let GameOutcome::Finished(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Finished(_) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("the game should finish");
     };
     let first = &s.env.store.llm_calls(s.row.id, 0).unwrap()[0].call;
@@ -533,7 +548,7 @@ async fn undecodable_success_bodies_are_stored_then_set_the_game_aside() {
         3,
     )
     .await;
-    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("an undecodable reply is not chess");
     };
     assert_eq!(error.kind(), ErrorKind::Api);
@@ -583,7 +598,7 @@ async fn decode_retries_are_a_player_setting_and_a_later_good_reply_is_used() {
     )
     .await;
     // No retry at all: the first truncated body sets the game aside.
-    let GameOutcome::Errored(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Errored(_) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("decode_retries = 0 gives up at once");
     };
     assert_eq!(s.env.store.failed_calls(s.row.id).unwrap().len(), 1);
@@ -599,7 +614,7 @@ async fn decode_retries_are_a_player_setting_and_a_later_good_reply_is_used() {
         3,
     )
     .await;
-    let GameOutcome::Finished(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Finished(_) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("the retry gets a good reply");
     };
     let failed = s.env.store.failed_calls(s.row.id).unwrap();
@@ -629,7 +644,7 @@ async fn a_prompt_over_the_context_ends_the_game_void_with_its_own_termination()
         3,
     )
     .await;
-    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("a refused prompt must end the game, not set it aside for ever");
     };
     assert_eq!(end.termination, Termination::ContextExceeded);
@@ -686,7 +701,7 @@ async fn a_player_may_count_a_refused_prompt_as_its_forfeit() {
         3,
     )
     .await;
-    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("the game ends");
     };
     assert_eq!(
@@ -709,7 +724,7 @@ async fn a_refused_request_is_void_after_an_accepted_one_and_set_aside_at_the_fi
         3,
     )
     .await;
-    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("a first-call refusal is not a result");
     };
     assert_eq!(error.kind(), ErrorKind::Api);
@@ -722,7 +737,7 @@ async fn a_refused_request_is_void_after_an_accepted_one_and_set_aside_at_the_fi
         3,
     )
     .await;
-    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+    let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
         panic!("the refusal ends the game");
     };
     assert_eq!(
@@ -836,7 +851,8 @@ mod llm_clocks {
             3,
         )
         .await;
-        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await
+        else {
             panic!("a loss on time is a finished game");
         };
         assert_eq!(
@@ -871,7 +887,8 @@ mod llm_clocks {
             3,
         )
         .await;
-        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await
+        else {
             panic!("the game is played");
         };
         assert_eq!(end.termination, Termination::MoveLimit, "{end:?}");
@@ -894,7 +911,8 @@ mod llm_clocks {
             3,
         )
         .await;
-        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await
+        else {
             panic!("a loss on time is a finished game");
         };
         assert_eq!(end.termination, Termination::TimeForfeit, "{end:?}");
@@ -935,7 +953,8 @@ mod llm_clocks {
             details: Default::default(),
         };
         s.env.store.record_llm_call(&call).unwrap();
-        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone()).await else {
+        let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await
+        else {
             panic!("a loss on time is a finished game");
         };
         assert_eq!(end.termination, Termination::TimeForfeit, "{end:?}");
@@ -963,13 +982,13 @@ mod llm_clocks {
         )
         .await;
         // The mode fails on ply 2's stored reply: the game is set aside there.
-        let GameOutcome::Errored(_) = play(&s.env, &s.row, s.rules.clone()).await else {
+        let GameOutcome::Errored(_) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
             panic!("the broken mode sets the game aside");
         };
         assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 2);
         s.rules.broken.store(false, Ordering::SeqCst);
         let row = s.env.store.game(s.row.id).unwrap();
-        let GameOutcome::Finished(end) = play(&s.env, &row, s.rules.clone()).await else {
+        let GameOutcome::Finished(end) = play(&s.env, &row, s.rules.clone(), &s.fence).await else {
             panic!("the resumed game finishes");
         };
         assert_eq!(end.termination, Termination::TimeForfeit, "{end:?}");
