@@ -8,6 +8,7 @@
 mod api;
 mod ctx;
 mod error;
+mod fields;
 mod format;
 mod generation;
 mod hooks;
@@ -17,6 +18,7 @@ mod patterns;
 mod raw;
 mod sources;
 mod state;
+mod strict;
 mod task;
 #[cfg(test)]
 mod tests;
