@@ -102,7 +102,7 @@ pub fn main() -> ExitCode {
 async fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Run(args) => run::run(args).await,
-        Command::Check(args) => Ok(check::run(&args)),
+        Command::Check(args) => Ok(check::run(&args).await),
         Command::Export(args) => export::run(args),
         Command::Import(args) => import::run(args),
         Command::Leaderboard(args) => leaderboard::run(args),

@@ -120,6 +120,29 @@ impl Generation {
             .compiled(self.compiled.clone())
     }
 
+    /// `file:line` of a field: `path` inside the tournament table, or inside the table of the
+    /// player named `player` (the line of the table itself when the script builds it some way
+    /// the constructors do not show).
+    pub fn field_at(&self, player: Option<&str>, path: &[String]) -> String {
+        let fields = scan_sources(&self.sources);
+        let tournament_at = self.spec.defined_at.get("").cloned().unwrap_or_default();
+        let file_of = |at: &str| at.rsplit_once(':').map_or(at, |(f, _)| f).to_string();
+        let tournament = Place::of_call(&tournament_at, fields.get(&file_of(&tournament_at)));
+        let place = match player {
+            None => tournament,
+            Some(name) => {
+                let at = self.spec.defined_at.get(name).cloned().unwrap_or_default();
+                let index = self.spec.players.iter().position(|p| p.name() == name);
+                let in_list = index.map(|i| tournament.key("players").item(i));
+                match in_list {
+                    Some(p) if p.has_constructor() && p.at() == at => p,
+                    _ => Place::of_call(&at, fields.get(&file_of(&at))),
+                }
+            }
+        };
+        place.path(path).at()
+    }
+
     /// The tournament's `format_options` (before the format's defaults are merged in).
     pub fn format_options(&self) -> Options {
         self.spec

@@ -299,15 +299,9 @@ pub(super) fn suggest(key: &str, known: &[&str]) -> String {
     }
 }
 
-/// The name in `known` closest to `given`, if one is close enough to be a misspelling.
+/// The name in `known` closest to `given` (see [`crate::script::did_you_mean`]).
 pub(super) fn did_you_mean<'a>(given: &str, known: &[&'a str]) -> Option<&'a str> {
-    let lower = given.to_lowercase();
-    known
-        .iter()
-        .map(|k| (strsim::damerau_levenshtein(&lower, &k.to_lowercase()), *k))
-        .filter(|(d, k)| *d <= (k.chars().count() / 3).max(1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
+    crate::script::did_you_mean(given, known)
 }
 
 /// `a`, `a or b`, `a, b or c`.
