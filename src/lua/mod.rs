@@ -27,6 +27,6 @@ pub use crate::script::{CheckErrors, ScriptError};
 pub use format::FormatScript;
 pub use generation::{Generation, LuaHost};
 pub use mode::ModeScript;
-pub use sources::SourceSet;
+pub use sources::{SourceSet, builtin_source};
 pub use state::Limits;
 pub use task::{EvalScripts, TaskScript};

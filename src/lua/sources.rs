@@ -389,6 +389,20 @@ fn check_name(module: &str) -> Result<(), ScriptError> {
     Ok(())
 }
 
+/// The text of the built-in script at `rel` (`modes/blitz.lua`), as `require` would find it:
+/// from the source tree in debug builds, else the copy embedded in the binary.
+pub fn builtin_source(rel: &str) -> Option<String> {
+    if let Some(dir) = builtin_dir()
+        && let Ok(text) = std::fs::read_to_string(dir.join(rel))
+    {
+        return Some(text);
+    }
+    EMBEDDED
+        .iter()
+        .find(|(name, _)| *name == rel)
+        .map(|(_, text)| (*text).to_string())
+}
+
 /// In debug builds the built-ins are read from the source tree, so that they can be edited (and hot
 /// reloaded) without recompiling; release builds use the embedded copies only.
 fn builtin_dir() -> Option<PathBuf> {
