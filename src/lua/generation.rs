@@ -553,13 +553,17 @@ fn parse_spec<'a>(lua: &Lua, table: &Table, entry: &str, fields: &'a FieldMap) -
             at.clone(),
             "the tournament has no `players` list",
         )),
-        other => errors.push(ScriptError::at(
-            players_place.at(),
-            format!(
-                "`players` must be a list of players, not {}",
-                other.type_name()
-            ),
-        )),
+        other => {
+            // Not a list: counting its players would only repeat this problem.
+            parsed.unreadable = usize::MAX / 2;
+            errors.push(ScriptError::at(
+                players_place.at(),
+                format!(
+                    "`players` must be a list of players, not {}",
+                    lua_type_words(other.type_name())
+                ),
+            ))
+        }
     }
     if let Some(adjudication) = settings.as_ref().and_then(|s| s.adjudication.as_ref())
         && parsed.unreadable == 0
@@ -728,4 +732,15 @@ pub(super) fn parse_player<'a>(
         )),
     }?;
     Ok((spec, place))
+}
+
+/// A Lua type name as a script author says it.
+fn lua_type_words(name: &str) -> &str {
+    match name {
+        "string" => "text",
+        "number" | "integer" => "a number",
+        "boolean" => "true or false",
+        "table" => "a table",
+        other => other,
+    }
 }

@@ -184,8 +184,11 @@ impl HookModule {
         for (key, value) in given {
             if !defaults.contains_key(key) {
                 let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
+                let hint = super::strict::did_you_mean(key, &known)
+                    .map(|m| format!("; did you mean `{m}`?"))
+                    .unwrap_or_default();
                 return Err(ScriptError::bare(format!(
-                    "{what} `{module}` has no option `{key}` (its options: {})",
+                    "{what} `{module}` has no option `{key}` (its options: {}){hint}",
                     if known.is_empty() {
                         "none".to_string()
                     } else {

@@ -104,6 +104,8 @@ pub(super) fn read<T: DeserializeOwned>(lua: &Lua, table: &Table) -> Result<T, V
     let mut errors: Vec<FieldError> = Vec::new();
     // Fields taken out or replaced, and which stand-in each is on.
     let mut repaired: Vec<(Vec<String>, usize)> = Vec::new();
+    // Tables (by path) in which a key was reported unknown.
+    let mut misspelt: Vec<Vec<String>> = Vec::new();
     let candidates = stand_ins(lua);
     for _ in 0..MAX_ROUNDS {
         let de = mlua::serde::Deserializer::new(Value::Table(work.clone()));
@@ -136,6 +138,33 @@ pub(super) fn read<T: DeserializeOwned>(lua: &Lua, table: &Table) -> Result<T, V
             }
             _ => (path.clone(), Fix::Remove),
         };
+        // A table in which a key was reported unknown: its missing fields and its own checks
+        // are most likely that key misspelt, so they are follow-ons, not new problems.
+        let in_misspelt_table = match &problem {
+            Problem::Missing(_) => misspelt
+                .iter()
+                .any(|t: &Vec<String>| *t == field_path[..field_path.len().saturating_sub(1)]),
+            Problem::Other(_) => misspelt.contains(&field_path),
+            _ => false,
+        };
+        if let Problem::UnknownKey { .. } = &problem {
+            misspelt.push(field_path[..field_path.len().saturating_sub(1)].to_vec());
+        }
+        if in_misspelt_table && !field_path.is_empty() {
+            let stand_in = matches!(problem, Problem::Missing(_));
+            if !repaired.iter().any(|(p, _)| *p == field_path) {
+                repaired.push((field_path.clone(), usize::from(stand_in)));
+                let value = if stand_in {
+                    candidates[0].clone()
+                } else {
+                    Value::Nil
+                };
+                if set(&work, &field_path, value).is_err() {
+                    return Err(errors);
+                }
+                continue;
+            }
+        }
         if field_path.is_empty() {
             errors.push(FieldError {
                 path: field_path,
@@ -338,6 +367,7 @@ fn plain_expected(expected: &str, key: &str) -> String {
         "a string" | "a borrowed string" | "a character" => "text",
         "a boolean" => "true or false",
         "a sequence" => return list_words(key),
+        "table" if list_words(key) != "a list" => return list_words(key),
         "a map" | "a JSON object" | "table" => "a table",
         other if other.starts_with("struct ") => "a table",
         other if other.starts_with("enum ") || other.starts_with("variant ") => "text",

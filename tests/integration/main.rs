@@ -10,6 +10,7 @@ mod analyze;
 mod books;
 mod budget;
 mod check;
+mod check_table;
 mod chess960;
 mod chessarena;
 mod clock;
