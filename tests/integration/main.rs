@@ -24,6 +24,7 @@ mod export;
 mod fastchess;
 mod formats;
 mod import;
+mod init;
 mod ladder;
 mod migrate;
 mod outage;
