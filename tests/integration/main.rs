@@ -29,6 +29,7 @@ mod ladder;
 mod migrate;
 mod outage;
 mod ratings;
+mod readme;
 mod rejected;
 mod reload;
 mod report;
