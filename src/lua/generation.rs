@@ -380,7 +380,46 @@ pub(super) fn sorted(mut errors: Vec<ScriptError>) -> Vec<ScriptError> {
     };
     errors.sort_by_key(key);
     errors.dedup();
-    errors
+    merge_players(errors)
+}
+
+/// One message for a problem several players share: a module that fails the same way at the
+/// same line for each player that uses it is reported once, at that line, naming them all
+/// (`players `m`, `n`: ...`), instead of once per player.
+fn merge_players(errors: Vec<ScriptError>) -> Vec<ScriptError> {
+    let split = |e: &ScriptError| -> Option<(String, String)> {
+        let rest = e.message.strip_prefix("player `")?;
+        let (name, message) = rest.split_once("`: ")?;
+        Some((name.to_string(), message.to_string()))
+    };
+    let mut out: Vec<(ScriptError, Vec<String>)> = Vec::new();
+    for e in errors {
+        if let Some((name, message)) = split(&e)
+            && let Some((_, names)) = out.iter_mut().find(|(f, names)| {
+                !names.is_empty()
+                    && f.location == e.location
+                    && split(f).is_some_and(|(_, m)| m == message)
+            })
+        {
+            names.push(name);
+            continue;
+        }
+        let names = split(&e).map(|(n, _)| vec![n]).unwrap_or_default();
+        out.push((e, names));
+    }
+    out.into_iter()
+        .map(|(e, names)| {
+            if names.len() < 2 {
+                return e;
+            }
+            let message = split(&e).map(|(_, m)| m).unwrap_or_default();
+            let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            ScriptError {
+                message: format!("players {}: {message}", list.join(", ")),
+                ..e
+            }
+        })
+        .collect()
 }
 
 /// The constructors of every file read so far, by display path.

@@ -984,6 +984,36 @@ return P
 "#,
         engine: false,
     },
+    Case {
+        name: "one_broken_prompt_shared_by_two_players_is_one_message",
+        files: &[
+            (
+                "t.lua",
+                r#"return arena.tournament {
+  name = "t",
+  players = {
+    arena.llm { name = "m", base_url = "http://127.0.0.1:9/v1", model = "x", mode = "coach" },
+    arena.llm { name = "n", base_url = "http://127.0.0.1:9/v1", model = "x", mode = "coach" },
+  },
+}
+"#,
+            ),
+            (
+                "modes/coach.lua",
+                r#"local M = require("modes.blitz")
+local p = require("prompts.coach")
+return { defaults = M.defaults, reply = M.reply,
+  start = function(ctx) return { { role = "user", content = p.text(ctx) } } end }
+"#,
+            ),
+            (
+                "prompts/coach.lua",
+                "local P = {}\nfunction P.text(ctx)\n  return \"x\" .. ctx.nope\nend\nreturn P\n",
+            ),
+        ],
+        expected: "prompts/coach.lua:3: players `m`, `n`: attempt to concatenate a nil value (field 'nope')\n",
+        engine: false,
+    },
 ];
 
 #[test]
