@@ -1094,3 +1094,40 @@ t.lua:13: player `n`: option `parser` cannot be "tolerent" (it is one of "chessa
 "#
     );
 }
+
+#[test]
+fn online_check_names_a_model_the_endpoint_does_not_serve() {
+    let fake = crate::common::fake_openai(0);
+    let dir = TestDir::new();
+    let script = |model: &str| {
+        format!(
+            "return arena.tournament {{\n  name = \"t\",\n  players = {{\n    arena.random {{ name = \"a\" }},\n    arena.llm {{ name = \"m\", base_url = \"{url}\",\n      model = \"{model}\" }},\n    arena.llm {{ name = \"n\", base_url = \"{url}\", model = \"fake-random-mover\" }},\n  }},\n}}\n",
+            url = fake.url
+        )
+    };
+    dir.write("t.lua", &script("fake-random-movr"));
+    let out = dir
+        .arena()
+        .args(["check", "--online", "t.lua"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert_eq!(
+        text,
+        format!(
+            "t.lua:6: player `m`: {} does not serve the model `fake-random-movr`; did you mean `fake-random-mover`?\n",
+            fake.url
+        )
+    );
+    // Offline, the model list is not asked for.
+    let out = dir.arena().args(["check", "t.lua"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    dir.write("t.lua", &script("fake-random-mover"));
+    let out = dir
+        .arena()
+        .args(["check", "--online", "t.lua"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
