@@ -76,3 +76,14 @@ impl From<ScriptError> for CheckErrors {
         CheckErrors(vec![e])
     }
 }
+
+/// The name in `known` closest to `given`, if one is close enough to be a misspelling.
+pub fn did_you_mean<'a>(given: &str, known: &[&'a str]) -> Option<&'a str> {
+    let lower = given.to_lowercase();
+    known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(&lower, &k.to_lowercase()), *k))
+        .filter(|(d, k)| *d <= (k.chars().count() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}

@@ -33,6 +33,12 @@ M.defaults = {
   max_turns = 10, -- model replies per ply before the game is lost
 }
 
+--- The values a text option may take (a parser option may also be a table: see parsers/move.lua).
+M.choices = {
+  board = { "unicode", "ascii", "fen", "fen_pgn" },
+  rule = { "llm_chess", "strict" },
+}
+
 --- Which actions the model is offered and what the prompt shows by itself.
 function M.setup(options)
   local board_shown = options.board_in_prompt or options.only_make_move or options.single_request

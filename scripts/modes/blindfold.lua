@@ -19,6 +19,12 @@ M.defaults = {
   grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
 }
 
+--- The values a text option may take (a parser option may also be a table: see parsers/move.lua).
+M.choices = {
+  notation = { "uci", "san" },
+  parser = { "chessarena", "chessarena_any", "tolerant" },
+}
+
 local INITIAL = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 function M.start(ctx)

@@ -18,6 +18,13 @@ M.defaults = {
   grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
 }
 
+--- The values a text option may take (a parser option may also be a table: see parsers/move.lua).
+M.choices = {
+  notation = { "uci", "san" },
+  board = { "none", "ascii", "unicode" },
+  parser = { "chessarena", "chessarena_any", "tolerant" },
+}
+
 function M.start(ctx)
   local messages = {
     { role = "system", content = prompts.system(ctx) },

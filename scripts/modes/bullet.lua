@@ -30,6 +30,13 @@ M.defaults = {
   grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
 }
 
+--- The values a text option may take (a parser option may also be a table: see parsers/move.lua).
+M.choices = {
+  notation = { "uci", "san" },
+  parser = { "chessarena", "chessarena_any", "tolerant" },
+  reasoning_rule = { "chessarena", "arena" },
+}
+
 local RULES = { chessarena = true, arena = true }
 
 -- Misspelled option values fail when the script is checked, not in the middle of a game.

@@ -10,6 +10,7 @@ M.defaults = {}
 for key, value in pairs(blitz.defaults) do
   M.defaults[key] = value
 end
+M.choices = blitz.choices
 
 function M.start(ctx)
   local opening = blitz.start(ctx)

@@ -380,7 +380,8 @@ function arena.pairing.dutch(t) end
 
 -- A play mode is a module returning:
 ---@class arena.Mode
----@field defaults? table                      the options it understands, with defaults (arena enforces max_attempts and max_turns)
+---@field defaults? table                      the options it understands, with defaults (arena enforces max_attempts and max_turns); a player's option must have its default's type (a number, true or false, text; text options may also take a table)
+---@field choices? table<string, string[]>     the values a text option may take (`choices = { notation = { "uci", "san" } }`): `arena check` refuses any other, naming the closest
 ---@field exhausted? "forfeit"|"too_many_wrong_actions"   how a game ends when max_attempts are used up (default forfeit)
 ---@field start fun(ctx: arena.TurnContext): ({role: string, content: string}[] | { messages: {role: string, content: string}[], request?: table })
 ---@field reply fun(ctx: arena.TurnContext, text: string): arena.Decision

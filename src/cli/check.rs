@@ -4,16 +4,24 @@ use std::path::PathBuf;
 
 use arena::{
     lua::{EvalScripts, Generation},
-    tournament::spec::{KeyRoute, PlayerSpec},
+    tournament::{
+        preflight,
+        rules::script_dir,
+        spec::{KeyRoute, PlayerSpec},
+    },
 };
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     /// The tournament script.
     script: PathBuf,
+    /// Also ask each model endpoint once for its list of models, and check that every player's
+    /// model is on it.
+    #[arg(long)]
+    online: bool,
 }
 
-pub(super) fn run(args: &Args) -> u8 {
+pub(super) async fn run(args: &Args) -> u8 {
     let script = &args.script;
     // An evaluation script (`arena.evaluation{}`) is checked as one; anything else as a tournament.
     let is_evaluation = std::fs::read_to_string(script)
@@ -30,16 +38,50 @@ pub(super) fn run(args: &Args) -> u8 {
             (summary, routes(&e.spec.players, &e.spec.defined_at))
         })
     } else {
-        Generation::load(script, 1).map(|g| {
-            let summary = format!(
-                "{}: ok ({} players, format {}, scripts {})",
-                script.display(),
-                g.spec.players.len(),
-                g.format_module,
-                g.hash
-            );
-            (summary, routes(&g.spec.players, &g.spec.defined_at))
-        })
+        match Generation::load(script, 1) {
+            Ok(g) => {
+                // What the script names is opened as a run would open it.
+                let mut findings = preflight::files(&g.spec, script_dir(script));
+                findings.extend(preflight::engines(&g.spec).await);
+                if args.online {
+                    findings.extend(preflight::endpoints(&g.spec).await);
+                }
+                if findings.is_empty() {
+                    let summary = format!(
+                        "{}: ok ({} players, format {}, scripts {})",
+                        script.display(),
+                        g.spec.players.len(),
+                        g.format_module,
+                        g.hash
+                    );
+                    Ok((summary, routes(&g.spec.players, &g.spec.defined_at)))
+                } else {
+                    let mut lines: Vec<(String, u32, String)> = findings
+                        .into_iter()
+                        .map(|f| {
+                            let at = g.field_at(f.player.as_deref(), &f.path);
+                            let prefix = f
+                                .player
+                                .map(|p| format!("player `{p}`: "))
+                                .unwrap_or_default();
+                            let (file, line) = at.rsplit_once(':').unwrap_or((&at, "0"));
+                            let line = line.parse().unwrap_or(0);
+                            (
+                                file.to_string(),
+                                line,
+                                format!("{at}: {prefix}{}", f.message),
+                            )
+                        })
+                        .collect();
+                    lines.sort();
+                    for (_, _, message) in lines {
+                        eprintln!("{message}");
+                    }
+                    return 2;
+                }
+            }
+            Err(e) => Err(e),
+        }
     };
     match result {
         Ok((summary, routes)) => {

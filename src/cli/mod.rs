@@ -21,6 +21,7 @@ mod eval;
 mod eval_report;
 mod export;
 mod import;
+mod init;
 mod leaderboard;
 mod migrate;
 mod report;
@@ -48,6 +49,8 @@ enum Command {
     Run(run::Args),
     /// Check a tournament script without playing: every problem as `file:line: message`.
     Check(check::Args),
+    /// Write a first tournament that runs as it is (and, with --eject, a built-in mode to edit).
+    Init(init::Args),
     /// Write stored games out.
     Export(export::Args),
     /// Import the anchors' own game records (ChessArena, LLM Chess) into a store; idempotent.
@@ -102,7 +105,8 @@ pub fn main() -> ExitCode {
 async fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Run(args) => run::run(args).await,
-        Command::Check(args) => Ok(check::run(&args)),
+        Command::Check(args) => Ok(check::run(&args).await),
+        Command::Init(args) => init::run(&args).await,
         Command::Export(args) => export::run(args),
         Command::Import(args) => import::run(args),
         Command::Leaderboard(args) => leaderboard::run(args),

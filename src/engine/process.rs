@@ -200,6 +200,11 @@ impl EngineHandle {
             .is_some_and(|options| options.iter().any(|o| o.eq_ignore_ascii_case(name)))
     }
 
+    /// The option names the engine advertised at its first start.
+    pub fn advertised(&self) -> &[String] {
+        self.shared.options.get().map_or(&[], Vec::as_slice)
+    }
+
     /// Whether the engine plays Chess960 (it advertises `UCI_Chess960`).
     pub fn supports_chess960(&self) -> bool {
         self.advertises(UCI_CHESS960)

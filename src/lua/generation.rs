@@ -11,19 +11,19 @@ use std::{
     sync::Arc,
 };
 
-use mlua::{Lua, LuaSerdeExt, Table, Value};
-use serde::de::DeserializeOwned;
+use mlua::{Lua, Table, Value};
 
 use super::{
     CheckErrors, ScriptError,
     api::DEFINED_AT,
+    fields::{FieldMap, FileFields, Place},
     format::FormatScript,
-    hooks::Options,
+    hooks::{HookModule, Options},
     mode::ModeScript,
     sources::{CompiledModules, Resolver, SourceSet},
     state::{self, Limits},
+    strict,
 };
-use crate::llm::Price;
 use crate::tournament::{
     rules::{Rules, ScriptHost, script_dir},
     schedule::{Format, FormatState},
@@ -120,6 +120,29 @@ impl Generation {
             .compiled(self.compiled.clone())
     }
 
+    /// `file:line` of a field: `path` inside the tournament table, or inside the table of the
+    /// player named `player` (the line of the table itself when the script builds it some way
+    /// the constructors do not show).
+    pub fn field_at(&self, player: Option<&str>, path: &[String]) -> String {
+        let fields = scan_sources(&self.sources);
+        let tournament_at = self.spec.defined_at.get("").cloned().unwrap_or_default();
+        let file_of = |at: &str| at.rsplit_once(':').map_or(at, |(f, _)| f).to_string();
+        let tournament = Place::of_call(&tournament_at, fields.get(&file_of(&tournament_at)));
+        let place = match player {
+            None => tournament,
+            Some(name) => {
+                let at = self.spec.defined_at.get(name).cloned().unwrap_or_default();
+                let index = self.spec.players.iter().position(|p| p.name() == name);
+                let in_list = index.map(|i| tournament.key("players").item(i));
+                match in_list {
+                    Some(p) if p.has_constructor() && p.at() == at => p,
+                    _ => Place::of_call(&at, fields.get(&file_of(&at))),
+                }
+            }
+        };
+        place.path(path).at()
+    }
+
     /// The tournament's `format_options` (before the format's defaults are merged in).
     pub fn format_options(&self) -> Options {
         self.spec
@@ -177,80 +200,155 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
         "a tournament table",
         "arena.tournament",
     )?;
-    let spec = parse_spec(&lua, &table, &display)?;
+    let fields = scan_sources(&resolver.sources());
+    let parsed = parse_spec(&lua, &table, &display, &fields);
+    let mut errors = parsed.errors;
 
-    let mut errors = Vec::new();
     let mut modes = BTreeMap::new();
     let mut mode_options = BTreeMap::new();
-    for player in &spec.players {
-        let Some(binding) = player.mode_binding() else {
-            continue;
-        };
+    let bindings = parsed
+        .defined
+        .iter()
+        .filter_map(|(player, place)| Some((player.mode_binding()?, place)))
+        .chain(
+            parsed
+                .unread_modes
+                .iter()
+                .map(|(name, mode, options, place)| {
+                    let binding = ModeBinding {
+                        name,
+                        mode,
+                        options,
+                    };
+                    (binding, place)
+                }),
+        );
+    for (binding, place) in bindings {
         let name = binding.name;
-        let at = spec.defined_at[name].clone();
-        match mode_module(&resolver, binding.mode) {
-            Some(module) => {
-                // Loading the mode here both validates it and records its sources.
-                match ModeScript::load(&lua, &module, binding) {
-                    Ok(mode) => {
-                        mode_options.insert(name.to_string(), mode.options().clone());
-                        if let Err(e) = mode.smoke_test(binding) {
-                            errors.push(in_player(e, &at, name));
-                        }
-                    }
-                    Err(e) => errors.push(in_player(e, &at, name)),
-                }
-                modes.insert(name.to_string(), module);
-            }
-            None => errors.push(ScriptError::at(
-                at,
+        let what = format!("player `{name}`");
+        let Some(module) = mode_module(&resolver, binding.mode) else {
+            let known = resolver.modules_in("modes");
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let hint = strict::did_you_mean(binding.mode, &known)
+                .map(|m| format!("; did you mean \"{m}\"?"))
+                .unwrap_or_else(|| format!(" (the modes: {})", known.join(", ")));
+            errors.push(ScriptError::at(
+                place.key("mode").at(),
                 format!(
-                    "player `{name}`: unknown play mode `{}` (no modes/{}.lua in the script's folder or the built-ins)",
+                    "{what}: unknown play mode `{}` (no modes/{}.lua in the script's folder or the built-ins){hint}",
                     binding.mode, binding.mode
                 ),
-            )),
+            ));
+            continue;
+        };
+        let at = place.at();
+        // The options first, each at its own line: a mode smoke-run with a misspelt or mistyped
+        // option would only fail as a follow-on of it.
+        let option_problems = match HookModule::require(&lua, &module, "play mode") {
+            Ok(hooks) => hooks.option_problems(&lua, binding.options),
+            Err(e) => {
+                errors.push(in_player(e, &place.key("mode").at(), name));
+                continue;
+            }
+        };
+        if !option_problems.is_empty() {
+            errors.extend(option_problems.into_iter().map(|(key, message)| {
+                let options = place.key("options");
+                let at = if options.has_key(&key) {
+                    options.key(&key)
+                } else {
+                    options
+                };
+                ScriptError::at(at.at(), format!("{what}: {message}"))
+            }));
+            continue;
         }
+        // Loading the mode here both validates it and records its sources.
+        match ModeScript::load(&lua, &module, binding) {
+            Ok(mode) => {
+                mode_options.insert(name.to_string(), mode.options().clone());
+                if let Err(e) = mode.smoke_test(binding) {
+                    errors.push(in_player(e, &at, name));
+                }
+            }
+            Err(e) => errors.push(in_player(e, &at, name)),
+        }
+        modes.insert(name.to_string(), module);
     }
 
-    let format_module = format_module(&resolver, &spec.settings.format);
-    match &format_module {
-        Some(module) => {
-            let options = spec.settings.format_options.clone().unwrap_or_default();
-            let at = spec.defined_at[""].clone();
+    let tournament = &parsed.place;
+    let format_name = parsed
+        .settings
+        .as_ref()
+        .map_or_else(default_format_name, |s| s.format.clone());
+    let format_module = format_module(&resolver, &format_name);
+    match (&format_module, &parsed.settings) {
+        (Some(module), Some(settings)) => {
+            let options = settings.format_options.clone().unwrap_or_default();
             let located = |e: ScriptError| match e.location {
                 Some(_) => e,
-                None => ScriptError::at(at.clone(), e.message),
+                None => ScriptError::at(strict::refine(tournament, &e.message).at(), e.message),
             };
             match FormatScript::load(&lua, module, &options) {
-                Ok(format) => {
-                    let field = FormatState::new(&spec, Vec::new(), 0, format.options().clone());
-                    match format.problems(&field) {
-                        Ok(problems) => errors.extend(problems.into_iter().map(|p| {
-                            ScriptError::at(
-                                at.clone(),
-                                format!("format `{}`: {p}", spec.settings.format),
-                            )
-                        })),
-                        Err(e) => errors.push(located(e)),
+                Ok(format) => match &parsed.checked {
+                    // The format judges the field only when every player was read: a player
+                    // missing from it would give follow-on problems (an anchor not found).
+                    Some(checked) if parsed.unreadable == 0 => {
+                        let spec = TournamentSpec {
+                            settings: settings.clone(),
+                            players: checked.players.clone(),
+                            defined_at: checked.defined_at.clone(),
+                        };
+                        let field =
+                            FormatState::new(&spec, Vec::new(), 0, format.options().clone());
+                        match format.problems(&field) {
+                            Ok(problems) => errors.extend(problems.into_iter().map(|p| {
+                                let at = strict::refine(&tournament.key("format_options"), &p);
+                                ScriptError::at(at.at(), format!("format `{format_name}`: {p}"))
+                            })),
+                            Err(e) => errors.push(located(e)),
+                        }
                     }
+                    _ => {}
+                },
+                Err(e) => {
+                    let e = match e.location {
+                        None if e.message.contains("has no option") => ScriptError::at(
+                            strict::refine(&tournament.key("format_options"), &e.message).at(),
+                            e.message,
+                        ),
+                        _ => e,
+                    };
+                    errors.push(located(e))
                 }
-                Err(e) => errors.push(located(e)),
             }
         }
-        None => errors.push(ScriptError::at(
-            spec.defined_at
-                .get("")
-                .cloned()
-                .unwrap_or_else(|| format!("{}:1", display)),
-            format!(
-                "unknown format `{}` (no formats/{}.lua in the script's folder or the built-ins)",
-                spec.settings.format, spec.settings.format
-            ),
-        )),
+        (None, _) => {
+            let known = resolver.modules_in("formats");
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let hint = strict::did_you_mean(&format_name, &known)
+                .map(|m| format!("; did you mean \"{m}\"?"))
+                .unwrap_or_else(|| format!(" (the formats: {})", known.join(", ")));
+            errors.push(ScriptError::at(
+                tournament.key("format").at(),
+                format!(
+                    "unknown format `{format_name}` (no formats/{format_name}.lua in the script's folder or the built-ins){hint}"
+                ),
+            ))
+        }
+        (Some(_), None) => {}
     }
     if !errors.is_empty() {
-        return Err(CheckErrors(errors));
+        return Err(CheckErrors(sorted(errors)));
     }
+    let (Some(settings), Some(checked)) = (parsed.settings, parsed.checked) else {
+        unreachable!("a spec without settings or players has errors");
+    };
+    let spec = TournamentSpec {
+        settings,
+        players: checked.players,
+        defined_at: checked.defined_at,
+    };
     let sources = resolver.sources();
     Ok(Generation {
         number,
@@ -265,6 +363,85 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
         limits,
         compiled: CompiledModules::default(),
     })
+}
+
+fn default_format_name() -> String {
+    "round_robin".to_string()
+}
+
+/// Errors in file order (by file, then line), so that a script's problems read top to bottom.
+pub(super) fn sorted(mut errors: Vec<ScriptError>) -> Vec<ScriptError> {
+    let key = |e: &ScriptError| {
+        let at = e.location.clone().unwrap_or_default();
+        match at.rsplit_once(':') {
+            Some((file, line)) => (file.to_string(), line.parse::<u32>().unwrap_or(0)),
+            None => (at, 0),
+        }
+    };
+    errors.sort_by_key(key);
+    errors.dedup();
+    merge_players(errors)
+}
+
+/// One message for a problem several players share: a module that fails the same way at the
+/// same line for each player that uses it is reported once, at that line, naming them all
+/// (`players `m`, `n`: ...`), instead of once per player.
+fn merge_players(errors: Vec<ScriptError>) -> Vec<ScriptError> {
+    let split = |e: &ScriptError| -> Option<(String, String)> {
+        let rest = e.message.strip_prefix("player `")?;
+        let (name, message) = rest.split_once("`: ")?;
+        Some((name.to_string(), message.to_string()))
+    };
+    let mut out: Vec<(ScriptError, Vec<String>)> = Vec::new();
+    for e in errors {
+        if let Some((name, message)) = split(&e)
+            && let Some((_, names)) = out.iter_mut().find(|(f, names)| {
+                !names.is_empty()
+                    && f.location == e.location
+                    && split(f).is_some_and(|(_, m)| m == message)
+            })
+        {
+            names.push(name);
+            continue;
+        }
+        let names = split(&e).map(|(n, _)| vec![n]).unwrap_or_default();
+        out.push((e, names));
+    }
+    out.into_iter()
+        .map(|(e, names)| {
+            if names.len() < 2 {
+                return e;
+            }
+            let message = split(&e).map(|(_, m)| m).unwrap_or_default();
+            let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            ScriptError {
+                message: format!("players {}: {message}", list.join(", ")),
+                ..e
+            }
+        })
+        .collect()
+}
+
+/// The constructors of every file read so far, by display path.
+pub(super) fn scan_sources(sources: &SourceSet) -> FieldMap {
+    sources
+        .files
+        .iter()
+        .map(|(path, text)| (path.clone(), FileFields::scan(text)))
+        .collect()
+}
+
+/// Where the table a constructor call recorded (`_defined_at`) was written; `fallback` when it
+/// recorded nothing.
+pub(super) fn place_of<'a>(table: &Table, fields: &'a FieldMap, fallback: &str) -> Place<'a> {
+    let at: Option<String> = table.get::<Option<String>>(DEFINED_AT).ok().flatten();
+    match at {
+        Some(at) => {
+            let file = at.rsplit_once(':').map_or(at.as_str(), |(f, _)| f);
+            Place::of_call(&at, fields.get(file))
+        }
+        None => Place::line_only(fallback),
+    }
 }
 
 /// Errors inside a mode get the mode's own `file:line`; errors without one point at the player.
@@ -302,71 +479,112 @@ fn named_module(resolver: &Resolver, folder: &str, name: &str) -> Option<String>
     }
 }
 
-/// Turns the script's table into a [`TournamentSpec`], collecting every problem.
-fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, CheckErrors> {
-    let at: String = table
-        .get::<Option<String>>(DEFINED_AT)
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| format!("{entry}:1"));
+/// What [`parse_spec`] read, and every problem it found.
+struct ParsedSpec<'a> {
+    /// Where the tournament table was written.
+    place: Place<'a>,
+    /// The settings, when they read.
+    settings: Option<TournamentSettings>,
+    /// Every player that read, with where it was written (before the checks across players).
+    defined: Vec<(PlayerSpec, Place<'a>)>,
+    /// The players, when those that read pass [`check_players`].
+    checked: Option<CheckedPlayers>,
+    /// Players that did not read.
+    unreadable: usize,
+    /// The play mode and options of LLM players that did not read, checked all the same: name,
+    /// mode, options, where the player was written.
+    unread_modes: Vec<(String, String, Options, Place<'a>)>,
+    errors: Vec<ScriptError>,
+}
+
+/// Reads the script's table into settings and players, collecting every problem, each at the
+/// line of its field.
+fn parse_spec<'a>(lua: &Lua, table: &Table, entry: &str, fields: &'a FieldMap) -> ParsedSpec<'a> {
+    let place = place_of(table, fields, &format!("{entry}:1"));
+    let at = place.at();
     let mut errors = Vec::new();
+    let mut parsed = ParsedSpec {
+        place: place.clone(),
+        settings: None,
+        defined: Vec::new(),
+        checked: None,
+        unreadable: 0,
+        unread_modes: Vec::new(),
+        errors: Vec::new(),
+    };
+    let lua_error = |e: mlua::Error| ScriptError::at(at.clone(), e.to_string());
 
     // Work on a shallow copy so the script's own table is left alone.
-    let rest = lua.create_table().map_err(ScriptError::from)?;
+    let rest = match lua.create_table() {
+        Ok(t) => t,
+        Err(e) => {
+            parsed.errors.push(lua_error(e));
+            return parsed;
+        }
+    };
     let mut players_value = Value::Nil;
-    let mut prices_value = Value::Nil;
-    let mut adjudication_value = Value::Nil;
     for pair in table.pairs::<Value, Value>() {
-        let (k, v) = pair.map_err(ScriptError::from)?;
+        let Ok((k, v)) = pair else { continue };
         match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
             Some("players") => players_value = v,
-            // Read on its own, so that its errors say `prices` rather than "the tournament".
-            Some("prices") => prices_value = v,
-            // Likewise, so that a mistyped rule key says `adjudication`.
-            Some("adjudication") => adjudication_value = v,
             Some(DEFINED_AT) => {}
-            _ => rest.set(k, v).map_err(ScriptError::from)?,
-        }
-    }
-    let mut settings: Option<TournamentSettings> =
-        match from_table(lua, rest, "tournament", "the tournament table") {
-            Ok(s) => Some(s),
-            Err(message) => {
-                errors.push(ScriptError::at(at.clone(), message));
-                None
-            }
-        };
-    match parse_prices(lua, prices_value) {
-        Ok(prices) => {
-            if let Some(settings) = settings.as_mut() {
-                settings.prices = prices;
+            _ => {
+                if let Err(e) = rest.set(k, v) {
+                    errors.push(lua_error(e));
+                }
             }
         }
-        Err(problems) => errors.extend(
-            problems
-                .into_iter()
-                .map(|message| ScriptError::at(at.clone(), message)),
-        ),
     }
-    if let Some(openings) = settings.as_ref().and_then(|s| s.openings.as_ref()) {
-        for problem in openings.problems() {
-            errors.push(ScriptError::at(at.clone(), problem));
+    let mut settings: Option<TournamentSettings> = match strict::read_at(lua, &rest, &place, "") {
+        Ok(s) => Some(s),
+        Err(problems) => {
+            errors.extend(problems);
+            None
         }
-    }
-    if let Some(analysis) = settings.as_ref().and_then(|s| s.analysis.as_ref()) {
-        for problem in analysis.problems() {
-            errors.push(ScriptError::at(at.clone(), format!("analysis: {problem}")));
+    };
+    if let Some(s) = &settings {
+        for (model, price) in &s.prices {
+            let at = place.path(&["prices", model.as_str()]);
+            for p in price.problems() {
+                errors.push(ScriptError::at(at.at(), format!("prices: `{model}`: {p}")));
+            }
+            if model.trim().is_empty() {
+                errors.push(ScriptError::at(
+                    at.at(),
+                    "prices: a model name must not be empty",
+                ));
+            }
+        }
+        if let Some(openings) = &s.openings {
+            let openings_place = place.key("openings");
+            for problem in openings.problems() {
+                let at = strict::refine(&openings_place, &problem);
+                errors.push(ScriptError::at(at.at(), problem));
+            }
+        }
+        if let Some(analysis) = &s.analysis {
+            let analysis_place = place.key("analysis");
+            for problem in analysis.problems() {
+                let at = strict::refine(&analysis_place, &problem);
+                errors.push(ScriptError::at(at.at(), format!("analysis: {problem}")));
+            }
         }
     }
 
+    let players_place = place.key("players");
     let mut defined = Vec::new();
     match players_value {
         Value::Table(list) => {
             for i in 1..=list.raw_len() {
-                let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
-                match parse_player(lua, value, i, &at) {
+                let value: Value = list.raw_get(i).unwrap_or(Value::Nil);
+                let mode = unread_mode(lua, &value, i, &players_place, fields);
+                match parse_player(lua, value, i, &players_place, fields) {
                     Ok(player) => defined.push(player),
-                    Err(e) => errors.push(e),
+                    Err(e) => {
+                        parsed.unreadable += 1;
+                        errors.extend(e);
+                        parsed.unread_modes.extend(mode);
+                    }
                 }
             }
         }
@@ -374,175 +592,194 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<TournamentSpec, C
             at.clone(),
             "the tournament has no `players` list",
         )),
-        other => errors.push(ScriptError::at(
-            at.clone(),
-            format!("`players` must be a list, not {}", other.type_name()),
-        )),
+        other => {
+            // Not a list: counting its players would only repeat this problem.
+            parsed.unreadable = usize::MAX / 2;
+            errors.push(ScriptError::at(
+                players_place.at(),
+                format!(
+                    "`players` must be a list of players, not {}",
+                    lua_type_words(other.type_name())
+                ),
+            ))
+        }
     }
-    match adjudication_value {
-        Value::Nil => {}
-        Value::Table(t) => match from_table(lua, t, "adjudication", "the adjudication table") {
-            Ok(adjudication) => {
-                if let Some(settings) = settings.as_mut() {
-                    settings.adjudication = Some(adjudication);
-                }
-            }
-            Err(message) => errors.push(ScriptError::at(at.clone(), message)),
-        },
-        other => errors.push(ScriptError::at(
-            at.clone(),
-            format!(
-                "adjudication: must be a table (`adjudication = {{ engine = \"stockfish\", resign = {{ score_cp = 1000, moves = 4 }} }}`), not {}",
-                other.type_name()
-            ),
-        )),
-    }
-    if let Some(adjudication) = settings.as_ref().and_then(|s| s.adjudication.as_ref()) {
+    if let Some(adjudication) = settings.as_ref().and_then(|s| s.adjudication.as_ref())
+        && parsed.unreadable == 0
+    {
         let players: Vec<PlayerSpec> = defined.iter().map(|(p, _)| p.clone()).collect();
+        let adjudication_place = place.key("adjudication");
         for problem in adjudication.problems(&players) {
             errors.push(ScriptError::at(
-                at.clone(),
+                strict::refine(&adjudication_place, &problem).at(),
                 format!("adjudication: {problem}"),
             ));
         }
     }
-    let players = check_players(defined, 2, "a tournament", &at)
-        .map_err(|problems| errors.extend(problems.into_iter().map(at_line)))
-        .ok();
-    match (settings, players) {
-        (
-            Some(settings),
-            Some(CheckedPlayers {
-                players,
-                defined_at,
-            }),
-        ) if errors.is_empty() => Ok(TournamentSpec {
-            settings,
-            players,
-            defined_at,
-        }),
-        _ => Err(CheckErrors(errors)),
-    }
-}
-
-/// The tournament's `prices` table (empty when absent), or every problem with it: a price table
-/// that does not read, or a rate that is negative or not a finite number. A malformed table is an
-/// error, never dropped, since the cost columns would then silently use other prices.
-fn parse_prices(lua: &Lua, value: Value) -> Result<BTreeMap<String, Price>, Vec<String>> {
-    let table = match value {
-        Value::Nil => return Ok(BTreeMap::new()),
-        Value::Table(t) => t,
-        other => {
-            return Err(vec![format!(
-                "prices: must be a table of prices by model name (`prices = {{ [\"model\"] = {{ input_per_mtok = 2.5, output_per_mtok = 10 }} }}`), not {}",
-                other.type_name()
-            )]);
-        }
-    };
-    let prices: BTreeMap<String, Price> =
-        from_table(lua, table, "prices", "the prices table").map_err(|m| vec![m])?;
-    let problems: Vec<String> = prices
+    let by_line: Vec<(PlayerSpec, String)> = defined
         .iter()
-        .flat_map(|(model, price)| {
-            let mut out: Vec<String> = price
-                .problems()
-                .into_iter()
-                .map(|p| format!("prices: `{model}`: {p}"))
-                .collect();
-            if model.trim().is_empty() {
-                out.push("prices: a model name must not be empty".to_owned());
-            }
-            out
-        })
+        .map(|(p, place): &(PlayerSpec, Place<'_>)| (p.clone(), place.at()))
         .collect();
-    if problems.is_empty() {
-        Ok(prices)
-    } else {
-        Err(problems)
+    match check_players(by_line, 2, parsed.unreadable, "a tournament", &at) {
+        Ok(checked) => parsed.checked = Some(checked),
+        Err(problems) => errors.extend(problems.into_iter().map(|p| {
+            // A player's own problem names its field in backticks: put it at that field.
+            let player = defined.iter().find(|(_, pl)| pl.at() == p.at);
+            match player {
+                Some((spec, pl)) => {
+                    let after_name = p
+                        .message
+                        .strip_prefix(&format!("player `{}`", spec.name()))
+                        .unwrap_or(&p.message);
+                    ScriptError::at(strict::refine(pl, after_name).at(), p.message)
+                }
+                None => at_line(p),
+            }
+        })),
     }
+    if settings.is_none() {
+        settings = None;
+    }
+    parsed.settings = settings;
+    parsed.defined = defined;
+    parsed.errors = errors;
+    parsed
 }
 
-/// Reads one entry of a `players` list into a player and the `file:line` of its definition
-/// (checked later, with the others, by [`check_players`]).
-pub(super) fn parse_player(
+/// The name, mode and options of a model player's table, read leniently: those of a player
+/// that does not read are still checked, so that all its problems show at once.
+fn unread_mode<'a>(
+    lua: &Lua,
+    value: &Value,
+    index: usize,
+    list: &Place<'a>,
+    fields: &'a FieldMap,
+) -> Option<(String, String, Options, Place<'a>)> {
+    let Value::Table(t) = value else { return None };
+    let kind: Option<String> = t.get("kind").ok().flatten();
+    if !matches!(kind.as_deref(), Some("llm" | "moa")) {
+        return None;
+    }
+    let name: String = t
+        .get::<Option<String>>("name")
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| format!("#{index}"));
+    let mode = match t.get::<Value>("mode").ok()? {
+        Value::Nil => "blitz".to_string(),
+        Value::String(s) => s.to_str().ok()?.to_string(),
+        _ => return None,
+    };
+    let options: Options = match t.get::<Value>("options").ok()? {
+        Value::Nil => Options::new(),
+        v @ Value::Table(_) => mlua::LuaSerdeExt::from_value(lua, v).ok()?,
+        _ => return None,
+    };
+    let in_list = list.item(index - 1);
+    let recorded = place_of(t, fields, &list.at());
+    let place = if in_list.has_constructor() && in_list.at() == recorded.at() {
+        in_list
+    } else {
+        recorded
+    };
+    Some((name, mode, options, place))
+}
+
+/// Reads one entry of a `players` list into a player and where it was written (checked later,
+/// with the others, by [`check_players`]).
+///
+/// # Errors
+/// Every problem with the player, each at its field's line.
+pub(super) fn parse_player<'a>(
     lua: &Lua,
     value: Value,
     index: usize,
-    tournament_at: &str,
-) -> Result<(PlayerSpec, String), ScriptError> {
+    list: &Place<'a>,
+    fields: &'a FieldMap,
+) -> Result<(PlayerSpec, Place<'a>), Vec<ScriptError>> {
     let Value::Table(t) = value else {
-        return Err(ScriptError::at(
-            tournament_at,
+        return Err(vec![ScriptError::at(
+            list.item(index - 1).at(),
             format!(
                 "player {index} must be a table (arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}} or arena.random{{...}}), not {}",
                 value.type_name()
             ),
-        ));
+        )]);
     };
-    let at: String = t
-        .get::<Option<String>>(DEFINED_AT)
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| tournament_at.to_string());
+    // The list's own constructor places the player when its call line agrees; else the line
+    // the call recorded.
+    let in_list = list.item(index - 1);
+    let recorded = place_of(&t, fields, &list.at());
+    let place = if in_list.has_constructor() && in_list.at() == recorded.at() {
+        in_list
+    } else {
+        recorded
+    };
     let name: String = t
         .get::<Option<String>>("name")
         .ok()
         .flatten()
         .unwrap_or_else(|| format!("#{index}"));
     let what = format!("player `{name}`");
-    let fields = lua.create_table().map_err(ScriptError::from)?;
+    let one = |at: &Place<'_>, message: String| vec![ScriptError::at(at.at(), message)];
+    let player_fields = lua.create_table().map_err(|e| one(&place, e.to_string()))?;
     let mut kind = None;
     for pair in t.pairs::<Value, Value>() {
-        let (k, v) = pair.map_err(ScriptError::from)?;
+        let (k, v) = pair.map_err(|e| one(&place, e.to_string()))?;
         match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
             Some("kind") => kind = v.as_string().map(|s| s.to_string_lossy()),
             Some(DEFINED_AT) => {}
             Some("api_key") => {
-                return Err(ScriptError::at(
-                    at,
+                return Err(one(
+                    &place.key("api_key"),
                     format!(
                         "{what}: an API key must not be written in a script; put it in an environment variable and name that variable with `api_key_env`"
                     ),
                 ));
             }
-            _ => fields.set(k, v).map_err(ScriptError::from)?,
+            _ => player_fields
+                .set(k, v)
+                .map_err(|e| one(&place, e.to_string()))?,
         }
     }
     let spec = match kind.as_deref() {
-        Some("llm") => from_table::<LlmPlayerSpec>(lua, fields, &what, "an LLM player")
+        Some("llm") => strict::read_at::<LlmPlayerSpec>(lua, &player_fields, &place, &what)
             .map(PlayerSpec::Llm),
-        Some("engine") => from_table::<EnginePlayerSpec>(lua, fields, &what, "an engine player")
+        Some("engine") => strict::read_at::<EnginePlayerSpec>(lua, &player_fields, &place, &what)
             .map(PlayerSpec::Engine),
-        Some("random") => from_table::<RandomPlayerSpec>(lua, fields, &what, "a random player")
+        Some("random") => strict::read_at::<RandomPlayerSpec>(lua, &player_fields, &place, &what)
             .map(PlayerSpec::Random),
-        Some("moa") => from_table::<MoaPlayerSpec>(lua, fields, &what, "a mixture of agents")
+        Some("moa") => strict::read_at::<MoaPlayerSpec>(lua, &player_fields, &place, &what)
             .map(PlayerSpec::Moa),
-        Some(other) => Err(format!(
-            "{what}: unknown kind `{other}` (expected \"llm\", \"moa\", \"engine\" or \"random\")"
+        Some(other) => {
+            let known = ["llm", "moa", "engine", "random"];
+            let hint = strict::did_you_mean(other, &known)
+                .map(|m| format!("; did you mean \"{m}\"?"))
+                .unwrap_or_default();
+            Err(one(
+                &place.key("kind"),
+                format!(
+                    "{what}: unknown kind `{other}` (expected \"llm\", \"moa\", \"engine\" or \"random\"){hint}"
+                ),
+            ))
+        }
+        None => Err(one(
+            &place,
+            format!(
+                "{what}: no `kind`; define players with arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}} or arena.random{{...}}"
+            ),
         )),
-        None => Err(format!(
-            "{what}: no `kind`; define players with arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}} or arena.random{{...}}"
-        )),
-    }
-    .map_err(|message| ScriptError::at(at.clone(), message))?;
-    Ok((spec, at))
+    }?;
+    Ok((spec, place))
 }
 
-/// Deserializes a Lua table strictly, with serde's message (which names unknown or mistyped
-/// fields) prefixed by what the table is.
-pub(super) fn from_table<T: DeserializeOwned>(
-    lua: &Lua,
-    table: Table,
-    what: &str,
-    kind: &str,
-) -> Result<T, String> {
-    lua.from_value::<T>(Value::Table(table))
-        .map_err(|e| format!("{what}: {} (in {kind})", serde_message(&e)))
-}
-
-fn serde_message(e: &mlua::Error) -> String {
-    match e {
-        mlua::Error::DeserializeError(m) => m.clone(),
-        other => other.to_string(),
+/// A Lua type name as a script author says it.
+fn lua_type_words(name: &str) -> &str {
+    match name {
+        "string" => "text",
+        "number" | "integer" => "a number",
+        "boolean" => "true or false",
+        "table" => "a table",
+        other => other,
     }
 }

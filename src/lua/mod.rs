@@ -8,6 +8,7 @@
 mod api;
 mod ctx;
 mod error;
+mod fields;
 mod format;
 mod generation;
 mod hooks;
@@ -17,6 +18,7 @@ mod patterns;
 mod raw;
 mod sources;
 mod state;
+mod strict;
 mod task;
 #[cfg(test)]
 mod tests;
@@ -25,6 +27,6 @@ pub use crate::script::{CheckErrors, ScriptError};
 pub use format::FormatScript;
 pub use generation::{Generation, LuaHost};
 pub use mode::ModeScript;
-pub use sources::SourceSet;
+pub use sources::{SourceSet, builtin_source};
 pub use state::Limits;
 pub use task::{EvalScripts, TaskScript};

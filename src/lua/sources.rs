@@ -206,10 +206,75 @@ impl Resolver {
             }
         }
         let tried: Vec<&str> = candidates.iter().map(|c| c.display.as_str()).collect();
+        let (folder, _) = module.rsplit_once('.').unwrap_or(("", module));
+        let known: Vec<String> = self
+            .modules_in(folder)
+            .into_iter()
+            .map(|m| {
+                if folder.is_empty() {
+                    m
+                } else {
+                    format!("{folder}.{m}")
+                }
+            })
+            .collect();
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let hint = super::strict::did_you_mean(module, &known)
+            .map(|m| format!("; did you mean `{m}`?"))
+            .unwrap_or_default();
         Err(ScriptError::bare(format!(
-            "module `{module}` not found (looked for {})",
+            "module `{module}` not found (looked for {}){hint}",
             tried.join(", ")
         )))
+    }
+
+    /// The modules directly in `folder` (dotted, `""` for the script's own folder), from the
+    /// script's folder and the built-ins, by name without the folder: what a misspelt module name
+    /// may have meant.
+    pub fn modules_in(&self, folder: &str) -> Vec<String> {
+        let rel = folder.replace('.', "/");
+        let mut names = std::collections::BTreeSet::new();
+        let mut from_dir = |dir: PathBuf| {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for entry in entries.flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if let Some(stem) = name.strip_suffix(".lua") {
+                        names.insert(stem.to_string());
+                    }
+                }
+            }
+        };
+        from_dir(self.script_dir.join(&rel));
+        if let Some(dir) = builtin_dir() {
+            from_dir(dir.join(&rel));
+        }
+        let prefix = if rel.is_empty() {
+            String::new()
+        } else {
+            format!("{rel}/")
+        };
+        for (name, _) in EMBEDDED {
+            if let Some(stem) = name
+                .strip_prefix(&prefix)
+                .and_then(|n| n.strip_suffix(".lua"))
+                && !stem.contains('/')
+            {
+                names.insert(stem.to_string());
+            }
+        }
+        if let Some(pinned) = &self.pinned {
+            for path in pinned.files.keys() {
+                let path = path.strip_prefix(BUILTIN_PREFIX).unwrap_or(path);
+                if let Some(stem) = path
+                    .rsplit_once('/')
+                    .filter(|(dir, _)| dir.ends_with(&rel) && !rel.is_empty())
+                    .and_then(|(_, n)| n.strip_suffix(".lua"))
+                {
+                    names.insert(stem.to_string());
+                }
+            }
+        }
+        names.into_iter().collect()
     }
 
     /// Everything read so far (nothing for an [`unrecorded`](Resolver::unrecorded) resolver).
@@ -322,6 +387,20 @@ fn check_name(module: &str) -> Result<(), ScriptError> {
         )));
     }
     Ok(())
+}
+
+/// The text of the built-in script at `rel` (`modes/blitz.lua`), as `require` would find it:
+/// from the source tree in debug builds, else the copy embedded in the binary.
+pub fn builtin_source(rel: &str) -> Option<String> {
+    if let Some(dir) = builtin_dir()
+        && let Ok(text) = std::fs::read_to_string(dir.join(rel))
+    {
+        return Some(text);
+    }
+    EMBEDDED
+        .iter()
+        .find(|(name, _)| *name == rel)
+        .map(|(_, text)| (*text).to_string())
 }
 
 /// In debug builds the built-ins are read from the source tree, so that they can be edited (and hot

@@ -544,7 +544,14 @@ fn install_require(lua: &Lua, resolver: Resolver, arena: Table) -> Result<(), Sc
         if !cached.is_nil() {
             return Ok(cached);
         }
-        let module = resolver.resolve(&name).map_err(mlua::Error::runtime)?;
+        // A module that is not found is reported at the `require` that names it, in whatever
+        // module that is, not at the player or tournament that led there.
+        let module = resolver
+            .resolve(&name)
+            .map_err(|e| match caller_location(lua) {
+                Some(at) => mlua::Error::runtime(format!("{at}: {e}")),
+                None => mlua::Error::runtime(e),
+            })?;
         let chunk = load_module(lua, &module)?;
         let value: Value = chunk.call(name.as_str())?;
         let value = if value.is_nil() {

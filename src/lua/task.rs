@@ -18,11 +18,13 @@ use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerO
 use super::{
     CheckErrors, LuaHost, ScriptError,
     api::DEFINED_AT,
-    generation::{at_line, from_table, parse_player},
+    fields::FieldMap,
+    generation::{at_line, parse_player, place_of, scan_sources, sorted},
     hooks::HookModule,
     messages,
     sources::{Resolver, SourceSet},
     state::{self, Limits},
+    strict,
 };
 use crate::{
     eval::{
@@ -91,7 +93,8 @@ impl EvalScripts {
             "an evaluation table",
             "arena.evaluation",
         )?;
-        let spec = parse_spec(&lua, &table, &display)?;
+        let fields = scan_sources(&resolver.sources());
+        let spec = parse_spec(&lua, &table, &display, &fields)?;
         let at = spec.defined_at[""].clone();
         let mut errors = Vec::new();
         let mut task_options = BTreeMap::new();
@@ -306,12 +309,14 @@ impl Task for TaskScript {
 }
 
 /// Turns the script's table into an [`EvalSpec`], collecting every problem.
-fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckErrors> {
-    let at: String = table
-        .get::<Option<String>>(DEFINED_AT)
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| format!("{entry}:1"));
+fn parse_spec(
+    lua: &Lua,
+    table: &Table,
+    entry: &str,
+    fields: &FieldMap,
+) -> Result<EvalSpec, CheckErrors> {
+    let place = place_of(table, fields, &format!("{entry}:1"));
+    let at = place.at();
     let mut errors = Vec::new();
     let rest = lua.create_table().map_err(ScriptError::from)?;
     let mut players_value = Value::Nil;
@@ -325,38 +330,35 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckEr
             _ => rest.set(k, v).map_err(ScriptError::from)?,
         }
     }
-    let settings: Option<EvalSettings> =
-        match from_table(lua, rest, "evaluation", "the evaluation table") {
-            Ok(s) => Some(s),
-            Err(message) => {
-                errors.push(ScriptError::at(at.clone(), message));
-                None
-            }
-        };
+    let settings: Option<EvalSettings> = match strict::read_at(lua, &rest, &place, "") {
+        Ok(s) => Some(s),
+        Err(problems) => {
+            errors.extend(problems);
+            None
+        }
+    };
+    let tasks_place = place.key("tasks");
     let mut tasks = Vec::new();
     match tasks_value {
         Value::Table(list) if list.raw_len() > 0 => {
             for i in 1..=list.raw_len() {
                 let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
+                let task_place = tasks_place.item(i - 1);
+                let what = format!("task {i}");
                 let parsed = match value {
-                    Value::Table(t) => from_table::<TaskSpec>(
-                        lua,
-                        t,
-                        &format!("task {i}"),
-                        "a task ({task = ..., data = ... or build = {...}})",
-                    ),
-                    other => Err(format!(
-                        "task {i} must be a table, not {}",
-                        other.type_name()
-                    )),
+                    Value::Table(t) => strict::read_at::<TaskSpec>(lua, &t, &task_place, &what),
+                    other => Err(vec![ScriptError::at(
+                        task_place.at(),
+                        format!("task {i} must be a table, not {}", other.type_name()),
+                    )]),
                 };
                 match parsed {
                     Ok(t) if t.data.is_none() && t.build.is_none() => errors.push(ScriptError::at(
-                        at.clone(),
+                        task_place.at(),
                         format!("task {i} (`{}`) needs `data` or `build`", t.label()),
                     )),
                     Ok(t) => tasks.push(t),
-                    Err(message) => errors.push(ScriptError::at(at.clone(), message)),
+                    Err(problems) => errors.extend(problems),
                 }
             }
         }
@@ -366,23 +368,27 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckEr
         )),
     }
     let mut defined = Vec::new();
+    let mut unreadable = 0;
     match players_value {
         Value::Table(list) if list.raw_len() > 0 => {
             for i in 1..=list.raw_len() {
                 let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
-                match parse_player(lua, value, i, &at) {
+                match parse_player(lua, value, i, &place.key("players"), fields) {
                     // Evaluation items are answered one at a time, with no game to lose.
                     Ok((player, player_at)) if player.time_control().is_some() => {
                         errors.push(ScriptError::at(
-                            player_at,
+                            player_at.key("time_control").at(),
                             format!(
                                 "player `{}`: `time_control` has no meaning in an evaluation (clocks are for tournament games)",
                                 player.name()
                             ),
                         ));
                     }
-                    Ok(player) => defined.push(player),
-                    Err(e) => errors.push(e),
+                    Ok((player, player_at)) => defined.push((player, player_at.at())),
+                    Err(e) => {
+                        unreadable += 1;
+                        errors.extend(e);
+                    }
                 }
             }
         }
@@ -391,7 +397,7 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckEr
             "the evaluation needs a non-empty `players` list",
         )),
     }
-    let players = check_players(defined, 0, "an evaluation", &at)
+    let players = check_players(defined, 0, unreadable, "an evaluation", &at)
         .map_err(|problems| errors.extend(problems.into_iter().map(at_line)))
         .ok();
     match (settings, players) {
@@ -407,6 +413,6 @@ fn parse_spec(lua: &Lua, table: &Table, entry: &str) -> Result<EvalSpec, CheckEr
             players,
             defined_at,
         }),
-        _ => Err(CheckErrors(errors)),
+        _ => Err(CheckErrors(sorted(errors))),
     }
 }

@@ -13,6 +13,7 @@ pub mod dryrun;
 mod error;
 pub mod game;
 pub mod players;
+pub mod preflight;
 pub mod progress;
 pub mod reload;
 pub mod rules;

@@ -620,25 +620,28 @@ pub struct CheckedPlayers {
 }
 
 /// The players of a script as defined, each with the `file:line` of its definition: checked on
-/// their own ([`PlayerSpec::problems`]), for unique names, and for being at least `min` (the
-/// script itself is defined at `at`).
+/// their own ([`PlayerSpec::problems`]), for unique names, and for being at least `min` together
+/// with the `unreadable` ones (the script itself is defined at `at`).
 ///
 /// # Errors
 /// Every problem, each at the definition it concerns.
 pub fn check_players(
     defined: Vec<(PlayerSpec, String)>,
     min: usize,
+    unreadable: usize,
     what: &str,
     at: &str,
 ) -> Result<CheckedPlayers, Vec<SpecProblem>> {
     let mut problems = Vec::new();
-    if defined.len() < min {
+    // Players that did not read count too: their own problems are reported, and a list that is
+    // long enough must not also be called too short.
+    let listed = defined.len() + unreadable;
+    if listed < min {
         problems.push(SpecProblem::new(
             at,
             format!(
-                "{what} needs at least {} players, `players` has {}",
+                "{what} needs at least {} players, `players` has {listed}",
                 number_word(min),
-                defined.len()
             ),
         ));
     }

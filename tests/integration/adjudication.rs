@@ -193,11 +193,11 @@ fn bad_adjudication_rules_name_the_tournament_line() {
         ),
         (
             "{ engine = 'stockfish', resign = { score_cp = 1000, moves = 4, two_sided = true } }",
-            "adjudication: unknown field `two_sided`",
+            "unknown key `two_sided` in `adjudication.resign`",
         ),
         (
             "{ engine = 'stockfish', resing = { score_cp = 1000, moves = 4 } }",
-            "adjudication: unknown field `resing`",
+            "unknown key `resing` in `adjudication`; did you mean `resign`?",
         ),
         (
             "{ engine = 'm', move_limit = {} }",
@@ -211,10 +211,10 @@ fn bad_adjudication_rules_name_the_tournament_line() {
         let text = format!("{}{}", stdout(&out), stderr(&out));
         assert_eq!(out.status.code(), Some(2), "{adjudication}: {text}");
         assert!(
-            text.contains(&format!("t.lua:3: {message}"))
+            text.contains(&format!("t.lua:5: {message}"))
                 || text
                     .lines()
-                    .any(|l| l.starts_with("t.lua:3:") && l.contains(message)),
+                    .any(|l| l.starts_with("t.lua:5:") && l.contains(message)),
             "{adjudication}: {text}"
         );
     }

@@ -261,7 +261,7 @@ fn arena_check_rejects_impossible_analysis_settings() {
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     let errors = stderr(&out);
     assert!(
-        errors.contains("t.lua:1: analysis: give one of `depth`, `nodes` and `movetime_ms`"),
+        errors.contains("t.lua:3: analysis: give one of `depth`, `nodes` and `movetime_ms`"),
         "{errors}"
     );
     assert!(errors.contains("`multipv` must be between 1"), "{errors}");

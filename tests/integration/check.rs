@@ -42,8 +42,10 @@ fn unknown_tournament_keys_name_the_line() {
     );
     let (code, out) = check(&dir, "t.lua");
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("t.lua:3:"), "{out}");
-    assert!(out.contains("unknown field `games_per_par`"), "{out}");
+    assert!(
+        out.contains("t.lua:5: unknown key `games_per_par`; did you mean `games_per_pair`?"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -63,7 +65,7 @@ fn unknown_and_mistyped_player_fields_name_the_player_line() {
     let (code, out) = check(&dir, "t.lua");
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("t.lua:5: player `sf`: unknown field `comand`"),
+        out.contains("t.lua:5: player `sf`: unknown key `comand`; did you mean `command`?"),
         "{out}"
     );
     assert!(out.contains("t.lua:6: player `m`:"), "{out}");
@@ -155,7 +157,7 @@ fn format_options_are_checked_against_the_formats_defaults_with_every_other_prob
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains(
-            "t.lua:1: format `formats.matchmaker` has no option `max_game` (its options: "
+            "t.lua:4: format `formats.matchmaker` has no option `max_game` (its options: "
         ),
         "{out}"
     );
@@ -412,12 +414,12 @@ fn malformed_prices_are_errors_at_the_tournament_line() {
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains(
-            "t.lua:2: prices: `m`: `input_per_mtok` must be a finite number of at least 0"
+            "t.lua:4: prices: `m`: `input_per_mtok` must be a finite number of at least 0"
         ),
         "{out}"
     );
     assert!(
-        out.contains("t.lua:2: prices: `m`: `output_per_mtok` must be a finite number of at least 0 (USD per million tokens), not NaN"),
+        out.contains("t.lua:4: prices: `m`: `output_per_mtok` must be a finite number of at least 0 (USD per million tokens), not NaN"),
         "{out}"
     );
     assert!(!out.contains("`ok`"), "{out}");
@@ -429,7 +431,10 @@ fn malformed_prices_are_errors_at_the_tournament_line() {
     );
     let (code, out) = check(&dir, "u.lua");
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("u.lua:1: prices: must be a table"), "{out}");
+    assert!(
+        out.contains("u.lua:1: `prices` must be a table, not text"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -446,7 +451,7 @@ fn a_clock_without_time_names_its_line() {
         ("{ base_s = -60, increment_s = 1 }", "0 or more, not -60"),
         (
             "{ base_s = 60, increment = 1 }",
-            "unknown field `increment`",
+            "unknown key `increment` in `time_control`; did you mean `increment_s`?",
         ),
     ];
     for (clock, says) in cases {
@@ -469,7 +474,7 @@ fn a_clock_without_time_names_its_line() {
         );
         let (code, out) = check(&dir, "t.lua");
         assert_eq!(code, 2, "{clock}: {out}");
-        assert!(out.contains("t.lua:2:"), "{clock}: {out}");
+        assert!(out.contains("t.lua:3:"), "{clock}: {out}");
         assert!(out.contains(says), "{clock}: {out}");
     }
     // A fraction of a second is a clock.

@@ -250,7 +250,7 @@ fn check_reports_bad_chess960_openings_at_their_line() {
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{openings}: {err}");
         assert!(
-            err.contains("t.lua:3:") && err.contains(message),
+            err.contains("t.lua:5:") && err.contains(message),
             "{openings}: {err}"
         );
     }

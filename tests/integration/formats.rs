@@ -442,7 +442,7 @@ fn bad_format_options_are_check_errors_at_the_tournament_line() {
             .expect("arena runs");
         let text = format!("{}{}", stdout(&out), stderr(&out));
         assert_eq!(out.status.code(), Some(2), "{options}: {text}");
-        assert!(text.contains("t.lua:2:"), "{options}: {text}");
+        assert!(text.contains("t.lua:4:"), "{options}: {text}");
         assert!(text.contains(message), "{options}: {text}");
     }
 }

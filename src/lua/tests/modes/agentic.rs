@@ -229,7 +229,7 @@ fn board_representations() {
     assert!(said(&d).contains('♔'));
 
     let err = load("agentic", "board = \"svg\"").unwrap_err().to_string();
-    assert!(err.contains("option `board` cannot be `svg`"), "{err}");
+    assert!(err.contains("option `board` cannot be \"svg\""), "{err}");
 }
 
 #[test]
@@ -340,7 +340,7 @@ fn single_request_asks_once_per_ply_and_reads_the_last_legal_move() {
 #[test]
 fn an_unknown_rule_is_refused_when_the_script_is_checked() {
     let err = load("agentic", "rule = \"fuzzy\"").unwrap_err().to_string();
-    assert!(err.contains("option `rule` cannot be `fuzzy`"), "{err}");
+    assert!(err.contains("option `rule` cannot be \"fuzzy\""), "{err}");
     let err = load("agentic", "max_turns = 0").unwrap_err().to_string();
     assert!(err.contains("`max_turns` must be a whole number"), "{err}");
 }

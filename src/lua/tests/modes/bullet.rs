@@ -98,7 +98,7 @@ fn a_misspelled_rule_and_san_under_chessarenas_rule_fail_the_check() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("option `reasoning_rule` cannot be `lenient`"),
+        err.contains("option `reasoning_rule` cannot be \"lenient\""),
         "{err}"
     );
     let err = load("bullet", "notation = \"san\"")
