@@ -7,6 +7,7 @@ use mlua::{Lua, Table};
 
 mod board;
 mod eval;
+mod experiment;
 mod ladder;
 mod log;
 mod rating;
@@ -28,6 +29,7 @@ pub fn register(lua: &Lua) -> mlua::Result<Table> {
     eval::register(lua, &arena)?;
     rating::register(lua, &arena)?;
     ladder::register(lua, &arena)?;
+    experiment::register(lua, &arena)?;
     lua.globals().set("arena", arena.clone())?;
     Ok(arena)
 }
