@@ -429,7 +429,7 @@ fn mle_t_value(scores: &[f64], phat: &[f64], reference: f64, t: f64) -> Vec<f64>
 /// A difference in Elo with its 95 % interval, from a fixed number of units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EloDifference {
-    /// Logistic Elo of the variant over the baseline.
+    /// Logistic Elo of the variant over the baseline (infinite for a score of 0 or 1).
     pub elo: f64,
     /// Lower end of the 95 % interval.
     pub low: f64,
@@ -457,8 +457,14 @@ pub fn elo_difference(counts: &Counts) -> Result<EloDifference, RatingError> {
             Unit::Pair => s,
             Unit::PairedDifference => 2.0 * s - 0.5,
         };
-        // A score of 0 or 1 has no finite Elo; clamp to a tiny margin so the figure stays a number.
-        logistic_elo(head_to_head.clamp(1e-6, 1.0 - 1e-6))
+        // A score of 0 or 1 (or beyond, for an interval's end) has no finite Elo: infinite.
+        if head_to_head >= 1.0 {
+            f64::INFINITY
+        } else if head_to_head <= 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            logistic_elo(head_to_head)
+        }
     };
     let (nelo, nelo_error) = if var > 0.0 {
         let per = (2.0 * var).sqrt();

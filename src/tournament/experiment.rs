@@ -30,10 +30,12 @@ use serde::{Deserialize, Serialize};
 
 use super::schedule::FormatState;
 use crate::{
+    llm::PriceTable,
     rating::{
         RatingError,
         sprt::{self, Counts, EloDifference, EloModel, Sprt, Unit, Verdict},
     },
+    store::{CallSummary, GameRow, GameStatus},
     table::{Cell, Table},
 };
 
@@ -433,7 +435,7 @@ impl ArmStatus {
             }
             _ => line += &format!("{} pairs", self.pairs),
         }
-        if let Some(e) = &self.elo {
+        if let Some(e) = self.elo.filter(|e| e.elo.is_finite()) {
             line += &format!("; Elo {:+.0} [{:+.0}, {:+.0}]", e.elo, e.low, e.high);
         }
         if let Some(p) = self.p_holm {
@@ -467,7 +469,11 @@ pub fn table(design: &Design, status: &ExperimentStatus) -> Table {
             "p_holm",
         ],
     );
-    let num = |v: Option<f64>, d: usize| v.map_or(Cell::Empty, |v| Cell::Num(v, d));
+    // No finite Elo (a score of 0 or 1) shows as empty, and as null in JSON.
+    let num = |v: Option<f64>, d: usize| {
+        v.filter(|v| v.is_finite())
+            .map_or(Cell::Empty, |v| Cell::Num(v, d))
+    };
     for a in &status.arms {
         t.rows.push(vec![
             a.variant.clone().into(),
@@ -491,6 +497,230 @@ pub fn table(design: &Design, status: &ExperimentStatus) -> Table {
         Some(why) => format!("experiment over: {why}"),
         None => "experiment running".to_string(),
     });
+    t
+}
+
+/// The design in `state.options.experiment`, when the state is an experiment's.
+pub fn design_of(state: &FormatState) -> Option<Design> {
+    serde_json::from_value(state.options.get("experiment")?.clone()).ok()
+}
+
+/// Call outcomes counted as illegal moves (as the standings count them).
+const ILLEGAL: [&str; 3] = ["illegal", "ambiguous", "wrong_move"];
+/// Call outcomes counted as parse errors (as the standings count them).
+const PARSE_ERRORS: [&str; 3] = ["no_move_found", "unparseable", "wrong_action"];
+/// Terminations counted as forfeits of the loser (as the standings count them).
+const FORFEITS: [&str; 5] = [
+    "forfeit",
+    "too_many_wrong_actions",
+    "max_turns",
+    "context_exceeded",
+    "request_rejected",
+];
+
+/// One player's protocol figures over the games of one unit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Protocol {
+    calls: f64,
+    illegal: f64,
+    parse_errors: f64,
+    forfeits: f64,
+    tokens: f64,
+    moves: f64,
+    usd: f64,
+    games: f64,
+}
+
+impl Protocol {
+    /// The figures compared, in [`METRICS`] order; `None` where the denominator is zero.
+    fn values(&self) -> [Option<f64>; 5] {
+        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+        [
+            ratio(100.0 * self.illegal, self.calls),
+            ratio(100.0 * self.parse_errors, self.calls),
+            ratio(self.forfeits, self.games),
+            ratio(self.tokens, self.moves),
+            ratio(self.usd, self.games),
+        ]
+    }
+}
+
+/// The protocol figures compared between each arm and the baseline.
+const METRICS: [&str; 5] = [
+    "illegal moves % of calls",
+    "parse errors % of calls",
+    "forfeits per game",
+    "tokens per move",
+    "cost per game (USD)",
+];
+
+/// Mean and 95 % half width of paired differences (normal approximation).
+fn mean_interval(d: &[f64]) -> Option<(f64, f64)> {
+    if d.is_empty() {
+        return None;
+    }
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    let half = if d.len() > 1 {
+        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        super::super::rating::Z95 * (var / n).sqrt()
+    } else {
+        f64::NAN
+    };
+    Some((mean, half))
+}
+
+/// The `experiment protocol` table: for each arm against the baseline, the paired difference
+/// (arm minus baseline) of the illegal-move rate, the parse-error rate, forfeits per game,
+/// tokens per move and cost per game, with 95 % intervals. The pairing is the test's: head to
+/// head the arm's and the baseline's figures in the same game pair; against common opponents the
+/// arm's pair and the baseline's pair on the same cell and opponent. Figures are per unit, and
+/// the interval is the normal one over units (units where a rate has no denominator are left out
+/// of that rate). Latency is not compared here (the stored call summaries carry none).
+pub fn metrics_table(
+    design: &Design,
+    games: &[&GameRow],
+    calls: &[CallSummary],
+    prices: &PriceTable,
+) -> Table {
+    // Figures by (cell, player, opponent).
+    let mut by_game: BTreeMap<i64, (u32, String, String)> = BTreeMap::new();
+    let mut figures: BTreeMap<(u32, String, String), Protocol> = BTreeMap::new();
+    for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
+        let cell = g.round.div_ceil(2);
+        by_game.insert(g.id, (cell, g.white.clone(), g.black.clone()));
+        let forfeit = g
+            .termination
+            .as_deref()
+            .is_some_and(|t| FORFEITS.contains(&t));
+        for (me, other, lost) in [
+            (&g.white, &g.black, g.result.as_deref() == Some("0-1")),
+            (&g.black, &g.white, g.result.as_deref() == Some("1-0")),
+        ] {
+            let f = figures
+                .entry((cell, me.clone(), other.clone()))
+                .or_default();
+            f.games += 1.0;
+            if forfeit && lost {
+                f.forfeits += 1.0;
+            }
+        }
+    }
+    let mut plies: BTreeMap<(i64, String), std::collections::BTreeSet<u32>> = BTreeMap::new();
+    for c in calls {
+        let Some((cell, white, black)) = by_game.get(&c.game_id) else {
+            continue;
+        };
+        let other = if &c.player == white { black } else { white };
+        let f = figures
+            .entry((*cell, c.player.clone(), other.clone()))
+            .or_default();
+        f.calls += 1.0;
+        let outcome = c.outcome.as_deref().unwrap_or_default();
+        if ILLEGAL.contains(&outcome) {
+            f.illegal += 1.0;
+        }
+        if PARSE_ERRORS.contains(&outcome) {
+            f.parse_errors += 1.0;
+        }
+        f.tokens += (c.prompt_tokens.unwrap_or(0) + c.completion_tokens.unwrap_or(0)) as f64;
+        f.usd += c.cost(prices).usd.unwrap_or(0.0);
+        if plies
+            .entry((c.game_id, c.player.clone()))
+            .or_default()
+            .insert(c.ply)
+        {
+            f.moves += 1.0;
+        }
+    }
+    let mut t = Table::new(
+        "experiment protocol",
+        &[
+            "variant",
+            "metric",
+            "difference",
+            "ci95",
+            "units",
+            "variant_mean",
+            "baseline_mean",
+        ],
+    );
+    let last_cell = figures.keys().map(|k| k.0).max().unwrap_or(0);
+    let mut notes = Vec::new();
+    for arm in design.arms() {
+        let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); METRICS.len()];
+        let mut sums = vec![(0.0, 0.0); METRICS.len()];
+        for cell in 1..=last_cell {
+            let opponents: Vec<&str> = if design.opponents.is_empty() {
+                vec![design.baseline.as_str()]
+            } else {
+                design.opponents.iter().map(String::as_str).collect()
+            };
+            for o in opponents {
+                let key = |p: &str, q: &str| (cell, p.to_string(), q.to_string());
+                let Some(a) = figures.get(&key(arm, o)) else {
+                    continue;
+                };
+                let b = if design.opponents.is_empty() {
+                    figures.get(&key(&design.baseline, arm))
+                } else {
+                    figures.get(&key(&design.baseline, o))
+                };
+                let Some(b) = b else { continue };
+                if a.games < 2.0 || b.games < 2.0 {
+                    continue; // the pair is not finished
+                }
+                for (i, (x, y)) in a.values().into_iter().zip(b.values()).enumerate() {
+                    if let (Some(x), Some(y)) = (x, y) {
+                        diffs[i].push(x - y);
+                        sums[i].0 += x;
+                        sums[i].1 += y;
+                    }
+                }
+            }
+        }
+        let figure = |i: usize| mean_interval(&diffs[i]);
+        let mut line = format!("{arm} vs {}:", design.baseline);
+        if let Some((m, h)) = figure(0) {
+            line += &format!(" illegal moves {m:+.1} % ± {h:.1};");
+        }
+        if let Some((m, h)) = figure(1) {
+            line += &format!(" parse errors {m:+.1} % ± {h:.1};");
+        }
+        if let Some((m, h)) = figure(4) {
+            line += &format!(" cost per game {m:+.4} USD ± {h:.4}");
+        }
+        notes.push(line);
+        for (i, metric) in METRICS.iter().enumerate() {
+            let Some((mean, half)) = figure(i) else {
+                continue;
+            };
+            let n = diffs[i].len() as f64;
+            let places = if i == 4 { 6 } else { 2 };
+            let num = |v: f64| {
+                if v.is_finite() {
+                    Cell::Num(v, places)
+                } else {
+                    Cell::Empty
+                }
+            };
+            t.rows.push(vec![
+                arm.into(),
+                (*metric).into(),
+                num(mean),
+                num(half),
+                (diffs[i].len() as u32).into(),
+                num(sums[i].0 / n),
+                num(sums[i].1 / n),
+            ]);
+        }
+    }
+    t.notes = notes;
+    t.notes.push(format!(
+        "paired differences (variant minus {}) per game pair with 95 % normal intervals; \
+         latency is not compared",
+        design.baseline
+    ));
     t
 }
 

@@ -76,5 +76,16 @@ pub fn stored_standings(
         0,
         format.options().clone(),
     );
-    Ok(format.standings(&state)?)
+    let mut tables = format.standings(&state)?;
+    // An experiment adds its paired protocol differences, which need the stored calls.
+    if let Some(design) = super::experiment::design_of(&state) {
+        let prices = super::budget::price_table(&rules.spec().settings);
+        tables.push(super::experiment::metrics_table(
+            &design,
+            &crate::store::current_attempts(&games),
+            &store.call_summaries(tournament.id)?,
+            &prices,
+        ));
+    }
+    Ok(tables)
 }

@@ -74,6 +74,23 @@ return arena.experiment {{
     let null_row = rows.iter().find(|r| r["variant"] == "plain-null").unwrap();
     assert_ne!(null_row["verdict"], "H1");
 
+    // The protocol differences: listing the moves removes the illegal answers.
+    let protocol = json
+        .as_object()
+        .and_then(|o| o.iter().find(|(k, _)| k.ends_with("experiment protocol")))
+        .and_then(|(_, v)| v.as_array().cloned())
+        .unwrap_or_else(|| panic!("no protocol table in {json}"));
+    let illegal = protocol
+        .iter()
+        .find(|r| r["variant"] == "listed" && r["metric"] == "illegal moves % of calls")
+        .unwrap_or_else(|| panic!("{protocol:?}"));
+    let (d, ci) = (
+        illegal["difference"].as_f64().unwrap(),
+        illegal["ci95"].as_f64().unwrap(),
+    );
+    assert!(d + ci < 0.0, "{illegal}");
+    assert!(text.contains("listed vs plain: illegal moves -"), "{text}");
+
     // Stored games: per round, every arm met the same partner on the same opening, the arm
     // White in odd rounds and Black in even ones.
     let store = open_store(&dir.db());
