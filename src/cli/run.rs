@@ -299,7 +299,7 @@ fn experiment_plan_text(report: &DryRun) -> String {
         .map(|u| (u.low / report.games as f64, u.high / report.games as f64));
     let mut out = format!(
         "\nexperiment: expected game pairs per arm to a decision (SPRT average sample number; \
-         decisive independent games assumed)\n{:>10} {:>10} {:>8} {:>10} {:>23}\n",
+         decisive independent games assumed; capped at max_pairs)\n{:>10} {:>10} {:>8} {:>10} {:>23}\n",
         "true Elo", "pairs", "P(H1)", "games", "cost (USD)"
     );
     for row in &report.experiment {
