@@ -298,3 +298,84 @@ fn status(lua: &Lua, state: Value) -> mlua::Result<Table> {
     out.set("table", t)?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use mlua::{Lua, Table};
+
+    fn lua() -> Lua {
+        let lua = Lua::new();
+        super::super::register(&lua).unwrap();
+        lua
+    }
+
+    const BASE: &str = r#"
+        local base = arena.llm { name = "plain", model = "m", options = { legal_moves = false } }
+        local listed = arena.llm { name = "listed", model = "m", options = { legal_moves = true } }
+    "#;
+
+    #[test]
+    fn an_experiment_is_a_tournament_with_a_null_copy() {
+        let lua = lua();
+        let t: Table = lua
+            .load(format!(
+                "{BASE} return arena.experiment {{ name = 'x', baseline = base, variants = {{ listed }},
+                   sprt = {{ elo1 = 40 }}, null = true, max_plies = 30 }}"
+            ))
+            .eval()
+            .unwrap();
+        assert_eq!(t.get::<String>("format").unwrap(), "experiment");
+        assert_eq!(t.get::<u32>("max_plies").unwrap(), 30);
+        assert!(t.get::<bool>("pair_seeds").unwrap());
+        let players: Vec<Table> = t.get("players").unwrap();
+        let names: Vec<String> = players.iter().map(|p| p.get("name").unwrap()).collect();
+        assert_eq!(names, ["plain", "listed", "plain-null"]);
+        // The copy shares no table with the baseline.
+        let copy: Table = players[2].get("options").unwrap();
+        let original: Table = players[0].get("options").unwrap();
+        assert!(!copy.equals(&original).unwrap());
+        assert!(!copy.get::<bool>("legal_moves").unwrap());
+        let design: Table = t
+            .get::<Table>("format_options")
+            .unwrap()
+            .get("experiment")
+            .unwrap();
+        assert_eq!(design.get::<String>("null").unwrap(), "plain-null");
+    }
+
+    #[test]
+    fn bad_experiments_say_why() {
+        for (body, expected) in [
+            (
+                "baseline = base, variants = { listed }, players = {}",
+                "`players`",
+            ),
+            (
+                "variants = { listed }, sprt = { elo1 = 40 }",
+                "no `baseline`",
+            ),
+            (
+                "baseline = base, variants = {}, games = 10",
+                "`variants` is empty",
+            ),
+            (
+                "baseline = base, variants = { listed }, games = 10, sprt = { elo1 = 40 }",
+                "not both",
+            ),
+            ("baseline = base, variants = { listed }, games = 7", "even"),
+            (
+                "baseline = base, variants = { listed }, sprt = { elo1 = 40, alfa = 0.1 }",
+                "alfa",
+            ),
+        ] {
+            let err = lua()
+                .load(format!(
+                    "{BASE} return arena.experiment {{ name = 'x', {body} }}"
+                ))
+                .eval::<Table>()
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expected), "{body}: {err}");
+        }
+    }
+}
