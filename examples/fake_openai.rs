@@ -19,6 +19,12 @@
 //! - `GET /stats`: how many chat completions it was asked for so far (counted as each request
 //!   arrives), as `{"chat_completions": N}`, for tests that must know when requests were made.
 //!
+//! `--blind-illegal P` makes the server worse without the legal moves: when no user message lists
+//! them (a line with "legal moves" and a colon, as the built-in prompts write it), it answers an
+//! illegal move (a piece of the side to move sent to a square it cannot reach) with probability
+//! P, else a legal one. With the list it always answers a legal move. So a prompt with
+//! `legal_moves = true` is better than one without by a known amount, for experiments' tests.
+//!
 //! The moves come from one random generator seeded by `--seed` and advanced once per completion,
 //! so a fresh server sees the same games again whenever the requests arrive in the same order
 //! (a tournament at concurrency 1). `--latency-ms` sleeps that long before each completion,
@@ -58,6 +64,11 @@ static FEN: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the FEN pattern is valid")
 });
 
+/// A prompt line that lists the legal moves ("Your legal moves: ...", "Legal moves (UCI): ...").
+static LEGAL_LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)legal moves[^:\n]{0,20}:").expect("the legal-list pattern is valid")
+});
+
 #[derive(Parser)]
 #[command(about = "A fake OpenAI-compatible server answering random legal chess moves")]
 struct Args {
@@ -70,11 +81,15 @@ struct Args {
     /// Seed of the move choice.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Chance of an illegal answer when the request does not list the legal moves.
+    #[arg(long, default_value_t = 0.0)]
+    blind_illegal: f64,
 }
 
 /// What every connection shares.
 struct Server {
     rng: Mutex<StdRng>,
+    blind_illegal: f64,
     latency: Duration,
     completions: AtomicU64,
     listings: AtomicU64,
@@ -120,6 +135,7 @@ async fn main() -> std::io::Result<()> {
     println!("listening on http://127.0.0.1:{port}/v1");
     let server = Arc::new(Server {
         rng: Mutex::new(StdRng::seed_from_u64(args.seed)),
+        blind_illegal: args.blind_illegal,
         latency: Duration::from_millis(args.latency_ms),
         completions: AtomicU64::new(0),
         listings: AtomicU64::new(0),
@@ -317,7 +333,11 @@ fn complete(body: &[u8], server: &Server) -> Reply {
         .rev()
         .filter(|(m, _)| m["role"] == "user")
         .find_map(|(_, text)| FEN.find_iter(text).last().map(|m| m.as_str().to_owned()));
-    let content = match fen.as_deref().map(|fen| random_move(fen, server)) {
+    let listed = texts
+        .iter()
+        .zip(messages)
+        .any(|(text, m)| m["role"] == "user" && LEGAL_LIST.is_match(text));
+    let content = match fen.as_deref().map(|fen| random_move(fen, !listed, server)) {
         Some(Ok(uci)) => format!("I pick a random legal move.\n```\n{uci}\n```"),
         Some(Err(why)) => format!("I cannot move: {why}."),
         None => "I see no FEN in your message.".to_owned(),
@@ -362,8 +382,9 @@ fn text_of(message: &Value) -> String {
     }
 }
 
-/// A uniformly random legal move of `fen` in UCI, drawn from the server's generator.
-fn random_move(fen: &str, server: &Server) -> Result<String, String> {
+/// A uniformly random legal move of `fen` in UCI, drawn from the server's generator; when
+/// `blind`, an illegal move instead with probability `--blind-illegal`.
+fn random_move(fen: &str, blind: bool, server: &Server) -> Result<String, String> {
     let fen: Fen = fen.parse().map_err(|e| format!("bad FEN: {e}"))?;
     let position: Chess = fen
         .into_position(CastlingMode::Standard)
@@ -372,10 +393,23 @@ fn random_move(fen: &str, server: &Server) -> Result<String, String> {
     if legal.is_empty() {
         return Err("the position has no legal move".to_owned());
     }
-    let i = server
-        .rng
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .random_range(0..legal.len());
+    let mut rng = server.rng.lock().unwrap_or_else(PoisonError::into_inner);
+    if blind && server.blind_illegal > 0.0 && rng.random::<f64>() < server.blind_illegal {
+        // A piece of the side to move sent to a square none of its legal moves reach.
+        let uci: Vec<String> = legal
+            .iter()
+            .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+            .collect();
+        let from = &uci[rng.random_range(0..uci.len())][..2];
+        let illegal: Vec<String> = shakmaty::Square::ALL
+            .iter()
+            .map(|to| format!("{from}{to}"))
+            .filter(|m| !uci.contains(m) && &m[2..] != from)
+            .collect();
+        if !illegal.is_empty() {
+            return Ok(illegal[rng.random_range(0..illegal.len())].clone());
+        }
+    }
+    let i = rng.random_range(0..legal.len());
     Ok(legal[i].to_uci(CastlingMode::Standard).to_string())
 }

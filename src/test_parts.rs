@@ -114,9 +114,18 @@ impl FakeOpenAi {
     /// # Panics
     /// If it does not start.
     pub fn start(bin: &std::path::Path, latency_ms: u64) -> FakeOpenAi {
+        FakeOpenAi::start_with(bin, latency_ms, &[])
+    }
+
+    /// [`FakeOpenAi::start`] with more of its flags (`["--blind-illegal", "0.3"]`).
+    ///
+    /// # Panics
+    /// If it does not start.
+    pub fn start_with(bin: &std::path::Path, latency_ms: u64, extra: &[&str]) -> FakeOpenAi {
         use std::io::BufRead;
         let mut child = Command::new(bin)
             .args(["--port", "0", "--latency-ms", &latency_ms.to_string()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -13,6 +13,7 @@ arena = {}
 ---@field max_plies? integer                   draw by move limit after this many plies played from the opening position (default 200, 0 = none); an opening line's book plies do not count
 ---@field max_plies_include_book? boolean       count the book plies toward `max_plies` too (default false)
 ---@field seed? integer                        seeds random movers and random opening order
+---@field pair_seeds? boolean                  random movers take their seed from the round, not the game (set by `arena.experiment`)
 ---@field concurrency? integer                 games at once (`--concurrency` wins)
 ---@field openings? arena.Openings           start positions (default: the initial position)
 ---@field format_options? table                the format's options, overlaid on its `defaults` and passed as `state.options`; an option the format does not declare is an error
@@ -212,6 +213,40 @@ function arena.ladder(name) end
 ---@param t arena.Moa
 ---@return arena.Moa
 function arena.moa(t) end
+
+---"Did my change help?": a tournament with a paired schedule and a sequential test. Takes every
+---field of `arena.Tournament` except `players`, `format`, `format_options`, `games_per_pair` and
+---`pair_seeds`, which it sets: the players are the baseline, the variants, the null copy
+---(`<baseline>-null`, an exact copy of the baseline) and the opponents; the format is
+---`experiment`. Each cell is one opening with both colours; every undecided variant plays a game
+---pair against the baseline (no opponents) or against each opponent (and the baseline plays the
+---same pairs). The pentanomial SPRT (fastchess's GSPRT) is checked after every finished pair; a
+---decided arm gets no new games; the run ends when every arm is decided or at `max_pairs`.
+---@class arena.Experiment: arena.Tournament
+---@field baseline arena.Llm|arena.Moa|arena.Engine|arena.Random    the player the variants are compared with
+---@field variants (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]  players that differ from the baseline in what is tested
+---@field opponents? (arena.Llm|arena.Moa|arena.Engine|arena.Random)[] common opponents (none: variants play the baseline head to head)
+---@field sprt? arena.SprtSettings             the sequential test (give this or `games`)
+---@field games? integer                       fixed size: games per arm (even); reports the Elo difference with its 95 % interval and Holm-adjusted p-values
+---@field null? boolean                        also play an exact copy of the baseline: the noise floor (default false)
+---@field max_pairs? integer                   cap on game pairs per arm for the sequential test (default 1000)
+
+---@class arena.SprtSettings
+---@field elo0? number                         Elo under H0 (default 0)
+---@field elo1 number                          Elo under H1
+---@field alpha? number                        false-positive rate (default 0.05; Holm across variants)
+---@field beta? number                         false-negative rate (default 0.05)
+---@field model? "normalized"|"logistic"       the Elo scale of elo0/elo1 (default "normalized", as fastchess)
+
+---@param t arena.Experiment
+---@return arena.Tournament
+function arena.experiment(t) end
+
+---The `experiment` format's statistics from its state: the arms still to schedule, the next
+---cell, why the experiment is over (nil while it runs) and its table for the standings.
+---@param state table
+---@return { finished: string?, next_cell: integer, active: string[], table: arena.FormatTable }
+function arena.experiment_status(state) end
 
 ---An evaluation script (`arena eval`): fine-grained tasks over data sets.
 ---@class arena.Evaluation

@@ -294,5 +294,32 @@ fn dry_run_text(report: &DryRun) -> String {
     for p in report.players.iter().filter(|p| !p.price_source.is_empty()) {
         out.push_str(&format!("cost of `{}`: {}\n", p.name, p.price_source));
     }
+    if !report.experiment.is_empty() {
+        out.push_str(&experiment_plan_text(report));
+    }
+    out
+}
+
+/// An experiment's expected length and cost: the SPRT's average sample number at a few true
+/// differences, priced at the dry run's cost per game.
+fn experiment_plan_text(report: &DryRun) -> String {
+    let per_game = report
+        .usd
+        .filter(|_| report.games > 0)
+        .map(|u| (u.low / report.games as f64, u.high / report.games as f64));
+    let mut out = format!(
+        "\nexperiment: expected game pairs per arm to a decision (SPRT average sample number; \
+         decisive independent games assumed; capped at max_pairs)\n{:>10} {:>10} {:>8} {:>10} {:>23}\n",
+        "true Elo", "pairs", "P(H1)", "games", "cost (USD)"
+    );
+    for row in &report.experiment {
+        let cost = per_game.map_or("no price".to_string(), |(low, high)| {
+            format!("${:.4}–${:.4}", low * row.games, high * row.games)
+        });
+        out.push_str(&format!(
+            "{:>10.1} {:>10.0} {:>8.2} {:>10.0} {:>23}\n",
+            row.true_elo, row.pairs, row.p_h1, row.games, cost
+        ));
+    }
     out
 }

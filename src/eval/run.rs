@@ -173,6 +173,7 @@ pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummar
             max_plies: 0,
             max_plies_include_book: false,
             seed: spec.settings.seed,
+            pair_seeds: false,
             concurrency: None,
             openings: None,
             format_options: None,

@@ -7,6 +7,7 @@
 //!   points, a fitted White advantage) with bootstrap intervals and rank stability.
 //! - [`ladder`]: Elo of a whole pool by maximum likelihood, pinned to an anchor of known rating.
 //! - [`elo_anchor`]: LLM Chess's Elo estimate against opponents of known Elo, and its Win/Loss metric.
+//! - [`sprt`]: the pentanomial GSPRT of "is the variant better?", Elo differences and Holm.
 
 pub mod bradley_terry;
 pub mod calibration;
@@ -16,6 +17,7 @@ pub mod glicko;
 pub mod ladder;
 pub mod matchmaking;
 mod root;
+pub mod sprt;
 
 #[cfg(test)]
 mod conformance;

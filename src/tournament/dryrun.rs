@@ -109,6 +109,9 @@ pub struct DryRun {
     pub tokens: Range,
     /// Sum over players; `None` when a player's cost is unknown.
     pub usd: Option<Range>,
+    /// For an experiment (`arena.experiment{}`): the SPRT's expected length at a few true
+    /// differences.
+    pub experiment: Vec<super::experiment::PlanRow>,
 }
 
 /// Works out what the tournament of `script` would play and cost. `db`, when it names an
@@ -204,6 +207,17 @@ pub fn dry_run(
             _ => None,
         };
     }
+    // An experiment's design rides in its format options (`arena.experiment{}` puts it there).
+    let experiment = match settings
+        .format_options
+        .as_ref()
+        .and_then(|o| o.get("experiment"))
+        .filter(|_| settings.format == "experiment")
+        .map(|d| serde_json::from_value::<super::experiment::Design>(d.clone()))
+    {
+        Some(Ok(design)) => super::experiment::plan(&design).unwrap_or_default(),
+        _ => Vec::new(),
+    };
     Ok(DryRun {
         games: total_games,
         incremental,
@@ -211,6 +225,7 @@ pub fn dry_run(
         players,
         tokens,
         usd,
+        experiment,
     })
 }
 

@@ -46,6 +46,8 @@ pub struct GameEnv {
     pub tournament: i64,
     /// The tournament seed.
     pub seed: u64,
+    /// Seed random moves by the game's round instead of its number (`pair_seeds`).
+    pub seed_by_round: bool,
     /// Counters for the progress display.
     pub progress: Arc<Progress>,
     /// The tournament's adjudication engine and rules, when it has any.
@@ -223,6 +225,13 @@ async fn play_inner(
             llm.accepted = moved(name);
         }
     }
+    // Seeded by the slot, not the game number: a replay draws what its void attempt drew; or by
+    // the round, where the tournament pairs its games' random moves (`pair_seeds`).
+    let seed_key = if env.seed_by_round {
+        row.round
+    } else {
+        row.slot
+    };
     while game.end().is_none() {
         let (mover, name, opponent) = match game.turn() {
             Color::White => (&mut white, &row.white, &row.black),
@@ -238,12 +247,11 @@ async fn play_inner(
         // An LLM move's call verdict, written with the move (one commit for both).
         let mut verdict: Option<MoveVerdict> = None;
         let (mv, attempts) = match mover {
-            // Seeded by the slot, not the game number: a replay draws what its void attempt drew.
-            Side::Random { seed } => (random_move(&game, env.seed, *seed, row.slot), 1),
+            Side::Random { seed } => (random_move(&game, env.seed, *seed, seed_key), 1),
             Side::Engine {
                 random: Some(r), ..
-            } if random_turn(&game, env.seed, r, row.slot) => {
-                (random_move(&game, env.seed, r.seed, row.slot), 1)
+            } if random_turn(&game, env.seed, r, seed_key) => {
+                (random_move(&game, env.seed, r.seed, seed_key), 1)
             }
             Side::Engine { lease, limits, .. } => {
                 let moves = game.uci_moves().to_vec();

@@ -11,6 +11,7 @@ pub mod ask;
 pub mod budget;
 pub mod dryrun;
 mod error;
+pub mod experiment;
 pub mod game;
 pub mod players;
 pub mod preflight;

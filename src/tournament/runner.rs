@@ -192,6 +192,7 @@ pub async fn run(
         roster: roster.clone(),
         tournament: tournament.id,
         seed: settings.seed,
+        seed_by_round: settings.pair_seeds,
         progress: progress.clone(),
         adjudication: adjudication.clone(),
     });

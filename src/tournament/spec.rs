@@ -37,6 +37,11 @@ pub struct TournamentSettings {
     /// Seed of random movers and random opening order, so that a tournament is reproducible.
     #[serde(default)]
     pub seed: u64,
+    /// Random movers (and engines' random moves) take their seed from the game's round rather
+    /// than its number, so that games of one round see the same random moves; set by
+    /// `arena.experiment{}`, whose rounds are its paired cells.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pair_seeds: bool,
     /// Games played at once (the command line's `--concurrency` wins).
     #[serde(default)]
     pub concurrency: Option<usize>,

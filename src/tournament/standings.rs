@@ -43,10 +43,20 @@ pub fn stored_standings(
 ) -> Result<Vec<Table>, StandingsError> {
     // Rebuilding runs the whole script; a format without tables need not pay for it (nor an old
     // tournament whose scripts no longer load warn about tables it never had).
-    let Some((format, state)) = stored_format(store, host, tournament, "standings")? else {
+    let Some(stored) = stored_format(store, host, tournament, "standings")? else {
         return Ok(Vec::new());
     };
-    Ok(format.standings(&state)?)
+    let mut tables = stored.format.standings(&stored.state)?;
+    // An experiment adds its paired protocol differences, which need the stored calls.
+    if let Some(design) = super::experiment::design_of(&stored.state) {
+        tables.push(super::experiment::metrics_table(
+            &design,
+            &crate::store::current_attempts(&stored.games),
+            &store.call_summaries(tournament.id)?,
+            &stored.prices,
+        ));
+    }
+    Ok(tables)
 }
 
 /// `tournament` as a Swiss pairing program reads it ([`Format::pairing_record`]), for a TRF
@@ -59,14 +69,20 @@ pub fn stored_pairing_record(
     host: &dyn ScriptHost,
     tournament: &TournamentRow,
 ) -> Result<Option<Record>, StandingsError> {
-    let Some((format, state)) = stored_format(store, host, tournament, "pairing_record")? else {
+    let Some(stored) = stored_format(store, host, tournament, "pairing_record")? else {
         return Ok(None);
     };
-    Ok(format.pairing_record(&state)?)
+    Ok(stored.format.pairing_record(&stored.state)?)
 }
 
-/// A stored tournament's format, rebuilt, and its state over the stored games.
-type StoredFormat = (Box<dyn Format>, FormatState);
+/// A stored tournament's format, rebuilt, its state over the stored games, the games themselves
+/// and the tournament's price table (an experiment's cost differences need both).
+struct StoredFormat {
+    format: Box<dyn Format>,
+    state: FormatState,
+    games: Vec<crate::store::GameRow>,
+    prices: crate::llm::PriceTable,
+}
 
 /// The format rebuilt from the scripts of the last game started, and its state over the stored
 /// games; none when no game has started or no stored script mentions `hook`.
@@ -110,5 +126,11 @@ fn stored_format(
         0,
         format.options().clone(),
     );
-    Ok(Some((format, state)))
+    let prices = super::budget::price_table(&rules.spec().settings);
+    Ok(Some(StoredFormat {
+        format,
+        state,
+        games,
+        prices,
+    }))
 }

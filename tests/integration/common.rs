@@ -148,6 +148,11 @@ pub fn postgres(test: &str) -> Option<String> {
 /// `examples/fake_openai.rs` on a free port, answering after `latency_ms` (built first if
 /// `cargo test` has not built the examples).
 pub fn fake_openai(latency_ms: u64) -> arena::test_parts::FakeOpenAi {
+    fake_openai_with(latency_ms, &[])
+}
+
+/// [`fake_openai`] with more of its flags (`["--blind-illegal", "0.3"]`).
+pub fn fake_openai_with(latency_ms: u64, extra: &[&str]) -> arena::test_parts::FakeOpenAi {
     let bin = Path::new(env!("CARGO_BIN_EXE_arena"))
         .parent()
         .expect("the binary's folder")
@@ -162,5 +167,5 @@ pub fn fake_openai(latency_ms: u64) -> arena::test_parts::FakeOpenAi {
             .expect("cargo runs");
         assert!(status.success(), "cargo build --example fake_openai failed");
     }
-    arena::test_parts::FakeOpenAi::start(&bin, latency_ms)
+    arena::test_parts::FakeOpenAi::start_with(&bin, latency_ms, extra)
 }

@@ -20,6 +20,7 @@ mod debian_engines;
 mod engine_faults;
 mod errors;
 mod eval;
+mod experiment;
 mod export;
 mod fastchess;
 mod formats;

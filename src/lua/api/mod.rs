@@ -7,6 +7,7 @@ use mlua::{Lua, Table};
 
 mod board;
 mod eval;
+mod experiment;
 mod ladder;
 mod log;
 mod pairing;
@@ -31,6 +32,7 @@ pub fn register(lua: &Lua) -> mlua::Result<Table> {
     rating::register(lua, &arena)?;
     ladder::register(lua, &arena)?;
     pairing::register(lua, &arena)?;
+    experiment::register(lua, &arena)?;
     lua.globals().set("arena", arena.clone())?;
     Ok(arena)
 }

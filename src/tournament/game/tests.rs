@@ -272,6 +272,7 @@ async fn setup_full(
             max_plies,
             max_plies_include_book: include_book,
             seed: 7,
+            pair_seeds: false,
             concurrency: None,
             openings: None,
             format_options: None,
@@ -316,6 +317,7 @@ async fn setup_full(
         }),
         tournament: t.id,
         seed: 7,
+        seed_by_round: false,
         progress: Arc::new(Progress::new(1, 0, 0, 0, 0)),
         adjudication: None,
     };

@@ -1,0 +1,927 @@
+//! Experiments: "is variant B better than baseline A?" as a tournament with a paired schedule.
+//!
+//! An experiment's games are laid out in **cells**. Cell `c` is one opening (the book's openings
+//! in turn, repeated when the book runs out) played with both colours: round `2c - 1` has the
+//! tested player White, round `2c` has it Black. In a cell every undecided arm (each variant, and
+//! the null copy, an exact copy of the baseline) plays
+//! - **head to head**: one game pair against the baseline, or
+//! - **against common opponents**: one game pair against each opponent, and the baseline plays
+//!   the same pairs, so the only difference between an arm's games and the baseline's is the arm.
+//!
+//! The unit of evidence is a finished pair (head to head), or a finished pair of pairs on the same
+//! cell and opponent (against opponents: the paired difference `(1 + s_arm - s_baseline) / 2`,
+//! see [`crate::rating::sprt`]). Units are counted cell by cell, in cell order, and only up to the
+//! first cell that is not finished, so the verdict does not depend on which game finished first:
+//! any concurrency, or a resumed run, reaches the same verdict after the same pairs. The test is
+//! checked after every unit; once an arm is decided its evidence stops there and the arm gets no
+//! new cells. Random movers take their seed from the round (see `pair_seeds` in the settings), so
+//! an arm's game and the baseline's game against a random opponent see the same random moves.
+//!
+//! With several variants the family-wise error is held at alpha by Holm's step-down in its
+//! sequential form (Bartroff and Lai): every variant's test starts at `alpha / m`, and each H1
+//! accepted relaxes the others to `alpha / (m - accepted)`. The null copy is not in the family:
+//! it runs at the plain alpha, so its H1 rate is the false-positive rate of a single arm. In the
+//! fixed-size mode (`games = N`) the arms play `N / 2` units each and the result is the Elo
+//! difference with its 95 % interval and Holm-adjusted one-sided p-values.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::schedule::FormatState;
+use crate::{
+    llm::PriceTable,
+    rating::{
+        RatingError,
+        sprt::{self, Counts, EloDifference, EloModel, Sprt, Unit, Verdict},
+    },
+    store::{CallSummary, GameRow, GameStatus},
+    table::{Cell, Table},
+};
+
+/// Why an experiment's design or state is unusable.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ExperimentError {
+    /// The format options do not describe an experiment.
+    #[error("experiment: bad design: {0}")]
+    Design(String),
+    /// The statistics refused their input.
+    #[error("experiment: {0}")]
+    Rating(#[from] RatingError),
+}
+
+/// The SPRT settings of an experiment script (`sprt = { elo0, elo1, alpha, beta, model }`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SprtSpec {
+    /// Elo under H0 (default 0).
+    #[serde(default)]
+    pub elo0: f64,
+    /// Elo under H1.
+    pub elo1: f64,
+    /// False-positive rate (default 0.05).
+    #[serde(default = "default_error")]
+    pub alpha: f64,
+    /// False-negative rate (default 0.05).
+    #[serde(default = "default_error")]
+    pub beta: f64,
+    /// `"normalized"` (default, as fastchess) or `"logistic"`.
+    #[serde(default = "default_model")]
+    pub model: String,
+}
+
+fn default_error() -> f64 {
+    0.05
+}
+
+fn default_model() -> String {
+    "normalized".into()
+}
+
+impl SprtSpec {
+    /// The test these settings describe.
+    ///
+    /// # Errors
+    /// An unknown model or settings fastchess would refuse.
+    pub fn sprt(&self) -> Result<Sprt, ExperimentError> {
+        let model = EloModel::from_name(&self.model).ok_or_else(|| {
+            ExperimentError::Design(format!(
+                "sprt.model `{}` is not \"normalized\" or \"logistic\"",
+                self.model
+            ))
+        })?;
+        Ok(Sprt::new(
+            self.elo0, self.elo1, self.alpha, self.beta, model,
+        )?)
+    }
+}
+
+/// What an experiment schedules, as the experiment format receives it in its options.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Design {
+    /// The baseline player's name.
+    pub baseline: String,
+    /// The variants' names.
+    pub variants: Vec<String>,
+    /// The null copy's name, when the experiment plays one.
+    #[serde(default)]
+    pub null: Option<String>,
+    /// Common opponents' names (none: head to head against the baseline).
+    #[serde(default)]
+    pub opponents: Vec<String>,
+    /// The sequential test (or `games` for a fixed size).
+    #[serde(default)]
+    pub sprt: Option<SprtSpec>,
+    /// Fixed size: games per arm (each arm plays `games / 2` units).
+    #[serde(default)]
+    pub games: Option<u32>,
+    /// The cap on units per arm for a sequential test (default 1000).
+    #[serde(default)]
+    pub max_pairs: Option<u32>,
+}
+
+impl Design {
+    /// Checks that the design is an experiment one can run.
+    ///
+    /// # Errors
+    /// No variant, both or neither of `sprt` and `games`, an odd or zero `games`, bad SPRT
+    /// settings.
+    pub fn check(&self) -> Result<(), ExperimentError> {
+        let bad = |m: &str| Err(ExperimentError::Design(m.to_string()));
+        if self.variants.is_empty() {
+            return bad("`variants` is empty: name at least one variant");
+        }
+        match (&self.sprt, self.games) {
+            (Some(_), Some(_)) => return bad("give `sprt` or `games`, not both"),
+            (None, None) => return bad("give `sprt = { elo0, elo1, alpha, beta }` or `games = N`"),
+            (None, Some(n)) if n == 0 || n % 2 == 1 => {
+                return bad("`games` must be even and above 0 (units are game pairs)");
+            }
+            (Some(s), None) => {
+                s.sprt()?;
+            }
+            _ => {}
+        }
+        if self.max_pairs == Some(0) {
+            return bad("`max_pairs` must be above 0");
+        }
+        Ok(())
+    }
+
+    /// The unit of evidence.
+    pub fn unit(&self) -> Unit {
+        if self.opponents.is_empty() {
+            Unit::Pair
+        } else {
+            Unit::PairedDifference
+        }
+    }
+
+    /// The arms tested against the baseline: the variants, then the null copy.
+    pub fn arms(&self) -> Vec<&str> {
+        self.variants
+            .iter()
+            .map(String::as_str)
+            .chain(self.null.as_deref())
+            .collect()
+    }
+
+    /// Units per arm at most: `games / 2` in the fixed-size mode, else `max_pairs`.
+    pub fn cap(&self) -> u32 {
+        match self.games {
+            Some(n) => n / 2,
+            None => self.max_pairs.unwrap_or(1000),
+        }
+    }
+
+    /// Units an arm gains per cell.
+    pub fn units_per_cell(&self) -> u32 {
+        self.opponents.len().max(1) as u32
+    }
+}
+
+/// Where one arm stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmStatus {
+    /// The arm's player name.
+    pub variant: String,
+    /// Whether this arm is the null copy of the baseline.
+    pub null: bool,
+    /// Units counted toward the test (game pairs, or pairs of pairs).
+    pub pairs: u64,
+    /// Counts by outcome (five or nine, lowest score first).
+    pub counts: Vec<u64>,
+    /// The log-likelihood ratio after `pairs` units (sequential mode).
+    pub llr: Option<f64>,
+    /// The LLR's lower bound (accept H0).
+    pub lower_bound: Option<f64>,
+    /// The LLR's upper bound (accept H1).
+    pub upper_bound: Option<f64>,
+    /// The alpha the arm's test ran at (after Holm).
+    pub alpha: Option<f64>,
+    /// The verdict (`Undecided` in the fixed-size mode).
+    pub verdict: Verdict,
+    /// The LLR after each unit, for plots.
+    pub llr_path: Vec<f64>,
+    /// The Elo difference with its 95 % interval, once there is a unit.
+    pub elo: Option<EloDifference>,
+    /// Fixed size: Holm-adjusted one-sided p-value of "no better".
+    pub p_holm: Option<f64>,
+    /// Cells scheduled for the arm so far.
+    pub cells: u32,
+    /// Whether the arm gets new cells.
+    pub active: bool,
+}
+
+/// Where the whole experiment stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentStatus {
+    /// Every arm, variants first, then the null copy.
+    pub arms: Vec<ArmStatus>,
+    /// The next cell to schedule (1-based).
+    pub next_cell: u32,
+    /// Why the experiment is over, or `None` while an arm is active.
+    pub finished: Option<String>,
+}
+
+/// One game's result seen from the tested player: its score, or `None` while unfinished; void
+/// games are not in the state (their replays stand in their place).
+type Scores = BTreeMap<(u32, String, String), Option<f64>>;
+
+/// The experiment's status from the games in `state` (the design is `state.options.experiment`).
+///
+/// # Errors
+/// A missing or bad design.
+pub fn status(state: &FormatState) -> Result<ExperimentStatus, ExperimentError> {
+    let design: Design = state
+        .options
+        .get("experiment")
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| ExperimentError::Design(e.to_string()))?
+        .ok_or_else(|| ExperimentError::Design("the format has no `experiment` option".into()))?;
+    design.check()?;
+    status_of(&design, state)
+}
+
+/// [`status`] for a design already read.
+///
+/// # Errors
+/// Bad SPRT settings.
+pub fn status_of(
+    design: &Design,
+    state: &FormatState,
+) -> Result<ExperimentStatus, ExperimentError> {
+    // Score of `player` against `opponent` in `round`, keyed (round, player, opponent).
+    let mut scores: Scores = BTreeMap::new();
+    let mut last_round = 0;
+    for g in &state.games {
+        last_round = last_round.max(g.round);
+        let (white, black) = match g.result.as_deref() {
+            Some("1-0") => (Some(1.0), Some(0.0)),
+            Some("0-1") => (Some(0.0), Some(1.0)),
+            Some("1/2-1/2") => (Some(0.5), Some(0.5)),
+            // Void ("*") or unfinished: no score yet.
+            _ => (None, None),
+        };
+        scores.insert((g.round, g.white.clone(), g.black.clone()), white);
+        scores.insert((g.round, g.black.clone(), g.white.clone()), black);
+    }
+    let cells_played = last_round.div_ceil(2);
+    let pair = |cell: u32, player: &str, opponent: &str| -> Option<(f64, f64)> {
+        let get = |round: u32| {
+            scores
+                .get(&(round, player.to_string(), opponent.to_string()))
+                .copied()
+                .flatten()
+        };
+        Some((get(2 * cell - 1)?, get(2 * cell)?))
+    };
+    let scheduled = |cell: u32, player: &str, opponent: &str| -> bool {
+        scores.contains_key(&(2 * cell - 1, player.to_string(), opponent.to_string()))
+    };
+    let unit = design.unit();
+    let cap = design.cap();
+    let sprt = design.sprt.as_ref().map(SprtSpec::sprt).transpose()?;
+
+    // Each arm's units in cell order, up to the first cell not finished, and its cells.
+    let mut evidence: Vec<(Vec<Counts>, u32)> = Vec::new();
+    for arm in design.arms() {
+        let mut steps = Vec::new();
+        let mut counts = Counts::new(unit);
+        let mut cells = 0;
+        let mut complete = true;
+        for cell in 1..=cells_played {
+            let opponents: Vec<&str> = if design.opponents.is_empty() {
+                vec![design.baseline.as_str()]
+            } else {
+                design.opponents.iter().map(String::as_str).collect()
+            };
+            if !opponents.iter().any(|o| scheduled(cell, arm, o)) {
+                continue;
+            }
+            cells += 1;
+            for opponent in opponents {
+                if !complete {
+                    break;
+                }
+                let Some(a) = pair(cell, arm, opponent) else {
+                    complete = false;
+                    break;
+                };
+                if design.opponents.is_empty() {
+                    counts.add_pair(a.0, a.1)?;
+                } else {
+                    let Some(b) = pair(cell, &design.baseline, opponent) else {
+                        complete = false;
+                        break;
+                    };
+                    counts.add_difference(a, b)?;
+                }
+                steps.push(counts.clone());
+            }
+        }
+        evidence.push((steps, cells));
+    }
+
+    // Sequential Holm: rerun the variants' tests until the number of H1s is stable.
+    let family = design.variants.len();
+    let mut accepted = 0;
+    let mut arms;
+    loop {
+        arms = Vec::new();
+        for (i, arm) in design.arms().into_iter().enumerate() {
+            let null = i >= family;
+            let (steps, cells) = &evidence[i];
+            let alpha = sprt.map(|s| {
+                if null {
+                    s.alpha
+                } else {
+                    sprt::holm_alpha(s.alpha, family, accepted)
+                }
+            });
+            let mut used = steps.len();
+            let mut verdict = Verdict::Undecided;
+            let mut path = Vec::new();
+            if let (Some(s), Some(alpha)) = (sprt, alpha) {
+                let test = s.with_alpha(alpha);
+                for (k, counts) in steps.iter().enumerate() {
+                    let llr = test.llr(counts);
+                    path.push(llr);
+                    verdict = test.verdict(llr);
+                    if verdict != Verdict::Undecided {
+                        used = k + 1;
+                        break;
+                    }
+                }
+            }
+            let counts = steps
+                .get(used.wrapping_sub(1))
+                .cloned()
+                .unwrap_or_else(|| Counts::new(unit));
+            let test = sprt.zip(alpha).map(|(s, a)| s.with_alpha(a));
+            arms.push(ArmStatus {
+                variant: arm.to_string(),
+                null,
+                pairs: counts.total(),
+                counts: counts.counts().to_vec(),
+                llr: test.map(|t| t.llr(&counts)),
+                lower_bound: test.map(|t| t.lower_bound()),
+                upper_bound: test.map(|t| t.upper_bound()),
+                alpha,
+                verdict,
+                llr_path: path,
+                elo: sprt::elo_difference(&counts).ok(),
+                p_holm: None,
+                cells: *cells,
+                active: verdict == Verdict::Undecided && cells * design.units_per_cell() < cap,
+            });
+        }
+        let now = arms[..family]
+            .iter()
+            .filter(|a| a.verdict == Verdict::H1)
+            .count();
+        if now == accepted || sprt.is_none() {
+            break;
+        }
+        accepted = now;
+    }
+    if sprt.is_none() {
+        let p: Vec<f64> = evidence[..family]
+            .iter()
+            .map(|(steps, _)| steps.last().map_or(1.0, sprt::p_value_better))
+            .collect();
+        for (arm, p) in arms.iter_mut().zip(sprt::holm(&p)) {
+            arm.p_holm = Some(p);
+        }
+    }
+    let finished = if arms.iter().any(|a| a.active) {
+        None
+    } else if sprt.is_some() && arms.iter().all(|a| a.verdict != Verdict::Undecided) {
+        Some("every arm is decided".to_string())
+    } else if sprt.is_some() {
+        Some(format!(
+            "stopped at the cap of {cap} pairs per arm with arms undecided"
+        ))
+    } else {
+        Some(format!("every arm played its {cap} pairs"))
+    };
+    Ok(ExperimentStatus {
+        arms,
+        next_cell: cells_played + 1,
+        finished,
+    })
+}
+
+impl ArmStatus {
+    /// One line for the terminal: `listed vs plain: H1 (better) after 40 pairs, LLR 2.97 of
+    /// bound 2.94`.
+    pub fn summary(&self, baseline: &str) -> String {
+        let mut line = format!("{} vs {baseline}: ", self.variant);
+        match (self.llr, self.lower_bound, self.upper_bound) {
+            (Some(llr), Some(lower), Some(upper)) => {
+                let (what, bound) = match self.verdict {
+                    Verdict::H1 => ("H1 (better)", upper),
+                    Verdict::H0 => ("H0 (not better)", lower),
+                    Verdict::Undecided if llr >= 0.0 => ("undecided", upper),
+                    Verdict::Undecided => ("undecided", lower),
+                };
+                line += &format!(
+                    "{what} after {} pairs, LLR {llr:.2} of bound {bound:.2}",
+                    self.pairs
+                );
+            }
+            _ => line += &format!("{} pairs", self.pairs),
+        }
+        if let Some(e) = self.elo.filter(|e| e.elo.is_finite()) {
+            line += &format!("; Elo {:+.0} [{:+.0}, {:+.0}]", e.elo, e.low, e.high);
+        }
+        if let Some(p) = self.p_holm {
+            line += &format!(", Holm p = {p:.3}");
+        }
+        if self.null {
+            line += " (null copy: the noise floor)";
+        }
+        line
+    }
+}
+
+/// The experiment's table for the leaderboard, the report and the end of a run: one row per arm
+/// with the columns `variant`, `null`, `verdict`, `pairs`, `llr`, `lower_bound`, `upper_bound`,
+/// `alpha`, `elo`, `elo_low`, `elo_high`, `p_holm`, and the summary lines as notes.
+pub fn table(design: &Design, status: &ExperimentStatus) -> Table {
+    let mut t = Table::new(
+        "experiment",
+        &[
+            "variant",
+            "null",
+            "verdict",
+            "pairs",
+            "llr",
+            "lower_bound",
+            "upper_bound",
+            "alpha",
+            "elo",
+            "elo_low",
+            "elo_high",
+            "p_holm",
+        ],
+    );
+    // No finite Elo (a score of 0 or 1) shows as empty, and as null in JSON.
+    let num = |v: Option<f64>, d: usize| {
+        v.filter(|v| v.is_finite())
+            .map_or(Cell::Empty, |v| Cell::Num(v, d))
+    };
+    for a in &status.arms {
+        t.rows.push(vec![
+            a.variant.clone().into(),
+            (if a.null { "yes" } else { "no" }).into(),
+            a.verdict.name().into(),
+            (a.pairs as u32).into(),
+            num(a.llr, 3),
+            num(a.lower_bound, 3),
+            num(a.upper_bound, 3),
+            num(a.alpha, 4),
+            num(a.elo.map(|e| e.elo), 1),
+            num(a.elo.map(|e| e.low), 1),
+            num(a.elo.map(|e| e.high), 1),
+            num(a.p_holm, 4),
+        ]);
+    }
+    for a in &status.arms {
+        t.notes.push(a.summary(&design.baseline));
+    }
+    t.notes.push(match &status.finished {
+        Some(why) => format!("experiment over: {why}"),
+        None => "experiment running".to_string(),
+    });
+    t
+}
+
+/// The design in `state.options.experiment`, when the state is an experiment's.
+pub fn design_of(state: &FormatState) -> Option<Design> {
+    serde_json::from_value(state.options.get("experiment")?.clone()).ok()
+}
+
+/// Call outcomes counted as illegal moves (as the standings count them).
+const ILLEGAL: [&str; 3] = ["illegal", "ambiguous", "wrong_move"];
+/// Call outcomes counted as parse errors (as the standings count them).
+const PARSE_ERRORS: [&str; 3] = ["no_move_found", "unparseable", "wrong_action"];
+/// Terminations counted as forfeits of the loser (as the standings count them).
+const FORFEITS: [&str; 5] = [
+    "forfeit",
+    "too_many_wrong_actions",
+    "max_turns",
+    "context_exceeded",
+    "request_rejected",
+];
+
+/// One player's protocol figures over the games of one unit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Protocol {
+    calls: f64,
+    illegal: f64,
+    parse_errors: f64,
+    forfeits: f64,
+    tokens: f64,
+    moves: f64,
+    usd: f64,
+    games: f64,
+}
+
+impl Protocol {
+    /// The figures compared, in [`METRICS`] order; `None` where the denominator is zero.
+    fn values(&self) -> [Option<f64>; 5] {
+        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+        [
+            ratio(100.0 * self.illegal, self.calls),
+            ratio(100.0 * self.parse_errors, self.calls),
+            ratio(self.forfeits, self.games),
+            ratio(self.tokens, self.moves),
+            ratio(self.usd, self.games),
+        ]
+    }
+}
+
+/// The protocol figures compared between each arm and the baseline.
+const METRICS: [&str; 5] = [
+    "illegal moves % of calls",
+    "parse errors % of calls",
+    "forfeits per game",
+    "tokens per move",
+    "cost per game (USD)",
+];
+
+/// Mean and 95 % half width of paired differences (normal approximation).
+fn mean_interval(d: &[f64]) -> Option<(f64, f64)> {
+    if d.is_empty() {
+        return None;
+    }
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    let half = if d.len() > 1 {
+        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        super::super::rating::Z95 * (var / n).sqrt()
+    } else {
+        f64::NAN
+    };
+    Some((mean, half))
+}
+
+/// The `experiment protocol` table: for each arm against the baseline, the paired difference
+/// (arm minus baseline) of the illegal-move rate, the parse-error rate, forfeits per game,
+/// tokens per move and cost per game, with 95 % intervals. The pairing is the test's: head to
+/// head the arm's and the baseline's figures in the same game pair; against common opponents the
+/// arm's pair and the baseline's pair on the same cell and opponent. Figures are per unit, and
+/// the interval is the normal one over units (units where a rate has no denominator are left out
+/// of that rate). Latency is not compared here (the stored call summaries carry none).
+pub fn metrics_table(
+    design: &Design,
+    games: &[&GameRow],
+    calls: &[CallSummary],
+    prices: &PriceTable,
+) -> Table {
+    // Figures by (cell, player, opponent).
+    let mut by_game: BTreeMap<i64, (u32, String, String)> = BTreeMap::new();
+    let mut figures: BTreeMap<(u32, String, String), Protocol> = BTreeMap::new();
+    for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
+        let cell = g.round.div_ceil(2);
+        by_game.insert(g.id, (cell, g.white.clone(), g.black.clone()));
+        let forfeit = g
+            .termination
+            .as_deref()
+            .is_some_and(|t| FORFEITS.contains(&t));
+        for (me, other, lost) in [
+            (&g.white, &g.black, g.result.as_deref() == Some("0-1")),
+            (&g.black, &g.white, g.result.as_deref() == Some("1-0")),
+        ] {
+            let f = figures
+                .entry((cell, me.clone(), other.clone()))
+                .or_default();
+            f.games += 1.0;
+            if forfeit && lost {
+                f.forfeits += 1.0;
+            }
+        }
+    }
+    let mut plies: BTreeMap<(i64, String), std::collections::BTreeSet<u32>> = BTreeMap::new();
+    for c in calls {
+        let Some((cell, white, black)) = by_game.get(&c.game_id) else {
+            continue;
+        };
+        let other = if &c.player == white { black } else { white };
+        let f = figures
+            .entry((*cell, c.player.clone(), other.clone()))
+            .or_default();
+        f.calls += 1.0;
+        let outcome = c.outcome.as_deref().unwrap_or_default();
+        if ILLEGAL.contains(&outcome) {
+            f.illegal += 1.0;
+        }
+        if PARSE_ERRORS.contains(&outcome) {
+            f.parse_errors += 1.0;
+        }
+        f.tokens += (c.prompt_tokens.unwrap_or(0) + c.completion_tokens.unwrap_or(0)) as f64;
+        f.usd += c.cost(prices).usd.unwrap_or(0.0);
+        if plies
+            .entry((c.game_id, c.player.clone()))
+            .or_default()
+            .insert(c.ply)
+        {
+            f.moves += 1.0;
+        }
+    }
+    let mut t = Table::new(
+        "experiment protocol",
+        &[
+            "variant",
+            "metric",
+            "difference",
+            "ci95",
+            "units",
+            "variant_mean",
+            "baseline_mean",
+        ],
+    );
+    let last_cell = figures.keys().map(|k| k.0).max().unwrap_or(0);
+    let mut notes = Vec::new();
+    for arm in design.arms() {
+        let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); METRICS.len()];
+        let mut sums = vec![(0.0, 0.0); METRICS.len()];
+        for cell in 1..=last_cell {
+            let opponents: Vec<&str> = if design.opponents.is_empty() {
+                vec![design.baseline.as_str()]
+            } else {
+                design.opponents.iter().map(String::as_str).collect()
+            };
+            for o in opponents {
+                let key = |p: &str, q: &str| (cell, p.to_string(), q.to_string());
+                let Some(a) = figures.get(&key(arm, o)) else {
+                    continue;
+                };
+                let b = if design.opponents.is_empty() {
+                    figures.get(&key(&design.baseline, arm))
+                } else {
+                    figures.get(&key(&design.baseline, o))
+                };
+                let Some(b) = b else { continue };
+                if a.games < 2.0 || b.games < 2.0 {
+                    continue; // the pair is not finished
+                }
+                for (i, (x, y)) in a.values().into_iter().zip(b.values()).enumerate() {
+                    if let (Some(x), Some(y)) = (x, y) {
+                        diffs[i].push(x - y);
+                        sums[i].0 += x;
+                        sums[i].1 += y;
+                    }
+                }
+            }
+        }
+        let figure = |i: usize| mean_interval(&diffs[i]);
+        let mut line = format!("{arm} vs {}:", design.baseline);
+        if let Some((m, h)) = figure(0) {
+            line += &format!(" illegal moves {m:+.1} % ± {h:.1};");
+        }
+        if let Some((m, h)) = figure(1) {
+            line += &format!(" parse errors {m:+.1} % ± {h:.1};");
+        }
+        if let Some((m, h)) = figure(4) {
+            line += &format!(" cost per game {m:+.4} USD ± {h:.4}");
+        }
+        notes.push(line);
+        for (i, metric) in METRICS.iter().enumerate() {
+            let Some((mean, half)) = figure(i) else {
+                continue;
+            };
+            let n = diffs[i].len() as f64;
+            let places = if i == 4 { 6 } else { 2 };
+            let num = |v: f64| {
+                if v.is_finite() {
+                    Cell::Num(v, places)
+                } else {
+                    Cell::Empty
+                }
+            };
+            t.rows.push(vec![
+                arm.into(),
+                (*metric).into(),
+                num(mean),
+                num(half),
+                (diffs[i].len() as u32).into(),
+                num(sums[i].0 / n),
+                num(sums[i].1 / n),
+            ]);
+        }
+    }
+    t.notes = notes;
+    t.notes.push(format!(
+        "paired differences (variant minus {}) per game pair with 95 % normal intervals; \
+         latency is not compared",
+        design.baseline
+    ));
+    t
+}
+
+/// Variance of one unit's score assumed by [`plan`]: decisive, independent games (no draws), the
+/// largest a game pair's variance can be without correlation; paired differences average two
+/// independent pairs.
+pub fn assumed_unit_variance(unit: Unit) -> f64 {
+    match unit {
+        Unit::Pair => 0.125,
+        Unit::PairedDifference => 0.0625,
+    }
+}
+
+/// The expected length of an experiment's test at one true difference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlanRow {
+    /// The true Elo difference (in the test's model).
+    pub true_elo: f64,
+    /// Expected units per arm to a decision (capped at `max_pairs`).
+    pub pairs: f64,
+    /// Chance of H1.
+    pub p_h1: f64,
+    /// Expected games of the whole experiment, if every arm had this difference.
+    pub games: f64,
+}
+
+/// `--dry-run`'s view of an experiment: the SPRT's average sample number at `elo0`, halfway,
+/// `elo1` and twice `elo1`, under [`assumed_unit_variance`]; empty in the fixed-size mode.
+///
+/// # Errors
+/// Bad SPRT settings.
+pub fn plan(design: &Design) -> Result<Vec<PlanRow>, ExperimentError> {
+    let Some(spec) = &design.sprt else {
+        return Ok(Vec::new());
+    };
+    let test = spec.sprt()?;
+    let unit = design.unit();
+    let arms = design.arms().len() as f64;
+    // Games per unit of one arm, plus the baseline's share against common opponents.
+    let games_per_unit = if design.opponents.is_empty() {
+        2.0 * arms
+    } else {
+        2.0 * arms + 2.0
+    };
+    [
+        test.elo0,
+        (test.elo0 + test.elo1) / 2.0,
+        test.elo1,
+        2.0 * test.elo1,
+    ]
+    .into_iter()
+    .map(|elo| {
+        let asn = sprt::average_sample_number(&test, unit, elo, assumed_unit_variance(unit))?;
+        let pairs = asn.units.min(f64::from(design.cap()));
+        Ok(PlanRow {
+            true_elo: elo,
+            pairs,
+            p_h1: asn.p_h1,
+            games: pairs * games_per_unit,
+        })
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tournament::schedule::FormatGame;
+
+    fn design(opponents: &[&str]) -> Design {
+        Design {
+            baseline: "plain".into(),
+            variants: vec!["listed".into()],
+            null: Some("plain-null".into()),
+            opponents: opponents.iter().map(|s| s.to_string()).collect(),
+            sprt: Some(SprtSpec {
+                elo0: 0.0,
+                elo1: 200.0,
+                alpha: 0.05,
+                beta: 0.05,
+                model: "logistic".into(),
+            }),
+            games: None,
+            max_pairs: Some(50),
+        }
+    }
+
+    fn state(design: &Design, games: Vec<FormatGame>) -> FormatState {
+        let mut options = serde_json::Map::new();
+        options.insert("experiment".into(), serde_json::to_value(design).unwrap());
+        FormatState {
+            players: vec![],
+            ratings: BTreeMap::new(),
+            games,
+            games_per_pair: 2,
+            openings: 0,
+            seed: 0,
+            options,
+            analysis: None,
+            untimed: Vec::new(),
+        }
+    }
+
+    fn game(round: u32, white: &str, black: &str, result: Option<&str>) -> FormatGame {
+        FormatGame {
+            index: 0,
+            round,
+            white: white.into(),
+            black: black.into(),
+            result: result.map(String::from),
+        }
+    }
+
+    /// Cells where `listed` wins both games against the baseline and the null copy draws both.
+    fn head_to_head(cells: u32) -> Vec<FormatGame> {
+        let mut games = Vec::new();
+        for c in 1..=cells {
+            games.push(game(2 * c - 1, "listed", "plain", Some("1-0")));
+            games.push(game(2 * c, "plain", "listed", Some("0-1")));
+            games.push(game(2 * c - 1, "plain-null", "plain", Some("1/2-1/2")));
+            games.push(game(2 * c, "plain", "plain-null", Some("1/2-1/2")));
+        }
+        games
+    }
+
+    #[test]
+    fn a_clear_winner_reaches_h1_and_stops_there() {
+        let d = design(&[]);
+        let s = status(&state(&d, head_to_head(30))).unwrap();
+        let listed = &s.arms[0];
+        assert_eq!(listed.verdict, Verdict::H1, "{listed:?}");
+        assert!(listed.pairs < 30 && !listed.active);
+        assert!(listed.llr.unwrap() >= listed.upper_bound.unwrap());
+        assert_eq!(listed.llr_path.len() as u64, listed.pairs);
+        let null = &s.arms[1];
+        assert!(null.null && null.verdict != Verdict::H1, "{null:?}");
+        assert!(
+            listed
+                .summary("plain")
+                .starts_with("listed vs plain: H1 (better) after")
+        );
+    }
+
+    #[test]
+    fn an_unfinished_cell_ends_the_counted_evidence() {
+        let d = design(&[]);
+        let mut games = head_to_head(2);
+        games[0].result = None; // cell 1 unfinished: nothing counts yet
+        let s = status(&state(&d, games)).unwrap();
+        assert_eq!(s.arms[0].pairs, 0);
+        assert_eq!(s.arms[0].cells, 2);
+        assert_eq!(s.next_cell, 3);
+        assert!(s.finished.is_none());
+    }
+
+    #[test]
+    fn common_opponents_pair_the_arm_with_the_baseline() {
+        let d = design(&["rnd"]);
+        let mut games = Vec::new();
+        for c in 1..=3 {
+            for p in ["listed", "plain", "plain-null"] {
+                let won = p == "listed";
+                games.push(game(
+                    2 * c - 1,
+                    p,
+                    "rnd",
+                    Some(if won { "1-0" } else { "0-1" }),
+                ));
+                games.push(game(2 * c, "rnd", p, Some(if won { "0-1" } else { "1-0" })));
+            }
+        }
+        let s = status(&state(&d, games)).unwrap();
+        // listed scored 1 where plain scored 0: the top outcome of nine, three times.
+        assert_eq!(s.arms[0].counts, vec![0, 0, 0, 0, 0, 0, 0, 0, 3]);
+        // The null copy matched the baseline: the middle outcome.
+        assert_eq!(s.arms[1].counts, vec![0, 0, 0, 0, 3, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn fixed_size_stops_at_its_games_and_reports_elo() {
+        let mut d = design(&[]);
+        d.sprt = None;
+        d.games = Some(10);
+        let s = status(&state(&d, head_to_head(5))).unwrap();
+        assert_eq!(s.arms[0].pairs, 5);
+        assert!(s.finished.unwrap().contains("5 pairs"));
+        assert!(s.arms[0].p_holm.unwrap() < 0.05);
+        assert!(s.arms[0].elo.unwrap().elo > 0.0);
+        d.games = Some(3);
+        assert!(d.check().is_err());
+        assert!(plan(&d).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_plan_needs_fewer_pairs_for_larger_differences() {
+        let rows = plan(&design(&[])).unwrap();
+        assert_eq!(rows.len(), 4);
+        assert!(rows[0].p_h1 < 0.1 && rows[2].p_h1 > 0.9, "{rows:?}");
+        assert!(
+            rows[3].pairs < rows[2].pairs && rows[2].pairs <= 50.0,
+            "{rows:?}"
+        );
+    }
+}
