@@ -5,7 +5,7 @@ use std::{io::ErrorKind, net::TcpListener};
 
 use arena::store::GameStatus;
 
-use crate::common::{TestDir, llm_player, local_llm, open_store, stderr, stdout};
+use crate::common::{TestDir, fake_openai, llm_player, local_llm, open_store, stderr, stdout};
 
 /// A quickstart-like script whose model players point at `url`.
 fn quickstart_like(url: &str) -> String {
@@ -214,5 +214,57 @@ fn a_zero_budget_is_refused_at_its_line() {
     assert!(
         err.contains("t.lua:") && err.contains("budget `usd` must be a finite number above 0"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_budget_stop_and_the_last_progress_line_say_what_the_store_says() {
+    // Two games at once against a fake server: the game where the model has Black (7 of 15
+    // plies) ends first and the budget holds the others back while the game where it has White
+    // still makes its last call. The figures printed at the end must include that call.
+    let fake = fake_openai(60);
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "spent", games_per_pair = 4, max_plies = 15, seed = 3, concurrency = 2,
+  prices = {{ fake = {{ input_per_mtok = 1000.0, output_per_mtok = 1000.0 }} }},
+  players = {{
+    arena.llm {{ name = "m", model = "fake", base_url = "{}", mode = "blitz",
+                 budget = {{ tokens = 10 }} }},
+    arena.random {{ name = "rnd" }},
+  }},
+}}"#,
+            fake.url
+        ),
+    );
+    let out = dir.run("t.lua");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("spent").unwrap().unwrap();
+    let stored: u64 = store
+        .spend(t.id)
+        .unwrap()
+        .iter()
+        .filter(|r| r.player == "m")
+        .map(|r| r.prompt_tokens + r.completion_tokens)
+        .sum();
+    assert!(stored > 10, "{err}");
+    assert!(
+        err.contains(&format!(
+            "the tokens budget of player `m` is reached: {stored} tokens spent of 10 tokens"
+        )),
+        "the store holds {stored} tokens:\n{err}"
+    );
+    // Every call is priced at $1000 a million tokens: the dollars are the tokens / 1000.
+    let last = err
+        .lines()
+        .rfind(|l| l.contains(" games · "))
+        .unwrap_or_else(|| panic!("no progress line:\n{err}"));
+    assert!(
+        last.contains(&format!("spent ${:.4}", stored as f64 / 1000.0)),
+        "the store holds {stored} tokens, the last progress line says: {last}"
     );
 }
