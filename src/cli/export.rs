@@ -7,7 +7,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use arena::{
     export::{self, JsonlTable, SftFilter, SftOptions},
     store::{Store, TournamentRow},
@@ -15,7 +15,7 @@ use arena::{
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use super::common::{open_existing, select, write_stdout};
+use super::common::{open_existing, select, there_are, write_stdout};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -163,6 +163,9 @@ pub(super) fn run(args: Args) -> Result<u8> {
                 "meta": meta,
             });
             dataset(&common, described, |store, t, out| {
+                if let Some(name) = &options.player {
+                    known_player(store, t, name)?;
+                }
                 let counts = export::sft(store, t, &options, out)?;
                 eprintln!(
                     "{} chats written; {} moves left out by the filter, {} without a usable request or reply",
@@ -235,6 +238,26 @@ fn dataset(
     let text = serde_json::to_string_pretty(&manifest)? + "\n";
     std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
     Ok(0)
+}
+
+/// Refuses a `--player` that played in none of the chosen tournaments (`only`, or all), listing
+/// the players there are: an export of nobody's moves would be empty without saying why.
+fn known_player(store: &Store, only: Option<i64>, name: &str) -> Result<()> {
+    let mut players = Vec::new();
+    for t in store.tournaments()? {
+        if only.is_none_or(|id| id == t.id) {
+            players.extend(store.players(t.id)?.into_iter().map(|p| p.name));
+        }
+    }
+    players.sort();
+    players.dedup();
+    if players.iter().any(|p| p == name) {
+        return Ok(());
+    }
+    bail!(
+        "--player names `{name}`, who plays in no tournament exported; {}",
+        there_are(&players, "there is no player")
+    )
 }
 
 fn pgn(
