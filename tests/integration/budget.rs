@@ -268,3 +268,100 @@ fn a_budget_stop_and_the_last_progress_line_say_what_the_store_says() {
         "the store holds {stored} tokens, the last progress line says: {last}"
     );
 }
+
+#[test]
+fn a_dry_run_uses_each_players_own_stored_calls_and_says_where_a_budget_stops() {
+    let fake = fake_openai(0);
+    let dir = TestDir::new();
+    let player = |name: &str, extra: &str| {
+        format!(
+            r#"arena.llm {{ name = "{name}", model = "fake", base_url = "{}", mode = "blitz", max_tokens = 4000{extra} }}"#,
+            fake.url
+        )
+    };
+    // `m` plays first, so the store holds its calls; `n` (the same model) has none.
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "own", games_per_pair = 2, max_plies = 10, seed = 3, concurrency = 1,
+  players = {{ {}, arena.random {{ name = "rnd" }} }},
+}}"#,
+            player("m", "")
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("own").unwrap().unwrap();
+    let mut completions: Vec<u64> = Vec::new();
+    for g in store.games(t.id).unwrap() {
+        let calls = store.game_calls(g.id).unwrap();
+        completions.extend(calls.iter().filter_map(|c| c.call.completion_tokens));
+    }
+    let longest = *completions.iter().max().unwrap() as f64;
+    drop(store);
+
+    let script = dir.write(
+        "d.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "own", games_per_pair = 2, max_plies = 10, seed = 3,
+  players = {{ {}, {}, arena.random {{ name = "rnd" }} }},
+}}"#,
+            player("m", ", budget = { tokens = 5000 }"),
+            player("n", "")
+        ),
+    );
+    let report = arena::tournament::dryrun::dry_run(
+        &script,
+        Some(&dir.db()),
+        std::sync::Arc::new(arena::lua::LuaHost),
+    )
+    .unwrap();
+    let (m, n) = (&report.players[0], &report.players[1]);
+    assert_eq!(
+        m.completion_source,
+        format!("mean and longest of {} stored calls", completions.len())
+    );
+    assert_eq!(
+        n.completion_source, "max_tokens",
+        "`n` has no call of its own"
+    );
+    // The high end is the longest stored reply, not max_tokens.
+    assert!(
+        (m.completion_tokens.high - m.calls.high * longest).abs() < 1e-6,
+        "{} vs {} calls × {longest}",
+        m.completion_tokens.high,
+        m.calls.high
+    );
+    // 4 games of 10 plies for `m`: where 5000 tokens stop it, from its spend per game.
+    assert_eq!(m.games, 4.0);
+    let budget = &report.budgets[0];
+    assert_eq!(
+        (budget.player.as_deref(), budget.limit),
+        (Some("m"), "tokens")
+    );
+    let per_game = |tokens: f64| tokens / m.games;
+    let started = |spend: f64| (5000.0 / spend).ceil().min(4.0);
+    let range = budget.games_started.unwrap();
+    assert_eq!(
+        (range.low, range.high),
+        (
+            started(per_game(m.prompt_tokens.high + m.completion_tokens.high)),
+            started(per_game(m.prompt_tokens.low + m.completion_tokens.low))
+        )
+    );
+    let out = dir
+        .arena()
+        .args(["run", "d.lua", "--db", "t.db", "--dry-run"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "budget: the tokens budget of player `m` (5000 tokens) stops its games after"
+        ),
+        "{text}"
+    );
+}
