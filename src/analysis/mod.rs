@@ -143,7 +143,8 @@ pub fn summary_table(
             "ACPL",
             "accuracy",
         ],
-    );
+    )
+    .of_kind("analysis");
     let percent = |r: &PlayerAnalysisRow, n: u64| Cell::Num(100.0 * r.rate(n), 1);
     for (i, r) in rows.iter().enumerate() {
         let mut row = vec![

@@ -130,7 +130,7 @@ pub(super) fn run(args: Args) -> Result<u8> {
             let mut table =
                 leaderboard::ladder::ladder_table(&store.games(t.id)?, anchor, virtual_draws)
                     .with_context(|| format!("ladder of tournament `{}`", t.name))?;
-            table.title = format!("{} · {}", t.name, table.title);
+            table.set_tournament(&t.name);
             tables.push(table);
         }
     }
