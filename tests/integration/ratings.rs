@@ -117,8 +117,14 @@ fn the_same_games_rate_the_same_at_concurrency_1_and_8() {
 
 /// The schema of `--format json` (docs/schema/tables.schema.json), compiled.
 fn json_schema() -> jsonschema::Validator {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/tables.schema.json");
+    schema("tables.schema.json")
+}
+
+/// A schema of `docs/schema`, compiled.
+fn schema(name: &str) -> jsonschema::Validator {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/schema")
+        .join(name);
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(path).expect("the schema is in the repository"),
     )
@@ -193,4 +199,50 @@ fn the_leaderboards_json_follows_its_published_schema() {
     let mut old = doc.clone();
     old["schema_version"] = 0.into();
     assert!(!validator.is_valid(&old));
+}
+
+#[test]
+fn the_jsonl_exports_records_follow_their_published_schema() {
+    let fake = crate::common::fake_openai(0);
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "records", games_per_pair = 2, max_plies = 8, seed = 2, concurrency = 1,
+  players = {{
+    arena.llm {{ name = "m", model = "fake", base_url = "{}", mode = "blitz" }},
+    arena.random {{ name = "rnd" }},
+  }},
+}}"#,
+            fake.url
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let validator = schema("jsonl.schema.json");
+    for what in ["games", "plies", "calls"] {
+        let file = format!("{what}.jsonl");
+        let out = dir
+            .arena()
+            .args([
+                "export", "jsonl", "--db", "t.db", "--what", what, "--out", &file,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = std::fs::read_to_string(dir.path().join(&file)).unwrap();
+        let records: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        assert!(!records.is_empty(), "no {what}");
+        for record in &records {
+            assert_valid(&validator, record, &format!("a `{what}` record"));
+        }
+        // The schema can fail: a record keyed by a label with a space is refused.
+        let mut broken = records[0].clone();
+        broken["Game Id"] = 1.into();
+        assert!(!validator.is_valid(&broken), "{what}");
+    }
 }
