@@ -74,11 +74,20 @@ impl From<usize> for Cell {
     }
 }
 
+/// The version of the JSON document [`render`] writes for [`Format::Json`]; it changes only when
+/// a name in it changes meaning or is removed (`docs/schema/tables.schema.json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// A titled table with notes printed under it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Table {
-    /// Shown above the table (and the key in JSON output).
+    /// Shown above the table.
     pub title: String,
+    /// What the table is, as a stable snake_case name for programs (`standings`,
+    /// `bradley_terry`, ...); the title is for people and may change.
+    pub kind: String,
+    /// The tournament (or evaluation run) the table describes, when it describes one.
+    pub tournament: Option<String>,
     /// Column names.
     pub columns: Vec<String>,
     /// Rows, each as long as `columns`.
@@ -95,19 +104,59 @@ pub enum Format {
     Text,
     /// Comma-separated values, one header line per table.
     Csv,
-    /// One JSON object: table title to a list of row objects.
+    /// One JSON document: `schema_version` and a list of tables, each with its `kind`, its
+    /// tournament, its columns and its rows keyed by snake_case column keys
+    /// (`docs/schema/tables.schema.json`).
     Json,
 }
 
 impl Table {
     /// A table with these columns and no rows yet.
     pub fn new(title: impl Into<String>, columns: &[&str]) -> Table {
+        let title = title.into();
         Table {
-            title: title.into(),
+            kind: snake_case(&title),
+            title,
+            tournament: None,
             columns: columns.iter().map(|c| c.to_string()).collect(),
             rows: Vec::new(),
             notes: Vec::new(),
         }
+    }
+
+    /// The same table under a stable `kind` (otherwise the kind is the title in snake_case).
+    #[must_use]
+    pub fn of_kind(mut self, kind: &str) -> Table {
+        self.kind = kind.to_owned();
+        self
+    }
+
+    /// Marks the table as `tournament`'s: its title is prefixed with the name for people, and
+    /// the name is a field of its own in JSON.
+    pub fn set_tournament(&mut self, tournament: &str) {
+        self.title = format!("{tournament} · {}", self.title);
+        self.tournament = Some(tournament.to_owned());
+    }
+
+    /// The JSON key of each column: its label in snake_case (`score %` is `score_pct`, `+/-` is
+    /// `plus_minus`, `tokens/move` is `tokens_per_move`).
+    pub fn column_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for label in &self.columns {
+            let mut key = snake_case(label);
+            if key.is_empty() {
+                key = "value".to_owned();
+            }
+            // Two labels with one key (`Elo`, `elo`) keep apart by position.
+            let base = key.clone();
+            let mut n = 2;
+            while keys.contains(&key) {
+                key = format!("{base}_{n}");
+                n += 1;
+            }
+            keys.push(key);
+        }
+        keys
     }
 
     /// Aligned text: text columns left, numbers right, a rule under the header.
@@ -189,21 +238,64 @@ impl Table {
         out
     }
 
-    /// The rows as JSON objects keyed by column name.
+    /// The table as a JSON object: `kind`, `tournament` (or `null`), `title`, `columns` (each
+    /// `key` and `label`), `rows` (objects keyed by column key; `null` where a value is unknown
+    /// or not shown) and `notes`.
     pub fn to_json(&self) -> serde_json::Value {
-        self.rows
+        let keys = self.column_keys();
+        let rows: Vec<serde_json::Value> = self
+            .rows
             .iter()
             .map(|row| {
-                let object: serde_json::Map<String, serde_json::Value> = self
-                    .columns
+                let object: serde_json::Map<String, serde_json::Value> = keys
                     .iter()
                     .zip(row)
-                    .map(|(c, v)| (c.clone(), v.json()))
+                    .map(|(k, v)| (k.clone(), v.json()))
                     .collect();
                 serde_json::Value::Object(object)
             })
-            .collect()
+            .collect();
+        let columns: Vec<serde_json::Value> = keys
+            .iter()
+            .zip(&self.columns)
+            .map(|(key, label)| serde_json::json!({ "key": key, "label": label }))
+            .collect();
+        serde_json::json!({
+            "kind": self.kind,
+            "tournament": self.tournament,
+            "title": self.title,
+            "columns": columns,
+            "rows": rows,
+            "notes": self.notes,
+        })
     }
+}
+
+/// `text` as a snake_case name: lower-case ASCII letters and digits joined by `_`, with the
+/// signs tables use spelt out (`%` → `pct`, `/` → `per`, `+/-` and `±` → `plus_minus`,
+/// `#` → `rank`).
+pub fn snake_case(text: &str) -> String {
+    let spelt = text
+        .replace("+/-", " plus_minus ")
+        .replace('±', " plus_minus ")
+        .replace('%', " pct ")
+        .replace('/', " per ")
+        .replace('#', " rank ")
+        .replace('Δ', " delta ");
+    let mut out = String::new();
+    for word in spelt.split(|c: char| !c.is_ascii_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('_');
+        }
+        out.push_str(&word.to_ascii_lowercase());
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    out
 }
 
 /// Renders several tables in one format.
@@ -220,13 +312,11 @@ pub fn render(tables: &[Table], format: Format) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         Format::Json => {
-            let object: serde_json::Map<String, serde_json::Value> = tables
-                .iter()
-                .map(|t| (t.title.clone(), t.to_json()))
-                .collect();
-            serde_json::to_string_pretty(&serde_json::Value::Object(object))
-                .expect("tables serialize")
-                + "\n"
+            let document = serde_json::json!({
+                "schema_version": SCHEMA_VERSION,
+                "tables": tables.iter().map(Table::to_json).collect::<Vec<_>>(),
+            });
+            serde_json::to_string_pretty(&document).expect("tables serialize") + "\n"
         }
     }
 }
@@ -269,11 +359,37 @@ mod tests {
     }
 
     #[test]
-    fn json_keeps_numbers_as_numbers() {
-        let json = render(&[sample()], Format::Json);
+    fn json_keeps_numbers_as_numbers_under_snake_case_keys() {
+        let mut table = sample();
+        table.set_tournament("quickstart");
+        let json = render(&[table], Format::Json);
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(v["standings"][0]["games"], 4);
-        assert_eq!(v["standings"][0]["score %"], 87.5);
-        assert!(v["standings"][1]["score %"].is_null());
+        assert_eq!(v["schema_version"], SCHEMA_VERSION);
+        let t = &v["tables"][0];
+        assert_eq!(t["kind"], "standings");
+        assert_eq!(t["tournament"], "quickstart");
+        assert_eq!(t["title"], "quickstart · standings");
+        assert_eq!(t["columns"][2]["key"], "score_pct");
+        assert_eq!(t["columns"][2]["label"], "score %");
+        assert_eq!(t["rows"][0]["games"], 4);
+        assert_eq!(t["rows"][0]["score_pct"], 87.5);
+        assert!(t["rows"][1]["score_pct"].is_null());
+    }
+
+    #[test]
+    fn column_labels_become_snake_case_keys() {
+        for (label, key) in [
+            ("+/-", "plus_minus"),
+            ("±95%", "plus_minus_95_pct"),
+            ("tokens/move", "tokens_per_move"),
+            ("#", "rank"),
+            ("Rank held %", "rank_held_pct"),
+            ("Elo (LLM Chess)", "elo_llm_chess"),
+            ("1-0", "_1_0"),
+        ] {
+            assert_eq!(snake_case(label), key, "{label}");
+        }
+        let t = Table::new("t", &["Elo", "elo", "ELO"]);
+        assert_eq!(t.column_keys(), ["elo", "elo_2", "elo_3"]);
     }
 }

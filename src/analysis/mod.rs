@@ -149,7 +149,8 @@ pub fn summary_table(
             "lichess ACPL",
             "lichess accuracy",
         ],
-    );
+    )
+    .of_kind("analysis");
     let percent = |r: &PlayerAnalysisRow, n: u64| Cell::Num(100.0 * r.rate(n), 1);
     let mut ordered: Vec<&PlayerAnalysisRow> = rows.iter().collect();
     // Best lichess accuracy first (as before, when the store's accuracy ordered the rows).

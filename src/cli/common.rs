@@ -29,14 +29,32 @@ pub(super) fn open_existing(db: &Path) -> Result<Store> {
     Ok(Store::open(db)?)
 }
 
+/// The tournament named `name`, or all of them; an unknown name gives the message listing the
+/// names there are.
 pub(super) fn select(store: &Store, name: Option<&str>) -> Result<Vec<TournamentRow>> {
     match name {
         Some(name) => match store.find_tournament(name)? {
             Some(t) => Ok(vec![t]),
-            None => bail!("the store has no tournament named `{name}`"),
+            None => {
+                let names: Vec<String> = store.tournaments()?.into_iter().map(|t| t.name).collect();
+                bail!(
+                    "the store has no tournament named `{name}`; {}",
+                    there_are(&names, "the store has none")
+                )
+            }
         },
         None => Ok(store.tournaments()?),
     }
+}
+
+/// `there are: `a`, `b`` for the end of an "unknown name" message, or `none` when `names` is
+/// empty: a misspelt name is fixed at once when the right one is in front of the user.
+pub(super) fn there_are(names: &[String], none: &str) -> String {
+    if names.is_empty() {
+        return none.to_owned();
+    }
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    format!("there are: {}", quoted.join(", "))
 }
 
 /// Writes to standard output; a closed pipe (`arena export pgn | head`) is not an error.

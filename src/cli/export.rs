@@ -18,7 +18,7 @@ use arena::{
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use super::common::{open_existing, select, write_stdout};
+use super::common::{open_existing, select, there_are, write_stdout};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -185,6 +185,9 @@ pub(super) fn run(args: Args) -> Result<u8> {
                 "meta": meta,
             });
             dataset(&common, described, |store, t, out| {
+                if let Some(name) = &options.player {
+                    known_player(store, t, name)?;
+                }
                 let counts = export::sft(store, t, &options, out)?;
                 eprintln!(
                     "{} chats written; {} moves left out by the filter, {} without a usable request or reply",
@@ -295,6 +298,26 @@ fn trf(db: &Path, tournament: Option<&str>, out: Option<PathBuf>) -> Result<u8> 
         None => write_stdout(&text)?,
     }
     Ok(0)
+}
+
+/// Refuses a `--player` that played in none of the chosen tournaments (`only`, or all), listing
+/// the players there are: an export of nobody's moves would be empty without saying why.
+fn known_player(store: &Store, only: Option<i64>, name: &str) -> Result<()> {
+    let mut players = Vec::new();
+    for t in store.tournaments()? {
+        if only.is_none_or(|id| id == t.id) {
+            players.extend(store.players(t.id)?.into_iter().map(|p| p.name));
+        }
+    }
+    players.sort();
+    players.dedup();
+    if players.iter().any(|p| p == name) {
+        return Ok(());
+    }
+    bail!(
+        "--player names `{name}`, who plays in no tournament exported; {}",
+        there_are(&players, "there is no player")
+    )
 }
 
 fn pgn(

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use arena::{leaderboard, rating::glicko::Compat, report};
 
-use super::common::{format_tables, open_existing, select, write_stdout};
+use super::common::{format_tables, open_existing, select, there_are, write_stdout};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -110,17 +110,24 @@ pub(super) fn run(args: Args) -> Result<u8> {
     };
     let mut tables = Vec::new();
     for t in select(&store, tournament.as_deref())? {
-        if let Some(anchor) = &anchor {
-            // A misspelt anchor is the user's mistake, not a property of the pool: say so loudly.
-            let rated = leaderboard::bradley_terry::rated_games(&store.games(t.id)?);
-            if !rated
-                .iter()
-                .any(|g| g.white == anchor.name || g.black == anchor.name)
+        // A misspelt anchor is the user's mistake, not a property of the pool: say so loudly,
+        // with the names that would do.
+        let rated = leaderboard::bradley_terry::rated_games(&store.games(t.id)?);
+        let mut players: Vec<String> = rated
+            .iter()
+            .flat_map(|g| [g.white.clone(), g.black.clone()])
+            .collect();
+        players.sort();
+        players.dedup();
+        for (option, anchor) in [("--anchor", &anchor), ("--ladder", &ladder)] {
+            if let Some(anchor) = anchor
+                && !players.contains(&anchor.name)
             {
                 bail!(
-                    "--anchor names `{}`, who has no finished game in tournament `{}`",
+                    "{option} names `{}`, who has no finished game in tournament `{}`; {}",
                     anchor.name,
-                    t.name
+                    t.name,
+                    there_are(&players, "it has no finished game")
                 );
             }
         }
@@ -136,7 +143,7 @@ pub(super) fn run(args: Args) -> Result<u8> {
                 virtual_draws.unwrap_or(1.0),
             )
             .with_context(|| format!("ladder of tournament `{}`", t.name))?;
-            table.title = format!("{} · {}", t.name, table.title);
+            table.set_tournament(&t.name);
             tables.push(table);
         }
     }

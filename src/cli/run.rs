@@ -15,7 +15,7 @@ use arena::{
     store::Store,
     tournament::{
         self, RunOptions, Stop,
-        dryrun::{DryRun, Range, TOKENS_PER_MESSAGE},
+        dryrun::{BudgetEstimate, DryRun, Range, TOKENS_PER_MESSAGE},
     },
 };
 
@@ -294,6 +294,15 @@ fn dry_run_text(report: &DryRun) -> String {
     for p in report.players.iter().filter(|p| !p.price_source.is_empty()) {
         out.push_str(&format!("cost of `{}`: {}\n", p.name, p.price_source));
     }
+    for b in &report.budgets {
+        out.push_str(&budget_line(b));
+        out.push('\n');
+    }
+    if !report.budgets.is_empty() {
+        out.push_str(
+            "a budget is checked before each game starts: the game that reaches it, and the games running beside it, play to the end\n",
+        );
+    }
     if !report.experiment.is_empty() {
         out.push_str(&experiment_plan_text(report));
     }
@@ -322,4 +331,45 @@ fn experiment_plan_text(report: &DryRun) -> String {
         ));
     }
     out
+}
+
+/// Where one budget would stop the run, e.g. `budget: the tokens budget of player `m` (5000
+/// tokens) stops its games after 3–7 of 12 (5–9 not started)`.
+fn budget_line(b: &BudgetEstimate) -> String {
+    let (whose, its) = match &b.player {
+        Some(p) => (format!("player `{p}`"), "its"),
+        None => ("the tournament".to_owned(), "the"),
+    };
+    let amount = match b.limit {
+        "usd" => format!("${:.4}", b.budget),
+        _ => format!("{:.0} tokens", b.budget),
+    };
+    let head = format!("budget: the {} budget of {whose} ({amount})", b.limit);
+    let games = b.games;
+    let Some(started) = b.games_started else {
+        return format!("{head}: unknown, a model has no price");
+    };
+    if started.low >= games {
+        format!("{head} lets all {its} {games:.0} games start, even at the high end")
+    } else if started.high >= games {
+        format!(
+            "{head} stops {its} games after {:.0} of {games:.0} at the high end ({:.0} not started); at the low end all start",
+            started.low,
+            games - started.low
+        )
+    } else if started.low == started.high {
+        format!(
+            "{head} stops {its} games after {:.0} of {games:.0} ({:.0} not started)",
+            started.low,
+            games - started.low
+        )
+    } else {
+        format!(
+            "{head} stops {its} games after {:.0}–{:.0} of {games:.0} ({:.0}–{:.0} not started)",
+            started.low,
+            started.high,
+            games - started.high,
+            games - started.low
+        )
+    }
 }

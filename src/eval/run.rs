@@ -54,9 +54,14 @@ pub enum RunError {
     /// Data could not be read, built or scored.
     #[error(transparent)]
     Eval(#[from] EvalError),
-    /// No such stored run.
-    #[error("the store has no evaluation run named `{0}`")]
-    UnknownRun(String),
+    /// No such stored run; the names of the runs there are, so the message can list them.
+    #[error("the store has no evaluation run named `{name}`; {}", there_are(.known))]
+    UnknownRun {
+        /// The name asked for.
+        name: String,
+        /// The runs the store holds.
+        known: Vec<String>,
+    },
     /// Stored settings this build cannot read.
     #[error("evaluation run `{run}` has unreadable settings: {message}")]
     BadSettings {
@@ -591,6 +596,24 @@ pub fn report_tables(
     Ok(tables)
 }
 
+/// [`RunError::UnknownRun`] for `name`, with the runs the store holds.
+fn unknown_run<T>(store: &Store, name: &str) -> Result<T, RunError> {
+    let known = store.eval_runs()?.into_iter().map(|r| r.name).collect();
+    Err(RunError::UnknownRun {
+        name: name.to_owned(),
+        known,
+    })
+}
+
+/// The end of [`RunError::UnknownRun`]'s message: the runs there are.
+fn there_are(known: &[String]) -> String {
+    if known.is_empty() {
+        return "the store has none".to_owned();
+    }
+    let quoted: Vec<String> = known.iter().map(|n| format!("`{n}`")).collect();
+    format!("there are: {}", quoted.join(", "))
+}
+
 /// The tables of the run named `name` (with `items`, also every item's parsed answer and score).
 ///
 /// # Errors
@@ -598,7 +621,7 @@ pub fn report_tables(
 pub fn report(store: &Store, name: &str, items: bool) -> Result<Vec<Table>, RunError> {
     let run = store
         .find_eval_run(name)?
-        .ok_or_else(|| RunError::UnknownRun(name.to_owned()))?;
+        .map_or_else(|| unknown_run(store, name), Ok)?;
     let settings = read_settings(&run)?;
     let mut tables = report_tables(store, &run, &settings)?;
     if items {
@@ -679,7 +702,7 @@ pub async fn rescore(
 ) -> Result<RescoreSummary, RunError> {
     let source = store
         .find_eval_run(source_name)?
-        .ok_or_else(|| RunError::UnknownRun(source_name.to_owned()))?;
+        .map_or_else(|| unknown_run(store, source_name), Ok)?;
     let mut settings = read_settings(&source)?;
     for task in &mut settings.tasks {
         if let Some(p) = &options.parser {

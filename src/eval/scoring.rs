@@ -236,7 +236,8 @@ pub fn task_table(
             t
         }
     };
-    Ok(table)
+    // The kind names the task, whatever the label the run gave it.
+    Ok(table.of_kind(task.as_str()))
 }
 
 /// The per-item rows of a task for inspection: item, player, calls, parsed answer and score.
@@ -246,7 +247,8 @@ pub fn items_table(label: &str, rows: &[ItemDetail<'_>]) -> Table {
         &[
             "item", "key", "player", "calls", "prompt", "reply", "parsed", "score",
         ],
-    );
+    )
+    .of_kind("eval_items");
     for d in rows {
         let r = d.result;
         t.rows.push(vec![

@@ -98,7 +98,8 @@ pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
             "Draws",
             "Rank held",
         ],
-    );
+    )
+    .of_kind("bradley_terry");
     let games = rated_games(rows);
     if games.is_empty() {
         table.notes.push("no finished games to fit".into());
@@ -332,7 +333,8 @@ fn fit_table(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options) -> Tab
             "seed",
             "virtual draws",
         ],
-    );
+    )
+    .of_kind("bradley_terry_fit");
     let (advantage, margin) = match advantage(fit, resampled) {
         Some((elo, margin)) => (
             Cell::Num(elo, 1),

@@ -107,7 +107,8 @@ pub fn ladder_table(
             "games",
             "score %",
         ],
-    );
+    )
+    .of_kind("ladder");
     for (rank, p) in fitted.iter().enumerate() {
         let se = anchor.widen(p.se);
         let (low, high) = (p.rating - Z95 * se, p.rating + Z95 * se);

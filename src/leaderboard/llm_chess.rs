@@ -462,7 +462,8 @@ pub fn table(
             "Elo ±95%",
             "games vs",
         ],
-    );
+    )
+    .of_kind("llm_chess");
     table.rows = rows.into_iter().map(|r| r.3).collect();
     let without_usage: Vec<String> = tallies
         .iter()

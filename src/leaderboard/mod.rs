@@ -102,7 +102,7 @@ pub fn tables(
         out.push(table);
     }
     for t in &mut out {
-        t.title = format!("{} · {}", tournament.name, t.title);
+        t.set_tournament(&tournament.name);
     }
     Ok(out)
 }
@@ -156,7 +156,8 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
             "95% interval",
             "games",
         ],
-    );
+    )
+    .of_kind("glicko");
     let identity: BTreeMap<&str, (String, String)> = players
         .iter()
         .map(|p| (p.name.as_str(), identity(p)))
@@ -295,7 +296,7 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
         "LLM calls",
         "tokens",
     ]);
-    let mut table = Table::new("standings", &columns);
+    let mut table = Table::new("standings", &columns).of_kind("standings");
     for (i, r) in rows.iter().enumerate() {
         let mut row: Vec<Cell> = vec![
             (i + 1).into(),
@@ -381,7 +382,8 @@ pub fn void_games_table(games: &[GameRow]) -> Table {
             "replayed by",
             "error",
         ],
-    );
+    )
+    .of_kind("void_games");
     for g in games.iter().filter(|g| g.is_void()) {
         let replay = games.iter().find(|r| r.replay_of == Some(g.id));
         let replayed = match replay {
@@ -417,7 +419,8 @@ pub fn attempts(rows: &[StandingRow]) -> Table {
             "forbidden reasoning %",
             "legal move %",
         ],
-    );
+    )
+    .of_kind("attempts");
     for r in rows.iter().filter(|r| r.llm_calls > 0) {
         let pct = |n: u64| Cell::Num(100.0 * n as f64 / r.llm_calls as f64, 1);
         table.rows.push(vec![
@@ -494,6 +497,8 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
         .collect();
     let mut table = Table {
         title: "terminations".into(),
+        kind: "terminations".into(),
+        tournament: None,
         columns: columns
             .iter()
             .enumerate()
@@ -543,7 +548,7 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
         "black attempts",
         "black failed",
     ]);
-    let mut table = Table::new("games", &columns);
+    let mut table = Table::new("games", &columns).of_kind("games");
     // (attempts, failed) by game and player.
     let mut counts: BTreeMap<(i64, &str), (u64, u64)> = BTreeMap::new();
     for c in calls {

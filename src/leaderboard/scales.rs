@@ -101,7 +101,8 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
             "UCI_Elo",
             "±95%",
         ],
-    );
+    )
+    .of_kind("scales");
     let anchor_se = calibration.anchor.se;
     let anchor_elo = calibration.anchor.elo;
     let uci = calibration.uci_elo.as_ref();

@@ -137,6 +137,9 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
         .collect::<Result<_, mlua::Error>>()?;
     let mut table = Table {
         title: title.clone(),
+        // A format's own table (a Swiss table, a bracket): its columns are the script's.
+        kind: "format".into(),
+        tournament: None,
         columns,
         rows: Vec::new(),
         notes: t.get::<Option<Vec<String>>>("notes")?.unwrap_or_default(),

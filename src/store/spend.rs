@@ -387,20 +387,27 @@ impl Store {
         Ok((p.calls > 0).then_some(p))
     }
 
-    /// The completion lengths of every stored call of `model` with known usage, in any
-    /// tournament or evaluation of the store; `None` when there is none.
+    /// The completion lengths of every stored call that player `player` made to `model` with
+    /// known usage, in any tournament of the store; `None` when there is none. Only the
+    /// player's own calls: another player of the same model may answer at another length (its
+    /// mode, prompt or `max_tokens` differ).
     ///
     /// # Errors
     ///
     /// [`StoreError::Database`] on a database failure.
-    pub fn completion_stats(&self, model: &str) -> Result<Option<CompletionStats>, StoreError> {
-        let what = || format!("read the completion lengths of model `{model}`");
+    pub fn completion_stats(
+        &self,
+        player: &str,
+        model: &str,
+    ) -> Result<Option<CompletionStats>, StoreError> {
+        let what = || format!("read the completion lengths of player `{player}` (model `{model}`)");
         let conn = self.conn();
         let (calls, mean, max): (u64, Option<f64>, Option<i64>) = conn
             .query_row(
                 "SELECT COUNT(*), AVG(completion_tokens), MAX(completion_tokens)
-                 FROM llm_calls WHERE model = ?1 AND completion_tokens IS NOT NULL",
-                params![model],
+                 FROM llm_calls
+                 WHERE player = ?1 AND model = ?2 AND completion_tokens IS NOT NULL",
+                params![player, model],
                 |r| Ok((get_u64(r, 0)?, r.get(1)?, r.get(2)?)),
             )
             .context(what)?;

@@ -148,6 +148,25 @@ pub struct Reached {
     pub estimated_calls: u64,
 }
 
+impl Reached {
+    /// Brings the spend up to `ledger`'s. A budget is checked before a game starts, while other
+    /// games still run and call their models; the figure a run reports at its end is the one
+    /// the store holds then, not the one seen at the check.
+    pub fn settle(&mut self, ledger: &Ledger) {
+        let spend = match &self.player {
+            Some(name) => ledger.player(name),
+            None => ledger.total,
+        };
+        match self.limit {
+            "usd" => self.spent = spend.usd,
+            "tokens" => self.spent = spend.tokens as f64,
+            // The spend could not be read when the game was held back: nothing to settle.
+            _ => return,
+        }
+        self.estimated_calls = spend.estimated_calls;
+    }
+}
+
 impl std::fmt::Display for Reached {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let whose = match &self.player {
@@ -307,5 +326,25 @@ mod tests {
              (1 call(s) without reported usage counted at a length estimate)"
         );
         assert_eq!(reached(None, spend(1_000), None), None);
+    }
+
+    #[test]
+    fn a_reached_budget_settles_on_the_final_spend() {
+        let b = budget(r#"{"tokens": 100, "usd": 5}"#).ok();
+        let spend = |tokens, usd| Spend {
+            calls: 1,
+            tokens,
+            usd,
+            ..Spend::default()
+        };
+        let mut hit = reached(b, spend(100, 1.0), Some("m")).unwrap();
+        let mut ledger = Ledger::default();
+        ledger.players.insert("m".into(), spend(130, 1.5));
+        ledger.total = spend(999, 9.0);
+        hit.settle(&ledger);
+        assert_eq!((hit.limit, hit.spent), ("tokens", 130.0));
+        let mut whole = reached(b, spend(0, 6.0), None).unwrap();
+        whole.settle(&ledger);
+        assert_eq!((whole.limit, whole.spent), ("usd", 9.0));
     }
 }

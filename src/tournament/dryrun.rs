@@ -11,9 +11,13 @@
 //!   [`CHARS_PER_TOKEN`] characters per token of message text plus [`TOKENS_PER_MESSAGE`] per
 //!   message for the chat format's framing. Random-mover positions keep about as many legal moves
 //!   as real games, which is what the longest prompts list.
-//! - **Completion tokens** per call: the mean of the model's stored calls in the `--db` store when
-//!   it has some (low end) and `max_tokens` (high end, else the longest stored completion, else
-//!   [`ASSUMED_COMPLETION`]).
+//! - **Completion tokens** per call: the mean (low end) and the longest (high end) of the
+//!   player's own stored calls of the model in the `--db` store when it has some (capped at
+//!   `max_tokens`); else `max_tokens`; else [`ASSUMED_COMPLETION`].
+//! - **Budgets**: where each `budget` (the tournament's and each player's) would stop the run:
+//!   after how many of the games it covers, at the high end of the spend per game (soonest) and
+//!   at the low end (latest). A budget is checked before a game starts, so the game that reaches
+//!   it is played out and so are the games running beside it.
 //! - **Calls**: the low end is one call per move; the high end uses every attempt of every move
 //!   (`max_turns` of the mode when it sets one, else `max_attempts`), each retry's prompt
 //!   carrying the earlier replies. Games are counted at full length (`max_plies`), so games that
@@ -94,6 +98,54 @@ pub struct PlayerEstimate {
     pub price_source: String,
 }
 
+/// Where one limit of a `budget` would stop the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetEstimate {
+    /// The player whose budget it is; `None` for the tournament's.
+    pub player: Option<String>,
+    /// `usd` or `tokens`.
+    pub limit: &'static str,
+    /// The budget.
+    pub budget: f64,
+    /// The games it covers: the player's, or all of the tournament's.
+    pub games: f64,
+    /// Games that start before the budget is reached: `low` at the high end of the spend per
+    /// game (the budget is reached soonest), `high` at the low end; each at most `games`, which
+    /// means the budget is not reached. `None` when the spend cannot be priced.
+    pub games_started: Option<Range>,
+}
+
+impl BudgetEstimate {
+    /// The estimate of `budget` (of `limit`) over `games` games spending `per_game` each.
+    fn new(
+        player: Option<&str>,
+        limit: &'static str,
+        budget: f64,
+        games: f64,
+        per_game: Option<Range>,
+    ) -> BudgetEstimate {
+        // A game is held back once the spend before it reaches the budget: with `s` a game,
+        // `ceil(budget / s)` games start.
+        let started = |s: f64| {
+            if s <= 0.0 {
+                games
+            } else {
+                (budget / s).ceil().min(games)
+            }
+        };
+        BudgetEstimate {
+            player: player.map(str::to_owned),
+            limit,
+            budget,
+            games,
+            games_started: per_game.map(|s| Range {
+                low: started(s.high),
+                high: started(s.low),
+            }),
+        }
+    }
+}
+
 /// What a dry run found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DryRun {
@@ -112,6 +164,9 @@ pub struct DryRun {
     /// For an experiment (`arena.experiment{}`): the SPRT's expected length at a few true
     /// differences.
     pub experiment: Vec<super::experiment::PlanRow>,
+    /// Where each budget would stop the run: the tournament's first, then the players' in
+    /// script order, each limit (`usd`, `tokens`) apart.
+    pub budgets: Vec<BudgetEstimate>,
 }
 
 /// Works out what the tournament of `script` would play and cost. `db`, when it names an
@@ -218,6 +273,7 @@ pub fn dry_run(
         Some(Ok(design)) => super::experiment::plan(&design).unwrap_or_default(),
         _ => Vec::new(),
     };
+    let budgets = budget_estimates(&spec, &players, total_games as f64, tokens, usd);
     Ok(DryRun {
         games: total_games,
         incremental,
@@ -226,7 +282,58 @@ pub fn dry_run(
         tokens,
         usd,
         experiment,
+        budgets,
     })
+}
+
+/// Where the tournament's budget and each player's would stop the run, from the spend per game
+/// of the estimate (`tokens` and `usd` are the tournament's totals over `games` games).
+fn budget_estimates(
+    spec: &TournamentSpec,
+    players: &[PlayerEstimate],
+    games: f64,
+    tokens: Range,
+    usd: Option<Range>,
+) -> Vec<BudgetEstimate> {
+    let per_game = |r: Range, games: f64| {
+        if games > 0.0 {
+            Range {
+                low: r.low / games,
+                high: r.high / games,
+            }
+        } else {
+            Range::default()
+        }
+    };
+    let mut out = Vec::new();
+    let mut add = |player: Option<&str>,
+                   budget: Option<super::spec::Budget>,
+                   games: f64,
+                   tokens: Range,
+                   usd: Option<Range>| {
+        let Some(budget) = budget else { return };
+        if let Some(limit) = budget.usd {
+            let usd = usd.map(|u| per_game(u, games));
+            out.push(BudgetEstimate::new(player, "usd", limit, games, usd));
+        }
+        if let Some(limit) = budget.tokens {
+            let tokens = Some(per_game(tokens, games));
+            out.push(BudgetEstimate::new(player, "tokens", limit, games, tokens));
+        }
+    };
+    add(None, spec.settings.budget, games, tokens, usd);
+    for (player, estimate) in spec.players.iter().zip(players) {
+        let mut spent = estimate.prompt_tokens;
+        spent += estimate.completion_tokens;
+        add(
+            Some(player.name()),
+            player.budget(),
+            estimate.games,
+            spent,
+            estimate.usd,
+        );
+    }
+    out
 }
 
 /// Asks the format for games until it is done, as a run would with no game finished yet. Returns
@@ -369,14 +476,16 @@ fn mean_prompt(
     })
 }
 
-/// Completion tokens per call of `model`: (low, high, where they come from).
-fn completion(model: &ModelSpec, store: Option<&Store>) -> (f64, f64, String) {
-    let stored = store.and_then(|s| s.completion_stats(&model.model).ok().flatten());
+/// Completion tokens per call of `player`'s `model`: (low, high, where they come from). The
+/// stored figures are the player's own calls, never another player's of the same model.
+fn completion(player: &str, model: &ModelSpec, store: Option<&Store>) -> (f64, f64, String) {
+    let stored = store.and_then(|s| s.completion_stats(player, &model.model).ok().flatten());
     match (model.max_tokens, stored) {
+        // `max_tokens` only caps what the stored calls say (it may have been lowered since).
         (Some(max), Some(s)) => (
             s.mean.min(f64::from(max)),
-            f64::from(max),
-            format!("mean of {} stored calls; max_tokens", s.calls),
+            (s.max as f64).min(f64::from(max)),
+            format!("mean and longest of {} stored calls", s.calls),
         ),
         (Some(max), None) => (f64::from(max), f64::from(max), "max_tokens".into()),
         (None, Some(s)) => (
@@ -430,7 +539,7 @@ fn estimate_player(
     let mut sources = Vec::new();
     let mut price_sources = Vec::new();
     for (i, model) in models.iter().enumerate() {
-        let (c_low, c_high, source) = completion(model, store);
+        let (c_low, c_high, source) = completion(player.name(), model, store);
         sources.push(source);
         // A synthesizer reads every proposal beside the prompt.
         let is_synth = models.len() > 1 && i == models.len() - 1;
@@ -511,5 +620,37 @@ fn models(player: &PlayerSpec) -> Vec<ModelSpec> {
             .chain([p.synthesizer.clone()])
             .collect(),
         PlayerSpec::Engine(_) | PlayerSpec::Random(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_stops_after_the_games_its_spend_allows() {
+        let per_game = Range {
+            low: 150.0,
+            high: 300.0,
+        };
+        let b = BudgetEstimate::new(Some("m"), "tokens", 1000.0, 10.0, Some(per_game));
+        // 300 a game: 4 games start (900 < 1000 before the 4th); 150 a game: 7.
+        assert_eq!(
+            b.games_started,
+            Some(Range {
+                low: 4.0,
+                high: 7.0
+            })
+        );
+        let wide = BudgetEstimate::new(None, "usd", 1000.0, 3.0, Some(per_game));
+        assert_eq!(
+            wide.games_started,
+            Some(Range {
+                low: 3.0,
+                high: 3.0
+            })
+        );
+        let unpriced = BudgetEstimate::new(None, "usd", 1.0, 3.0, None);
+        assert_eq!(unpriced.games_started, None);
     }
 }

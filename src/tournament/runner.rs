@@ -86,7 +86,8 @@ pub struct RunSummary {
 /// A budget that was reached during a run, and the games it kept from starting.
 #[derive(Debug, Clone)]
 pub struct BudgetStop {
-    /// The budget and the spend when it was last checked.
+    /// The budget and the spend at the end of the run (the store's, including the calls of
+    /// the games that were still running when the budget was reached).
     pub reached: Reached,
     /// Schedule numbers of the games not started because of it.
     pub games: Vec<u32>,
@@ -344,8 +345,16 @@ pub async fn run(
     }
     spend_ticker.abort();
     renewal.abort();
-    if let Ok(ledger) = ledger.read(&store, &prices) {
-        progress.set_spend(ledger.total);
+    // Games that ran past a budget's check kept calling: the stops report the spend the store
+    // holds now, which is also what the standings count.
+    match ledger.read(&store, &prices) {
+        Ok(ledger) => {
+            progress.set_spend(ledger.total);
+            for stop in &mut summary.budget_stops {
+                stop.reached.settle(&ledger);
+            }
+        }
+        Err(e) => tracing::warn!("cannot read the final spend: {e}"),
     }
     roster.shutdown().await;
     if let Some(a) = &adjudication {
@@ -400,7 +409,8 @@ struct Scripts<'a> {
     generations: &'a watch::Receiver<Arc<dyn Rules>>,
 }
 
-/// What budgets are checked against before a game starts.
+/// The spend of a run: what budgets are checked against before a game starts, and what the
+/// progress line shows.
 #[derive(Clone, Copy)]
 struct Budgets<'a> {
     spec: &'a super::spec::TournamentSpec,
@@ -409,6 +419,14 @@ struct Budgets<'a> {
 }
 
 impl Budgets<'_> {
+    /// Reads the spend up to the last stored call into the progress line.
+    fn show_spend(&self, store: &Store, progress: &Progress) {
+        match self.ledger.read(store, self.prices) {
+            Ok(ledger) => progress.set_spend(ledger.total),
+            Err(e) => tracing::warn!("cannot read the spend: {e}"),
+        }
+    }
+
     /// The budget that keeps `row` from starting, if one does. The spend is brought up to date
     /// first, so it includes the calls of the games still running.
     fn blocking(&self, store: &Store, row: &GameRow) -> Option<Reached> {
@@ -587,6 +605,9 @@ async fn play_all(
             continue;
         }
         worker.release(store, LeaseKind::Play, row.id);
+        // The line printed for this game shows the spend of every call stored so far, not the
+        // last periodic reading's: the last line of a run then says what the store says.
+        budgets.show_spend(store, &env.progress);
         match outcome {
             GameOutcome::Finished(end) => {
                 summary.finished += 1;

@@ -73,8 +73,17 @@ const cursor = await page.locator("#v-jump").inputValue();
 check(cursor === String(spec.ply + 1), `cursor ${cursor} after stepping, expected ${spec.ply + 1}`);
 const title = await page.locator("#v-ply-title").textContent();
 check(title.includes(spec.sans[spec.ply]), `ply title "${title}" names ${spec.sans[spec.ply]}`);
+check(title.startsWith(`Ply ${spec.ply + 1} `), `ply title "${title}" counts the ply as the cursor does (${spec.ply + 1})`);
 const fen = await page.locator("#v-fen").textContent();
 check(fen === spec.fen_after, `FEN shown ${fen}, expected ${spec.fen_after}`);
+// The address of that ply opens the same ply: board, FEN and header agree.
+await page.keyboard.press("Home");
+await page.evaluate((h) => { location.hash = h; }, `#game=${spec.game}&ply=${spec.ply + 1}`);
+await page.waitForFunction((c) => document.getElementById("v-jump").value === c, String(spec.ply + 1));
+const linkedTitle = await page.locator("#v-ply-title").textContent();
+check(linkedTitle.startsWith(`Ply ${spec.ply + 1} `) && linkedTitle.includes(spec.sans[spec.ply]),
+  `#game=${spec.game}&ply=${spec.ply + 1} shows the header "${linkedTitle}"`);
+check(await page.locator("#v-fen").textContent() === spec.fen_after, `#game=${spec.game}&ply=${spec.ply + 1} shows another position`);
 
 // The ply's attempts: messages, reply, and the hostile reply shown as text.
 const attempts = page.locator("#v-ply .attempt");

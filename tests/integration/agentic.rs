@@ -134,14 +134,12 @@ fn the_local_model_plays_agentic_games_and_the_llm_chess_table_prints() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    let row = v["agentic · LLM Chess"]
-        .as_array()
-        .unwrap()
+    let row = crate::common::json_rows(&v, "agentic · LLM Chess")
         .iter()
         .find(|r| r["model"] == "smol" || r["player"] == "smol")
         .unwrap_or_else(|| panic!("no row for smol: {v}"))
         .clone();
-    assert!(row["cost/game $"].as_f64().unwrap_or(0.0) > 0.0, "{row}");
+    assert!(row["cost_per_game"].as_f64().unwrap_or(0.0) > 0.0, "{row}");
 }
 
 #[test]

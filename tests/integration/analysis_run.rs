@@ -116,14 +116,8 @@ fn analysis_beside_play_survives_a_kill_and_shows_the_papers_columns() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let table = json
-        .as_object()
-        .unwrap()
-        .iter()
-        .find(|(title, _)| title.ends_with("engine analysis"))
-        .map(|(_, t)| t)
-        .unwrap_or_else(|| panic!("no analysis table in {json}"));
-    let rows = table.as_array().expect("a list of rows");
+    let rows = crate::common::json_rows(&json, "analysis");
+    let table = &json;
     let column = |name: &str, column: &str| {
         let row = rows
             .iter()
@@ -132,13 +126,13 @@ fn analysis_beside_play_survives_a_kill_and_shows_the_papers_columns() {
         row[column].as_f64().unwrap()
     };
     assert!(
-        column("sf", "top moves %") > column("rnd", "top moves %"),
+        column("sf", "top_moves_pct") > column("rnd", "top_moves_pct"),
         "{table}"
     );
     // (Blunder rates do not separate them: a random mover is lost so early that its Win% has no
     // 30 points left to drop.)
     assert!(
-        column("sf", "lichess ACPL") < column("rnd", "lichess ACPL"),
+        column("sf", "lichess_acpl") < column("rnd", "lichess_acpl"),
         "{table}"
     );
 

@@ -49,3 +49,55 @@ fn the_eight_move_pgn_book_reads_fully() {
             .all(|o| o.fen.is_none() && o.moves.len() == 16)
     );
 }
+
+/// The README's first tournament (under "Writing a tournament"), as it is printed.
+fn readme_first_example() -> String {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("the README is in the repository");
+    let section = readme
+        .split("\n## Writing a tournament")
+        .nth(1)
+        .expect("the README has a section `Writing a tournament`");
+    let start = section
+        .find("```lua\n")
+        .expect("the section has a Lua example")
+        + 7;
+    let end = start + section[start..].find("```").expect("the example ends");
+    section[start..end].to_owned()
+}
+
+#[test]
+fn the_readmes_first_example_is_reproducible_and_its_book_exists() {
+    let example = readme_first_example();
+    // `Skill Level` picks its moves at random (seeded from the clock): no two runs agree.
+    assert!(
+        !example.contains("Skill Level"),
+        "the first example uses `Skill Level`:\n{example}"
+    );
+    assert!(example.contains("nodes = "), "{example}");
+    let file = example
+        .split("file = \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the example names an opening book");
+    // The example's paths are from the repository's root, where its book lives.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let openings = read_epd(&path).unwrap_or_else(|e| panic!("the book `{file}`: {e}"));
+    assert!(openings.len() >= 20, "the example draws 20 openings");
+    // And it loads as written, beside the same book.
+    let dir = crate::common::TestDir::new();
+    std::os::unix::fs::symlink(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("books"),
+        dir.path().join("books"),
+    )
+    .expect("link the books");
+    dir.write("t.lua", &example);
+    let out = dir.arena().args(["check", "t.lua"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        crate::common::stdout(&out),
+        crate::common::stderr(&out)
+    );
+}

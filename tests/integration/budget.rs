@@ -5,7 +5,7 @@ use std::{io::ErrorKind, net::TcpListener};
 
 use arena::store::GameStatus;
 
-use crate::common::{TestDir, llm_player, local_llm, open_store, stderr, stdout};
+use crate::common::{TestDir, fake_openai, llm_player, local_llm, open_store, stderr, stdout};
 
 /// A quickstart-like script whose model players point at `url`.
 fn quickstart_like(url: &str) -> String {
@@ -214,5 +214,154 @@ fn a_zero_budget_is_refused_at_its_line() {
     assert!(
         err.contains("t.lua:") && err.contains("budget `usd` must be a finite number above 0"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_budget_stop_and_the_last_progress_line_say_what_the_store_says() {
+    // Two games at once against a fake server: the game where the model has Black (7 of 15
+    // plies) ends first and the budget holds the others back while the game where it has White
+    // still makes its last call. The figures printed at the end must include that call.
+    let fake = fake_openai(60);
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "spent", games_per_pair = 4, max_plies = 15, seed = 3, concurrency = 2,
+  prices = {{ fake = {{ input_per_mtok = 1000.0, output_per_mtok = 1000.0 }} }},
+  players = {{
+    arena.llm {{ name = "m", model = "fake", base_url = "{}", mode = "blitz",
+                 budget = {{ tokens = 10 }} }},
+    arena.random {{ name = "rnd" }},
+  }},
+}}"#,
+            fake.url
+        ),
+    );
+    let out = dir.run("t.lua");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("spent").unwrap().unwrap();
+    let stored: u64 = store
+        .spend(t.id)
+        .unwrap()
+        .iter()
+        .filter(|r| r.player == "m")
+        .map(|r| r.prompt_tokens + r.completion_tokens)
+        .sum();
+    assert!(stored > 10, "{err}");
+    assert!(
+        err.contains(&format!(
+            "the tokens budget of player `m` is reached: {stored} tokens spent of 10 tokens"
+        )),
+        "the store holds {stored} tokens:\n{err}"
+    );
+    // Every call is priced at $1000 a million tokens: the dollars are the tokens / 1000.
+    let last = err
+        .lines()
+        .rfind(|l| l.contains(" games · "))
+        .unwrap_or_else(|| panic!("no progress line:\n{err}"));
+    assert!(
+        last.contains(&format!("spent ${:.4}", stored as f64 / 1000.0)),
+        "the store holds {stored} tokens, the last progress line says: {last}"
+    );
+}
+
+#[test]
+fn a_dry_run_uses_each_players_own_stored_calls_and_says_where_a_budget_stops() {
+    let fake = fake_openai(0);
+    let dir = TestDir::new();
+    let player = |name: &str, extra: &str| {
+        format!(
+            r#"arena.llm {{ name = "{name}", model = "fake", base_url = "{}", mode = "blitz", max_tokens = 4000{extra} }}"#,
+            fake.url
+        )
+    };
+    // `m` plays first, so the store holds its calls; `n` (the same model) has none.
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "own", games_per_pair = 2, max_plies = 10, seed = 3, concurrency = 1,
+  players = {{ {}, arena.random {{ name = "rnd" }} }},
+}}"#,
+            player("m", "")
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("own").unwrap().unwrap();
+    let mut completions: Vec<u64> = Vec::new();
+    for g in store.games(t.id).unwrap() {
+        let calls = store.game_calls(g.id).unwrap();
+        completions.extend(calls.iter().filter_map(|c| c.call.completion_tokens));
+    }
+    let longest = *completions.iter().max().unwrap() as f64;
+    drop(store);
+
+    let script = dir.write(
+        "d.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "own", games_per_pair = 2, max_plies = 10, seed = 3,
+  players = {{ {}, {}, arena.random {{ name = "rnd" }} }},
+}}"#,
+            player("m", ", budget = { tokens = 5000 }"),
+            player("n", "")
+        ),
+    );
+    let report = arena::tournament::dryrun::dry_run(
+        &script,
+        Some(&dir.db()),
+        std::sync::Arc::new(arena::lua::LuaHost),
+    )
+    .unwrap();
+    let (m, n) = (&report.players[0], &report.players[1]);
+    assert_eq!(
+        m.completion_source,
+        format!("mean and longest of {} stored calls", completions.len())
+    );
+    assert_eq!(
+        n.completion_source, "max_tokens",
+        "`n` has no call of its own"
+    );
+    // The high end is the longest stored reply, not max_tokens.
+    assert!(
+        (m.completion_tokens.high - m.calls.high * longest).abs() < 1e-6,
+        "{} vs {} calls × {longest}",
+        m.completion_tokens.high,
+        m.calls.high
+    );
+    // 4 games of 10 plies for `m`: where 5000 tokens stop it, from its spend per game.
+    assert_eq!(m.games, 4.0);
+    let budget = &report.budgets[0];
+    assert_eq!(
+        (budget.player.as_deref(), budget.limit),
+        (Some("m"), "tokens")
+    );
+    let per_game = |tokens: f64| tokens / m.games;
+    let started = |spend: f64| (5000.0 / spend).ceil().min(4.0);
+    let range = budget.games_started.unwrap();
+    assert_eq!(
+        (range.low, range.high),
+        (
+            started(per_game(m.prompt_tokens.high + m.completion_tokens.high)),
+            started(per_game(m.prompt_tokens.low + m.completion_tokens.low))
+        )
+    );
+    let out = dir
+        .arena()
+        .args(["run", "d.lua", "--db", "t.db", "--dry-run"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "budget: the tokens budget of player `m` (5000 tokens) stops its games after"
+        ),
+        "{text}"
     );
 }

@@ -102,7 +102,7 @@ fn the_matchmaker_stops_when_every_rating_is_precise_enough() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&board.stdout).unwrap();
-    let rows = v["mm · ratings (Glicko-1)"].as_array().unwrap();
+    let rows = crate::common::json_rows(&v, "mm · ratings (Glicko-1)");
     assert_eq!(rows.len(), 3, "every player is below the target: {v}");
 }
 

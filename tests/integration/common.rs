@@ -169,3 +169,20 @@ pub fn fake_openai_with(latency_ms: u64, extra: &[&str]) -> arena::test_parts::F
     }
     arena::test_parts::FakeOpenAi::start_with(&bin, latency_ms, extra)
 }
+
+/// The rows of a table in a `--format json` document: the first table whose `kind` is `name`,
+/// or whose title is `name` or ends with ` · name` (a tournament's table).
+pub fn json_rows<'a>(doc: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::Value> {
+    let suffix = format!(" · {name}");
+    doc["tables"]
+        .as_array()
+        .and_then(|tables| {
+            tables.iter().find(|t| {
+                t["kind"] == name
+                    || t["title"] == name
+                    || t["title"].as_str().is_some_and(|s| s.ends_with(&suffix))
+            })
+        })
+        .and_then(|t| t["rows"].as_array())
+        .unwrap_or_else(|| panic!("no table `{name}` in {doc}"))
+}

@@ -181,3 +181,45 @@ fn a_reply_hook_that_hangs_sets_only_its_game_aside() {
         "the other game was played: {rows:?}"
     );
 }
+
+#[test]
+fn every_unknown_name_lists_the_names_there_are() {
+    let dir = TestDir::new();
+    dir.write("t.lua", &random_pair(""));
+    let out = dir.run("t.lua");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = |args: &[&str]| {
+        let out = dir.arena().args(args).output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "{args:?} was accepted");
+        stderr(&out)
+    };
+    for command in ["leaderboard", "report", "analyze"] {
+        let err = refused(&[command, "--db", "t.db", "--tournament", "kox"]);
+        assert!(
+            err.contains("named `kox`") && err.contains("there are: `t`"),
+            "{command}: {err}"
+        );
+    }
+    let err = refused(&["export", "pgn", "--db", "t.db", "--tournament", "kox"]);
+    assert!(err.contains("there are: `t`"), "{err}");
+    for option in ["--anchor", "--ladder"] {
+        let err = refused(&["leaderboard", "--db", "t.db", option, "nobody=1500"]);
+        assert!(
+            err.contains(&format!("{option} names `nobody`"))
+                && err.contains("there are: `a`, `b`"),
+            "{err}"
+        );
+    }
+    let err = refused(&[
+        "export", "sft", "--db", "t.db", "--out", "x.jsonl", "--player", "nobody",
+    ]);
+    assert!(
+        err.contains("--player names `nobody`") && err.contains("there are: `a`, `b`"),
+        "{err}"
+    );
+    let err = refused(&["eval-report", "--db", "t.db", "--run", "nope"]);
+    assert!(
+        err.contains("no evaluation run named `nope`; the store has none"),
+        "{err}"
+    );
+}

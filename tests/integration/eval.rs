@@ -39,11 +39,9 @@ fn report(dir: &TestDir, run: &str) -> Value {
 }
 
 fn row<'a>(report: &'a Value, table: &str, player: &str) -> &'a Value {
-    report[table]
-        .as_array()
-        .unwrap_or_else(|| panic!("no table `{table}` in {report}"))
+    crate::common::json_rows(report, table)
         .iter()
-        .find(|r| r["Model or Engine"] == player)
+        .find(|r| r["model_or_engine"] == player)
         .unwrap_or_else(|| panic!("no row for `{player}` in `{table}`"))
 }
 
@@ -91,15 +89,15 @@ return arena.evaluation {{
     let sf = row(&r, "basic_understanding", "sf");
     assert_eq!(sf["items"], 200);
     // The engine reads the board: every piece right, and every stored move set matched.
-    assert_eq!(sf["PMA"], 100.0);
-    assert!(sf["F1"].as_f64().unwrap() > 99.0, "{sf}");
+    assert_eq!(sf["pma"], 100.0);
+    assert!(sf["f1"].as_f64().unwrap() > 99.0, "{sf}");
     let rnd = row(&r, "basic_understanding", "rnd");
-    assert!(rnd["PMA"].as_f64().unwrap() < 30.0, "{rnd}");
+    assert!(rnd["pma"].as_f64().unwrap() < 30.0, "{rnd}");
     let sf = row(&r, "puzzles", "sf");
     let rnd = row(&r, "puzzles", "rnd");
     assert_eq!(sf["items"], 50);
     assert!(
-        sf["Overall"].as_f64().unwrap() > 60.0 && rnd["Overall"].as_f64().unwrap() < 20.0,
+        sf["overall"].as_f64().unwrap() > 60.0 && rnd["overall"].as_f64().unwrap() < 20.0,
         "stockfish {sf}, random {rnd}"
     );
 }
@@ -187,7 +185,7 @@ return arena.evaluation {{
     let after = row(&rescored, "basic_understanding", "rnd");
     assert_eq!(after["items"], 30);
     assert_eq!(
-        before["PMA"], after["PMA"],
+        before["pma"], after["pma"],
         "the piece reading does not depend on the scoring"
     );
     assert_eq!(
@@ -222,8 +220,8 @@ return builtin"#,
     assert!(out.status.success(), "{}", stderr(&out));
     let edited = report(&dir, "edited");
     let edited = row(&edited, "basic_understanding", "rnd");
-    assert_eq!(edited["PMA"], before["PMA"]);
-    assert_ne!(edited["F1"], before["F1"], "{before} vs {edited}");
+    assert_eq!(edited["pma"], before["pma"]);
+    assert_ne!(edited["f1"], before["f1"], "{before} vs {edited}");
 }
 
 #[test]
@@ -323,7 +321,7 @@ return arena.evaluation {{
         .output()
         .unwrap();
     let items: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let puzzle_items = items["puzzles items"].as_array().unwrap();
+    let puzzle_items = crate::common::json_rows(&items, "puzzles items");
     assert!(puzzle_items[0]["calls"].as_i64().unwrap() >= 1);
 }
 

@@ -122,7 +122,7 @@ fn exported_games_read_back_with_python_chess() {
         .unwrap();
     assert!(json.status.success(), "{}", stderr(&json));
     let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
-    let ratings = v["export test · ratings (Glicko-1)"].as_array().unwrap();
+    let ratings = crate::common::json_rows(&v, "export test · ratings (Glicko-1)");
     assert_eq!(ratings.len(), 2);
     assert_eq!(
         ratings[0]["player"], "sf",
@@ -131,9 +131,9 @@ fn exported_games_read_back_with_python_chess() {
     assert_eq!(ratings[0]["games"], 4);
     assert_eq!(ratings[0]["mode"], "engine");
     assert!(ratings[0]["rating"].as_f64().unwrap() >= ratings[1]["rating"].as_f64().unwrap());
-    let terminations = v["export test · terminations"].as_array().unwrap();
+    let terminations = crate::common::json_rows(&v, "export test · terminations");
     assert_eq!(terminations.len(), 2);
-    let per_game = v["export test · games"].as_array().unwrap();
+    let per_game = crate::common::json_rows(&v, "export test · games");
     assert_eq!(per_game.len(), 4);
     for g in per_game {
         assert!(g["plies"].as_i64().unwrap() > 0, "{g}");

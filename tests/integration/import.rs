@@ -462,14 +462,9 @@ fn imported_chessarena_games_rerate_as_chessarena_rated_them() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let tables: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let (_, rows) = tables
-        .as_object()
-        .unwrap()
-        .iter()
-        .find(|(title, _)| title.ends_with("ratings (Glicko-1)"))
-        .unwrap();
+    let rows = crate::common::json_rows(&tables, "glicko");
     let published = &ratings["players"];
-    for row in rows.as_array().unwrap() {
+    for row in rows {
         let name = row["player"].as_str().unwrap();
         let ours = expected.rating(name);
         assert!(

@@ -79,22 +79,23 @@ return arena.tournament {
         .expect("arena runs");
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
-    let ladder = json["lad · ladder (maximum-likelihood Elo)"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no ladder table in {json}"));
+    let ladder = crate::common::json_rows(&json, "lad · ladder (maximum-likelihood Elo)");
     assert_eq!(ladder.len(), 4, "{ladder:?}");
     let anchor = ladder
         .iter()
         .find(|r| r["player"] == "anchor (anchor)")
         .expect("the anchor row");
-    assert_eq!(anchor["Elo"], 1000.0);
-    assert!(anchor["± SE"].is_null());
+    assert_eq!(anchor["elo"], 1000.0);
+    assert!(anchor["plus_minus_se"].is_null());
     for name in ["rnd", "sf1", "sf20"] {
         let row = ladder
             .iter()
             .find(|r| r["player"] == name)
             .unwrap_or_else(|| panic!("{name} in {ladder:?}"));
-        assert!(row["± SE"].as_f64().is_some_and(|se| se > 0.0), "{row}");
+        assert!(
+            row["plus_minus_se"].as_f64().is_some_and(|se| se > 0.0),
+            "{row}"
+        );
     }
 
     let out = dir

@@ -172,11 +172,11 @@ fn an_engine_killed_mid_game_voids_the_game_and_its_slot_is_replayed() {
         .unwrap();
     assert!(board.status.success(), "{}", stderr(&board));
     let json: serde_json::Value = serde_json::from_str(&stdout(&board)).unwrap();
-    let listed = json["faults · void games"].as_array().expect("a void list");
+    let listed = crate::common::json_rows(&json, "faults · void games");
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["game"], void.index);
     assert_eq!(listed[0]["termination"], "engine_failure");
-    assert_eq!(listed[0]["replayed by"], "the next run");
+    assert_eq!(listed[0]["replayed_by"], "the next run");
     assert!(listed[0]["error"].as_str().unwrap().contains("sf"));
     let voids: u32 = standings(&store).iter().map(|r| r.4).sum();
     assert_eq!(voids, 2, "one void game for each of its players");
@@ -236,7 +236,7 @@ fn an_engine_killed_mid_game_voids_the_game_and_its_slot_is_replayed() {
         .unwrap();
     let json: serde_json::Value = serde_json::from_str(&stdout(&board)).unwrap();
     assert_eq!(
-        json["faults · void games"][0]["replayed by"],
+        crate::common::json_rows(&json, "faults · void games")[0]["replayed_by"],
         format!("game {}", replay.index)
     );
 }

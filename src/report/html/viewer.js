@@ -176,7 +176,7 @@
         if (p.player === "book") cls += " book";
         if (p.a && p.a.cls) cls += " " + p.a.cls;
       } else {
-        label = "ply " + e.ply.n + ": no move";
+        label = "ply " + (e.ply.n + 1) + ": no move";
         cls += " nomove";
       }
       const calls = e.ply.calls || [];
@@ -327,8 +327,10 @@
       return;
     }
     const p = e.ply;
+    // `n` is the stored ply, counted from 0; the viewer counts from 1, as its cursor and the
+    // address do: `&ply=6` and "Ply 6" both mean the sixth move and the board after it.
     if (e.kind === "ply") {
-      title.textContent = "Ply " + p.n + " · " + moveLabel(p) + p.san + " · " + p.player;
+      title.textContent = "Ply " + (p.n + 1) + " · " + moveLabel(p) + p.san + " · " + p.player;
       const meta = h("p", { class: "meta" }, kv("move", p.uci), kv("attempts", p.attempts), kv("time", p.ms + " ms"));
       panel.append(meta);
       if (p.a) {
@@ -338,7 +340,7 @@
           kv("class", a.cls), kv("eval (White)", score), kv("White win %", a.w), kv("best", a.best), kv("cp loss", a.loss), kv("rank", a.rank), kv("phase", a.phase)));
       }
     } else {
-      title.textContent = "Ply " + p.n + " · no move";
+      title.textContent = "Ply " + (p.n + 1) + " · no move";
       panel.append(h("p", { class: "reason" }, state.game.reason || "No move was accepted for this ply."));
     }
     const calls = p.calls || [];
