@@ -180,7 +180,7 @@ arena = {}
 ---@field movetime_ms? integer                 `go movetime N` (not reproducible)
 
 ---@class arena.Random
----@field name string
+---@field name? string                       default "random"; a second random mover needs its own
 ---@field seed? integer
 ---@field anchor_elo? number
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
@@ -473,6 +473,7 @@ function arena.pairing.dutch(t) end
 ---column's `decimals`, default 1) or false (empty).
 ---@class arena.FormatTable
 ---@field title string
+---@field kind? string                         the table's stable name in `--format json` (snake_case; default "format")
 ---@field columns string[]
 ---@field rows (string|number|false)[][]
 ---@field notes? string[]                      lines under the table in text output

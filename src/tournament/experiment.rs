@@ -468,7 +468,8 @@ pub fn table(design: &Design, status: &ExperimentStatus) -> Table {
             "elo_high",
             "p_holm",
         ],
-    );
+    )
+    .of_kind("experiment");
     // No finite Elo (a score of 0 or 1) shows as empty, and as null in JSON.
     let num = |v: Option<f64>, d: usize| {
         v.filter(|v| v.is_finite())
@@ -644,7 +645,8 @@ pub fn metrics_table(
             "variant_mean",
             "baseline_mean",
         ],
-    );
+    )
+    .of_kind("experiment_protocol");
     let last_cell = figures.keys().map(|k| k.0).max().unwrap_or(0);
     let mut notes = Vec::new();
     for arm in design.arms() {

@@ -62,12 +62,16 @@ return arena.experiment {{
         .unwrap();
     let json: serde_json::Value =
         serde_json::from_slice(&lb.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&lb)));
-    // Tables are keyed `<tournament> · <table>`.
-    let rows = json
-        .as_object()
-        .and_then(|o| o.iter().find(|(k, _)| k.ends_with("experiment")))
-        .and_then(|(_, v)| v.as_array().cloned())
-        .unwrap_or_else(|| panic!("no experiment table in {json}"));
+    crate::ratings::assert_valid(&crate::ratings::json_schema(), &json, "experiment");
+    // Tables are found by their `kind`, rows are objects keyed by column.
+    let table_of = |kind: &str| {
+        json["tables"]
+            .as_array()
+            .and_then(|ts| ts.iter().find(|t| t["kind"] == kind))
+            .and_then(|t| t["rows"].as_array().cloned())
+            .unwrap_or_else(|| panic!("no {kind} table in {json}"))
+    };
+    let rows = table_of("experiment");
     let listed = rows.iter().find(|r| r["variant"] == "listed").unwrap();
     assert_eq!(listed["verdict"], "H1");
     assert!(listed["llr"].as_f64().unwrap() >= listed["upper_bound"].as_f64().unwrap());
@@ -75,11 +79,7 @@ return arena.experiment {{
     assert_ne!(null_row["verdict"], "H1");
 
     // The protocol differences: listing the moves removes the illegal answers.
-    let protocol = json
-        .as_object()
-        .and_then(|o| o.iter().find(|(k, _)| k.ends_with("experiment protocol")))
-        .and_then(|(_, v)| v.as_array().cloned())
-        .unwrap_or_else(|| panic!("no protocol table in {json}"));
+    let protocol = table_of("experiment_protocol");
     let illegal = protocol
         .iter()
         .find(|r| r["variant"] == "listed" && r["metric"] == "illegal moves % of calls")

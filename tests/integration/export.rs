@@ -372,11 +372,11 @@ fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
                         game.index
                     );
                     evals += 1;
-                    let nag = match a.classification.as_str() {
-                        "inaccuracy" => serde_json::json!([6]),
-                        "mistake" => serde_json::json!([2]),
-                        "blunder" => serde_json::json!([4]),
-                        _ => serde_json::json!([]),
+                    // NAGs follow lichess's judgements (its cutoffs, not the stored LLM Chess
+                    // classes), which the analysis module's fixed cases pin.
+                    let nag = match arena::analysis::lichess::judgement(ply, a) {
+                        Some(j) => serde_json::json!([j.nag()]),
+                        None => serde_json::json!([]),
                     };
                     nags += usize::from(nag != serde_json::json!([]));
                     assert_eq!(m["nags"], nag, "{a:?}");

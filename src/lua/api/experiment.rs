@@ -274,6 +274,7 @@ fn status(lua: &Lua, state: Value) -> mlua::Result<Table> {
     let table = experiment::table(&design, &s);
     let t = lua.create_table()?;
     t.set("title", table.title.as_str())?;
+    t.set("kind", table.kind.as_str())?;
     t.set("columns", table.columns.clone())?;
     let decimals = lua.create_table()?;
     let rows = lua.create_table()?;
