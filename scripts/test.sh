@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command (and CI's): install what the tests need, then run the whole suite
 # against the real parts: Stockfish, the local model over HTTP, the anchors' reference data and a
-# PostgreSQL server; then the unit tests a second time with every test store on PostgreSQL.
+# PostgreSQL server; then the unit tests a second time with every test store on PostgreSQL, and
+# the book under docs/ (mdBook; its examples, links and generated pages are checked by the suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/prerequisites.sh --tests
@@ -16,4 +17,6 @@ cargo test --locked "$@"
 if [ $# -eq 0 ]; then
   echo "the unit tests again, every test store on PostgreSQL ($ARENA_TEST_POSTGRES)"
   ARENA_STORE_TESTS=postgres cargo test --locked --lib
+  # `cargo install` puts mdbook in cargo's bin folder, which may not be on PATH.
+  PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin" mdbook build docs
 fi

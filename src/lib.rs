@@ -1,7 +1,7 @@
 //! arena: a chess arena for large language models.
 //!
 //! The Rust core owns the board, the engines, the LLM clients and the store; embedded Lua scripts
-//! decide play modes, prompts, reply parsing and tournament formats (see `DESIGN.md`).
+//! decide play modes, prompts, reply parsing and tournament formats (see `ARCHITECTURE.md`).
 //!
 //! The arrows run one way: the binary (`src/main.rs`, `src/cli/`) uses [`lua`], which implements
 //! the traits the domain modules define ([`tournament::rules`], [`tournament::turn::PlayMode`],

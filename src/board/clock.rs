@@ -1,7 +1,7 @@
 //! Chess clocks: the time control a script asks for (`time_control = { base_s = 900,
 //! increment_s = 10 }`, `{ per_move_s = 60 }`, or both) and the arithmetic of one side's clock.
 //!
-//! Hand-written: a few lines of millisecond arithmetic, and no clock crate in ecosystem.md fits a
+//! Hand-written: a few lines of millisecond arithmetic, and no clock crate we know of fits a
 //! clock that is charged measured times (rather than one that reads the wall clock itself).
 //!
 //! Rules (FIDE's Fischer clock): a side's clock starts at `base_s`; each move's time is taken off,

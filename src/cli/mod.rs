@@ -120,3 +120,36 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::ScoreRecorded(args) => score_recorded::run(args),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The book's command-line page (`docs/src/reference/cli.md`) is clap-markdown's rendering of
+    /// [`super::Cli`]: a new command, flag or help text fails this test until
+    /// `ARENA_BLESS=1 cargo test --bin arena cli_reference` writes the page again.
+    #[test]
+    fn cli_reference_is_the_rendering_of_the_command_line() {
+        let options = clap_markdown::MarkdownOptions::new()
+            .title("The command line".into())
+            .show_footer(false);
+        let rendered = format!(
+            "{}\n{}",
+            "<!-- Generated from the clap definitions of src/cli/ by the unit test \
+             cli_reference_is_the_rendering_of_the_command_line: run \
+             `ARENA_BLESS=1 cargo test --bin arena cli_reference` after changing a command. -->",
+            clap_markdown::help_markdown_custom::<super::Cli>(&options)
+        );
+        let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/reference/cli.md");
+        if std::env::var("ARENA_BLESS").is_ok_and(|v| v == "1") {
+            std::fs::write(&page, &rendered).unwrap();
+            return;
+        }
+        let committed = std::fs::read_to_string(&page).unwrap_or_default();
+        assert!(
+            committed == rendered,
+            "docs/src/reference/cli.md is not the rendering of the command line; run \
+             `ARENA_BLESS=1 cargo test --bin arena cli_reference` and review the diff"
+        );
+    }
+}

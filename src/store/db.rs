@@ -14,7 +14,7 @@
 //! The `postgres` client blocks on a runtime of its own, which tokio forbids inside an async task,
 //! so each PostgreSQL round trip runs through [`off_runtime`]. This module is hand-written: neither
 //! crate offers one API over both engines (`sqlx` does, but is async and needs a database or
-//! offline metadata at build time; ecosystem.md rules it out for the store).
+//! offline metadata at build time, which rules it out for a store opened at run time).
 
 use std::{
     cell::RefCell,

@@ -26,7 +26,7 @@
 //! PostgreSQL keeps its own path (each write its own statement on a pooled connection).
 //!
 //! Hand-written: SQLite has no group commit of its own across connections' transactions, and no
-//! crate of ecosystem.md offers one over rusqlite.
+//! crate we know of offers one over rusqlite.
 
 use std::sync::{
     Arc, Mutex, PoisonError,

@@ -17,6 +17,7 @@ mod clock;
 mod common;
 mod datasets;
 mod debian_engines;
+mod docs;
 mod engine_faults;
 mod errors;
 mod eval;

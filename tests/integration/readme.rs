@@ -1,13 +1,51 @@
-//! The README's examples work: every Lua example passes `arena check` (a fragment, such as one
-//! field or one player, inside a minimal tournament), and every `arena ...` command line in its
-//! shell blocks parses.
+//! The examples of the README and of the book (`docs/src/`) work: every Lua example passes
+//! `arena check` (a few fields or one player inside a minimal tournament; a block included from
+//! a file with mdBook's `{{#include}}` is checked in place; a block marked `lua,fragment` is not
+//! checked), and every `arena ...` command line in their shell blocks parses.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::common::{TestDir, stderr, stdout, stockfish};
 
-fn readme() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The documents whose examples are checked: the README, ARCHITECTURE.md and every page of the
+/// book, as (path relative to the repository, text).
+pub fn documents() -> Vec<(PathBuf, String)> {
+    let mut paths = vec![PathBuf::from("README.md"), PathBuf::from("ARCHITECTURE.md")];
+    let mut pending = vec![root().join("docs/src")];
+    let mut pages = Vec::new();
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path.strip_prefix(root()).unwrap().to_path_buf());
+            }
+        }
+    }
+    pages.sort();
+    paths.extend(pages);
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(root().join(&p)).unwrap();
+            (p, text)
+        })
+        .collect()
+}
+
+/// The file a block's body includes with mdBook's `{{#include path}}`, if that is all it holds.
+fn included(doc: &Path, body: &str) -> Option<PathBuf> {
+    let path = body
+        .trim()
+        .strip_prefix("{{#include ")?
+        .strip_suffix("}}")?;
+    let dir = root().join(doc).parent().unwrap().to_path_buf();
+    Some(dir.join(path))
 }
 
 /// The fenced blocks of `text` as (language, first line number, body).
@@ -46,42 +84,93 @@ fn as_script(body: &str) -> String {
     }
 }
 
+/// Runs `arena check` on the script `path`, run from `dir`.
+fn check(dir: &Path, path: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
+        .current_dir(dir)
+        .args(["check".as_ref(), path.as_os_str()])
+        .env("ARENA_REFERENCE_DATA", "/nonexistent")
+        .output()
+        .expect("arena runs")
+}
+
+/// An included Lua file is a tournament (checked as it is) or a module of one: a mode, prompt,
+/// parser or format under a folder whose parent holds the tournament that uses it.
+fn check_included(doc: &Path, line: usize, file: &Path) {
+    let text = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("{}:{line}: {}: {e}", doc.display(), file.display()));
+    let script = if text.contains("return arena.") {
+        file.to_path_buf()
+    } else {
+        let folder = file.parent().unwrap();
+        assert!(
+            ["modes", "prompts", "parsers", "formats"]
+                .iter()
+                .any(|f| folder.ends_with(f)),
+            "{}:{line}: {} is neither a tournament nor a module of one",
+            doc.display(),
+            file.display()
+        );
+        folder.parent().unwrap().join("tournament.lua")
+    };
+    let out = check(script.parent().unwrap(), &script);
+    assert!(
+        out.status.success(),
+        "{}:{line}: {} fails `arena check`:\n{}{}",
+        doc.display(),
+        script.display(),
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
 #[test]
 fn every_lua_example_in_the_readme_passes_check() {
     if !stockfish("every_lua_example_in_the_readme_passes_check") {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let mut checked = 0;
-    for (lang, line, body) in blocks(&readme()) {
-        if lang != "lua" {
-            continue;
+    for (doc, text) in documents() {
+        for (lang, line, body) in blocks(&text) {
+            if lang != "lua" {
+                assert!(
+                    !lang.starts_with("lua") || lang == "lua,fragment",
+                    "{}:{line}: a Lua block is `lua` or `lua,fragment`, not `{lang}`",
+                    doc.display()
+                );
+                continue;
+            }
+            if let Some(file) = included(&doc, &body) {
+                check_included(&doc, line, &file);
+                checked += 1;
+                continue;
+            }
+            let dir = TestDir::new();
+            // The books the examples name, beside the script as the README says.
+            for book in ["2moves_v1.epd", "8moves_v3.pgn"] {
+                std::fs::copy(root.join("books").join(book), dir.path().join(book)).unwrap();
+                dir.write(&format!("books/{book}"), "");
+                std::fs::copy(
+                    root.join("books").join(book),
+                    dir.path().join("books").join(book),
+                )
+                .unwrap();
+            }
+            dir.write("t.lua", &as_script(&body));
+            let out = check(dir.path(), Path::new("t.lua"));
+            assert!(
+                out.status.success(),
+                "{}:{line}: the example fails `arena check`:\n{}{}\n{}",
+                doc.display(),
+                stdout(&out),
+                stderr(&out),
+                as_script(&body)
+            );
+            checked += 1;
         }
-        let dir = TestDir::new();
-        // The books the examples name, where the README has them: `books/` beside the script,
-        // as in the repository.
-        std::fs::create_dir_all(dir.path().join("books")).unwrap();
-        for book in ["2moves_v1.epd", "8moves_v3.pgn"] {
-            let at = Path::new("books").join(book);
-            std::fs::copy(root.join(&at), dir.path().join(&at)).unwrap();
-        }
-        dir.write("t.lua", &as_script(&body));
-        let out = dir
-            .arena()
-            .args(["check", "t.lua"])
-            .env("ARENA_REFERENCE_DATA", "/nonexistent")
-            .output()
-            .expect("arena runs");
-        assert!(
-            out.status.success(),
-            "README.md:{line}: the example fails `arena check`:\n{}{}\n{}",
-            stdout(&out),
-            stderr(&out),
-            as_script(&body)
-        );
-        checked += 1;
     }
-    assert!(checked >= 6, "{checked} Lua examples");
+    assert!(checked >= 9, "{checked} Lua examples");
 }
 
 /// Splits a shell command line into words (double quotes group, `#` starts a comment).
@@ -115,30 +204,33 @@ fn words(line: &str) -> Vec<String> {
 #[test]
 fn every_arena_command_in_the_readme_parses() {
     let mut parsed = 0;
-    for (lang, line, body) in blocks(&readme()) {
-        if !matches!(lang.as_str(), "sh" | "bash" | "") {
-            continue;
-        }
-        for (i, text) in body.lines().enumerate() {
-            let args = words(text);
-            if args.first().map(String::as_str) != Some("arena") {
+    for (doc, text) in documents() {
+        for (lang, line, body) in blocks(&text) {
+            if !matches!(lang.as_str(), "sh" | "bash" | "") {
                 continue;
             }
-            // `--help` ends the parse after every given word was read: an unknown command or
-            // flag, or a value of the wrong type, is still an error (exit 2).
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
-                .args(&args[1..])
-                .arg("--help")
-                .output()
-                .expect("arena runs");
-            assert!(
-                out.status.success(),
-                "README.md:{}: `{text}` does not parse: {}",
-                line + i,
-                stderr(&out)
-            );
-            parsed += 1;
+            for (i, text) in body.lines().enumerate() {
+                let args = words(text);
+                if args.first().map(String::as_str) != Some("arena") {
+                    continue;
+                }
+                // `--help` ends the parse after every given word was read: an unknown command or
+                // flag, or a value of the wrong type, is still an error (exit 2).
+                let out = std::process::Command::new(env!("CARGO_BIN_EXE_arena"))
+                    .args(&args[1..])
+                    .arg("--help")
+                    .output()
+                    .expect("arena runs");
+                assert!(
+                    out.status.success(),
+                    "{}:{}: `{text}` does not parse: {}",
+                    doc.display(),
+                    line + i,
+                    stderr(&out)
+                );
+                parsed += 1;
+            }
         }
     }
-    assert!(parsed >= 10, "{parsed} command lines");
+    assert!(parsed >= 20, "{parsed} command lines");
 }

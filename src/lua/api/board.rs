@@ -1,10 +1,11 @@
 //! `arena.board`: move extraction, legal moves and board renderings for prompt and parser scripts.
 //!
-//! Positions cross as FEN strings: a script never holds game state (DESIGN.md, principle 1). A
-//! FEN does not always tell a Chess960 position from a standard one (start 518 is the standard
-//! array), so the functions take the game's variant (`ctx.variant`) as an optional last argument;
-//! without it, a FEN whose castling rights only Chess960 has (`HFhf`, or a king off the e-file
-//! with rights) is read as Chess960, any other as standard chess.
+//! Positions cross as FEN strings: a script never holds game state (Rust owns state, Lua owns
+//! policy: see ARCHITECTURE.md). A FEN does not always tell a Chess960 position from a standard
+//! one (start 518 is the standard array), so the functions take the game's variant
+//! (`ctx.variant`) as an optional last argument; without it, a FEN whose castling rights only
+//! Chess960 has (`HFhf`, or a king off the e-file with rights) is read as Chess960, any other as
+//! standard chess.
 
 use mlua::{Lua, Table, Value};
 use shakmaty::{CastlingMode, Chess, fen::Fen};
