@@ -473,6 +473,7 @@ function arena.pairing.dutch(t) end
 ---column's `decimals`, default 1) or false (empty).
 ---@class arena.FormatTable
 ---@field title string
+---@field kind? string                          what the table is for programs, snake_case (default "format"; `--format json` prints it)
 ---@field columns string[]
 ---@field rows (string|number|false)[][]
 ---@field notes? string[]                      lines under the table in text output

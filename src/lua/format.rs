@@ -135,10 +135,20 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
                 .unwrap_or(1))
         })
         .collect::<Result<_, mlua::Error>>()?;
+    // A format's own table (a Swiss table, a bracket) is of kind `format` unless it names its
+    // own kind (an experiment's table is `experiment`).
+    let kind = match t.get::<Option<String>>("kind")? {
+        None => "format".to_owned(),
+        Some(k) if !k.is_empty() && crate::table::snake_case(&k) == k => k,
+        Some(k) => {
+            return Err(bad(format!(
+                "table `{title}` has kind `{k}`: a kind is a snake_case name"
+            )));
+        }
+    };
     let mut table = Table {
         title: title.clone(),
-        // A format's own table (a Swiss table, a bracket): its columns are the script's.
-        kind: "format".into(),
+        kind,
         tournament: None,
         columns,
         rows: Vec::new(),

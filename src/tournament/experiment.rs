@@ -448,36 +448,51 @@ impl ArmStatus {
     }
 }
 
-/// The experiment's table for the leaderboard, the report and the end of a run: one row per arm
-/// with the columns `variant`, `null`, `verdict`, `pairs`, `llr`, `lower_bound`, `upper_bound`,
-/// `alpha`, `elo`, `elo_low`, `elo_high`, `p_holm`, and the summary lines as notes.
-pub fn table(design: &Design, status: &ExperimentStatus) -> Table {
-    let mut t = Table::new(
-        "experiment",
-        &[
-            "variant",
-            "null",
-            "verdict",
-            "pairs",
-            "llr",
-            "lower_bound",
-            "upper_bound",
-            "alpha",
-            "elo",
-            "elo_low",
-            "elo_high",
-            "p_holm",
-        ],
-    );
-    // No finite Elo (a score of 0 or 1) shows as empty, and as null in JSON.
+/// The experiment's table for the leaderboard, the report and the end of a run (kind
+/// `experiment`): one row per arm with the columns `variant` (the arm's name), `arm`
+/// (`variant`, or `null_copy` for the exact copy of the baseline), `verdict` (`H0`, `H1` or
+/// `undecided`), `pairs`, `llr`, `lower_bound`, `upper_bound`, `alpha`, `elo`, `elo_low`,
+/// `elo_high`, `p_holm`, and for each of [`METRICS`] the paired difference against the baseline
+/// and its 95 % half width (`illegal_pct_diff`, `illegal_pct_ci95`, ...). The differences need
+/// the stored calls: without them (`differences` is `None`, as inside the format script) their
+/// cells are empty. The summary lines are the notes.
+pub fn table(
+    design: &Design,
+    status: &ExperimentStatus,
+    differences: Option<&Differences>,
+) -> Table {
+    let mut columns: Vec<String> = [
+        "variant",
+        "arm",
+        "verdict",
+        "pairs",
+        "llr",
+        "lower_bound",
+        "upper_bound",
+        "alpha",
+        "elo",
+        "elo_low",
+        "elo_high",
+        "p_holm",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (key, _) in METRICS {
+        columns.push(format!("{key}_diff"));
+        columns.push(format!("{key}_ci95"));
+    }
+    let labels: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new("experiment", &labels).of_kind("experiment");
+    // No finite value (an Elo at a score of 0 or 1, an interval of one unit) shows as empty,
+    // and as null in JSON.
     let num = |v: Option<f64>, d: usize| {
         v.filter(|v| v.is_finite())
             .map_or(Cell::Empty, |v| Cell::Num(v, d))
     };
     for a in &status.arms {
-        t.rows.push(vec![
+        let mut row = vec![
             a.variant.clone().into(),
-            (if a.null { "yes" } else { "no" }).into(),
+            (if a.null { "null_copy" } else { "variant" }).into(),
             a.verdict.name().into(),
             (a.pairs as u32).into(),
             num(a.llr, 3),
@@ -488,7 +503,15 @@ pub fn table(design: &Design, status: &ExperimentStatus) -> Table {
             num(a.elo.map(|e| e.low), 1),
             num(a.elo.map(|e| e.high), 1),
             num(a.p_holm, 4),
-        ]);
+        ];
+        let arm = differences.and_then(|d| d.get(&a.variant));
+        for i in 0..METRICS.len() {
+            let d = arm.and_then(|m| m.get(i).copied().flatten());
+            let places = metric_places(i);
+            row.push(num(d.map(|d| d.mean), places));
+            row.push(num(d.map(|d| d.half), places));
+        }
+        t.rows.push(row);
     }
     for a in &status.arms {
         t.notes.push(a.summary(&design.baseline));
@@ -518,6 +541,46 @@ const FORFEITS: [&str; 5] = [
     "request_rejected",
 ];
 
+/// The protocol figures compared between each arm and the baseline, in order: a stable
+/// snake_case key (the experiment table's columns are `<key>_diff` and `<key>_ci95`) and a label
+/// for people. Seconds per move add up the latency of every call made for a move (retries and
+/// re-asks included): what the arm makes a player wait.
+pub const METRICS: [(&str, &str); 6] = [
+    ("illegal_pct", "illegal moves % of calls"),
+    ("parse_error_pct", "parse errors % of calls"),
+    ("forfeits_per_game", "forfeits per game"),
+    ("tokens_per_move", "tokens per move"),
+    ("seconds_per_move", "seconds per move"),
+    ("cost_per_game_usd", "cost per game (USD)"),
+];
+
+/// Decimals shown for metric `i` of [`METRICS`].
+fn metric_places(i: usize) -> usize {
+    if METRICS[i].0 == "cost_per_game_usd" {
+        6
+    } else {
+        2
+    }
+}
+
+/// One protocol figure of one arm against the baseline, over the units both have it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Difference {
+    /// Mean paired difference, arm minus baseline.
+    pub mean: f64,
+    /// Half width of its 95 % normal interval (NaN over a single unit).
+    pub half: f64,
+    /// Units the difference is over.
+    pub units: usize,
+    /// The arm's mean over those units.
+    pub arm_mean: f64,
+    /// The baseline's mean over those units.
+    pub baseline_mean: f64,
+}
+
+/// Each arm's [`Difference`]s in [`METRICS`] order (`None` where no unit has the figure).
+pub type Differences = BTreeMap<String, Vec<Option<Difference>>>;
+
 /// One player's protocol figures over the games of one unit.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Protocol {
@@ -526,6 +589,7 @@ struct Protocol {
     parse_errors: f64,
     forfeits: f64,
     tokens: f64,
+    latency_ms: f64,
     moves: f64,
     usd: f64,
     games: f64,
@@ -533,26 +597,18 @@ struct Protocol {
 
 impl Protocol {
     /// The figures compared, in [`METRICS`] order; `None` where the denominator is zero.
-    fn values(&self) -> [Option<f64>; 5] {
+    fn values(&self) -> [Option<f64>; METRICS.len()] {
         let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
         [
             ratio(100.0 * self.illegal, self.calls),
             ratio(100.0 * self.parse_errors, self.calls),
             ratio(self.forfeits, self.games),
             ratio(self.tokens, self.moves),
+            ratio(self.latency_ms / 1000.0, self.moves),
             ratio(self.usd, self.games),
         ]
     }
 }
-
-/// The protocol figures compared between each arm and the baseline.
-const METRICS: [&str; 5] = [
-    "illegal moves % of calls",
-    "parse errors % of calls",
-    "forfeits per game",
-    "tokens per move",
-    "cost per game (USD)",
-];
 
 /// Mean and 95 % half width of paired differences (normal approximation).
 fn mean_interval(d: &[f64]) -> Option<(f64, f64)> {
@@ -570,19 +626,17 @@ fn mean_interval(d: &[f64]) -> Option<(f64, f64)> {
     Some((mean, half))
 }
 
-/// The `experiment protocol` table: for each arm against the baseline, the paired difference
-/// (arm minus baseline) of the illegal-move rate, the parse-error rate, forfeits per game,
-/// tokens per move and cost per game, with 95 % intervals. The pairing is the test's: head to
-/// head the arm's and the baseline's figures in the same game pair; against common opponents the
-/// arm's pair and the baseline's pair on the same cell and opponent. Figures are per unit, and
-/// the interval is the normal one over units (units where a rate has no denominator are left out
-/// of that rate). Latency is not compared here (the stored call summaries carry none).
-pub fn metrics_table(
+/// For each arm against the baseline, the paired difference (arm minus baseline) of every figure
+/// of [`METRICS`], with its 95 % interval. The pairing is the test's: head to head the arm's and
+/// the baseline's figures in the same game pair; against common opponents the arm's pair and the
+/// baseline's pair on the same cell and opponent. Figures are per unit, and the interval is the
+/// normal one over units (units where a rate has no denominator are left out of that rate).
+pub fn differences(
     design: &Design,
     games: &[&GameRow],
     calls: &[CallSummary],
     prices: &PriceTable,
-) -> Table {
+) -> Differences {
     // Figures by (cell, player, opponent).
     let mut by_game: BTreeMap<i64, (u32, String, String)> = BTreeMap::new();
     let mut figures: BTreeMap<(u32, String, String), Protocol> = BTreeMap::new();
@@ -624,6 +678,7 @@ pub fn metrics_table(
             f.parse_errors += 1.0;
         }
         f.tokens += (c.prompt_tokens.unwrap_or(0) + c.completion_tokens.unwrap_or(0)) as f64;
+        f.latency_ms += c.latency_ms as f64;
         f.usd += c.cost(prices).usd.unwrap_or(0.0);
         if plies
             .entry((c.game_id, c.player.clone()))
@@ -633,20 +688,8 @@ pub fn metrics_table(
             f.moves += 1.0;
         }
     }
-    let mut t = Table::new(
-        "experiment protocol",
-        &[
-            "variant",
-            "metric",
-            "difference",
-            "ci95",
-            "units",
-            "variant_mean",
-            "baseline_mean",
-        ],
-    );
     let last_cell = figures.keys().map(|k| k.0).max().unwrap_or(0);
-    let mut notes = Vec::new();
+    let mut out = Differences::new();
     for arm in design.arms() {
         let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); METRICS.len()];
         let mut sums = vec![(0.0, 0.0); METRICS.len()];
@@ -679,24 +722,65 @@ pub fn metrics_table(
                 }
             }
         }
-        let figure = |i: usize| mean_interval(&diffs[i]);
+        let figures = (0..METRICS.len())
+            .map(|i| {
+                let (mean, half) = mean_interval(&diffs[i])?;
+                let n = diffs[i].len() as f64;
+                Some(Difference {
+                    mean,
+                    half,
+                    units: diffs[i].len(),
+                    arm_mean: sums[i].0 / n,
+                    baseline_mean: sums[i].1 / n,
+                })
+            })
+            .collect();
+        out.insert(arm.to_string(), figures);
+    }
+    out
+}
+
+/// The `experiment protocol` table (kind `experiment_protocol`): one row per arm and figure of
+/// [`METRICS`] with the paired difference, its 95 % half width, the units it is over and both
+/// sides' means, and one note per arm (`listed vs plain: illegal moves -27.0 % ± 4.1; ...`).
+pub fn metrics_table(design: &Design, differences: &Differences) -> Table {
+    let mut t = Table::new(
+        "experiment protocol",
+        &[
+            "variant",
+            "metric",
+            "difference",
+            "ci95",
+            "units",
+            "variant_mean",
+            "baseline_mean",
+        ],
+    )
+    .of_kind("experiment_protocol");
+    let mut notes = Vec::new();
+    for arm in design.arms() {
+        let Some(figures) = differences.get(arm) else {
+            continue;
+        };
         let mut line = format!("{arm} vs {}:", design.baseline);
-        if let Some((m, h)) = figure(0) {
-            line += &format!(" illegal moves {m:+.1} % ± {h:.1};");
+        if let Some(d) = figures[0] {
+            line += &format!(" illegal moves {:+.1} % ± {:.1};", d.mean, d.half);
         }
-        if let Some((m, h)) = figure(1) {
-            line += &format!(" parse errors {m:+.1} % ± {h:.1};");
+        if let Some(d) = figures[1] {
+            line += &format!(" parse errors {:+.1} % ± {:.1};", d.mean, d.half);
         }
-        if let Some((m, h)) = figure(4) {
-            line += &format!(" cost per game {m:+.4} USD ± {h:.4}");
+        if let Some(d) = figures[4] {
+            line += &format!(" seconds per move {:+.2} ± {:.2};", d.mean, d.half);
         }
-        notes.push(line);
-        for (i, metric) in METRICS.iter().enumerate() {
-            let Some((mean, half)) = figure(i) else {
+        if let Some(d) = figures[5] {
+            line += &format!(" cost per game {:+.4} USD ± {:.4}", d.mean, d.half);
+        }
+        notes.push(line.trim_end_matches(';').to_string());
+        for (i, (_, label)) in METRICS.iter().enumerate() {
+            let Some(d) = figures[i] else {
                 continue;
             };
-            let n = diffs[i].len() as f64;
-            let places = if i == 4 { 6 } else { 2 };
+            let places = metric_places(i);
             let num = |v: f64| {
                 if v.is_finite() {
                     Cell::Num(v, places)
@@ -706,19 +790,18 @@ pub fn metrics_table(
             };
             t.rows.push(vec![
                 arm.into(),
-                (*metric).into(),
-                num(mean),
-                num(half),
-                (diffs[i].len() as u32).into(),
-                num(sums[i].0 / n),
-                num(sums[i].1 / n),
+                (*label).into(),
+                num(d.mean),
+                num(d.half),
+                d.units.into(),
+                num(d.arm_mean),
+                num(d.baseline_mean),
             ]);
         }
     }
     t.notes = notes;
     t.notes.push(format!(
-        "paired differences (variant minus {}) per game pair with 95 % normal intervals; \
-         latency is not compared",
+        "paired differences (variant minus {}) per game pair with 95 % normal intervals",
         design.baseline
     ));
     t

@@ -29,6 +29,9 @@ pub enum StandingsError {
     /// The format's `standings` hook failed.
     #[error("the format's standings: {0}")]
     Format(#[from] ScriptError),
+    /// An experiment's stored design or games are unusable.
+    #[error(transparent)]
+    Experiment(#[from] super::experiment::ExperimentError),
 }
 
 /// The tables `tournament`'s format makes of its stored games; none when no game has started
@@ -47,14 +50,22 @@ pub fn stored_standings(
         return Ok(Vec::new());
     };
     let mut tables = stored.format.standings(&stored.state)?;
-    // An experiment adds its paired protocol differences, which need the stored calls.
+    // An experiment's table gains the paired protocol differences, which need the stored calls
+    // (the format script sees only the games), and a table of their details.
     if let Some(design) = super::experiment::design_of(&stored.state) {
-        tables.push(super::experiment::metrics_table(
+        let differences = super::experiment::differences(
             &design,
             &crate::store::current_attempts(&stored.games),
             &store.call_summaries(tournament.id)?,
             &stored.prices,
-        ));
+        );
+        let status = super::experiment::status_of(&design, &stored.state)?;
+        let table = super::experiment::table(&design, &status, Some(&differences));
+        match tables.iter_mut().find(|t| t.kind == "experiment") {
+            Some(t) => *t = table,
+            None => tables.push(table),
+        }
+        tables.push(super::experiment::metrics_table(&design, &differences));
     }
     Ok(tables)
 }

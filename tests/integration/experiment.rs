@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use arena::store::GameStatus;
 
-use crate::common::{TestDir, fake_openai_with, open_store, stderr, stdout};
+use crate::{
+    common::{TestDir, fake_openai_with, json_rows, open_store, stderr, stdout},
+    ratings::{assert_valid, json_schema},
+};
 
 #[test]
 fn listing_the_legal_moves_reaches_h1_and_the_null_copy_does_not() {
@@ -45,7 +48,7 @@ return arena.experiment {{
     let line = text
         .lines()
         .find(|l| l.starts_with("listed vs plain:"))
-        .unwrap_or_else(|| panic!("no verdict line:\n{text}"));
+        .unwrap_or_else(|| panic!("no verdict line:\n{text}\n{err}"));
     assert!(line.contains("H1 (better)"), "{line}");
     let null = text
         .lines()
@@ -54,7 +57,8 @@ return arena.experiment {{
     assert!(!null.contains("H1"), "{null}");
     assert!(text.contains("experiment over"), "{text}");
 
-    // The leaderboard's JSON has the experiment's table, one object per arm.
+    // The leaderboard's JSON has the experiment's table, one object per arm, and it follows
+    // the published schema.
     let lb = dir
         .arena()
         .args(["leaderboard", "--db", "t.db", "--format", "json"])
@@ -62,33 +66,39 @@ return arena.experiment {{
         .unwrap();
     let json: serde_json::Value =
         serde_json::from_slice(&lb.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&lb)));
-    // Tables are keyed `<tournament> · <table>`.
-    let rows = json
-        .as_object()
-        .and_then(|o| o.iter().find(|(k, _)| k.ends_with("experiment")))
-        .and_then(|(_, v)| v.as_array().cloned())
+    assert_valid(&json_schema(), &json, "arena leaderboard --format json");
+    let table = json["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["kind"] == "experiment"))
         .unwrap_or_else(|| panic!("no experiment table in {json}"));
+    assert_eq!(table["tournament"], "does-the-list-help");
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
     let listed = rows.iter().find(|r| r["variant"] == "listed").unwrap();
+    assert_eq!(listed["arm"], "variant");
     assert_eq!(listed["verdict"], "H1");
     assert!(listed["llr"].as_f64().unwrap() >= listed["upper_bound"].as_f64().unwrap());
+    assert!(listed["lower_bound"].as_f64().unwrap() < 0.0);
+    assert!(listed["pairs"].as_u64().unwrap() > 0);
+    // Listing the moves removes the illegal answers: the difference and its whole interval
+    // are below zero.
+    let (d, ci) = (
+        listed["illegal_pct_diff"].as_f64().unwrap(),
+        listed["illegal_pct_ci95"].as_f64().unwrap(),
+    );
+    assert!(d + ci < 0.0, "{listed}");
+    assert!(listed["seconds_per_move_diff"].is_number(), "{listed}");
     let null_row = rows.iter().find(|r| r["variant"] == "plain-null").unwrap();
+    assert_eq!(null_row["arm"], "null_copy");
     assert_ne!(null_row["verdict"], "H1");
 
-    // The protocol differences: listing the moves removes the illegal answers.
-    let protocol = json
-        .as_object()
-        .and_then(|o| o.iter().find(|(k, _)| k.ends_with("experiment protocol")))
-        .and_then(|(_, v)| v.as_array().cloned())
-        .unwrap_or_else(|| panic!("no protocol table in {json}"));
+    // The protocol details: one row per arm and metric.
+    let protocol = json_rows(&json, "experiment_protocol");
     let illegal = protocol
         .iter()
         .find(|r| r["variant"] == "listed" && r["metric"] == "illegal moves % of calls")
         .unwrap_or_else(|| panic!("{protocol:?}"));
-    let (d, ci) = (
-        illegal["difference"].as_f64().unwrap(),
-        illegal["ci95"].as_f64().unwrap(),
-    );
-    assert!(d + ci < 0.0, "{illegal}");
+    assert_eq!(illegal["difference"].as_f64(), Some(d));
     assert!(text.contains("listed vs plain: illegal moves -"), "{text}");
 
     // Stored games: per round, every arm met the same partner on the same opening, the arm

@@ -116,7 +116,7 @@ fn the_same_games_rate_the_same_at_concurrency_1_and_8() {
 }
 
 /// The schema of `--format json` (docs/schema/tables.schema.json), compiled.
-fn json_schema() -> jsonschema::Validator {
+pub(crate) fn json_schema() -> jsonschema::Validator {
     schema("tables.schema.json")
 }
 
@@ -132,7 +132,8 @@ fn schema(name: &str) -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
 }
 
-fn assert_valid(validator: &jsonschema::Validator, doc: &serde_json::Value, what: &str) {
+/// Fails with every schema error when `doc` does not follow `validator`'s schema.
+pub(crate) fn assert_valid(validator: &jsonschema::Validator, doc: &serde_json::Value, what: &str) {
     let errors: Vec<String> = validator
         .iter_errors(doc)
         .map(|e| format!("{} at {}", e, e.instance_path()))

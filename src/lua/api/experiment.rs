@@ -227,7 +227,7 @@ struct GameIn {
 }
 
 /// `arena.experiment_status(state)`: `{ finished = reason | nil, next_cell = n, active = {names},
-/// table = {title, columns, rows, notes, decimals} }`.
+/// table = {title, kind, columns, rows, notes, decimals} }`.
 fn status(lua: &Lua, state: Value) -> mlua::Result<Table> {
     let state: StateIn = lua.from_value(state)?;
     let design: Design = state
@@ -271,9 +271,10 @@ fn status(lua: &Lua, state: Value) -> mlua::Result<Table> {
             .map(|a| a.variant.clone()),
     )?;
     out.set("active", active)?;
-    let table = experiment::table(&design, &s);
+    let table = experiment::table(&design, &s, None);
     let t = lua.create_table()?;
     t.set("title", table.title.as_str())?;
+    t.set("kind", table.kind.as_str())?;
     t.set("columns", table.columns.clone())?;
     let decimals = lua.create_table()?;
     let rows = lua.create_table()?;
