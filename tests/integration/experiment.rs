@@ -15,33 +15,7 @@ use crate::{
 fn listing_the_legal_moves_reaches_h1_and_the_null_copy_does_not() {
     let fake = fake_openai_with(0, &["--blind-illegal", "0.3"]);
     let dir = TestDir::new();
-    dir.write(
-        "exp.lua",
-        &format!(
-            r#"local function fake(name, listed)
-  -- One attempt per move: an illegal answer forfeits the game.
-  return arena.llm {{ name = name, model = "fake", base_url = "{url}", mode = "blitz",
-    options = {{ legal_moves = listed, max_attempts = 1 }} }}
-end
-return arena.experiment {{
-  name = "does-the-list-help",
-  baseline = fake("plain", false),
-  variants = {{ fake("listed", true) }},
-  openings = {{ fens = {{
-    "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
-    "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1",
-    "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1",
-  }} }},
-  sprt = {{ elo0 = 0, elo1 = 40, alpha = 0.01, beta = 0.05, model = "logistic" }},
-  null = true,
-  max_pairs = 60,
-  max_plies = 60,
-  seed = 5,
-  concurrency = 4,
-}}"#,
-            url = fake.url
-        ),
-    );
+    write_experiment(&dir, &fake.url);
     let out = dir.run("exp.lua");
     let (text, err) = (stdout(&out), stderr(&out));
     assert!(out.status.success(), "{text}\n{err}");
@@ -139,4 +113,36 @@ return arena.experiment {{
         }
     }
     assert!(paired_cells >= 2, "{openings:?}");
+}
+
+/// Writes `exp.lua`: `plain` (no list of legal moves) against `listed`, head to head on three
+/// openings, with a null copy, against the fake server at `url`.
+pub(crate) fn write_experiment(dir: &TestDir, url: &str) {
+    dir.write(
+        "exp.lua",
+        &format!(
+            r#"local function fake(name, listed)
+  -- One attempt per move: an illegal answer forfeits the game.
+  return arena.llm {{ name = name, model = "fake", base_url = "{url}", mode = "blitz",
+    options = {{ legal_moves = listed, max_attempts = 1 }} }}
+end
+return arena.experiment {{
+  name = "does-the-list-help",
+  baseline = fake("plain", false),
+  variants = {{ fake("listed", true) }},
+  openings = {{ fens = {{
+    "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+    "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1",
+    "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1",
+  }} }},
+  sprt = {{ elo0 = 0, elo1 = 40, alpha = 0.01, beta = 0.05, model = "logistic" }},
+  null = true,
+  max_pairs = 60,
+  max_plies = 60,
+  seed = 5,
+  concurrency = 4,
+}}"#,
+            url = url
+        ),
+    );
 }
