@@ -281,6 +281,7 @@ mod tests {
             white: white.into(),
             black: black.into(),
             result: Some(result.into()),
+            script_hash: None,
         }
     }
 

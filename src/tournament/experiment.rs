@@ -17,6 +17,10 @@
 //! new cells. Random movers take their seed from the round (see `pair_seeds` in the settings), so
 //! an arm's game and the baseline's game against a random opponent see the same random moves.
 //!
+//! An arm's evidence is one version of the scripts: after a hot reload that changes them, the
+//! arm counts only units whose games all started under the newest scripts and sets the earlier
+//! ones aside (see [`ArmStatus::set_aside`]).
+//!
 //! With several variants the family-wise error is held at alpha by Holm's step-down in its
 //! sequential form (Bartroff and Lai): every variant's test starts at `alpha / m`, and each H1
 //! accepted relaxes the others to `alpha / (m - accepted)`. The null copy is not in the family:
@@ -208,8 +212,16 @@ pub struct ArmStatus {
     pub elo: Option<EloDifference>,
     /// Fixed size: Holm-adjusted one-sided p-value of "no better".
     pub p_holm: Option<f64>,
-    /// Cells scheduled for the arm so far.
+    /// Cells scheduled for the arm so far under its current scripts (what the cap counts).
     pub cells: u32,
+    /// Finished units set aside because they ran under older scripts. A reload that changes the
+    /// scripts ends the evidence of every arm still playing: arena cannot tell which files a
+    /// variant's prompt, mode or parser read (modules require each other as they run), and
+    /// mixing two versions in one arm would test neither. An arm counts only the units whose
+    /// games (and, against common opponents, the baseline's paired games) all started under the
+    /// newest scripts any of its games started under; older and mixed units are set aside here.
+    /// An arm decided before the change gets no new games, so its verdict stands.
+    pub set_aside: u64,
     /// Whether the arm gets new cells.
     pub active: bool,
 }
@@ -256,8 +268,28 @@ pub fn status_of(
 ) -> Result<ExperimentStatus, ExperimentError> {
     // Score of `player` against `opponent` in `round`, keyed (round, player, opponent).
     let mut scores: Scores = BTreeMap::new();
+    // The scripts each game ran under, keyed as `scores`, and each player's newest scripts.
+    let mut scripts: BTreeMap<(u32, String, String), Option<String>> = BTreeMap::new();
+    let mut newest: BTreeMap<&str, (u32, u32, &str)> = BTreeMap::new();
     let mut last_round = 0;
     for g in &state.games {
+        scripts.insert(
+            (g.round, g.white.clone(), g.black.clone()),
+            g.script_hash.clone(),
+        );
+        scripts.insert(
+            (g.round, g.black.clone(), g.white.clone()),
+            g.script_hash.clone(),
+        );
+        if let Some(hash) = g.script_hash.as_deref() {
+            for player in [&g.white, &g.black] {
+                let at = (g.round, g.index, hash);
+                let entry = newest.entry(player.as_str()).or_insert(at);
+                if (at.0, at.1) > (entry.0, entry.1) {
+                    *entry = at;
+                }
+            }
+        }
         last_round = last_round.max(g.round);
         let (white, black) = match g.result.as_deref() {
             Some("1-0") => (Some(1.0), Some(0.0)),
@@ -282,16 +314,33 @@ pub fn status_of(
     let scheduled = |cell: u32, player: &str, opponent: &str| -> bool {
         scores.contains_key(&(2 * cell - 1, player.to_string(), opponent.to_string()))
     };
+    // Whether both games of a pair ran under `current` scripts (a game from before the scripts
+    // were stored, with no hash, counts as current).
+    let under = |cell: u32, player: &str, opponent: &str, current: Option<&str>| -> bool {
+        [2 * cell - 1, 2 * cell].into_iter().all(|round| {
+            match scripts
+                .get(&(round, player.to_string(), opponent.to_string()))
+                .and_then(Option::as_deref)
+            {
+                Some(hash) => current.is_none_or(|c| c == hash),
+                None => true,
+            }
+        })
+    };
     let unit = design.unit();
     let cap = design.cap();
     let sprt = design.sprt.as_ref().map(SprtSpec::sprt).transpose()?;
 
-    // Each arm's units in cell order, up to the first cell not finished, and its cells.
-    let mut evidence: Vec<(Vec<Counts>, u32)> = Vec::new();
+    // Each arm's units in cell order, up to the first cell not finished, its cells, and the
+    // units set aside because they ran under older scripts. An arm's evidence is one version of
+    // the scripts: the newest its games started under (see `set_aside` in [`ArmStatus`]).
+    let mut evidence: Vec<(Vec<Counts>, u32, u64)> = Vec::new();
     for arm in design.arms() {
+        let current = newest.get(arm).map(|n| n.2);
         let mut steps = Vec::new();
         let mut counts = Counts::new(unit);
         let mut cells = 0;
+        let mut set_aside = 0;
         let mut complete = true;
         for cell in 1..=cells_played {
             let opponents: Vec<&str> = if design.opponents.is_empty() {
@@ -302,8 +351,8 @@ pub fn status_of(
             if !opponents.iter().any(|o| scheduled(cell, arm, o)) {
                 continue;
             }
-            cells += 1;
-            for opponent in opponents {
+            let mut old = 0;
+            for opponent in &opponents {
                 if !complete {
                     break;
                 }
@@ -312,18 +361,33 @@ pub fn status_of(
                     break;
                 };
                 if design.opponents.is_empty() {
+                    if !under(cell, arm, opponent, current) {
+                        old += 1;
+                        continue;
+                    }
                     counts.add_pair(a.0, a.1)?;
                 } else {
                     let Some(b) = pair(cell, &design.baseline, opponent) else {
                         complete = false;
                         break;
                     };
+                    if !under(cell, arm, opponent, current)
+                        || !under(cell, &design.baseline, opponent, current)
+                    {
+                        old += 1;
+                        continue;
+                    }
                     counts.add_difference(a, b)?;
                 }
                 steps.push(counts.clone());
             }
+            set_aside += old;
+            // A cell wholly from older scripts does not count toward the cap.
+            if old < opponents.len() as u64 {
+                cells += 1;
+            }
         }
-        evidence.push((steps, cells));
+        evidence.push((steps, cells, set_aside));
     }
 
     // Sequential Holm: rerun the variants' tests until the number of H1s is stable.
@@ -334,7 +398,7 @@ pub fn status_of(
         arms = Vec::new();
         for (i, arm) in design.arms().into_iter().enumerate() {
             let null = i >= family;
-            let (steps, cells) = &evidence[i];
+            let (steps, cells, set_aside) = &evidence[i];
             let alpha = sprt.map(|s| {
                 if null {
                     s.alpha
@@ -376,6 +440,7 @@ pub fn status_of(
                 elo: sprt::elo_difference(&counts).ok(),
                 p_holm: None,
                 cells: *cells,
+                set_aside: *set_aside,
                 active: verdict == Verdict::Undecided && cells * design.units_per_cell() < cap,
             });
         }
@@ -391,7 +456,7 @@ pub fn status_of(
     if sprt.is_none() {
         let p: Vec<f64> = evidence[..family]
             .iter()
-            .map(|(steps, _)| steps.last().map_or(1.0, sprt::p_value_better))
+            .map(|(steps, _, _)| steps.last().map_or(1.0, sprt::p_value_better))
             .collect();
         for (arm, p) in arms.iter_mut().zip(sprt::holm(&p)) {
             arm.p_holm = Some(p);
@@ -440,6 +505,12 @@ impl ArmStatus {
         }
         if let Some(p) = self.p_holm {
             line += &format!(", Holm p = {p:.3}");
+        }
+        if self.set_aside > 0 {
+            line += &format!(
+                "; evidence restarted after a script change ({} earlier pairs set aside)",
+                self.set_aside
+            );
         }
         if self.null {
             line += " (null copy: the noise floor)";
@@ -914,6 +985,7 @@ mod tests {
             white: white.into(),
             black: black.into(),
             result: result.map(String::from),
+            script_hash: None,
         }
     }
 
@@ -945,6 +1017,44 @@ mod tests {
                 .summary("plain")
                 .starts_with("listed vs plain: H1 (better) after")
         );
+    }
+
+    #[test]
+    fn a_script_change_sets_the_earlier_pairs_aside() {
+        let d = design(&[]);
+        let mut games = head_to_head(5);
+        // Cells 1 to 3 ran under scripts `a`, then a reload: cells 4 and 5 under `b`, where
+        // listed only draws.
+        for g in &mut games {
+            let late = g.round > 6;
+            g.script_hash = Some(if late { "b" } else { "a" }.into());
+            if late && (g.white == "listed" || g.black == "listed") {
+                g.result = Some("1/2-1/2".into());
+            }
+        }
+        let s = status(&state(&d, games.clone())).unwrap();
+        let listed = &s.arms[0];
+        assert_eq!((listed.pairs, listed.set_aside), (2, 3), "{listed:?}");
+        assert_eq!(listed.counts, vec![0, 0, 2, 0, 0]);
+        assert_eq!(listed.verdict, Verdict::Undecided);
+        assert!(
+            listed
+                .summary("plain")
+                .contains("evidence restarted after a script change (3 earlier pairs set aside)"),
+            "{}",
+            listed.summary("plain")
+        );
+        // A cell half under each version counts for neither.
+        games[12].script_hash = Some("a".into());
+        let s = status(&state(&d, games.clone())).unwrap();
+        assert_eq!((s.arms[0].pairs, s.arms[0].set_aside), (1, 4));
+        // The same scripts throughout: nothing is set aside.
+        for g in &mut games {
+            g.script_hash = Some("a".into());
+        }
+        let s = status(&state(&d, games)).unwrap();
+        assert_eq!(s.arms[0].set_aside, 0);
+        assert_eq!(s.arms[0].pairs, 5);
     }
 
     #[test]

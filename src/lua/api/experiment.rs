@@ -224,6 +224,8 @@ struct GameIn {
     black: String,
     #[serde(default)]
     result: Option<String>,
+    #[serde(default)]
+    script_hash: Option<String>,
 }
 
 /// `arena.experiment_status(state)`: `{ finished = reason | nil, next_cell = n, active = {names},
@@ -250,6 +252,7 @@ fn status(lua: &Lua, state: Value) -> mlua::Result<Table> {
                 white: g.white,
                 black: g.black,
                 result: g.result,
+                script_hash: g.script_hash,
             })
             .collect(),
         games_per_pair: 2,
