@@ -10,7 +10,7 @@ use arena::{
     lua::LuaHost,
     store::{Store, TournamentRow},
     table::Table,
-    tournament::standings::stored_standings,
+    tournament::standings::{StoredExperiment, stored_experiment, stored_standings},
 };
 
 /// `tournaments/quickstart.lua` stores into `quickstart.db`.
@@ -79,6 +79,15 @@ pub(super) fn format_tables(store: &Store, tournament: &TournamentRow) -> Vec<Ta
             Vec::new()
         }
     }
+}
+
+/// `tournament`'s experiment for the report's charts, or none (with a warning when it cannot be
+/// read: the format tables say why too).
+pub(super) fn experiment(store: &Store, tournament: &TournamentRow) -> Option<StoredExperiment> {
+    stored_experiment(store, &LuaHost, tournament).unwrap_or_else(|e| {
+        tracing::debug!("no experiment charts for `{}`: {e}", tournament.name);
+        None
+    })
 }
 
 /// How this process takes part when several share one store (`--db postgres://...`).

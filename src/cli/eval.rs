@@ -59,6 +59,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
             let selection = Selection {
                 tournaments: Vec::new(),
                 format_tables: Default::default(),
+                experiments: Default::default(),
                 eval_runs: store
                     .eval_runs()?
                     .into_iter()

@@ -123,6 +123,9 @@ pub(super) fn write(store: &Store, selection: &Selection, out: &Path) -> Result<
     for t in &selection.tournaments {
         let tables = super::common::format_tables(store, t);
         selection.format_tables.insert(t.id, tables);
+        if let Some(experiment) = super::common::experiment(store, t) {
+            selection.experiments.insert(t.id, experiment);
+        }
     }
     let (page, stats) = html::build(store, &selection)?;
     let tmp = out.with_extension(format!("html.{}-{n}.tmp", std::process::id()));

@@ -108,8 +108,7 @@ impl FormatScript {
 
 /// One table a `standings` hook returned: `columns` as names, `rows` as lists of cells (a
 /// string is text, an integer a whole number, a float a number shown with the column's
-/// `decimals`, default 1, and `false` an empty cell), and an optional `kind`, the table's stable
-/// name in JSON (snake_case; `format` when absent).
+/// `decimals`, default 1, and `false` an empty cell).
 fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
     let bad = |m: String| ScriptError::bare(format!("`{module}.standings`: {m}"));
     let Value::Table(t) = value else {
@@ -136,19 +135,17 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
                 .unwrap_or(1))
         })
         .collect::<Result<_, mlua::Error>>()?;
-    // A format's own table (a Swiss table, a bracket) is of kind `format` unless it names its own.
-    let kind = t
-        .get::<Option<String>>("kind")?
-        .unwrap_or_else(|| "format".into());
-    if kind.is_empty()
-        || !kind
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-    {
-        return Err(bad(format!(
-            "table `{title}`: kind `{kind}` is not a snake_case name"
-        )));
-    }
+    // A format's own table (a Swiss table, a bracket) is of kind `format` unless it names its
+    // own kind (an experiment's table is `experiment`).
+    let kind = match t.get::<Option<String>>("kind")? {
+        None => "format".to_owned(),
+        Some(k) if !k.is_empty() && crate::table::snake_case(&k) == k => k,
+        Some(k) => {
+            return Err(bad(format!(
+                "table `{title}` has kind `{k}`: a kind is a snake_case name"
+            )));
+        }
+    };
     let mut table = Table {
         title: title.clone(),
         kind,
@@ -284,6 +281,7 @@ mod tests {
             white: white.into(),
             black: black.into(),
             result: Some(result.into()),
+            script_hash: None,
         }
     }
 

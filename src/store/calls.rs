@@ -238,6 +238,8 @@ pub struct CallSummary {
     pub details: UsageDetails,
     /// What the reply led to, if it was used.
     pub outcome: Option<String>,
+    /// How long the provider took to answer, in milliseconds.
+    pub latency_ms: u64,
 }
 
 impl CallSummary {
@@ -569,7 +571,7 @@ impl Store {
             .prepare_cached(
                 "SELECT c.game_id, c.ply, c.player, c.model, c.prompt_tokens, c.completion_tokens,
                      c.outcome, c.cached_tokens, c.cache_write_tokens, c.reasoning_tokens,
-                     c.provider_cost_usd, c.cost_details_json
+                     c.provider_cost_usd, c.cost_details_json, c.latency_ms
                  FROM llm_calls c JOIN games g ON g.id = c.game_id
                  WHERE g.tournament_id = ?1 AND g.status = 'finished'
                  ORDER BY c.game_id, c.ply, c.seq",
@@ -586,6 +588,7 @@ impl Store {
                     completion_tokens: get_opt_u64(r, 5)?,
                     details: UsageDetails::read(r, 7)?,
                     outcome: r.get(6)?,
+                    latency_ms: get_u64(r, 12)?,
                 })
             })
             .context(what)?;

@@ -391,6 +391,7 @@ fn schedule_all(
                         white: p.white,
                         black: p.black,
                         result: None,
+                        script_hash: None,
                     });
                 }
             }

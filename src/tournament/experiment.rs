@@ -17,6 +17,10 @@
 //! new cells. Random movers take their seed from the round (see `pair_seeds` in the settings), so
 //! an arm's game and the baseline's game against a random opponent see the same random moves.
 //!
+//! An arm's evidence is one version of the scripts: after a hot reload that changes them, the
+//! arm counts only units whose games all started under the newest scripts and sets the earlier
+//! ones aside (see [`ArmStatus::set_aside`]).
+//!
 //! With several variants the family-wise error is held at alpha by Holm's step-down in its
 //! sequential form (Bartroff and Lai): every variant's test starts at `alpha / m`, and each H1
 //! accepted relaxes the others to `alpha / (m - accepted)`. The null copy is not in the family:
@@ -208,8 +212,16 @@ pub struct ArmStatus {
     pub elo: Option<EloDifference>,
     /// Fixed size: Holm-adjusted one-sided p-value of "no better".
     pub p_holm: Option<f64>,
-    /// Cells scheduled for the arm so far.
+    /// Cells scheduled for the arm so far under its current scripts (what the cap counts).
     pub cells: u32,
+    /// Finished units set aside because they ran under older scripts. A reload that changes the
+    /// scripts ends the evidence of every arm still playing: arena cannot tell which files a
+    /// variant's prompt, mode or parser read (modules require each other as they run), and
+    /// mixing two versions in one arm would test neither. An arm counts only the units whose
+    /// games (and, against common opponents, the baseline's paired games) all started under the
+    /// newest scripts any of its games started under; older and mixed units are set aside here.
+    /// An arm decided before the change gets no new games, so its verdict stands.
+    pub set_aside: u64,
     /// Whether the arm gets new cells.
     pub active: bool,
 }
@@ -256,8 +268,28 @@ pub fn status_of(
 ) -> Result<ExperimentStatus, ExperimentError> {
     // Score of `player` against `opponent` in `round`, keyed (round, player, opponent).
     let mut scores: Scores = BTreeMap::new();
+    // The scripts each game ran under, keyed as `scores`, and each player's newest scripts.
+    let mut scripts: BTreeMap<(u32, String, String), Option<String>> = BTreeMap::new();
+    let mut newest: BTreeMap<&str, (u32, u32, &str)> = BTreeMap::new();
     let mut last_round = 0;
     for g in &state.games {
+        scripts.insert(
+            (g.round, g.white.clone(), g.black.clone()),
+            g.script_hash.clone(),
+        );
+        scripts.insert(
+            (g.round, g.black.clone(), g.white.clone()),
+            g.script_hash.clone(),
+        );
+        if let Some(hash) = g.script_hash.as_deref() {
+            for player in [&g.white, &g.black] {
+                let at = (g.round, g.index, hash);
+                let entry = newest.entry(player.as_str()).or_insert(at);
+                if (at.0, at.1) > (entry.0, entry.1) {
+                    *entry = at;
+                }
+            }
+        }
         last_round = last_round.max(g.round);
         let (white, black) = match g.result.as_deref() {
             Some("1-0") => (Some(1.0), Some(0.0)),
@@ -282,16 +314,33 @@ pub fn status_of(
     let scheduled = |cell: u32, player: &str, opponent: &str| -> bool {
         scores.contains_key(&(2 * cell - 1, player.to_string(), opponent.to_string()))
     };
+    // Whether both games of a pair ran under `current` scripts (a game from before the scripts
+    // were stored, with no hash, counts as current).
+    let under = |cell: u32, player: &str, opponent: &str, current: Option<&str>| -> bool {
+        [2 * cell - 1, 2 * cell].into_iter().all(|round| {
+            match scripts
+                .get(&(round, player.to_string(), opponent.to_string()))
+                .and_then(Option::as_deref)
+            {
+                Some(hash) => current.is_none_or(|c| c == hash),
+                None => true,
+            }
+        })
+    };
     let unit = design.unit();
     let cap = design.cap();
     let sprt = design.sprt.as_ref().map(SprtSpec::sprt).transpose()?;
 
-    // Each arm's units in cell order, up to the first cell not finished, and its cells.
-    let mut evidence: Vec<(Vec<Counts>, u32)> = Vec::new();
+    // Each arm's units in cell order, up to the first cell not finished, its cells, and the
+    // units set aside because they ran under older scripts. An arm's evidence is one version of
+    // the scripts: the newest its games started under (see `set_aside` in [`ArmStatus`]).
+    let mut evidence: Vec<(Vec<Counts>, u32, u64)> = Vec::new();
     for arm in design.arms() {
+        let current = newest.get(arm).map(|n| n.2);
         let mut steps = Vec::new();
         let mut counts = Counts::new(unit);
         let mut cells = 0;
+        let mut set_aside = 0;
         let mut complete = true;
         for cell in 1..=cells_played {
             let opponents: Vec<&str> = if design.opponents.is_empty() {
@@ -302,8 +351,8 @@ pub fn status_of(
             if !opponents.iter().any(|o| scheduled(cell, arm, o)) {
                 continue;
             }
-            cells += 1;
-            for opponent in opponents {
+            let mut old = 0;
+            for opponent in &opponents {
                 if !complete {
                     break;
                 }
@@ -312,18 +361,33 @@ pub fn status_of(
                     break;
                 };
                 if design.opponents.is_empty() {
+                    if !under(cell, arm, opponent, current) {
+                        old += 1;
+                        continue;
+                    }
                     counts.add_pair(a.0, a.1)?;
                 } else {
                     let Some(b) = pair(cell, &design.baseline, opponent) else {
                         complete = false;
                         break;
                     };
+                    if !under(cell, arm, opponent, current)
+                        || !under(cell, &design.baseline, opponent, current)
+                    {
+                        old += 1;
+                        continue;
+                    }
                     counts.add_difference(a, b)?;
                 }
                 steps.push(counts.clone());
             }
+            set_aside += old;
+            // A cell wholly from older scripts does not count toward the cap.
+            if old < opponents.len() as u64 {
+                cells += 1;
+            }
         }
-        evidence.push((steps, cells));
+        evidence.push((steps, cells, set_aside));
     }
 
     // Sequential Holm: rerun the variants' tests until the number of H1s is stable.
@@ -334,7 +398,7 @@ pub fn status_of(
         arms = Vec::new();
         for (i, arm) in design.arms().into_iter().enumerate() {
             let null = i >= family;
-            let (steps, cells) = &evidence[i];
+            let (steps, cells, set_aside) = &evidence[i];
             let alpha = sprt.map(|s| {
                 if null {
                     s.alpha
@@ -376,6 +440,7 @@ pub fn status_of(
                 elo: sprt::elo_difference(&counts).ok(),
                 p_holm: None,
                 cells: *cells,
+                set_aside: *set_aside,
                 active: verdict == Verdict::Undecided && cells * design.units_per_cell() < cap,
             });
         }
@@ -391,7 +456,7 @@ pub fn status_of(
     if sprt.is_none() {
         let p: Vec<f64> = evidence[..family]
             .iter()
-            .map(|(steps, _)| steps.last().map_or(1.0, sprt::p_value_better))
+            .map(|(steps, _, _)| steps.last().map_or(1.0, sprt::p_value_better))
             .collect();
         for (arm, p) in arms.iter_mut().zip(sprt::holm(&p)) {
             arm.p_holm = Some(p);
@@ -441,6 +506,12 @@ impl ArmStatus {
         if let Some(p) = self.p_holm {
             line += &format!(", Holm p = {p:.3}");
         }
+        if self.set_aside > 0 {
+            line += &format!(
+                "; evidence restarted after a script change ({} earlier pairs set aside)",
+                self.set_aside
+            );
+        }
         if self.null {
             line += " (null copy: the noise floor)";
         }
@@ -448,37 +519,51 @@ impl ArmStatus {
     }
 }
 
-/// The experiment's table for the leaderboard, the report and the end of a run: one row per arm
-/// with the columns `variant`, `null`, `verdict`, `pairs`, `llr`, `lower_bound`, `upper_bound`,
-/// `alpha`, `elo`, `elo_low`, `elo_high`, `p_holm`, and the summary lines as notes.
-pub fn table(design: &Design, status: &ExperimentStatus) -> Table {
-    let mut t = Table::new(
-        "experiment",
-        &[
-            "variant",
-            "null",
-            "verdict",
-            "pairs",
-            "llr",
-            "lower_bound",
-            "upper_bound",
-            "alpha",
-            "elo",
-            "elo_low",
-            "elo_high",
-            "p_holm",
-        ],
-    )
-    .of_kind("experiment");
-    // No finite Elo (a score of 0 or 1) shows as empty, and as null in JSON.
+/// The experiment's table for the leaderboard, the report and the end of a run (kind
+/// `experiment`): one row per arm with the columns `variant` (the arm's name), `arm`
+/// (`variant`, or `null_copy` for the exact copy of the baseline), `verdict` (`H0`, `H1` or
+/// `undecided`), `pairs`, `llr`, `lower_bound`, `upper_bound`, `alpha`, `elo`, `elo_low`,
+/// `elo_high`, `p_holm`, and for each of [`METRICS`] the paired difference against the baseline
+/// and its 95 % half width (`illegal_pct_diff`, `illegal_pct_ci95`, ...). The differences need
+/// the stored calls: without them (`differences` is `None`, as inside the format script) their
+/// cells are empty. The summary lines are the notes.
+pub fn table(
+    design: &Design,
+    status: &ExperimentStatus,
+    differences: Option<&Differences>,
+) -> Table {
+    let mut columns: Vec<String> = [
+        "variant",
+        "arm",
+        "verdict",
+        "pairs",
+        "llr",
+        "lower_bound",
+        "upper_bound",
+        "alpha",
+        "elo",
+        "elo_low",
+        "elo_high",
+        "p_holm",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (key, _) in METRICS {
+        columns.push(format!("{key}_diff"));
+        columns.push(format!("{key}_ci95"));
+    }
+    let labels: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new("experiment", &labels).of_kind("experiment");
+    // No finite value (an Elo at a score of 0 or 1, an interval of one unit) shows as empty,
+    // and as null in JSON.
     let num = |v: Option<f64>, d: usize| {
         v.filter(|v| v.is_finite())
             .map_or(Cell::Empty, |v| Cell::Num(v, d))
     };
     for a in &status.arms {
-        t.rows.push(vec![
+        let mut row = vec![
             a.variant.clone().into(),
-            (if a.null { "yes" } else { "no" }).into(),
+            (if a.null { "null_copy" } else { "variant" }).into(),
             a.verdict.name().into(),
             (a.pairs as u32).into(),
             num(a.llr, 3),
@@ -489,7 +574,15 @@ pub fn table(design: &Design, status: &ExperimentStatus) -> Table {
             num(a.elo.map(|e| e.low), 1),
             num(a.elo.map(|e| e.high), 1),
             num(a.p_holm, 4),
-        ]);
+        ];
+        let arm = differences.and_then(|d| d.get(&a.variant));
+        for i in 0..METRICS.len() {
+            let d = arm.and_then(|m| m.get(i).copied().flatten());
+            let places = metric_places(i);
+            row.push(num(d.map(|d| d.mean), places));
+            row.push(num(d.map(|d| d.half), places));
+        }
+        t.rows.push(row);
     }
     for a in &status.arms {
         t.notes.push(a.summary(&design.baseline));
@@ -519,6 +612,46 @@ const FORFEITS: [&str; 5] = [
     "request_rejected",
 ];
 
+/// The protocol figures compared between each arm and the baseline, in order: a stable
+/// snake_case key (the experiment table's columns are `<key>_diff` and `<key>_ci95`) and a label
+/// for people. Seconds per move add up the latency of every call made for a move (retries and
+/// re-asks included): what the arm makes a player wait.
+pub const METRICS: [(&str, &str); 6] = [
+    ("illegal_pct", "illegal moves % of calls"),
+    ("parse_error_pct", "parse errors % of calls"),
+    ("forfeits_per_game", "forfeits per game"),
+    ("tokens_per_move", "tokens per move"),
+    ("seconds_per_move", "seconds per move"),
+    ("cost_per_game_usd", "cost per game (USD)"),
+];
+
+/// Decimals shown for metric `i` of [`METRICS`].
+fn metric_places(i: usize) -> usize {
+    if METRICS[i].0 == "cost_per_game_usd" {
+        6
+    } else {
+        2
+    }
+}
+
+/// One protocol figure of one arm against the baseline, over the units both have it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Difference {
+    /// Mean paired difference, arm minus baseline.
+    pub mean: f64,
+    /// Half width of its 95 % normal interval (NaN over a single unit).
+    pub half: f64,
+    /// Units the difference is over.
+    pub units: usize,
+    /// The arm's mean over those units.
+    pub arm_mean: f64,
+    /// The baseline's mean over those units.
+    pub baseline_mean: f64,
+}
+
+/// Each arm's [`Difference`]s in [`METRICS`] order (`None` where no unit has the figure).
+pub type Differences = BTreeMap<String, Vec<Option<Difference>>>;
+
 /// One player's protocol figures over the games of one unit.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Protocol {
@@ -527,6 +660,7 @@ struct Protocol {
     parse_errors: f64,
     forfeits: f64,
     tokens: f64,
+    latency_ms: f64,
     moves: f64,
     usd: f64,
     games: f64,
@@ -534,26 +668,18 @@ struct Protocol {
 
 impl Protocol {
     /// The figures compared, in [`METRICS`] order; `None` where the denominator is zero.
-    fn values(&self) -> [Option<f64>; 5] {
+    fn values(&self) -> [Option<f64>; METRICS.len()] {
         let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
         [
             ratio(100.0 * self.illegal, self.calls),
             ratio(100.0 * self.parse_errors, self.calls),
             ratio(self.forfeits, self.games),
             ratio(self.tokens, self.moves),
+            ratio(self.latency_ms / 1000.0, self.moves),
             ratio(self.usd, self.games),
         ]
     }
 }
-
-/// The protocol figures compared between each arm and the baseline.
-const METRICS: [&str; 5] = [
-    "illegal moves % of calls",
-    "parse errors % of calls",
-    "forfeits per game",
-    "tokens per move",
-    "cost per game (USD)",
-];
 
 /// Mean and 95 % half width of paired differences (normal approximation).
 fn mean_interval(d: &[f64]) -> Option<(f64, f64)> {
@@ -571,19 +697,17 @@ fn mean_interval(d: &[f64]) -> Option<(f64, f64)> {
     Some((mean, half))
 }
 
-/// The `experiment protocol` table: for each arm against the baseline, the paired difference
-/// (arm minus baseline) of the illegal-move rate, the parse-error rate, forfeits per game,
-/// tokens per move and cost per game, with 95 % intervals. The pairing is the test's: head to
-/// head the arm's and the baseline's figures in the same game pair; against common opponents the
-/// arm's pair and the baseline's pair on the same cell and opponent. Figures are per unit, and
-/// the interval is the normal one over units (units where a rate has no denominator are left out
-/// of that rate). Latency is not compared here (the stored call summaries carry none).
-pub fn metrics_table(
+/// For each arm against the baseline, the paired difference (arm minus baseline) of every figure
+/// of [`METRICS`], with its 95 % interval. The pairing is the test's: head to head the arm's and
+/// the baseline's figures in the same game pair; against common opponents the arm's pair and the
+/// baseline's pair on the same cell and opponent. Figures are per unit, and the interval is the
+/// normal one over units (units where a rate has no denominator are left out of that rate).
+pub fn differences(
     design: &Design,
     games: &[&GameRow],
     calls: &[CallSummary],
     prices: &PriceTable,
-) -> Table {
+) -> Differences {
     // Figures by (cell, player, opponent).
     let mut by_game: BTreeMap<i64, (u32, String, String)> = BTreeMap::new();
     let mut figures: BTreeMap<(u32, String, String), Protocol> = BTreeMap::new();
@@ -625,6 +749,7 @@ pub fn metrics_table(
             f.parse_errors += 1.0;
         }
         f.tokens += (c.prompt_tokens.unwrap_or(0) + c.completion_tokens.unwrap_or(0)) as f64;
+        f.latency_ms += c.latency_ms as f64;
         f.usd += c.cost(prices).usd.unwrap_or(0.0);
         if plies
             .entry((c.game_id, c.player.clone()))
@@ -634,21 +759,8 @@ pub fn metrics_table(
             f.moves += 1.0;
         }
     }
-    let mut t = Table::new(
-        "experiment protocol",
-        &[
-            "variant",
-            "metric",
-            "difference",
-            "ci95",
-            "units",
-            "variant_mean",
-            "baseline_mean",
-        ],
-    )
-    .of_kind("experiment_protocol");
     let last_cell = figures.keys().map(|k| k.0).max().unwrap_or(0);
-    let mut notes = Vec::new();
+    let mut out = Differences::new();
     for arm in design.arms() {
         let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); METRICS.len()];
         let mut sums = vec![(0.0, 0.0); METRICS.len()];
@@ -681,24 +793,65 @@ pub fn metrics_table(
                 }
             }
         }
-        let figure = |i: usize| mean_interval(&diffs[i]);
+        let figures = (0..METRICS.len())
+            .map(|i| {
+                let (mean, half) = mean_interval(&diffs[i])?;
+                let n = diffs[i].len() as f64;
+                Some(Difference {
+                    mean,
+                    half,
+                    units: diffs[i].len(),
+                    arm_mean: sums[i].0 / n,
+                    baseline_mean: sums[i].1 / n,
+                })
+            })
+            .collect();
+        out.insert(arm.to_string(), figures);
+    }
+    out
+}
+
+/// The `experiment protocol` table (kind `experiment_protocol`): one row per arm and figure of
+/// [`METRICS`] with the paired difference, its 95 % half width, the units it is over and both
+/// sides' means, and one note per arm (`listed vs plain: illegal moves -27.0 % ± 4.1; ...`).
+pub fn metrics_table(design: &Design, differences: &Differences) -> Table {
+    let mut t = Table::new(
+        "experiment protocol",
+        &[
+            "variant",
+            "metric",
+            "difference",
+            "ci95",
+            "units",
+            "variant_mean",
+            "baseline_mean",
+        ],
+    )
+    .of_kind("experiment_protocol");
+    let mut notes = Vec::new();
+    for arm in design.arms() {
+        let Some(figures) = differences.get(arm) else {
+            continue;
+        };
         let mut line = format!("{arm} vs {}:", design.baseline);
-        if let Some((m, h)) = figure(0) {
-            line += &format!(" illegal moves {m:+.1} % ± {h:.1};");
+        if let Some(d) = figures[0] {
+            line += &format!(" illegal moves {:+.1} % ± {:.1};", d.mean, d.half);
         }
-        if let Some((m, h)) = figure(1) {
-            line += &format!(" parse errors {m:+.1} % ± {h:.1};");
+        if let Some(d) = figures[1] {
+            line += &format!(" parse errors {:+.1} % ± {:.1};", d.mean, d.half);
         }
-        if let Some((m, h)) = figure(4) {
-            line += &format!(" cost per game {m:+.4} USD ± {h:.4}");
+        if let Some(d) = figures[4] {
+            line += &format!(" seconds per move {:+.2} ± {:.2};", d.mean, d.half);
         }
-        notes.push(line);
-        for (i, metric) in METRICS.iter().enumerate() {
-            let Some((mean, half)) = figure(i) else {
+        if let Some(d) = figures[5] {
+            line += &format!(" cost per game {:+.4} USD ± {:.4}", d.mean, d.half);
+        }
+        notes.push(line.trim_end_matches(';').to_string());
+        for (i, (_, label)) in METRICS.iter().enumerate() {
+            let Some(d) = figures[i] else {
                 continue;
             };
-            let n = diffs[i].len() as f64;
-            let places = if i == 4 { 6 } else { 2 };
+            let places = metric_places(i);
             let num = |v: f64| {
                 if v.is_finite() {
                     Cell::Num(v, places)
@@ -708,19 +861,18 @@ pub fn metrics_table(
             };
             t.rows.push(vec![
                 arm.into(),
-                (*metric).into(),
-                num(mean),
-                num(half),
-                (diffs[i].len() as u32).into(),
-                num(sums[i].0 / n),
-                num(sums[i].1 / n),
+                (*label).into(),
+                num(d.mean),
+                num(d.half),
+                d.units.into(),
+                num(d.arm_mean),
+                num(d.baseline_mean),
             ]);
         }
     }
     t.notes = notes;
     t.notes.push(format!(
-        "paired differences (variant minus {}) per game pair with 95 % normal intervals; \
-         latency is not compared",
+        "paired differences (variant minus {}) per game pair with 95 % normal intervals",
         design.baseline
     ));
     t
@@ -833,6 +985,7 @@ mod tests {
             white: white.into(),
             black: black.into(),
             result: result.map(String::from),
+            script_hash: None,
         }
     }
 
@@ -864,6 +1017,44 @@ mod tests {
                 .summary("plain")
                 .starts_with("listed vs plain: H1 (better) after")
         );
+    }
+
+    #[test]
+    fn a_script_change_sets_the_earlier_pairs_aside() {
+        let d = design(&[]);
+        let mut games = head_to_head(5);
+        // Cells 1 to 3 ran under scripts `a`, then a reload: cells 4 and 5 under `b`, where
+        // listed only draws.
+        for g in &mut games {
+            let late = g.round > 6;
+            g.script_hash = Some(if late { "b" } else { "a" }.into());
+            if late && (g.white == "listed" || g.black == "listed") {
+                g.result = Some("1/2-1/2".into());
+            }
+        }
+        let s = status(&state(&d, games.clone())).unwrap();
+        let listed = &s.arms[0];
+        assert_eq!((listed.pairs, listed.set_aside), (2, 3), "{listed:?}");
+        assert_eq!(listed.counts, vec![0, 0, 2, 0, 0]);
+        assert_eq!(listed.verdict, Verdict::Undecided);
+        assert!(
+            listed
+                .summary("plain")
+                .contains("evidence restarted after a script change (3 earlier pairs set aside)"),
+            "{}",
+            listed.summary("plain")
+        );
+        // A cell half under each version counts for neither.
+        games[12].script_hash = Some("a".into());
+        let s = status(&state(&d, games.clone())).unwrap();
+        assert_eq!((s.arms[0].pairs, s.arms[0].set_aside), (1, 4));
+        // The same scripts throughout: nothing is set aside.
+        for g in &mut games {
+            g.script_hash = Some("a".into());
+        }
+        let s = status(&state(&d, games)).unwrap();
+        assert_eq!(s.arms[0].set_aside, 0);
+        assert_eq!(s.arms[0].pairs, 5);
     }
 
     #[test]

@@ -139,6 +139,13 @@ fn reload(
                     next.number(),
                     next.hash()
                 );
+                if next.spec().settings.format == "experiment" {
+                    // See `ArmStatus::set_aside`: one arm's evidence is one version of the scripts.
+                    tracing::warn!(
+                        "experiment: the scripts changed, so every arm still playing starts its evidence anew under generation {}; its earlier pairs are set aside (arms already decided keep their verdicts)",
+                        next.number()
+                    );
+                }
                 Some(next)
             }
         },

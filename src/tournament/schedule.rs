@@ -244,6 +244,9 @@ pub struct FormatGame {
     /// `"1-0"`, `"0-1"` or `"1/2-1/2"` once finished, `"*"` for a finished game that is void
     /// (no result: a format must not score it).
     pub result: Option<String>,
+    /// The content hash of the scripts the game started under; `None` until it starts. An
+    /// experiment counts evidence only from games under one version of its scripts.
+    pub script_hash: Option<String>,
 }
 
 impl FormatGame {
@@ -258,6 +261,7 @@ impl FormatGame {
             result: (row.status == GameStatus::Finished)
                 .then(|| row.result.clone())
                 .flatten(),
+            script_hash: row.script_hash.clone(),
         }
     }
 }

@@ -29,6 +29,9 @@ pub enum StandingsError {
     /// The format's `standings` hook failed.
     #[error("the format's standings: {0}")]
     Format(#[from] ScriptError),
+    /// An experiment's stored design or games are unusable.
+    #[error(transparent)]
+    Experiment(#[from] super::experiment::ExperimentError),
 }
 
 /// The tables `tournament`'s format makes of its stored games; none when no game has started
@@ -47,16 +50,69 @@ pub fn stored_standings(
         return Ok(Vec::new());
     };
     let mut tables = stored.format.standings(&stored.state)?;
-    // An experiment adds its paired protocol differences, which need the stored calls.
-    if let Some(design) = super::experiment::design_of(&stored.state) {
+    // An experiment's table gains the paired protocol differences, which need the stored calls
+    // (the format script sees only the games), and a table of their details.
+    if let Some(view) = experiment_of(store, tournament, &stored)? {
+        let table = super::experiment::table(&view.design, &view.status, Some(&view.differences));
+        match tables.iter_mut().find(|t| t.kind == "experiment") {
+            Some(t) => *t = table,
+            None => tables.push(table),
+        }
         tables.push(super::experiment::metrics_table(
-            &design,
-            &crate::store::current_attempts(&stored.games),
-            &store.call_summaries(tournament.id)?,
-            &stored.prices,
+            &view.design,
+            &view.differences,
         ));
     }
     Ok(tables)
+}
+
+/// An experiment as the report draws it: its design, where each arm stands (with its LLR path)
+/// and the paired protocol differences.
+#[derive(Debug, Clone)]
+pub struct StoredExperiment {
+    /// The design, as the format received it.
+    pub design: super::experiment::Design,
+    /// Every arm's test.
+    pub status: super::experiment::ExperimentStatus,
+    /// Every arm's protocol differences from the baseline.
+    pub differences: super::experiment::Differences,
+}
+
+/// `tournament`'s experiment, when it is one and a game has started.
+///
+/// # Errors
+/// As [`stored_standings`].
+pub fn stored_experiment(
+    store: &Store,
+    host: &dyn ScriptHost,
+    tournament: &TournamentRow,
+) -> Result<Option<StoredExperiment>, StandingsError> {
+    match stored_format(store, host, tournament, "experiment")? {
+        Some(stored) => experiment_of(store, tournament, &stored),
+        None => Ok(None),
+    }
+}
+
+fn experiment_of(
+    store: &Store,
+    tournament: &TournamentRow,
+    stored: &StoredFormat,
+) -> Result<Option<StoredExperiment>, StandingsError> {
+    let Some(design) = super::experiment::design_of(&stored.state) else {
+        return Ok(None);
+    };
+    let differences = super::experiment::differences(
+        &design,
+        &crate::store::current_attempts(&stored.games),
+        &store.call_summaries(tournament.id)?,
+        &stored.prices,
+    );
+    let status = super::experiment::status_of(&design, &stored.state)?;
+    Ok(Some(StoredExperiment {
+        design,
+        status,
+        differences,
+    }))
 }
 
 /// `tournament` as a Swiss pairing program reads it ([`Format::pairing_record`]), for a TRF

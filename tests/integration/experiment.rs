@@ -6,46 +6,23 @@ use std::collections::BTreeMap;
 
 use arena::store::GameStatus;
 
-use crate::common::{TestDir, fake_openai_with, open_store, stderr, stdout};
+use crate::{
+    common::{TestDir, fake_openai_with, json_rows, open_store, stderr, stdout},
+    ratings::{assert_valid, json_schema},
+};
 
 #[test]
 fn listing_the_legal_moves_reaches_h1_and_the_null_copy_does_not() {
     let fake = fake_openai_with(0, &["--blind-illegal", "0.3"]);
     let dir = TestDir::new();
-    dir.write(
-        "exp.lua",
-        &format!(
-            r#"local function fake(name, listed)
-  -- One attempt per move: an illegal answer forfeits the game.
-  return arena.llm {{ name = name, model = "fake", base_url = "{url}", mode = "blitz",
-    options = {{ legal_moves = listed, max_attempts = 1 }} }}
-end
-return arena.experiment {{
-  name = "does-the-list-help",
-  baseline = fake("plain", false),
-  variants = {{ fake("listed", true) }},
-  openings = {{ fens = {{
-    "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
-    "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1",
-    "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1",
-  }} }},
-  sprt = {{ elo0 = 0, elo1 = 40, alpha = 0.01, beta = 0.05, model = "logistic" }},
-  null = true,
-  max_pairs = 60,
-  max_plies = 60,
-  seed = 5,
-  concurrency = 4,
-}}"#,
-            url = fake.url
-        ),
-    );
+    write_experiment(&dir, &fake.url);
     let out = dir.run("exp.lua");
     let (text, err) = (stdout(&out), stderr(&out));
     assert!(out.status.success(), "{text}\n{err}");
     let line = text
         .lines()
         .find(|l| l.starts_with("listed vs plain:"))
-        .unwrap_or_else(|| panic!("no verdict line:\n{text}"));
+        .unwrap_or_else(|| panic!("no verdict line:\n{text}\n{err}"));
     assert!(line.contains("H1 (better)"), "{line}");
     let null = text
         .lines()
@@ -54,7 +31,8 @@ return arena.experiment {{
     assert!(!null.contains("H1"), "{null}");
     assert!(text.contains("experiment over"), "{text}");
 
-    // The leaderboard's JSON has the experiment's table, one object per arm.
+    // The leaderboard's JSON has the experiment's table, one object per arm, and it follows
+    // the published schema.
     let lb = dir
         .arena()
         .args(["leaderboard", "--db", "t.db", "--format", "json"])
@@ -62,33 +40,39 @@ return arena.experiment {{
         .unwrap();
     let json: serde_json::Value =
         serde_json::from_slice(&lb.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&lb)));
-    crate::ratings::assert_valid(&crate::ratings::json_schema(), &json, "experiment");
-    // Tables are found by their `kind`, rows are objects keyed by column.
-    let table_of = |kind: &str| {
-        json["tables"]
-            .as_array()
-            .and_then(|ts| ts.iter().find(|t| t["kind"] == kind))
-            .and_then(|t| t["rows"].as_array().cloned())
-            .unwrap_or_else(|| panic!("no {kind} table in {json}"))
-    };
-    let rows = table_of("experiment");
+    assert_valid(&json_schema(), &json, "arena leaderboard --format json");
+    let table = json["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["kind"] == "experiment"))
+        .unwrap_or_else(|| panic!("no experiment table in {json}"));
+    assert_eq!(table["tournament"], "does-the-list-help");
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
     let listed = rows.iter().find(|r| r["variant"] == "listed").unwrap();
+    assert_eq!(listed["arm"], "variant");
     assert_eq!(listed["verdict"], "H1");
     assert!(listed["llr"].as_f64().unwrap() >= listed["upper_bound"].as_f64().unwrap());
+    assert!(listed["lower_bound"].as_f64().unwrap() < 0.0);
+    assert!(listed["pairs"].as_u64().unwrap() > 0);
+    // Listing the moves removes the illegal answers: the difference and its whole interval
+    // are below zero.
+    let (d, ci) = (
+        listed["illegal_pct_diff"].as_f64().unwrap(),
+        listed["illegal_pct_ci95"].as_f64().unwrap(),
+    );
+    assert!(d + ci < 0.0, "{listed}");
+    assert!(listed["seconds_per_move_diff"].is_number(), "{listed}");
     let null_row = rows.iter().find(|r| r["variant"] == "plain-null").unwrap();
+    assert_eq!(null_row["arm"], "null_copy");
     assert_ne!(null_row["verdict"], "H1");
 
-    // The protocol differences: listing the moves removes the illegal answers.
-    let protocol = table_of("experiment_protocol");
+    // The protocol details: one row per arm and metric.
+    let protocol = json_rows(&json, "experiment_protocol");
     let illegal = protocol
         .iter()
         .find(|r| r["variant"] == "listed" && r["metric"] == "illegal moves % of calls")
         .unwrap_or_else(|| panic!("{protocol:?}"));
-    let (d, ci) = (
-        illegal["difference"].as_f64().unwrap(),
-        illegal["ci95"].as_f64().unwrap(),
-    );
-    assert!(d + ci < 0.0, "{illegal}");
+    assert_eq!(illegal["difference"].as_f64(), Some(d));
     assert!(text.contains("listed vs plain: illegal moves -"), "{text}");
 
     // Stored games: per round, every arm met the same partner on the same opening, the arm
@@ -129,4 +113,36 @@ return arena.experiment {{
         }
     }
     assert!(paired_cells >= 2, "{openings:?}");
+}
+
+/// Writes `exp.lua`: `plain` (no list of legal moves) against `listed`, head to head on three
+/// openings, with a null copy, against the fake server at `url`.
+pub(crate) fn write_experiment(dir: &TestDir, url: &str) {
+    dir.write(
+        "exp.lua",
+        &format!(
+            r#"local function fake(name, listed)
+  -- One attempt per move: an illegal answer forfeits the game.
+  return arena.llm {{ name = name, model = "fake", base_url = "{url}", mode = "blitz",
+    options = {{ legal_moves = listed, max_attempts = 1 }} }}
+end
+return arena.experiment {{
+  name = "does-the-list-help",
+  baseline = fake("plain", false),
+  variants = {{ fake("listed", true) }},
+  openings = {{ fens = {{
+    "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+    "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1",
+    "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1",
+  }} }},
+  sprt = {{ elo0 = 0, elo1 = 40, alpha = 0.01, beta = 0.05, model = "logistic" }},
+  null = true,
+  max_pairs = 60,
+  max_plies = 60,
+  seed = 5,
+  concurrency = 4,
+}}"#,
+            url = url
+        ),
+    );
 }

@@ -132,6 +132,7 @@ fn schema(name: &str) -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
 }
 
+/// Fails with every schema error when `doc` does not follow `validator`'s schema.
 pub(crate) fn assert_valid(validator: &jsonschema::Validator, doc: &serde_json::Value, what: &str) {
     let errors: Vec<String> = validator
         .iter_errors(doc)

@@ -10,7 +10,9 @@ use std::{
 use arena::store::{GameStatus, Store};
 use rusqlite::Connection;
 
-use crate::common::{TestDir, llm_player, local_llm, stderr, stdout, stockfish};
+use crate::common::{
+    TestDir, fake_openai_with, json_rows, llm_player, local_llm, stderr, stdout, stockfish,
+};
 
 /// A reply as a hostile model would write it: if any of it ran, the browser test would see a
 /// dialog or `window.__arena_pwned`.
@@ -307,6 +309,62 @@ fn a_real_tournament_report_works_in_headless_chromium() {
     assert_eq!(result["ok"], true, "{printed}");
     assert!(shots.join("viewer.png").exists() && shots.join("overview.png").exists());
     eprintln!("screenshots in {}", shots.display());
+}
+
+#[test]
+fn an_experiments_report_draws_each_arms_llr_path_to_its_bound() {
+    let test = "an_experiments_report_draws_each_arms_llr_path_to_its_bound";
+    let Some(driver) = browser_tools(test) else {
+        return;
+    };
+    let fake = fake_openai_with(0, &["--blind-illegal", "0.3"]);
+    let dir = TestDir::new();
+    crate::experiment::write_experiment(&dir, &fake.url);
+    let out = dir.run("exp.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let verdict_line = text
+        .lines()
+        .find(|l| l.starts_with("listed vs plain: H1 (better)"))
+        .unwrap_or_else(|| panic!("no verdict:\n{text}"))
+        .to_owned();
+
+    // What the store says each arm reached, from the leaderboard's JSON.
+    let lb = dir
+        .arena()
+        .args(["leaderboard", "--db", "t.db", "--format", "json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&lb.stdout).unwrap();
+    let arms: Vec<serde_json::Value> = json_rows(&json, "experiment")
+        .iter()
+        .map(|r| serde_json::json!({ "name": r["variant"], "verdict": r["verdict"], "pairs": r["pairs"] }))
+        .collect();
+    assert_eq!(arms.len(), 2, "{arms:?}");
+
+    let out = dir
+        .arena()
+        .args(["report", "--db", "t.db", "--out", "report.html"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let spec = serde_json::json!({
+        "report": dir.path().join("report.html"), "screenshots": artefacts(),
+        "arms": arms, "verdict_line": verdict_line,
+    });
+    let spec_path = dir.write("spec.json", &spec.to_string());
+    let out = Command::new("node")
+        .arg(driver.join("experiment.mjs"))
+        .arg(&spec_path)
+        .output()
+        .unwrap();
+    let printed = stdout(&out);
+    assert!(
+        out.status.success(),
+        "browser checks failed: {printed}\n{}",
+        stderr(&out)
+    );
+    assert!(artefacts().join("experiment.png").exists());
 }
 
 #[test]

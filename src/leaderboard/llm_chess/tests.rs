@@ -43,6 +43,7 @@ fn call(game_id: i64, ply: u32, outcome: &str, completion: u64) -> CallSummary {
         completion_tokens: Some(completion),
         details: Default::default(),
         outcome: Some(outcome.into()),
+        latency_ms: 0,
     }
 }
 

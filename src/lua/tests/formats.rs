@@ -88,6 +88,7 @@ fn play_out(
                 white: p.white,
                 black: p.black,
                 result: None,
+                script_hash: None,
             };
             g.result = Some(result(&g).to_string());
             games.push(g);
@@ -298,6 +299,7 @@ fn game(index: u32, round: u32, white: &str, black: &str, result: &str) -> Forma
         white: white.into(),
         black: black.into(),
         result: Some(result.into()),
+        script_hash: None,
     }
 }
 
@@ -597,6 +599,7 @@ fn try_play_out(
                 white: p.white,
                 black: p.black,
                 result: None,
+                script_hash: None,
             };
             g.result = Some(result(&g).to_string());
             games.push(g);
@@ -736,6 +739,7 @@ fn an_armageddon_gives_black_a_share_of_its_clock_and_a_knockout_without_clocks_
                 white: p.white,
                 black: p.black,
                 result: Some("1/2-1/2".into()),
+                script_hash: None,
             });
         }
     }

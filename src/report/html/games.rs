@@ -670,6 +670,7 @@ fn summary(game_id: i64, c: &LlmCallRow) -> CallSummary {
         completion_tokens: c.call.completion_tokens,
         details: c.call.details.clone(),
         outcome: c.outcome.clone(),
+        latency_ms: c.call.latency_ms,
     }
 }
 

@@ -53,6 +53,9 @@ pub struct Selection {
     /// Each tournament's own format tables (a Swiss table, a knockout bracket), by tournament
     /// id: made by the caller, who can run the format's scripts.
     pub format_tables: BTreeMap<i64, Vec<Table>>,
+    /// Each experiment's tests and differences, by tournament id, for its charts: made by the
+    /// caller, as the format tables are.
+    pub experiments: BTreeMap<i64, crate::tournament::standings::StoredExperiment>,
 }
 
 /// Why a report could not be built.
@@ -107,7 +110,8 @@ pub fn build(store: &Store, selection: &Selection) -> Result<(String, ReportStat
             .get(&t.id)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        let (section, n) = tournament_section(store, t, format_tables)?;
+        let experiment = selection.experiments.get(&t.id);
+        let (section, n) = tournament_section(store, t, format_tables, experiment)?;
         stats.games += n;
         main.push(section);
     }
@@ -156,6 +160,7 @@ fn tournament_section(
     store: &Store,
     t: &TournamentRow,
     format_tables: &[Table],
+    experiment: Option<&crate::tournament::standings::StoredExperiment>,
 ) -> Result<(Element, usize), ReportError> {
     let games = store.games(t.id)?;
     let mut section = el("section")
@@ -167,6 +172,9 @@ fn tournament_section(
     // from those rows rather than read again.
     let (list, calls) = games::list(store, t, &games)?;
     section.push(overview::overview(store, t, &games, format_tables, &calls)?);
+    if let Some(experiment) = experiment {
+        section.push(overview::experiment(experiment));
+    }
     section.push(list);
     Ok((section, games.len()))
 }

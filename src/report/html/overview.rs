@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{
     ReportError,
     markup::{Element, el},
-    svg::{self, RatingPoint},
+    svg::{self, IntervalPoint, LlrSeries, RatingPoint},
 };
 use crate::{
     leaderboard::{self, llm_chess},
@@ -16,6 +16,7 @@ use crate::{
     rating::glicko::{self, Compat},
     report::{Cell, Table},
     store::{CallSummary, GameRow, GameStatus, PlayerRow, Store, TournamentRow},
+    tournament::{experiment::METRICS, standings::StoredExperiment},
 };
 
 /// Outcomes of calls that are the model's own protocol failures, in the chart's order, with
@@ -97,6 +98,76 @@ pub(super) fn overview(
     }
     div.push(tokens_table(t, &players, calls));
     Ok(div)
+}
+
+/// An experiment's charts: each arm's LLR on its way to a bound, and per protocol figure the
+/// arms' paired differences from the baseline with their 95 % intervals (the numbers are in the
+/// `experiment` table above).
+pub(super) fn experiment(view: &StoredExperiment) -> Element {
+    let mut div = el("div")
+        .class("experiment")
+        .child(el("h3").text("Experiment"));
+    for arm in &view.status.arms {
+        div.push(
+            el("p")
+                .class("verdict")
+                .text(arm.summary(&view.design.baseline)),
+        );
+    }
+    let mut grid = el("div").class("charts");
+    let series: Vec<LlrSeries> = view
+        .status
+        .arms
+        .iter()
+        .filter_map(|a| {
+            Some(LlrSeries {
+                name: a.variant.clone(),
+                path: a.llr_path.clone(),
+                lower: a.lower_bound?,
+                upper: a.upper_bound?,
+                verdict: a.verdict.name().to_owned(),
+            })
+        })
+        .collect();
+    if !series.is_empty() {
+        grid.push(
+            el("figure")
+                .child(svg::llr_plot(&series))
+                .child(el("figcaption").text(
+                    "Log-likelihood ratio of each arm after every game pair (pentanomial SPRT); \
+                     dashed: the arm's bounds, H1 above and H0 below",
+                )),
+        );
+    }
+    for (i, (key, label)) in METRICS.iter().enumerate() {
+        let points: Vec<IntervalPoint> = view
+            .design
+            .arms()
+            .into_iter()
+            .filter_map(|arm| {
+                let d = view.differences.get(arm)?.get(i).copied().flatten()?;
+                Some((arm.to_owned(), d.mean, d.half))
+            })
+            .filter(|(_, m, _)| m.is_finite())
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        grid.push(
+            el("figure")
+                .child(svg::interval_plot(
+                    &format!("difference-{key}"),
+                    label,
+                    &points,
+                ))
+                .child(el("figcaption").text(format!(
+                    "{label}: each arm minus {}, paired by game pair, with 95 % intervals",
+                    view.design.baseline
+                ))),
+        );
+    }
+    div.push(grid);
+    div
 }
 
 fn settings(t: &TournamentRow, games: &[GameRow]) -> Element {

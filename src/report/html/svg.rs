@@ -347,6 +347,251 @@ pub fn stacked_bars(
     svg
 }
 
+/// One arm of an experiment for [`llr_plot`]: its log-likelihood ratio after each unit and the
+/// bounds its test stops at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlrSeries {
+    /// The arm's name.
+    pub name: String,
+    /// The LLR after unit 1, 2, ...
+    pub path: Vec<f64>,
+    /// Accept H0 at or below this.
+    pub lower: f64,
+    /// Accept H1 at or above this.
+    pub upper: f64,
+    /// `H0`, `H1` or `undecided`.
+    pub verdict: String,
+}
+
+/// Height of the plotting area of [`llr_plot`].
+const LLR_H: f64 = 220.0;
+/// Left edge of the plotting area of [`llr_plot`] (room for the axis labels).
+const LLR_LEFT: f64 = 50.0;
+
+/// A line chart of each arm's LLR over the units played, from 0 at no unit, with each arm's
+/// bounds as dashed lines in its colour (arms run at different alphas under Holm) and a legend
+/// naming the arm and its verdict.
+pub fn llr_plot(series: &[LlrSeries]) -> Element {
+    let width = LABEL_W + PLOT_W - LLR_LEFT;
+    let units = series
+        .iter()
+        .map(|s| s.path.len())
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let values = series
+        .iter()
+        .flat_map(|s| s.path.iter().copied().chain([s.lower, s.upper, 0.0]))
+        .filter(|v| v.is_finite());
+    let (lo, hi) = values.fold((-1.0f64, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = (lo - 0.2, hi + 0.2);
+    let x = |unit: f64| LLR_LEFT + unit / units * width;
+    let y = |v: f64| 10.0 + (hi - v) / (hi - lo) * LLR_H;
+    let legend_rows = series.len() as f64;
+    let height = LLR_H + 40.0 + legend_rows * 18.0;
+    let mut svg = chart_frame(
+        "llr-plot",
+        height,
+        "Each arm's LLR over game pairs, with its bounds",
+    );
+    let step = nice_step(hi - lo);
+    let mut tick = (lo / step).ceil() * step;
+    while tick <= hi {
+        svg.push(
+            el("line")
+                .class("grid")
+                .attr("x1", fmt(LLR_LEFT))
+                .attr("x2", fmt(LLR_LEFT + width))
+                .attr("y1", fmt(y(tick)))
+                .attr("y2", fmt(y(tick))),
+        );
+        svg.push(
+            el("text")
+                .class("tick")
+                .attr("x", fmt(LLR_LEFT - 6.0))
+                .attr("y", fmt(y(tick) + 4.0))
+                .attr("text-anchor", "end")
+                .text(format!("{tick:.1}")),
+        );
+        tick += step;
+    }
+    let xstep = nice_step(units).max(1.0);
+    let mut unit = 0.0;
+    while unit <= units {
+        svg.push(
+            el("text")
+                .class("tick")
+                .attr("x", fmt(x(unit)))
+                .attr("y", fmt(LLR_H + 26.0))
+                .attr("text-anchor", "middle")
+                .text(format!("{unit:.0}")),
+        );
+        unit += xstep;
+    }
+    for (i, s) in series.iter().enumerate() {
+        let colour = format!("c{}", i % 8);
+        for (bound, what) in [(s.upper, "H1"), (s.lower, "H0")] {
+            svg.push(
+                el("line")
+                    .class(&format!("bound {colour}"))
+                    .attr("x1", fmt(LLR_LEFT))
+                    .attr("x2", fmt(LLR_LEFT + width))
+                    .attr("y1", fmt(y(bound)))
+                    .attr("y2", fmt(y(bound)))
+                    .child(
+                        el("title").text(format!("{}: accept {what} at LLR {bound:.2}", s.name)),
+                    ),
+            );
+        }
+        let points: Vec<String> = std::iter::once(0.0)
+            .chain(s.path.iter().copied())
+            .enumerate()
+            .map(|(k, v)| format!("{},{}", fmt(x(k as f64)), fmt(y(v))))
+            .collect();
+        let last = s.path.last().copied().unwrap_or(0.0);
+        svg.push(
+            el("polyline")
+                .class(&format!("llr {colour}"))
+                .attr("data-arm", &s.name)
+                .attr("points", points.join(" "))
+                .child(el("title").text(format!(
+                    "{}: LLR {last:.2} after {} pairs, bounds {:.2} and {:.2}: {}",
+                    s.name,
+                    s.path.len(),
+                    s.lower,
+                    s.upper,
+                    s.verdict
+                ))),
+        );
+        let ly = LLR_H + 40.0 + i as f64 * 18.0;
+        svg.push(
+            el("rect")
+                .class(&format!("bar {colour}"))
+                .attr("x", fmt(LLR_LEFT))
+                .attr("y", fmt(ly - 9.0))
+                .attr("width", 10)
+                .attr("height", 10),
+        );
+        svg.push(
+            el("text")
+                .class("legend")
+                .attr("x", fmt(LLR_LEFT + 14.0))
+                .attr("y", fmt(ly))
+                .text(format!(
+                    "{}: {} after {} pairs, LLR {last:.2} (bounds {:.2}, {:.2})",
+                    s.name,
+                    s.verdict,
+                    s.path.len(),
+                    s.lower,
+                    s.upper
+                )),
+        );
+    }
+    svg
+}
+
+/// One row of [`interval_plot`]: a name, an estimate and the half width of its interval (NaN
+/// when there is none).
+pub type IntervalPoint = (String, f64, f64);
+
+/// A horizontal dot-and-whisker plot of differences: one row per name, the estimate as a dot,
+/// its 95 % interval as a bar, and a line at zero (no difference).
+pub fn interval_plot(id: &str, title: &str, points: &[IntervalPoint]) -> Element {
+    let ends = points.iter().flat_map(|(_, m, h)| {
+        let h = if h.is_finite() { *h } else { 0.0 };
+        [m - h, m + h]
+    });
+    let (lo, hi) = ends
+        .filter(|v| v.is_finite())
+        .fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let step = nice_step((hi - lo).max(1e-9));
+    let (lo, hi) = ((lo / step).floor() * step, (hi / step).ceil() * step);
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else {
+        (lo - step, hi + step)
+    };
+    let x = |v: f64| LABEL_W + (v - lo) / (hi - lo) * PLOT_W;
+    let height = ROW_H * points.len() as f64 + 34.0;
+    let mut svg = chart_frame(id, height, title);
+    let mut tick = lo;
+    while tick <= hi + step / 2.0 {
+        svg.push(
+            el("line")
+                .class(if tick.abs() < step / 2.0 {
+                    "grid zero"
+                } else {
+                    "grid"
+                })
+                .attr("x1", fmt(x(tick)))
+                .attr("x2", fmt(x(tick)))
+                .attr("y1", 4)
+                .attr("y2", fmt(height - 26.0)),
+        );
+        svg.push(
+            el("text")
+                .class("tick")
+                .attr("x", fmt(x(tick)))
+                .attr("y", fmt(height - 10.0))
+                .attr("text-anchor", "middle")
+                .text(trim_number(tick)),
+        );
+        tick += step;
+    }
+    for (i, (name, mean, half)) in points.iter().enumerate() {
+        let y = ROW_H * i as f64 + ROW_H / 2.0 + 4.0;
+        svg.push(row_label(y, name));
+        let mut g = el("g")
+            .class("series")
+            .child(el("title").text(if half.is_finite() {
+                format!("{name}: {} ± {}", trim_number(*mean), trim_number(*half))
+            } else {
+                format!("{name}: {} (no interval from one pair)", trim_number(*mean))
+            }));
+        if half.is_finite() {
+            g.push(
+                el("line")
+                    .class("whisker")
+                    .attr("x1", fmt(x(mean - half)))
+                    .attr("x2", fmt(x(mean + half)))
+                    .attr("y1", fmt(y))
+                    .attr("y2", fmt(y)),
+            );
+        }
+        g.push(
+            el("circle")
+                .class("dot")
+                .attr("cx", fmt(x(*mean)))
+                .attr("cy", fmt(y))
+                .attr("r", 5),
+        );
+        svg.push(g);
+    }
+    svg
+}
+
+/// A step of 1, 2 or 5 times a power of ten that cuts `span` into at most about eight parts.
+fn nice_step(span: f64) -> f64 {
+    let raw = span / 6.0;
+    let power = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * power)
+}
+
+/// A tick or estimate with up to four significant decimals, without trailing zeros.
+fn trim_number(v: f64) -> String {
+    let s = format!("{v:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
 fn chart_frame(id: &str, height: f64, title: &str) -> Element {
     el("svg")
         .id(id)
