@@ -51,11 +51,12 @@ end
 -- without a repeat. The Dutch system pairs one round at a time and looks no further, so long
 -- before that a round can be left with no pairing that avoids every repeat and every clash of
 -- absolute colour preferences. bbpPairings' own generator (`-g`, 300 random tournaments per size
--- and round count, 3 to 16 players) gets stuck in 5 to 25 % of tournaments at m - 2 rounds and in
--- 20 to 100 % at m - 1, and in none of 3000 per size (4 to 24 players, decisive and drawn
--- results) at m - 3. So a Swiss may have at most m - 3 rounds; a field of at most 4 (m = 4, where
--- the round robin's 3 rounds always pair) may have 3. Within that limit a stuck round is not
--- ruled out by proof, only not seen: if it happens the run stops with a clear error (below).
+-- and round count, 3 to 20 players) gets stuck in 4 to 25 % of tournaments at m - 2 rounds and
+-- in 4 to 100 % at m - 1 (always for an even field); at m - 3, 3000 per size with 0, 30 and 60 %
+-- draws, in none for 5 to 8 and 12 players and in 1 to 8 of 3000 for 9 to 24 players. So a Swiss
+-- may have at most m - 3 rounds; a field of at most 4 (m = 4, whose 3-round round robin paired
+-- in all 300 tries) may have 3. Within that limit a stuck round is rare, not ruled out: it stops
+-- the run with a clear error (below), keeping the games played.
 local function max_rounds(n)
   local m = n + n % 2
   if m <= 4 then
