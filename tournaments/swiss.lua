@@ -19,7 +19,7 @@ return arena.tournament {
   name = "swiss",
   format = "swiss",
   format_options = {
-    rounds = 5, -- at most 7 for eight players: no pair meets twice
+    rounds = 5, -- at most 5 for eight players (`arena check` says why)
     games_per_pairing = 1, -- 2: each pairing plays a game with each colour
     bye_points = 1, -- for an odd field: the lowest-ranked player without a bye sits out
     seeding = "order", -- or "rating": by each player's anchor_elo

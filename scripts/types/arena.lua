@@ -406,11 +406,13 @@ arena.pairing = {}
 
 ---The next round by the FIDE Dutch system (FIDE Handbook C.04.3, the 2025 rules), as bbpPairings
 ---pairs it. Players are given by pairing number (the list's order); the bye, when the field is
----odd, goes to the player the rules choose. Raises an error naming the round when no pairing
----keeps the absolute criteria, and one naming the player and round for bad input.
+---odd, goes to the player the rules choose. When no pairing keeps the absolute criteria (every
+---pairing left repeats a game or clashes absolute colour preferences) it returns nil and the
+---reason, naming the round; bad input raises an error naming the player and round.
 ---@param t { players: arena.PairingPlayer[], rounds: integer, initial_colour?: "white"|"black", forbidden?: integer[][], points?: { win?: number, draw?: number } }
 ---  `rounds`: the tournament's rounds (for the last round's rules); `initial_colour`: pairing number 1's colour in round 1 (default white); `forbidden`: pairs that must not meet besides those that played; `points`: a win's and a draw's points (default 1 and 0.5)
----@return { pairs: { white: integer, black: integer }[], bye?: integer }  pairs in board order
+---@return { pairs: { white: integer, black: integer }[], bye?: integer }|nil  pairs in board order
+---@return string? reason  why no pairing exists (when the first value is nil)
 function arena.pairing.dutch(t) end
 
 -- A play mode is a module returning:
@@ -456,7 +458,7 @@ function arena.pairing.dutch(t) end
 
 ---`format_options` of `format = "swiss"`.
 ---@class arena.SwissOptions
----@field rounds? integer|false                rounds to play (default false: ceil(log2(players))); at most players - 1 (players for an odd field)
+---@field rounds? integer|false                rounds to play (default false: ceil(log2(players))); at most m - 3, m the players rounded up to even (3 for 3 or 4 players): longer Swisses can reach a round the Dutch system cannot pair
 ---@field games_per_pairing? 1|2               2: each pairing plays a game with each colour (default 1)
 ---@field bye_points? number                   what a bye scores, 0 to 1 (default 1)
 ---@field seeding? "order"|"rating"            seeds in script order (default) or by `anchor_elo`, highest first
@@ -491,6 +493,7 @@ function arena.pairing.dutch(t) end
 ---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
 ---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
 ---@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
+---Instead of games, `pairings` may return `{ no_pairing = { round = N, reason = "..." } }` when its rules allow no pairing of round N (the Swiss format does when the Dutch system is stuck): the run stops with the error "no legal pairing for round N: ...", every game played so far is kept, and a later run stops the same way.
 ---A pairing's `black_time` (above 0, at most 1) gives time odds: Black plays on that share of its clock (base and per-move limit; the increment is kept), White on its own, as in an armageddon.
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:

@@ -5,9 +5,11 @@
 //! Written: the tournament's name (012), its number of rounds (XXR), the colour of pairing
 //! number 1 in round 1 (XXC), the points of a pairing-allocated bye when not a win (BBU), pairs
 //! barred from meeting although they never played (XXP: two players of a void game), and one
-//! player line (001) per player with each round's opponent, colour and result. A round without a
-//! game is `0000 - U` for the pairing-allocated bye, else `0000 - Z`, `H` or `F` by the points it
-//! scored.
+//! player line (001) per player with each round's opponent, colour and result. A void game (a
+//! harness fault, scored for nobody) is a double forfeit: the opponent and colour with `-` on
+//! both sides, so that a checker sees the round's pairing as it was made (and, as arena does,
+//! lets the pair meet again). A round without a game is `0000 - U` for the
+//! pairing-allocated bye, else `0000 - Z`, `H` or `F` by the points it scored.
 
 use std::fmt::Write as _;
 
@@ -83,8 +85,27 @@ pub fn trf(name: &str, record: &Record) -> String {
             tenths(score(i)),
             rank[i]
         );
-        for entry in &player.rounds {
+        for (round, entry) in player.rounds.iter().enumerate() {
             line.push_str("  ");
+            // A void game: paired, so a checker must see the pairing; unplayed, with no points,
+            // so a double forfeit (`-` on both sides), which counts in no colour history.
+            let paired = record
+                .unplayed
+                .iter()
+                .filter(|g| g.round == round)
+                .find_map(|g| {
+                    if g.white == i {
+                        Some((g.black, 'w'))
+                    } else if g.black == i {
+                        Some((g.white, 'b'))
+                    } else {
+                        None
+                    }
+                });
+            if let (Some((opponent, c)), RoundEntry::Unplayed { points: 0 }) = (paired, entry) {
+                let _ = write!(line, "{:>4} {c} -", opponent + 1);
+                continue;
+            }
             match *entry {
                 RoundEntry::Played {
                     opponent,
@@ -160,6 +181,7 @@ mod tests {
             },
             names: vec!["gpt".into(), "claude".into(), "sf".into()],
             ratings: vec![Some(1500.0), None, Some(2100.4)],
+            unplayed: Vec::new(),
         };
         let text = trf("demo", &record);
         let lines: Vec<&str> = text.lines().collect();

@@ -2,7 +2,9 @@
 //!
 //! A format module returns a table with `pairings(state)`, called with the Rust-owned tournament
 //! state, and optionally `defaults`, the `format_options` it understands. `pairings` returns the
-//! next games to schedule, or nil when the tournament is complete. Round robin returns the whole
+//! next games to schedule, nil when the tournament is complete, or `{ no_pairing = { round,
+//! reason } }` when its rules allow no pairing of the next round (the run then stops with
+//! [`FormatError::NoPairing`], keeping every game played). Round robin returns the whole
 //! schedule on the first call; a rating-driven format returns a few games at a time.
 //!
 //! Two more hooks are optional: `check(options, field)` returns the problems of the options for
@@ -22,7 +24,7 @@ use super::{
 };
 use crate::{
     table::{Cell, Table},
-    tournament::schedule::{Format, FormatState, Pairing},
+    tournament::schedule::{Format, FormatError, FormatState, Pairing},
 };
 
 /// A loaded format bound to the tournament's `format_options`.
@@ -182,6 +184,19 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
     Ok(table)
 }
 
+/// The [`FormatError::NoPairing`] a `pairings` hook asked for with `{ no_pairing = { round =
+/// N, reason = "..." } }`.
+fn no_pairing(what: &str, t: &LuaTable) -> Result<FormatError, ScriptError> {
+    let bad = |e: mlua::Error| {
+        ScriptError::bare(format!(
+            "{what}: `no_pairing` must be {{ round = <integer>, reason = <string> }}: {e}"
+        ))
+    };
+    let round: u32 = t.get("round").map_err(bad)?;
+    let reason: String = t.get("reason").map_err(bad)?;
+    Ok(FormatError::NoPairing { round, reason })
+}
+
 impl Format for FormatScript {
     fn options(&self) -> &Options {
         &self.options
@@ -211,32 +226,58 @@ impl Format for FormatScript {
             })
             .collect::<Result<_, mlua::Error>>()
             .map_err(bad)?;
+        // Void games (`{ round, white, black }`), which the player lines show as unplayed.
+        let mut unplayed = Vec::new();
+        if let Some(list) = t.get::<Option<LuaTable>>("unplayed").map_err(bad)? {
+            for game in list.sequence_values::<LuaTable>() {
+                let game = game.map_err(bad)?;
+                let index = |key: &str, limit: usize| -> Result<usize, ScriptError> {
+                    let n: usize = game.get(key).map_err(bad)?;
+                    (1..=limit).contains(&n).then(|| n - 1).ok_or_else(|| {
+                        ScriptError::bare(format!(
+                            "{what}: `unplayed`: `{key} = {n}` is out of range"
+                        ))
+                    })
+                };
+                unplayed.push(crate::pairing::UnplayedGame {
+                    round: index("round", usize::MAX)?,
+                    white: index("white", names.len())?,
+                    black: index("black", names.len())?,
+                });
+            }
+        }
         t.set("names", Value::Nil).map_err(bad)?;
         t.set("ratings", Value::Nil).map_err(bad)?;
+        t.set("unplayed", Value::Nil).map_err(bad)?;
         let tournament = super::api::tournament_of(&t).map_err(bad)?;
         Ok(Some(crate::pairing::Record {
             tournament,
             names,
             ratings,
+            unplayed,
         }))
     }
 
-    fn pairings(&self, state: &FormatState) -> Result<Option<Vec<Pairing>>, ScriptError> {
+    fn pairings(&self, state: &FormatState) -> Result<Option<Vec<Pairing>>, FormatError> {
         let state_value = self.state_value(state)?;
-        let value: Value = state::call(
-            &self.lua,
-            &format!("`{}.pairings`", self.module),
-            &self.pairings,
-            state_value,
-        )?;
+        let what = format!("`{}.pairings`", self.module);
+        let value: Value = state::call(&self.lua, &what, &self.pairings, state_value)?;
         if value.is_nil() {
             return Ok(None);
+        }
+        if let Value::Table(t) = &value
+            && let Some(stuck) = t
+                .get::<Option<LuaTable>>("no_pairing")
+                .map_err(|e| ScriptError::bare(format!("{what}: `no_pairing`: {e}")))?
+        {
+            return Err(no_pairing(&what, &stuck)?);
         }
         self.lua.from_value(value).map(Some).map_err(|e| {
             ScriptError::bare(format!(
                 "`{}.pairings` returned a malformed list: {e}",
                 self.module
             ))
+            .into()
         })
     }
 

@@ -121,6 +121,21 @@ pub struct Record {
     pub names: Vec<String>,
     /// Each player's rating where it has one, in pairing-number order.
     pub ratings: Vec<Option<f64>>,
+    /// Games that were paired but not played (arena's void games): in [`Tournament::players`]
+    /// both players' rounds are [`RoundEntry::Unplayed`], but the round's pairing had them meet,
+    /// which a pairing program checking that round must know.
+    pub unplayed: Vec<UnplayedGame>,
+}
+
+/// A game paired but not played, by its round and its players' colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnplayedGame {
+    /// The round (0-based, as an index into a player's rounds).
+    pub round: usize,
+    /// The player paired with White.
+    pub white: usize,
+    /// The player paired with Black.
+    pub black: usize,
 }
 
 /// A round's pairing.

@@ -17,5 +17,7 @@ pub mod wide;
 #[cfg(test)]
 mod fixtures;
 
-pub use dutch::{Colour, Pairing, Player, Record, RoundEntry, Tournament, pair_round};
+pub use dutch::{
+    Colour, Pairing, Player, Record, RoundEntry, Tournament, UnplayedGame, pair_round,
+};
 pub use error::PairingError;

@@ -30,8 +30,9 @@ pub trait Format: Send {
     /// when the tournament is complete. Callers use [`next_pairings`], which checks the answer.
     ///
     /// # Errors
-    /// A script error.
-    fn pairings(&self, state: &FormatState) -> Result<Option<Vec<Pairing>>, ScriptError>;
+    /// A script error, or [`FormatError::NoPairing`] when the format's rules allow no pairing
+    /// of its next round.
+    fn pairings(&self, state: &FormatState) -> Result<Option<Vec<Pairing>>, FormatError>;
 
     /// The format's own tables of the games in `state` (a Swiss table with its tie-breaks, a
     /// knockout bracket), shown by `arena leaderboard`, the HTML report and at the end of a run
@@ -64,6 +65,20 @@ pub enum FormatError {
     /// The format script failed.
     #[error(transparent)]
     Script(#[from] ScriptError),
+    /// The format's rules allow no pairing of its next round (a Swiss nearly as long as a round
+    /// robin, where every pairing left would repeat a game or break an absolute colour rule).
+    /// The tournament stops there: the games of the rounds before stay in the store, and the
+    /// standings after them are the tournament's; running it again stops at the same round.
+    #[error(
+        "no legal pairing for round {round}: {reason}; the tournament stops after round {played}, and every game played so far is kept",
+        played = round.saturating_sub(1)
+    )]
+    NoPairing {
+        /// The round that cannot be paired (1-based).
+        round: u32,
+        /// Why, in the format's words.
+        reason: String,
+    },
     /// A pairing names a player the tournament does not have.
     #[error("the format paired an unknown player `{0}`")]
     UnknownPlayer(String),

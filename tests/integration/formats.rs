@@ -407,7 +407,7 @@ fn bad_format_options_are_check_errors_at_the_tournament_line() {
         (
             "swiss",
             "rounds = 4",
-            "`rounds = 4` is too many for 4 players: at most 3 rounds",
+            "`rounds = 4` is too many for 4 players: a Swiss of more than 3 rounds can reach a round that the Dutch system cannot pair",
         ),
         ("swiss", "roundz = 4", "has no option `roundz`"),
         (
@@ -474,5 +474,53 @@ fn a_dry_run_counts_every_round_of_a_swiss_and_the_longest_knockout() {
         assert!(text.contains(want), "{format}: {text}");
         assert!(text.contains("counted with every game drawn"), "{text}");
         assert!(!dir.db().exists(), "a dry run stores nothing");
+    }
+}
+
+#[test]
+fn a_round_with_no_legal_pairing_stops_the_run_with_a_named_error_and_keeps_the_games() {
+    // A format whose rules leave no pairing for round 2 (as the Swiss format answers when the
+    // Dutch system is stuck): the run stops with arena's error naming the round, the games of
+    // round 1 stay finished in the store, and a second run stops the same way without replaying
+    // or losing them.
+    let dir = TestDir::new();
+    dir.write(
+        "formats/stuck.lua",
+        r#"local M = {}
+function M.pairings(state)
+  if #state.games == 0 then
+    return { { white = "a", black = "b", round = 1 }, { white = "c", black = "d", round = 1 } }
+  end
+  return { no_pairing = { round = 2, reason = "every pairing left repeats a game" } }
+end
+return M"#,
+    );
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "stuck", format = "stuck", max_plies = 4, seed = 1, concurrency = 2,
+  players = { arena.random { name = "a" }, arena.random { name = "b" }, arena.random { name = "c" }, arena.random { name = "d" } },
+}"#,
+    );
+    for _ in 0..2 {
+        let out = dir.run("t.lua");
+        assert!(!out.status.success(), "the run must fail");
+        let errors = stderr(&out);
+        assert!(
+            errors.contains(
+                "no legal pairing for round 2: every pairing left repeats a game; the tournament stops after round 1, and every game played so far is kept"
+            ),
+            "{errors}"
+        );
+        let store = open_store(&dir.db());
+        let t = store.find_tournament("stuck").unwrap().unwrap();
+        let games = store.games(t.id).unwrap();
+        assert_eq!(games.len(), 2);
+        assert!(
+            games
+                .iter()
+                .all(|g| g.status == arena::store::GameStatus::Finished && g.result.is_some()),
+            "{games:?}"
+        );
     }
 }

@@ -3,11 +3,12 @@
 //! `arena.pairing.dutch(t)` pairs the next round by the FIDE Dutch system (see
 //! [`crate::pairing::dutch`]). Everything crosses as plain tables with 1-based player numbers;
 //! the function is pure, so the format script keeps no pairing state. Unknown keys are errors
-//! that name them.
+//! that name them; a round that no pairing can complete is not an error but an answer (`nil` and
+//! the reason), which the format turns into its own stop.
 
-use mlua::{Lua, Table, Value};
+use mlua::{IntoLuaMulti, Lua, Table, Value};
 
-use crate::pairing::{self, Colour, Player, RoundEntry, Tournament};
+use crate::pairing::{self, Colour, PairingError, Player, RoundEntry, Tournament};
 
 /// Scores cross as tenths of a point, the precision of a FIDE TRF file.
 const UNITS: f64 = 10.0;
@@ -18,8 +19,16 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
         "dutch",
         lua.create_function(|lua, t: Table| {
             let tournament = tournament_of(&t)?;
-            let pairing = pairing::pair_round(&tournament)
-                .map_err(|e| mlua::Error::runtime(format!("arena.pairing.dutch: {e}")))?;
+            let pairing = match pairing::pair_round(&tournament) {
+                Ok(pairing) => pairing,
+                // Not bad input but the rules' answer, which a format reports in its own way
+                // (the Swiss format stops the tournament): nil and the reason, Lua's idiom for
+                // an expected failure.
+                Err(e @ PairingError::NoPairing { .. }) => {
+                    return (Value::Nil, e.to_string()).into_lua_multi(lua);
+                }
+                Err(e) => return Err(mlua::Error::runtime(format!("arena.pairing.dutch: {e}"))),
+            };
             let out = lua.create_table()?;
             let pairs = lua.create_table()?;
             for (white, black) in pairing.pairs {
@@ -30,7 +39,7 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
             }
             out.set("pairs", pairs)?;
             out.set("bye", pairing.bye.map(|b| b + 1))?;
-            Ok(out)
+            out.into_lua_multi(lua)
         })?,
     )?;
     arena.set("pairing", table)
@@ -203,6 +212,26 @@ mod tests {
             .eval()
             .unwrap();
         assert_eq!(got, "1-3 4-2 bye 5");
+    }
+
+    #[test]
+    fn a_round_no_pairing_completes_answers_nil_and_the_reason() {
+        // Two players who have met have no second round: the rules' answer, not bad input.
+        let lua = lua();
+        let (pairs, reason): (mlua::Value, String) = lua
+            .load(
+                r#"return arena.pairing.dutch{ players = {
+                    { rounds = { { opponent = 2, colour = "white", points = 1 } } },
+                    { rounds = { { opponent = 1, colour = "black", points = 0 } } },
+                }, rounds = 2 }"#,
+            )
+            .eval()
+            .unwrap();
+        assert!(pairs.is_nil());
+        assert!(
+            reason.contains("no pairing of round 2 keeps the absolute criteria"),
+            "{reason}"
+        );
     }
 
     #[test]
