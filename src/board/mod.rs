@@ -19,6 +19,8 @@ pub mod book;
 pub mod chessarena;
 pub mod clock;
 pub mod eco;
+#[cfg(test)]
+mod fuzz;
 pub mod game;
 pub mod notation;
 pub mod pgn;

@@ -428,7 +428,7 @@ impl fmt::Debug for LlmClient {
 
 /// The error for a non-success status, with the provider's message read from the body, and the
 /// wait the body asks for (Gemini puts it there).
-fn http_error(
+pub(super) fn http_error(
     provider: Provider,
     url: String,
     status: u16,

@@ -35,6 +35,8 @@
 mod anthropic;
 mod client;
 mod error_body;
+#[cfg(test)]
+mod fuzz;
 mod gemini;
 mod openai;
 mod pricing;
