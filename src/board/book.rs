@@ -5,7 +5,7 @@
 
 use std::{
     fs,
-    io::{self, Seek},
+    io::{self, Read, Seek},
     ops::ControlFlow,
     path::{Path, PathBuf},
 };
@@ -52,11 +52,31 @@ impl Opening {
     }
 }
 
+/// The largest book file read, 256 MiB: ten times the largest books engine testers use (the
+/// `UHO_XXL` EPD files are about 25 MB), and still a size every machine holds in memory.
+pub const MAX_BOOK_BYTES: u64 = 256 << 20;
+
+/// The longest line of an EPD book or inline FEN, 4 KiB (a FEN is under 100 bytes; the rest is
+/// room for EPD operations).
+pub const MAX_EPD_LINE_BYTES: usize = 4 << 10;
+
+/// Reads a book file, refusing one over [`MAX_BOOK_BYTES`] after reading at most one byte more.
 fn read_book(path: &Path) -> Result<String, BoardError> {
-    fs::read_to_string(path).map_err(|source| BoardError::Io {
+    let io = |source| BoardError::Io {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let file = fs::File::open(path).map_err(io)?;
+    let mut text = String::new();
+    file.take(MAX_BOOK_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if u64::try_from(text.len()).map_or(true, |n| n > MAX_BOOK_BYTES) {
+        return Err(BoardError::BookTooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(text)
 }
 
 fn book_error(path: &Path, line: usize, message: String) -> BoardError {
@@ -80,6 +100,16 @@ pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
     let text = read_book(path)?;
     let mut openings = Vec::new();
     for (index, line) in text.lines().enumerate() {
+        if line.len() > MAX_EPD_LINE_BYTES {
+            return Err(book_error(
+                path,
+                index + 1,
+                format!(
+                    "the line is {} bytes long, over the limit of {MAX_EPD_LINE_BYTES}",
+                    line.len()
+                ),
+            ));
+        }
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
@@ -102,6 +132,15 @@ pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
 ///
 /// [`BoardError::Opening`] naming `source` and the bad text.
 pub fn parse_opening_fen(fen: &str, source: &str) -> Result<Opening, BoardError> {
+    if fen.len() > MAX_EPD_LINE_BYTES {
+        return Err(BoardError::Opening {
+            source_name: source.to_owned(),
+            message: format!(
+                "the FEN is {} bytes long, over the limit of {MAX_EPD_LINE_BYTES}",
+                fen.len()
+            ),
+        });
+    }
     let normalized = epd_to_fen(fen.trim()).map_err(|message| BoardError::Opening {
         source_name: source.to_owned(),
         // The normalized text may differ from what the user wrote: quote theirs.
@@ -580,6 +619,14 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("`hmvc` needs a number")
+        );
+
+        let long = format!("4k3/8/8/8/8/8/4P3/4K3 w - - id \"{}\";\n", "x".repeat(5000));
+        let path = write(&dir, "long.epd", &format!("# first\n{long}"));
+        let err = read_epd(&path).unwrap_err().to_string();
+        assert!(
+            err.contains(":2: the line is ") && err.contains("bytes long, over the limit of 4096"),
+            "{err}"
         );
 
         let err = read_epd(dir.path().join("missing.epd")).unwrap_err();

@@ -82,4 +82,14 @@ pub enum BoardError {
         /// The underlying error.
         source: io::Error,
     },
+    /// A book file over [`book::MAX_BOOK_BYTES`], refused without being read whole.
+    #[error(
+        "opening book `{}` is over the limit of {} MiB; refused (split it into smaller books)",
+        path.display(),
+        book::MAX_BOOK_BYTES >> 20
+    )]
+    BookTooLarge {
+        /// The book file.
+        path: PathBuf,
+    },
 }
