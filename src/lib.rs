@@ -13,6 +13,8 @@ pub mod calls;
 pub mod engine;
 pub mod eval;
 pub mod export;
+#[cfg(test)]
+mod fuzz;
 pub mod import;
 pub mod leaderboard;
 pub mod llm;

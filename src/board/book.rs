@@ -5,13 +5,13 @@
 
 use std::{
     fs,
+    io::{self, Read, Seek},
+    ops::ControlFlow,
     path::{Path, PathBuf},
 };
 
-use shakmaty::{
-    Position,
-    san::{SanError, SanPlus},
-};
+use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
+use shakmaty::{Position, san::SanError};
 
 use super::{
     BoardError,
@@ -52,11 +52,31 @@ impl Opening {
     }
 }
 
+/// The largest book file read, 256 MiB: ten times the largest books engine testers use (the
+/// `UHO_XXL` EPD files are about 25 MB), and still a size every machine holds in memory.
+pub const MAX_BOOK_BYTES: u64 = 256 << 20;
+
+/// The longest line of an EPD book or inline FEN, 4 KiB (a FEN is under 100 bytes; the rest is
+/// room for EPD operations).
+pub const MAX_EPD_LINE_BYTES: usize = 4 << 10;
+
+/// Reads a book file, refusing one over [`MAX_BOOK_BYTES`] after reading at most one byte more.
 fn read_book(path: &Path) -> Result<String, BoardError> {
-    fs::read_to_string(path).map_err(|source| BoardError::Io {
+    let io = |source| BoardError::Io {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let file = fs::File::open(path).map_err(io)?;
+    let mut text = String::new();
+    file.take(MAX_BOOK_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if u64::try_from(text.len()).map_or(true, |n| n > MAX_BOOK_BYTES) {
+        return Err(BoardError::BookTooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(text)
 }
 
 fn book_error(path: &Path, line: usize, message: String) -> BoardError {
@@ -80,6 +100,16 @@ pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
     let text = read_book(path)?;
     let mut openings = Vec::new();
     for (index, line) in text.lines().enumerate() {
+        if line.len() > MAX_EPD_LINE_BYTES {
+            return Err(book_error(
+                path,
+                index + 1,
+                format!(
+                    "the line is {} bytes long, over the limit of {MAX_EPD_LINE_BYTES}",
+                    line.len()
+                ),
+            ));
+        }
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
@@ -102,6 +132,15 @@ pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
 ///
 /// [`BoardError::Opening`] naming `source` and the bad text.
 pub fn parse_opening_fen(fen: &str, source: &str) -> Result<Opening, BoardError> {
+    if fen.len() > MAX_EPD_LINE_BYTES {
+        return Err(BoardError::Opening {
+            source_name: source.to_owned(),
+            message: format!(
+                "the FEN is {} bytes long, over the limit of {MAX_EPD_LINE_BYTES}",
+                fen.len()
+            ),
+        });
+    }
     let normalized = epd_to_fen(fen.trim()).map_err(|message| BoardError::Opening {
         source_name: source.to_owned(),
         // The normalized text may differ from what the user wrote: quote theirs.
@@ -180,84 +219,238 @@ fn split_operations(text: &str) -> Vec<&str> {
     ops
 }
 
-/// One game of a PGN book while it is being read.
+/// The tags of a PGN game that an opening needs, each with its index among the game's tags (an
+/// error names the tag's line, found again from the index).
 #[derive(Default)]
-struct Draft {
-    /// Line of the game's first tag or move.
-    line: usize,
-    /// The FEN tag with its line.
+struct BookTags {
+    /// How many tags were read so far.
+    count: usize,
+    /// The `FEN` tag's value and index.
     fen: Option<(String, usize)>,
-    /// The Variant tag with its line.
+    /// The `Variant` tag's value and index.
     variant: Option<(String, usize)>,
-    /// SAN tokens with their lines.
-    moves: Vec<(String, usize)>,
-    /// Whether movetext (a move or a result) has started, so the next tag begins a new game.
-    in_movetext: bool,
 }
 
-impl Draft {
-    fn is_empty(&self) -> bool {
-        self.line == 0
+/// A PGN game's mainline while it is being replayed.
+struct BookLine {
+    /// Where the game started.
+    pos: shakmaty::Chess,
+    /// The start FEN the opening records, if any.
+    fen: Option<String>,
+    /// The rules of the game.
+    variant: Variant,
+    /// The mainline in UCI.
+    moves: Vec<String>,
+    /// Variations opened (and skipped by pgn-reader) whose `)` has not been seen yet.
+    open_variations: usize,
+}
+
+/// Where in a game a fault lies, to name its line.
+enum FaultAt {
+    /// Just before the reader's position when the visitor stopped (a move, a `)`).
+    Here,
+    /// The game's tag with this index.
+    Tag(usize),
+    /// The game's first line.
+    Start,
+}
+
+/// Why a game of a book is refused.
+struct Fault {
+    at: FaultAt,
+    message: String,
+}
+
+/// Replays a book game's mainline through pgn-reader: tags give the start, variations and
+/// comments are skipped, each SAN is checked against the position.
+struct BookVisitor;
+
+impl Visitor for BookVisitor {
+    type Tags = BookTags;
+    type Movetext = BookLine;
+    type Output = Result<(Option<String>, Vec<String>, Variant), Fault>;
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
+        ControlFlow::Continue(BookTags::default())
     }
 
-    fn touch(&mut self, line: usize) {
-        if self.line == 0 {
-            self.line = line;
+    fn tag(
+        &mut self,
+        tags: &mut Self::Tags,
+        name: &[u8],
+        value: RawTag<'_>,
+    ) -> ControlFlow<Self::Output> {
+        let index = tags.count;
+        tags.count += 1;
+        let slot = match name {
+            b"FEN" => &mut tags.fen,
+            b"Variant" => &mut tags.variant,
+            _ => return ControlFlow::Continue(()),
+        };
+        match value.decode_utf8() {
+            Ok(text) => {
+                *slot = Some((text.into_owned(), index));
+                ControlFlow::Continue(())
+            }
+            Err(_) => ControlFlow::Break(Err(Fault {
+                at: FaultAt::Tag(index),
+                message: format!(
+                    "the `{}` tag is not valid UTF-8",
+                    String::from_utf8_lossy(name)
+                ),
+            })),
         }
     }
 
-    fn finish(self, path: &Path) -> Result<Opening, BoardError> {
-        let variant = match &self.variant {
-            None => Variant::Standard,
-            Some((tag, line)) => Variant::from_pgn_tag(Some(tag)).ok_or_else(|| {
-                book_error(
-                    path,
-                    *line,
-                    format!(
+    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Self::Output, Self::Movetext> {
+        let start = || -> Result<BookLine, Fault> {
+            let variant = match &tags.variant {
+                None => Variant::Standard,
+                Some((tag, index)) => Variant::from_pgn_tag(Some(tag)).ok_or_else(|| Fault {
+                    at: FaultAt::Tag(*index),
+                    message: format!(
                         "variant `{tag}` is not played here (only standard chess and Chess960)"
                     ),
-                )
-            })?,
+                })?,
+            };
+            let pos = match (&tags.fen, variant) {
+                (Some((fen, index)), _) => {
+                    playable_position_in(variant, fen).map_err(|e| Fault {
+                        at: FaultAt::Tag(*index),
+                        message: e.to_string(),
+                    })?
+                }
+                (None, Variant::Standard) => shakmaty::Chess::default(),
+                (None, Variant::Chess960) => chess960_position(518).map_err(|e| Fault {
+                    at: FaultAt::Here,
+                    message: e.to_string(),
+                })?,
+            };
+            // A Chess960 game always names its start, even the standard position's.
+            let fen = (tags.fen.is_some() || variant.is_chess960()).then(|| normalized_fen(&pos));
+            Ok(BookLine {
+                pos,
+                fen,
+                variant,
+                moves: Vec::new(),
+                open_variations: 0,
+            })
         };
-        let mut pos = match (&self.fen, variant) {
-            (Some((fen, line)), _) => playable_position_in(variant, fen)
-                .map_err(|e| book_error(path, *line, e.to_string()))?,
-            (None, Variant::Standard) => shakmaty::Chess::default(),
-            (None, Variant::Chess960) => chess960_position(518)?,
-        };
-        // A Chess960 game always names its start, even the standard position's.
-        let start_fen = (self.fen.is_some() || variant.is_chess960()).then(|| normalized_fen(&pos));
-        let mut moves = Vec::with_capacity(self.moves.len());
-        for (san, line) in &self.moves {
-            let parsed: SanPlus = san
-                .parse()
-                .map_err(|_| book_error(path, *line, format!("invalid move `{san}`")))?;
-            let mv = parsed.san.to_move(&pos).map_err(|e| {
+        match start() {
+            Ok(line) => ControlFlow::Continue(line),
+            Err(fault) => ControlFlow::Break(Err(fault)),
+        }
+    }
+
+    fn san(&mut self, line: &mut Self::Movetext, san_plus: SanPlus) -> ControlFlow<Self::Output> {
+        match san_plus.san.to_move(&line.pos) {
+            Ok(mv) => {
+                line.moves.push(uci_of(&line.pos, &mv));
+                line.pos.play_unchecked(mv);
+                ControlFlow::Continue(())
+            }
+            Err(e) => {
                 let what = match e {
                     SanError::IllegalSan => "illegal",
                     SanError::AmbiguousSan => "ambiguous",
                 };
-                book_error(
-                    path,
-                    *line,
-                    format!("{what} move `{san}` in position `{}`", normalized_fen(&pos)),
-                )
-            })?;
-            moves.push(uci_of(&pos, &mv));
-            pos.play_unchecked(mv);
+                ControlFlow::Break(Err(Fault {
+                    at: FaultAt::Here,
+                    message: format!(
+                        "{what} move `{san_plus}` in position `{}`",
+                        normalized_fen(&line.pos)
+                    ),
+                }))
+            }
         }
-        Ok(Opening {
-            fen: start_fen,
-            moves,
-            source: format!("{}:{}", path.display(), self.line),
-            variant,
-        })
+    }
+
+    fn begin_variation(&mut self, line: &mut Self::Movetext) -> ControlFlow<Self::Output, Skip> {
+        // pgn-reader skips the variation up to its `)` and then reports that `)`.
+        line.open_variations += 1;
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn end_variation(&mut self, line: &mut Self::Movetext) -> ControlFlow<Self::Output> {
+        match line.open_variations.checked_sub(1) {
+            Some(open) => {
+                line.open_variations = open;
+                ControlFlow::Continue(())
+            }
+            None => ControlFlow::Break(Err(Fault {
+                at: FaultAt::Here,
+                message: "unmatched `)`".to_owned(),
+            })),
+        }
+    }
+
+    fn end_game(&mut self, line: Self::Movetext) -> Self::Output {
+        if line.open_variations > 0 {
+            return Err(Fault {
+                at: FaultAt::Start,
+                message: "unclosed variation `(` in the game that starts here".to_owned(),
+            });
+        }
+        Ok((line.fen, line.moves, line.variant))
     }
 }
 
-/// Reads a PGN file of openings: for each game, the `FEN` tag (if any) and the mainline moves.
-/// Comments (`{...}`, `; ...`), variations, NAGs, annotation marks, move numbers, results and
-/// `%` escape lines are skipped.
+/// Stops at the tag with a given index, to find where the next one starts.
+struct TagFinder {
+    stop_after: usize,
+}
+
+impl Visitor for TagFinder {
+    type Tags = usize;
+    type Movetext = ();
+    type Output = ();
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
+        ControlFlow::Continue(0)
+    }
+
+    fn tag(&mut self, seen: &mut usize, _name: &[u8], _value: RawTag<'_>) -> ControlFlow<()> {
+        if *seen == self.stop_after {
+            return ControlFlow::Break(());
+        }
+        *seen += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, _tags: usize) -> ControlFlow<Self::Output, Self::Movetext> {
+        ControlFlow::Break(())
+    }
+
+    fn end_game(&mut self, (): ()) {}
+}
+
+/// The 1-based line of the last text before byte `offset` (the start of the text for none).
+fn line_before(text: &[u8], offset: usize) -> usize {
+    let before = text[..offset.min(text.len())].trim_ascii_end();
+    1 + memchr::memchr_iter(b'\n', before).count()
+}
+
+/// The 1-based line of byte `offset`.
+fn line_at(text: &[u8], offset: usize) -> usize {
+    1 + memchr::memchr_iter(b'\n', &text[..offset.min(text.len())]).count()
+}
+
+/// The offset of the game's tag `index`, for a game starting at byte `start`: a second reading
+/// that stops at the tag before it (pgn-reader skips the space after a tag, so that is where the
+/// next one starts).
+fn tag_offset(text: &[u8], start: usize, index: usize) -> usize {
+    let Some(before) = index.checked_sub(1) else {
+        return start;
+    };
+    let mut reader = Reader::new(io::Cursor::new(&text[start..]));
+    let _ = reader.read_game(&mut TagFinder { stop_after: before });
+    reader
+        .stream_position()
+        .map_or(start, |p| start + usize::try_from(p).unwrap_or(0))
+}
+
+/// Reads a PGN file of openings: for each game, the `FEN` and `Variant` tags (if any) and the
+/// mainline moves.
 ///
 /// # Errors
 ///
@@ -273,148 +466,70 @@ pub fn read_pgn_openings(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardEr
 /// as LLM Chess's game logs); `path` only names the text in errors, whose lines count from the
 /// text's first line.
 ///
+/// The text is read by pgn-reader, the reader of every PGN in arena: comments, variations, NAGs,
+/// annotation marks, move numbers, results and `%` escape lines are skipped, and so is text that
+/// is no move at all (as pgn-reader skips it); a move it hid shows up as the next move being
+/// illegal.
+///
 /// # Errors
 ///
-/// [`BoardError::Book`] naming the line and the text of the first invalid tag, FEN or move.
+/// [`BoardError::Book`] naming the line and the text of the first invalid tag, FEN or move, or
+/// the line of a game that does not read as PGN (an unclosed tag or comment).
 pub fn parse_pgn_openings(text: &str, path: &Path) -> Result<Vec<Opening>, BoardError> {
-    let path: PathBuf = path.to_path_buf();
-    let text = text.to_owned();
+    let bytes = text.as_bytes();
+    let mut reader = Reader::new(io::Cursor::new(bytes));
     let mut openings = Vec::new();
-    let mut draft = Draft::default();
-    let mut line = 1;
-    let mut depth = 0usize;
-    let mut chars = text.char_indices().peekable();
-    let mut at_line_start = true;
-    while let Some((i, c)) = chars.next() {
-        if c == '\n' {
-            line += 1;
-            at_line_start = true;
-            continue;
+    let position = |reader: &mut Reader<io::Cursor<&[u8]>>| {
+        reader
+            .stream_position()
+            .map_or(bytes.len(), |p| usize::try_from(p).unwrap_or(bytes.len()))
+    };
+    loop {
+        let more = reader.has_more().map_err(|e| {
+            book_error(
+                path,
+                line_before(bytes, position(&mut reader)),
+                e.to_string(),
+            )
+        })?;
+        if !more {
+            break;
         }
-        let line_start = std::mem::replace(&mut at_line_start, false);
-        match c {
-            '%' if line_start => skip_to_line_end(&mut chars),
-            ';' => skip_to_line_end(&mut chars),
-            '{' => {
-                let start_line = line;
-                loop {
-                    match chars.next() {
-                        Some((_, '}')) => break,
-                        Some((_, '\n')) => line += 1,
-                        Some(_) => {}
-                        None => {
-                            return Err(book_error(
-                                &path,
-                                start_line,
-                                "unclosed comment `{`".to_owned(),
-                            ));
-                        }
+        let start = position(&mut reader);
+        let game_line = line_at(bytes, start);
+        let (fen, moves, variant) = match reader.read_game(&mut BookVisitor) {
+            Ok(None) => break,
+            Ok(Some(Ok(game))) => game,
+            Ok(Some(Err(fault))) => {
+                let line = match fault.at {
+                    FaultAt::Here => line_before(bytes, position(&mut reader)),
+                    FaultAt::Tag(index) => line_at(bytes, tag_offset(bytes, start, index)),
+                    FaultAt::Start => game_line,
+                };
+                return Err(book_error(path, line, fault.message));
+            }
+            Err(e) => {
+                // pgn-reader's own faults: an unterminated comment or tag.
+                let message = match e.to_string().as_str() {
+                    "unterminated comment" => {
+                        "unclosed comment `{` in the game that starts here".to_owned()
                     }
-                }
-            }
-            '(' => depth += 1,
-            ')' => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| book_error(&path, line, "unmatched `)`".to_owned()))?;
-            }
-            '[' if depth == 0 => {
-                let end = text[i..]
-                    .find(']')
-                    .map(|e| i + e)
-                    .filter(|e| !text[i..*e].contains('\n'))
-                    .ok_or_else(|| book_error(&path, line, "unclosed tag `[`".to_owned()))?;
-                if draft.in_movetext {
-                    openings.push(std::mem::take(&mut draft).finish(&path)?);
-                }
-                draft.touch(line);
-                let (name, value) = parse_tag(&text[i + 1..end]).ok_or_else(|| {
-                    book_error(&path, line, format!("invalid tag `{}`", &text[i..=end]))
-                })?;
-                match name.as_str() {
-                    "FEN" => draft.fen = Some((value, line)),
-                    "Variant" => draft.variant = Some((value, line)),
-                    _ => {}
-                }
-                while chars.peek().is_some_and(|(j, _)| *j <= end) {
-                    chars.next();
-                }
-            }
-            c if c.is_whitespace() => {}
-            _ => {
-                let mut end = text.len();
-                while let Some(&(j, d)) = chars.peek() {
-                    if d.is_whitespace() || "{}()[];".contains(d) {
-                        end = j;
-                        break;
+                    "unterminated tag" => {
+                        "unclosed tag `[` in the game that starts here".to_owned()
                     }
-                    chars.next();
-                }
-                if depth > 0 {
-                    continue;
-                }
-                let token = &text[i..end];
-                draft.touch(line);
-                draft.in_movetext = true;
-                if let Some(san) = movetext_san(token) {
-                    // Some books write castling with zeros, which SAN does not allow.
-                    let san = if san.starts_with("0-0") {
-                        san.replace('0', "O")
-                    } else {
-                        san.to_owned()
-                    };
-                    draft.moves.push((san, line));
-                }
+                    other => format!("{other} in the game that starts here"),
+                };
+                return Err(book_error(path, game_line, message));
             }
-        }
-    }
-    if depth > 0 {
-        return Err(book_error(&path, line, "unclosed variation `(`".to_owned()));
-    }
-    if !draft.is_empty() {
-        openings.push(draft.finish(&path)?);
+        };
+        openings.push(Opening {
+            fen,
+            moves,
+            source: format!("{}:{game_line}", path.display()),
+            variant,
+        });
     }
     Ok(openings)
-}
-
-fn skip_to_line_end(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) {
-    while chars.peek().is_some_and(|(_, c)| *c != '\n') {
-        chars.next();
-    }
-}
-
-/// Parses the inside of `[Name "value"]`, undoing `\"` and `\\` escapes.
-fn parse_tag(inner: &str) -> Option<(String, String)> {
-    let (name, rest) = inner.trim().split_once(char::is_whitespace)?;
-    let quoted = rest.trim().strip_prefix('"')?.strip_suffix('"')?;
-    let mut value = String::with_capacity(quoted.len());
-    let mut escaped = false;
-    for c in quoted.chars() {
-        match (escaped, c) {
-            (false, '\\') => escaped = true,
-            _ => {
-                value.push(c);
-                escaped = false;
-            }
-        }
-    }
-    Some((name.to_owned(), value))
-}
-
-/// The SAN in a movetext token, or `None` for move numbers, NAGs and results.
-fn movetext_san(token: &str) -> Option<&str> {
-    if token.starts_with('$') || matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
-        return None;
-    }
-    // `12.`, `12...` and `12.e4` (number glued to the move); `0-0` is castling, not a number.
-    let digits = token.trim_start_matches(|c: char| c.is_ascii_digit());
-    let token = if digits.len() < token.len() && digits.starts_with('.') {
-        digits.trim_start_matches('.')
-    } else {
-        token
-    };
-    let token = token.trim_end_matches(['!', '?']);
-    (!token.is_empty()).then_some(token)
 }
 
 #[cfg(test)]
@@ -504,6 +619,14 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("`hmvc` needs a number")
+        );
+
+        let long = format!("4k3/8/8/8/8/8/4P3/4K3 w - - id \"{}\";\n", "x".repeat(5000));
+        let path = write(&dir, "long.epd", &format!("# first\n{long}"));
+        let err = read_epd(&path).unwrap_err().to_string();
+        assert!(
+            err.contains(":2: the line is ") && err.contains("bytes long, over the limit of 4096"),
+            "{err}"
         );
 
         let err = read_epd(dir.path().join("missing.epd")).unwrap_err();
@@ -610,13 +733,41 @@ mod tests {
                 .contains(":1: unclosed comment")
         );
 
-        let path = write(&dir, "junk.pgn", "1. e4 e5 2. Xyz *\n");
+        // Text that is no move is skipped, as pgn-reader skips it; the move it hid shows up as
+        // the next move being illegal.
+        let path = write(&dir, "junk.pgn", "1. e4 e5\n2. Xyz Nc6 *\n");
         assert!(
             read_pgn_openings(&path)
                 .unwrap_err()
                 .to_string()
-                .contains("invalid move `Xyz`")
+                .contains(":2: illegal move `Nc6`")
         );
+
+        let path = write(&dir, "paren.pgn", "1. e4 e5 ) 2. Nf3 *\n");
+        assert!(
+            read_pgn_openings(&path)
+                .unwrap_err()
+                .to_string()
+                .contains(":1: unmatched `)`")
+        );
+
+        let path = write(&dir, "open.pgn", "\n1. e4 e5 (1... c5 2. Nf3 *\n");
+        assert!(
+            read_pgn_openings(&path)
+                .unwrap_err()
+                .to_string()
+                .contains(":2: unclosed variation `(`")
+        );
+
+        let path = write(
+            &dir,
+            "variant.pgn",
+            "[Event \"x\"]\n% escape\n[Variant \"Atomic\"]\n\n*\n",
+        );
+        assert!(matches!(
+            read_pgn_openings(&path),
+            Err(BoardError::Book { line: 3, .. })
+        ));
     }
 
     /// fastchess's own output: full games with FEN tags and engine comments on every move.

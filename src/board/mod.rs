@@ -19,6 +19,8 @@ pub mod book;
 pub mod chessarena;
 pub mod clock;
 pub mod eco;
+#[cfg(test)]
+mod fuzz;
 pub mod game;
 pub mod notation;
 pub mod pgn;
@@ -79,5 +81,15 @@ pub enum BoardError {
         path: PathBuf,
         /// The underlying error.
         source: io::Error,
+    },
+    /// A book file over [`book::MAX_BOOK_BYTES`], refused without being read whole.
+    #[error(
+        "opening book `{}` is over the limit of {} MiB; refused (split it into smaller books)",
+        path.display(),
+        book::MAX_BOOK_BYTES >> 20
+    )]
+    BookTooLarge {
+        /// The book file.
+        path: PathBuf,
     },
 }

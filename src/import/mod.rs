@@ -302,14 +302,37 @@ fn color_name(c: Color) -> &'static str {
     }
 }
 
-/// Reads a JSON file, turning a read or syntax error into a [`Skip`] that names the line.
-pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Skip> {
-    let text = std::fs::read_to_string(path).map_err(|e| Skip {
+/// The largest record file read, 64 MiB: a ChessArena or LLM Chess game record is a few hundred
+/// kilobytes even with every prompt and reply in it. A larger file is skipped unread.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// Reads a record file whole, or skips it when it cannot be read or is over
+/// [`MAX_RECORD_BYTES`] (after reading at most one byte more).
+fn read_record(path: &Path) -> Result<String, Skip> {
+    use std::io::Read;
+    let skip = |reason: String| Skip {
         path: path.to_owned(),
         line: None,
-        reason: format!("cannot read it: {e}"),
+        reason,
         kind: SkipKind::Invalid,
-    })?;
+    };
+    let file = std::fs::File::open(path).map_err(|e| skip(format!("cannot read it: {e}")))?;
+    let mut text = String::new();
+    file.take(MAX_RECORD_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| skip(format!("cannot read it: {e}")))?;
+    if u64::try_from(text.len()).map_or(true, |n| n > MAX_RECORD_BYTES) {
+        return Err(skip(format!(
+            "it is over the limit of {} MiB for a record; refused unread",
+            MAX_RECORD_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
+/// Reads a JSON file, turning a read or syntax error into a [`Skip`] that names the line.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Skip> {
+    let text = read_record(path)?;
     serde_json::from_str(&text).map_err(|e| json_skip(path, &e))
 }
 
@@ -319,12 +342,7 @@ pub(crate) fn read_typed<T: serde::de::DeserializeOwned>(
     path: &Path,
     what: &str,
 ) -> Result<(T, serde_json::Value), Skip> {
-    let text = std::fs::read_to_string(path).map_err(|e| Skip {
-        path: path.to_owned(),
-        line: None,
-        reason: format!("cannot read it: {e}"),
-        kind: SkipKind::Invalid,
-    })?;
+    let text = read_record(path)?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| json_skip(path, &e))?;
     let typed = serde_json::from_str(&text).map_err(|e| Skip {
         path: path.to_owned(),

@@ -357,16 +357,32 @@ impl LlmClient {
             .into_iter()
             .map(|(name, value)| (name, redact(value, key)))
             .collect();
-        let text = response
-            .text()
+        let body = read_limited(response, MAX_RESPONSE_BYTES)
             .await
             .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
         let latency_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let text = redact(text, key);
         let answer = Answer {
             status: status.as_u16(),
             headers,
             latency_ms,
+        };
+        let text = match body {
+            Limited::Whole(bytes) => redact(String::from_utf8_lossy(&bytes).into_owned(), key),
+            Limited::Over(head) => {
+                return Err(Failure {
+                    error: LlmError::Decode {
+                        url: url.to_owned(),
+                        detail: format!(
+                            "the response body is over the limit of {} MiB; refused unread",
+                            MAX_RESPONSE_BYTES >> 20
+                        ),
+                        body: redact(String::from_utf8_lossy(&head).into_owned(), key),
+                        attempts: attempt,
+                    },
+                    retry_after: None,
+                    answer: Some(answer),
+                });
+            }
         };
         if !status.is_success() {
             let (error, body_delay) =
@@ -426,9 +442,45 @@ impl fmt::Debug for LlmClient {
     }
 }
 
+/// The largest response body read, 8 MiB: far above any chat reply (a reply of 32,000 tokens of
+/// reasoning is about 130 KB), small enough that a broken or hostile server cannot fill the
+/// memory. A larger body is refused as a decode failure (retried like one), keeping its head.
+pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
+
+/// How much of a refused body is kept for the record.
+const REFUSED_HEAD_BYTES: usize = 64 << 10;
+
+/// A response body read up to a limit.
+enum Limited {
+    /// The whole body.
+    Whole(Vec<u8>),
+    /// The body was over the limit: its first bytes.
+    Over(Vec<u8>),
+}
+
+/// Reads a body chunk by chunk, stopping as soon as it is over `limit` bytes (or says it will be).
+async fn read_limited(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Limited, reqwest::Error> {
+    let declared = response.content_length().unwrap_or(0);
+    if usize::try_from(declared).map_or(true, |n| n > limit) {
+        return Ok(Limited::Over(Vec::new()));
+    }
+    let mut body = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            body.truncate(REFUSED_HEAD_BYTES);
+            return Ok(Limited::Over(body));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Limited::Whole(body))
+}
+
 /// The error for a non-success status, with the provider's message read from the body, and the
 /// wait the body asks for (Gemini puts it there).
-fn http_error(
+pub(super) fn http_error(
     provider: Provider,
     url: String,
     status: u16,

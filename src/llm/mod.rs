@@ -35,6 +35,8 @@
 mod anthropic;
 mod client;
 mod error_body;
+#[cfg(test)]
+mod fuzz;
 mod gemini;
 mod openai;
 mod pricing;
@@ -51,7 +53,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use self::{
-    client::{FailedAttempt, LlmClient, headers_that_matter},
+    client::{FailedAttempt, LlmClient, MAX_RESPONSE_BYTES, headers_that_matter},
     pricing::{CallCost, CostSource, Price, PriceTable},
     ratelimit::retry_delay,
     reasoning::split_reasoning,

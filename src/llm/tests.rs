@@ -719,3 +719,28 @@ fn only_openrouter_is_known_to_price_every_call() {
     assert!(!reports_its_cost("https://openrouter.ai.example.com/v1"));
     assert!(!reports_its_cost("not a url"));
 }
+
+/// A body over the size limit is refused unread (its head kept), as a decode failure.
+#[tokio::test]
+async fn an_oversized_body_is_refused_as_a_decode_failure() {
+    let server = MockServer::start().await;
+    let huge = format!(
+        "{{\"choices\":[{{\"message\":{{\"content\":\"{}\"}}}}]}}",
+        "e".repeat(crate::llm::MAX_RESPONSE_BYTES)
+    );
+    Mock::given(method("POST"))
+        .and(chat_path())
+        .respond_with(ResponseTemplate::new(200).set_body_string(huge))
+        .mount(&server)
+        .await;
+    let mut ep = endpoint(&server.uri());
+    ep.retry.decode_retries = 0;
+    let err = client().chat(&ep, &request()).await.expect_err("too large");
+    match &err {
+        LlmError::Decode { detail, body, .. } => {
+            assert!(detail.contains("over the limit of 8 MiB"), "{detail}");
+            assert!(body.len() <= 64 << 10, "{}", body.len());
+        }
+        other => panic!("{other:?}"),
+    }
+}

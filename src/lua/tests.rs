@@ -111,6 +111,7 @@ fn constructors_record_where_players_are_defined() {
 }
 
 mod formats;
+mod fuzz;
 mod golden;
 mod stubs;
 
@@ -176,7 +177,7 @@ mod modes {
     }
 
     /// The built-in `mode` with `options`, loaded the way a game loads it.
-    pub(super) fn mode(mode: &str, options: &str) -> (ModeScript, TurnContext) {
+    pub(in crate::lua) fn mode(mode: &str, options: &str) -> (ModeScript, TurnContext) {
         let generation = load(mode, options).unwrap();
         let binding = generation.spec.player("m").unwrap().mode_binding().unwrap();
         let script = ModeScript::for_game(&generation, binding).unwrap();
