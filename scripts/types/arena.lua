@@ -490,8 +490,8 @@ function arena.pairing.dutch(t) end
 ---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not; `state.ratings` each player's `anchor_elo` where it has one.
 ---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
 ---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
----@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
 ---A pairing's `black_time` (above 0, at most 1) gives time odds: Black plays on that share of its clock (base and per-move limit; the increment is kept), White on its own, as in an armageddon.
+---@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:
 ---@class arena.TaskModule
