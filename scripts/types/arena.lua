@@ -22,7 +22,7 @@ arena = {}
 ---@field budget? arena.Budget                  what the whole tournament may spend on model calls: once reached, no new game starts
 ---@field time_control? arena.TimeControl      every player's clock, unless the player has its own
 ---@field adjudication? arena.Adjudication      end games by an engine's evaluation (cutechess's rules) and judge games at the move limit; off when absent
----@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]
+---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[] the players, each with its own name: model players, mixtures of agents, engines and random movers
 
 ---Where games start: FENs given inline, a book file, or Chess960 start positions. The built-in
 ---formats play each opening once with each colour.
@@ -45,15 +45,15 @@ arena = {}
 
 ---@class arena.Analysis
 ---@field engine? string                       default "stockfish"
----@field args? string[]
+---@field args? string[]                       the engine's command-line arguments
 ---@field depth? integer                       one of depth, nodes, movetime_ms (default depth 20)
----@field nodes? integer
----@field movetime_ms? integer
+---@field nodes? integer                       `go nodes N` instead of a depth
+---@field movetime_ms? integer                 `go movetime N`, milliseconds, instead of a depth (not reproducible)
 ---@field multipv? integer                     top moves kept per position (default 3)
 ---@field threads? integer                     default 1
 ---@field hash? integer                        MB, default 128
 ---@field processes? integer                   engine searches at once (default: one per CPU)
----@field win_model? "lichess"|"chessarena"
+---@field win_model? "lichess"|"chessarena"    the Win% formula behind the move classes (default "lichess", as LLM Chess; "chessarena" as ChessArena)
 ---@field all_moves? boolean                   score every legal move (for the move-advantage rate)
 ---@field during_play? boolean                 default true; false analyses after the last game
 
@@ -66,8 +66,8 @@ arena = {}
 ---@field args? string[]                       the command's arguments
 ---@field options? table<string, string|integer|boolean> UCI options after the player's (Threads 1 and Hash 16 unless given)
 ---@field nodes? integer                       one of nodes, depth, movetime_ms per ply (default nodes 50000)
----@field depth? integer
----@field movetime_ms? integer
+---@field depth? integer                       `go depth N` per ply instead of nodes
+---@field movetime_ms? integer                 milliseconds per ply instead of nodes (not reproducible)
 ---@field resign? arena.ResignRule             a side whose score stays at or below -score_cp for `moves` of its own moves loses
 ---@field draw? arena.DrawRule                 drawn once after_move full moves are played and both sides stay within score_cp for `moves` moves each
 ---@field move_limit? arena.MoveLimitRule      the verdict on games that reach max_plies, stored apart from the result
@@ -90,20 +90,20 @@ arena = {}
 ---@field score_cp? integer                    default 200
 ---@field engine? string                       another engine for the verdict (default the adjudication's)
 ---@field nodes? integer                       the verdict's search (default the adjudication's limit)
----@field depth? integer
----@field movetime_ms? integer
+---@field depth? integer                       the verdict's search depth instead of nodes
+---@field movetime_ms? integer                 the verdict's search time in milliseconds instead of nodes
 
 ---@class arena.Llm
----@field name string
+---@field name string                          the player's name, unique in the tournament (standings, store and exports use it)
 ---@field base_url string                      e.g. "http://127.0.0.1:8765/v1"
----@field model string
----@field provider? "openai"|"openai_responses"|"anthropic"|"gemini"
+---@field model string                         the model name sent in each request
+---@field provider? "openai"|"openai_responses"|"anthropic"|"gemini" the wire format: chat completions ("openai", default), the Responses API, Anthropic's or Gemini's
 ---@field api_key_env? string                  the NAME of the environment variable holding the key
----@field temperature? number
----@field top_p? number
----@field max_tokens? integer
----@field seed? integer
----@field reasoning_effort? "low"|"medium"|"high"
+---@field temperature? number                  sampling temperature (default: the server's)
+---@field top_p? number                        nucleus sampling (default: the server's)
+---@field max_tokens? integer                  completion tokens per request at most (default: the server's)
+---@field seed? integer                        sampling seed, for servers that honour it
+---@field reasoning_effort? "low"|"medium"|"high" reasoning effort, for APIs that take one
 ---@field thinking_budget? integer             Anthropic thinking budget, tokens
 ---@field extra_body? table                    merged into every request body
 ---@field timeout_s? number                    per request (default 120)
@@ -118,31 +118,31 @@ arena = {}
 ---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
 ---@class arena.Model
----@field base_url string
----@field model string
----@field provider? "openai"|"openai_responses"|"anthropic"|"gemini"
----@field api_key_env? string
----@field temperature? number
----@field top_p? number
----@field max_tokens? integer
----@field seed? integer
----@field reasoning_effort? "low"|"medium"|"high"
----@field thinking_budget? integer
----@field extra_body? table
----@field timeout_s? number
----@field outage_s? number
----@field decode_retries? integer
----@field max_concurrency? integer
+---@field base_url string                      the API's base URL, e.g. "http://127.0.0.1:8765/v1"
+---@field model string                         the model name sent in each request
+---@field provider? "openai"|"openai_responses"|"anthropic"|"gemini" the wire format, as for `arena.Llm` (default "openai")
+---@field api_key_env? string                  the NAME of the environment variable holding the key
+---@field temperature? number                  sampling temperature (default: the server's)
+---@field top_p? number                        nucleus sampling (default: the server's)
+---@field max_tokens? integer                  completion tokens per request at most (default: the server's)
+---@field seed? integer                        sampling seed, for servers that honour it
+---@field reasoning_effort? "low"|"medium"|"high" reasoning effort, for APIs that take one
+---@field thinking_budget? integer             Anthropic thinking budget, tokens
+---@field extra_body? table                    merged into every request body
+---@field timeout_s? number                    seconds per request (default 120)
+---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside, seconds (default 600)
+---@field decode_retries? integer              retries of a success reply whose body cannot be decoded (default 3)
+---@field max_concurrency? integer             requests in flight against this endpoint (default 4)
 
 ---A mixture of agents: the proposers answer (concurrently), the synthesizer merges their answers.
 ---@class arena.Moa
----@field name string
----@field proposers arena.Model[]
----@field synthesizer arena.Model
----@field mode? string
----@field options? table
----@field anchor_elo? number
----@field on_rejected? "void"|"forfeit"
+---@field name string                          the player's name, unique in the tournament
+---@field proposers arena.Model[]              the models that answer each turn, concurrently (at least one)
+---@field synthesizer arena.Model              the model that reads the proposers' answers and writes the player's reply
+---@field mode? string                         the play mode, as for `arena.Llm` (default "blitz")
+---@field options? table                       the mode's options (see its `defaults`)
+---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
+---@field on_rejected? "void"|"forfeit"        when a provider refuses one of its requests for good: the game ends void (default) or as this player's forfeit
 ---@field budget? arena.Budget                  what this player may spend, all its models together
 ---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
@@ -154,12 +154,12 @@ arena = {}
 ---@field tokens? number                       prompt plus completion tokens
 
 ---@class arena.Engine
----@field name string
+---@field name string                          the player's name, unique in the tournament
 ---@field command? string                      path or name (PATH, then /usr/games); default "stockfish"
----@field args? string[]
+---@field args? string[]                       the command's arguments (e.g. `--uci` for gnuchess)
 ---@field options? table<string, string|integer|boolean>   UCI options, set in name order
 ---@field limits? arena.EngineLimits          search limit per move
----@field anchor_elo? number
+---@field anchor_elo? number                   a calibrated Elo for this engine at these settings, when it anchors Elo estimates
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
 ---@field random_move_p? number                probability of a seeded random legal move instead of a search
 ---@field seed? integer                        seed of those random moves (with the tournament seed, game, ply)
@@ -181,36 +181,36 @@ arena = {}
 
 ---@class arena.Random
 ---@field name? string                       default "random"; a second random mover needs its own
----@field seed? integer
----@field anchor_elo? number
+---@field seed? integer                        mixed with the tournament seed, the game and the ply to draw each move (default 0)
+---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
 ---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
 ---Marks a tournament table (records its line for error messages).
----@param t arena.Tournament
+---@param t arena.Tournament                   the tournament's settings and players
 ---@return arena.Tournament
 function arena.tournament(t) end
 
----@param t arena.Llm
+---@param t arena.Llm                          the player's settings
 ---@return arena.Llm
 function arena.llm(t) end
 
----@param t arena.Engine
+---@param t arena.Engine                       the player's settings
 ---@return arena.Engine
 function arena.engine(t) end
 
----@param t arena.Random
+---@param t arena.Random                       the player's settings
 ---@return arena.Random
 function arena.random(t) end
 
 ---A built-in ladder rung by name (`"random"`, `"mix30"`, `"sf-n1024"`, ...): its settings from the
 ---shipped calibration, with `anchor_elo`/`anchor_se` its calibrated Elo and standard error.
 ---Without a name: the rungs' names, weakest first.
----@param name? string
+---@param name? string                         a rung's name; without it, the list of names
 ---@return arena.Engine|arena.Random|string[]
 function arena.ladder(name) end
 
----@param t arena.Moa
+---@param t arena.Moa                          the player's settings
 ---@return arena.Moa
 function arena.moa(t) end
 
@@ -238,13 +238,13 @@ function arena.moa(t) end
 ---@field beta? number                         false-negative rate (default 0.05)
 ---@field model? "normalized"|"logistic"       the Elo scale of elo0/elo1 (default "normalized", as fastchess)
 
----@param t arena.Experiment
+---@param t arena.Experiment                   the experiment's settings and players
 ---@return arena.Tournament
 function arena.experiment(t) end
 
 ---The `experiment` format's statistics from its state: the arms still to schedule, the next
 ---cell, why the experiment is over (nil while it runs) and its table for the standings.
----@param state table
+---@param state table                          the `state` the `experiment` format's hooks receive
 ---@return { finished: string?, next_cell: integer, active: string[], table: arena.FormatTable }
 function arena.experiment_status(state) end
 
@@ -253,12 +253,12 @@ function arena.experiment_status(state) end
 ---@field name string                          told apart by name inside one store
 ---@field seed? integer                        seeds random players and built data sets
 ---@field concurrency? integer                 items answered at once (`--concurrency` wins)
----@field tasks arena.Task[]
----@field players (arena.Llm|arena.Engine|arena.Random)[]
+---@field tasks arena.Task[]                   the tasks, each over its own data set
+---@field players (arena.Llm|arena.Engine|arena.Random)[] the players that answer every task's items
 
 ---One task of an evaluation; give `data` or `build`.
 ---@class arena.Task
----@field task "basic_understanding"|"move_selection"|"puzzles"|"board_reconstruction"
+---@field task "basic_understanding"|"move_selection"|"puzzles"|"board_reconstruction" which task to run; its module is `tasks.<task>` unless `script` names another
 ---@field name? string                         label in reports and the store (default: the task name); two entries of one task need different names
 ---@field data? string                         a data file or folder, relative to the script or `$VAR/...` (a folder from the environment)
 ---@field build? arena.Build                   build the data set instead of reading it
@@ -281,43 +281,43 @@ function arena.experiment_status(state) end
 ---@field engine? string                       the analysis engine (default "stockfish")
 ---@field processes? integer                   engine processes for the analysis (default 1)
 
----@param t arena.Evaluation
+---@param t arena.Evaluation                   the evaluation's settings, tasks and players
 ---@return arena.Evaluation
 function arena.evaluation(t) end
 
 ---Replaces `{{name}}` with `vars.name`; a missing variable is an error.
----@param template string
----@param vars table
+---@param template string                      text with `{{name}}` placeholders
+---@param vars table                           the values, by placeholder name
 ---@return string
 function arena.template(template, vars) end
 
 arena.json = {}
----@param value any
+---@param value any                            the value to write as JSON
 ---@return string
 function arena.json.encode(value) end
----@param text string
+---@param text string                          JSON text
 ---@return any value, string? error
 function arena.json.decode(text) end
 
 arena.log = {}
----@param ... any
+---@param ... any                              values to log, joined by tabs
 function arena.log.info(...) end
----@param ... any
+---@param ... any                              values to log, joined by tabs
 function arena.log.warn(...) end
----@param ... any
+---@param ... any                              values to log, joined by tabs
 function arena.log.error(...) end
 
 arena.board = {}
 
 ---@class arena.FoundMove
----@field uci string
----@field san string
+---@field uci string                           the move in UCI
+---@field san string                           the move in SAN
 ---@field matched string   the text the move was read from
 
 ---@class arena.MoveError
----@field kind "no_move_found"|"unparseable"|"illegal"|"ambiguous"
----@field message string
----@field candidate? string
+---@field kind "no_move_found"|"unparseable"|"illegal"|"ambiguous" why no legal move was read
+---@field message string                       what went wrong, in words a model can be told
+---@field candidate? string                    the text read as a move, when one was found but refused
 
 ---"chessarena": ChessArena's reader exactly (last fenced UCI move, else last fenced SAN move converted
 ---by python-chess; `unparseable` is a move python-chess cannot read, never `ambiguous`);
@@ -326,30 +326,30 @@ arena.board = {}
 ---@alias arena.ParseRule "chessarena"|"chessarena_any"|"tolerant"|{ pick?: "first"|"last", scope?: "fenced"|"tagged"|"fenced_or_tagged"|"anywhere", notations?: ("uci"|"san")[] }
 
 ---Reads a move out of free text.
----@param text string
----@param fen string
----@param rule? arena.ParseRule
+---@param text string                          the reply to read
+---@param fen string                           the position the move is played in
+---@param rule? arena.ParseRule                how to search (default "tolerant")
 ---@return arena.FoundMove? move, arena.MoveError? error
 ---@param variant? "standard"|"chess960"  the game's rules (`ctx.variant`); without it, read from the FEN's castling rights
 function arena.board.find_move(text, fen, rule, variant) end
 
 ---Castling is `e1g1` in standard chess and king takes rook (`e1h1`) in Chess960.
----@param fen string
----@param notation? "uci"|"san"
+---@param fen string                           the position
+---@param notation? "uci"|"san"                the notation of the list (default "uci")
 ---@param variant? "standard"|"chess960"  as for find_move
 ---@return string[]
 function arena.board.legal_moves(fen, notation, variant) end
 
----@param fen string
----@param style? "ascii"|"unicode"|"fen"
+---@param fen string                           the position
+---@param style? "ascii"|"unicode"|"fen"       the drawing (default "ascii")
 ---@return string
 function arena.board.render(fen, style) end
 
 ---True when the text holds anything besides the move (bullet mode's rule). "arena" (default): one
 ---move, UCI or SAN, fenced, tagged or bare, and nothing else; "chessarena": ChessArena's
 ---`judge_thinking` (anything left after deleting UCI-shaped moves and fences).
----@param text string
----@param rule? "arena"|"chessarena"
+---@param text string                          the reply
+---@param rule? "arena"|"chessarena"           the rule, as above (default "arena")
 ---@return boolean
 function arena.board.forbidden_reasoning(text, rule) end
 
@@ -357,36 +357,36 @@ arena.rating = {}
 arena.rating.glicko = {}
 
 ---@class arena.Rating
----@field rating number
----@field rd number
----@field low? number
----@field high? number
+---@field rating number                        the rating, on the Glicko scale
+---@field rd number                            the rating deviation
+---@field low? number                          the lower end of the 95 % interval (rating - 1.96 rd); set on results, ignored on input
+---@field high? number                         the upper end of the 95 % interval (rating + 1.96 rd); set on results, ignored on input
 
----@param white arena.Rating
----@param black arena.Rating
+---@param white arena.Rating                   White's rating before the game
+---@param black arena.Rating                   Black's rating before the game
 ---@param score number   White's score: 1, 0.5 or 0
----@param opts? { initial_rating?: number, initial_rd?: number, min_rd?: number, compat?: "correct"|"chessarena" }
+---@param opts? { initial_rating?: number, initial_rd?: number, min_rd?: number, compat?: "correct"|"chessarena" } a new player's rating and deviation (default 1500 and 350), the deviation's floor (default 50), and ChessArena's update instead of the correct one (`compat = "chessarena"`)
 ---@return arena.Rating white, arena.Rating black
 function arena.rating.glicko.update(white, black, score, opts) end
 
 ---Rates the games in the order given (each its own rating period): pass them in schedule order.
----@param games { white: string, black: string, score: number }[]
----@param opts? { initial_rating?: number, initial_rd?: number, min_rd?: number, compat?: "correct"|"chessarena" }
+---@param games { white: string, black: string, score: number }[] the games, each with White's score
+---@param opts? { initial_rating?: number, initial_rd?: number, min_rd?: number, compat?: "correct"|"chessarena" } as for `update`
 ---@return { players: table<string, arena.Rating>, ranking: string[] }
 function arena.rating.glicko.rate(games, opts) end
 
 arena.rating.elo = {}
 ---LLM Chess's Elo estimate against anchors (Algorithm 1). `opponent_se`, the opponent's own
 ---standard error (a ladder rung's `anchor_se`), widens the interval (errors taken as correlated).
----@param blocks { opponent_elo: number, wins?: integer, draws?: integer, losses?: integer, color?: "white"|"black", color_shift?: number, opponent_se?: number }[]
----@param opts? { white_advantage?: number }
+---@param blocks { opponent_elo: number, wins?: integer, draws?: integer, losses?: integer, color?: "white"|"black", color_shift?: number, opponent_se?: number }[] the results against each anchor: its Elo and the games won, drawn and lost, optionally with one colour and its shift
+---@param opts? { white_advantage?: number }   White's advantage in Elo (default 35)
 ---@return { kind: "point"|"at_least"|"at_most", elo?: number, se?: number, margin95?: number, lower95?: number, upper95?: number }
 function arena.rating.elo.estimate(blocks, opts) end
 
----@param player string
----@param candidates string[]
----@param ratings table<string, arena.Rating>
----@param opts? { criterion?: "chessarena"|"pair_score", top_k?: integer, seed?: integer }
+---@param player string                        the player to find an opponent for
+---@param candidates string[]                  the players it may meet
+---@param ratings table<string, arena.Rating>  everyone's current rating, by name
+---@param opts? { criterion?: "chessarena"|"pair_score", top_k?: integer, seed?: integer } how candidates are ranked (default "chessarena"), how many of the best one is drawn from (default 3), and the draw's seed (default: unseeded)
 ---@return string? opponent
 function arena.rating.pick_opponent(player, candidates, ratings, opts) end
 
@@ -409,7 +409,7 @@ arena.pairing = {}
 ---odd, goes to the player the rules choose. When no pairing keeps the absolute criteria (every
 ---pairing left repeats a game or clashes absolute colour preferences) it returns nil and the
 ---reason, naming the round; bad input raises an error naming the player and round.
----@param t { players: arena.PairingPlayer[], rounds: integer, initial_colour?: "white"|"black", forbidden?: integer[][], points?: { win?: number, draw?: number } }
+---@param t { players: arena.PairingPlayer[], rounds: integer, initial_colour?: "white"|"black", forbidden?: integer[][], points?: { win?: number, draw?: number } } the players, by pairing number, and the tournament's shape (see below)
 ---  `rounds`: the tournament's rounds (for the last round's rules); `initial_colour`: pairing number 1's colour in round 1 (default white); `forbidden`: pairs that must not meet besides those that played; `points`: a win's and a draw's points (default 1 and 0.5)
 ---@return { pairs: { white: integer, black: integer }[], bye?: integer }|nil  pairs in board order
 ---@return string? reason  why no pairing exists (when the first value is nil)
@@ -420,37 +420,37 @@ function arena.pairing.dutch(t) end
 ---@field defaults? table                      the options it understands, with defaults (arena enforces max_attempts and max_turns); a player's option must have its default's type (a number, true or false, text; text options may also take a table)
 ---@field choices? table<string, string[]>     the values a text option may take (`choices = { notation = { "uci", "san" } }`): `arena check` refuses any other, naming the closest
 ---@field exhausted? "forfeit"|"too_many_wrong_actions"   how a game ends when max_attempts are used up (default forfeit)
----@field start fun(ctx: arena.TurnContext): ({role: string, content: string}[] | { messages: {role: string, content: string}[], request?: table })
----@field reply fun(ctx: arena.TurnContext, text: string): arena.Decision
+---@field start fun(ctx: arena.TurnContext): ({role: string, content: string}[] | { messages: {role: string, content: string}[], request?: table }) the messages that open each attempt: a list, or `{ messages, request }` whose `request` fields are added to the request body
+---@field reply fun(ctx: arena.TurnContext, text: string): arena.Decision reads the model's reply and decides what happens next
 
 -- The move lists and dialogs are made when first read (`pairs` makes them all; `rawget`/`next` see
 -- only those read); the metatable is protected; a ctx kept past its call keeps only those it read.
 ---@class arena.TurnContext
----@field fen string
----@field start_fen string
+---@field fen string                           the position to move in
+---@field start_fen string                     where the game started (after the opening line)
 ---@field variant "standard"|"chess960"  Chess960: castling in UCI is king takes rook (`e1h1`), FENs are X-FEN
----@field side "white"|"black"
----@field ply integer
----@field move_number integer
----@field legal_uci string[]
----@field legal_san string[]
----@field history_uci string[]
----@field history_san string[]
----@field last_move? string
----@field attempt integer
----@field max_attempts integer
----@field player string
----@field opponent string
----@field game integer
----@field options table
----@field dialog {role: string, content: string}[]
----@field previous_dialog {role: string, content: string}[]
----@field reasoning? string
+---@field side "white"|"black"                 the side the player moves for
+---@field ply integer                          plies played so far (0 before the first move)
+---@field move_number integer                  the position's full-move number
+---@field legal_uci string[]                   the legal moves in UCI
+---@field legal_san string[]                   the legal moves in SAN
+---@field history_uci string[]                 every move of the game so far, in UCI
+---@field history_san string[]                 every move of the game so far, in SAN
+---@field last_move? string                    the opponent's last move in UCI (nil before any)
+---@field attempt integer                      which attempt at this ply, from 1
+---@field max_attempts integer                 attempts allowed at this ply before the game ends as `exhausted` says
+---@field player string                        the player's name
+---@field opponent string                      the opponent's name
+---@field game integer                         the game's number in the tournament schedule
+---@field options table                        the mode's options: its `defaults` overlaid with the player's
+---@field dialog {role: string, content: string}[] the messages of this ply so far (in `reply`, the reply included)
+---@field previous_dialog {role: string, content: string}[] the whole dialog of this player's previous move in this game (its final attempt, reply included); empty on its first move
+---@field reasoning? string                    `reply` only: the reasoning the provider returned beside the answer
 
 ---@class arena.Decision
 ---@field move? string        play this move (UCI)
 ---@field retry? string|true  ask again with this feedback (true with reset = true: start over)
----@field reset? boolean
+---@field reset? boolean                       with `retry = true`: start the dialog over from `start` instead of sending feedback
 ---@field say? string         answer and continue the dialog without spending an attempt
 ---@field forfeit? string     give the game up, with a reason
 ---@field outcome? string     the label counted in the statistics
@@ -474,10 +474,10 @@ function arena.pairing.dutch(t) end
 ---A table a format's `standings` hook returns: cells are strings, integers, floats (shown with the
 ---column's `decimals`, default 1) or false (empty).
 ---@class arena.FormatTable
----@field title string
+---@field title string                         the heading above the table
 ---@field kind? string                         the table's stable name in `--format json` (snake_case; default "format")
----@field columns string[]
----@field rows (string|number|false)[][]
+---@field columns string[]                     the column names
+---@field rows (string|number|false)[][]       the rows, one cell per column
 ---@field notes? string[]                      lines under the table in text output
 ---@field decimals? table<string, integer>     decimals of a column's floats, by column name
 
@@ -492,24 +492,24 @@ function arena.pairing.dutch(t) end
 ---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not; `state.ratings` each player's `anchor_elo` where it has one.
 ---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
 ---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
----@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
 ---Instead of games, `pairings` may return `{ no_pairing = { round = N, reason = "..." } }` when its rules allow no pairing of round N (the Swiss format does when the Dutch system is stuck): the run stops with the error "no legal pairing for round N: ...", every game played so far is kept, and a later run stops the same way.
 ---A pairing's `black_time` (above 0, at most 1) gives time odds: Black plays on that share of its clock (base and per-move limit; the increment is kept), White on its own, as in an armageddon.
+---@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:
 ---@class arena.TaskModule
 ---@field defaults? table                      the options it understands, with their defaults (any other key is an error)
----@field prompt fun(item: table, ctx: arena.TaskContext): {role: string, content: string}[]
----@field parse fun(reply: string, item: table, ctx: arena.TaskContext): (table|nil), (table|string|nil)
----@field feedback? fun(err: table, item: table, ctx: arena.TaskContext): string
+---@field prompt fun(item: table, ctx: arena.TaskContext): {role: string, content: string}[] the messages that ask for one item
+---@field parse fun(reply: string, item: table, ctx: arena.TaskContext): (table|nil), (table|string|nil) reads a reply: the answer, or nil and an error (a table with a `message`, or a string) that counts as a wrong reply
+---@field feedback? fun(err: table, item: table, ctx: arena.TaskContext): string the message sent after a refused answer before the next attempt (default: the error's `message`)
 
 ---@class arena.TaskContext
 ---@field task string                          the task's label
 ---@field mode string                          the player's play mode (`bullet` asks for the answer alone)
----@field player string
+---@field player string                        the player's name
 ---@field options table                        the task's effective options
----@field attempt integer
----@field max_attempts integer
+---@field attempt integer                      which reply this is, from 1
+---@field max_attempts integer                 replies allowed (the task's `max_attempts`)
 ---@field reasoning? string                    parse only: the reasoning the provider returned beside the reply (ChessArena's readers read it before the reply)
 ---@field fen? string                          puzzles: the position to move in
 ---@field history? string[]                    puzzles: the moves since the puzzle's FEN
@@ -521,26 +521,26 @@ function arena.pairing.dutch(t) end
 arena.eval = {}
 
 ---The JSON answer of a reply: the last ```json block ("chessarena") or any JSON object ("tolerant").
----@param text string
----@param rule? "chessarena"|"tolerant"
+---@param text string                          the reply
+---@param rule? "chessarena"|"tolerant"        which JSON to take (default "tolerant")
 ---@return table? answer
 function arena.eval.json_answer(text, rule) end
 
 ---ChessArena's move parsing (last fenced UCI move, fenced SAN fallback; `any` also reads bare moves).
----@param text string
----@param fen string
----@param any? boolean
+---@param text string                          the reply
+---@param fen string                           the position the move is played in
+---@param any? boolean                         also read moves outside fences (default false)
 ---@return { uci: string, read_as: "uci"|"san" }? move
 function arena.eval.chessarena_move(text, fen, any) end
 
 ---arena's tolerant move parsing (fences, tags, bare moves, SAN or UCI).
----@param text string
----@param fen string
+---@param text string                          the reply
+---@param fen string                           the position the move is played in
 ---@return { uci: string, read_as: "uci"|"san" }? move
 function arena.eval.tolerant_move(text, fen) end
 
 ---The FEN a reply states (board reconstruction).
----@param text string
----@param rule? "chessarena"|"tolerant"
+---@param text string                          the reply
+---@param rule? "chessarena"|"tolerant"        how to find the FEN (default "tolerant")
 ---@return string? fen
 function arena.eval.extract_fen(text, rule) end

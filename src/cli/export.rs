@@ -56,15 +56,13 @@ enum ExportCommand {
         /// Only this player's moves.
         #[arg(long)]
         player: Option<String>,
-        /// Which moves to keep, from the stored engine analysis: every accepted move, those among
-        /// the engine's three best, or the engine's best.
+        /// Which moves to keep, by the stored engine analysis.
         #[arg(long, value_enum, default_value_t = Filter::Legal)]
         filter: Filter,
         /// Replace the answer by the engine's best move, in the mode's answer format.
         #[arg(long, value_enum)]
         rewrite: Option<Rewrite>,
-        /// `keep`: the answer as written, plus the provider's reasoning text as
-        /// `reasoning_content`; `drop`: the answer reduced to the move in the mode's format.
+        /// What becomes of the reasoning beside each answer.
         #[arg(long, value_enum, default_value_t = Reasoning::Keep)]
         reasoning: Reasoning,
         /// Add a `meta` object to each line (game, ply, player, mode, FEN, moves, verdict).
@@ -95,7 +93,7 @@ enum ExportCommand {
     Jsonl {
         #[command(flatten)]
         common: DatasetArgs,
-        /// The table: every LLM call, every ply (with its analysis), or every game.
+        /// The table to write.
         #[arg(long, value_enum)]
         what: What,
     },
@@ -120,26 +118,35 @@ struct DatasetArgs {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Filter {
+    /// Every accepted move.
     Legal,
+    /// The moves among the engine's three best.
     Top3,
+    /// The moves that were the engine's best.
     Best,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Rewrite {
+    /// The engine's best move, written as the mode asks for an answer.
     Best,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Reasoning {
+    /// The answer as written, plus the provider's reasoning text as `reasoning_content`.
     Keep,
+    /// The answer reduced to the move in the mode's format.
     Drop,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum What {
+    /// Every LLM call.
     Calls,
+    /// Every ply, with its analysis.
     Plies,
+    /// Every game.
     Games,
 }
 

@@ -125,6 +125,64 @@ async fn dispatch(cli: Cli) -> Result<u8> {
 mod tests {
     use std::path::Path;
 
+    use clap::CommandFactory;
+
+    /// Where `command` (named by its path from `arena`) and everything under it leave a user
+    /// without words: a subcommand with no help line, an argument with no help text, a value of
+    /// a value list with no help of its own. clap's own `help` and `version` are left out.
+    fn undocumented(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+        for argument in command.get_arguments() {
+            let id = argument.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            let name = argument
+                .get_long()
+                .map(|long| format!("--{long}"))
+                .unwrap_or_else(|| format!("<{}>", id.to_uppercase()));
+            if argument.get_help().is_none() && argument.get_long_help().is_none() {
+                missing.push(format!("`{path} {name}` has no help text"));
+            }
+            let values = if argument.get_action().takes_values() {
+                argument.get_possible_values()
+            } else {
+                Vec::new()
+            };
+            for value in values {
+                if value.get_help().is_none() && !value.is_hide_set() {
+                    missing.push(format!(
+                        "value `{}` of `{path} {name}` has no help text",
+                        value.get_name()
+                    ));
+                }
+            }
+        }
+        for sub in command.get_subcommands() {
+            let sub_path = format!("{path} {}", sub.get_name());
+            if sub.get_about().is_none() && sub.get_long_about().is_none() {
+                missing.push(format!("`{sub_path}` has no help line"));
+            }
+            undocumented(sub, &sub_path, missing);
+        }
+    }
+
+    /// Every command, argument and value of the command line says what it is for, so that the
+    /// generated page below documents all of them: a `///` comment is missing otherwise.
+    #[test]
+    fn every_command_and_argument_has_help_text() {
+        let mut command = super::Cli::command();
+        // Built as at run time, so that flags take no values and clap's own help is there.
+        command.build();
+        assert!(command.get_about().is_some(), "`arena` has no help line");
+        let mut missing = Vec::new();
+        undocumented(&command, "arena", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "write a `///` doc comment (units, default, what it does) for each:\n{}",
+            missing.join("\n")
+        );
+    }
+
     /// The book's command-line page (`docs/src/reference/cli.md`) is clap-markdown's rendering of
     /// [`super::Cli`]: a new command, flag or help text fails this test until
     /// `ARENA_BLESS=1 cargo test --bin arena cli_reference` writes the page again.

@@ -311,9 +311,74 @@ fn render_lua_api(stubs: &str) -> String {
     out.replace("\n\n\n", "\n\n")
 }
 
+/// The `---@field` and `---@param` lines of the stubs that say nothing about what they hold, as
+/// `scripts/types/arena.lua:LINE: ...` messages. A field is described by the text after its type
+/// or by `---` lines right above it (the page renders both); a parameter by the text after its
+/// type. Names and types alone do not tell a script's author units, defaults or meaning.
+fn undescribed(stubs: &str) -> Vec<String> {
+    let mut missing = Vec::new();
+    // What the last `---@class` or `function` line named, for the message.
+    let mut owner = String::new();
+    // Whether `---` prose lines stand right above the current line (reset by every tag).
+    let mut prose_above = false;
+    let mut params: Vec<(usize, String)> = Vec::new();
+    for (i, line) in stubs.lines().enumerate() {
+        let number = i + 1;
+        let line = line.trim_end();
+        if let Some(rest) = line.strip_prefix("---@class ") {
+            owner = rest.split(':').next().unwrap_or(rest).trim().to_string();
+            prose_above = false;
+        } else if let Some(rest) = line.strip_prefix("---@field ") {
+            let (name, _, description) = split_typed(rest);
+            if description.is_empty() && !prose_above {
+                missing.push(format!(
+                    "scripts/types/arena.lua:{number}: field `{name}` of `{owner}` has no description"
+                ));
+            }
+            prose_above = false;
+        } else if let Some(rest) = line.strip_prefix("---@param ") {
+            let (name, _, description) = split_typed(rest);
+            if description.is_empty() {
+                params.push((number, name));
+            }
+            prose_above = false;
+        } else if line.starts_with("---@") {
+            prose_above = false;
+        } else if line.starts_with("---") {
+            prose_above = true;
+        } else if let Some(rest) = line.strip_prefix("function ") {
+            let function = rest.split('(').next().unwrap_or(rest).trim();
+            for (number, name) in params.drain(..) {
+                missing.push(format!(
+                    "scripts/types/arena.lua:{number}: parameter `{name}` of `{function}` has no description"
+                ));
+            }
+            prose_above = false;
+        } else {
+            prose_above = false;
+        }
+    }
+    missing
+}
+
+#[test]
+fn every_field_and_parameter_of_the_stubs_is_described() {
+    let stubs = std::fs::read_to_string(root().join("scripts/types/arena.lua")).unwrap();
+    let missing = undescribed(&stubs);
+    assert!(
+        missing.is_empty(),
+        "{} fields or parameters of the Lua API have a type and no description; write one after \
+         the type (units, default, what it does):\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
+}
+
 #[test]
 fn lua_api_reference_is_the_rendering_of_the_stubs() {
     let stubs = std::fs::read_to_string(root().join("scripts/types/arena.lua")).unwrap();
+    let missing = undescribed(&stubs);
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
     let rendered = render_lua_api(&stubs);
     // Every field of the stubs is on the page.
     for line in stubs.lines() {
