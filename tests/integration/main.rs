@@ -36,6 +36,7 @@ mod reload;
 mod report;
 mod resume;
 mod secrets;
+mod serve;
 mod tournament;
 mod usage;
 mod void_games;
