@@ -49,6 +49,11 @@ impl Server {
         Server { child, addr }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `GET path` with extra header lines: the status, the headers (lower-cased names) and
     /// the body.
     pub fn get_with(&self, path: &str, headers: &str) -> Response {
@@ -470,4 +475,143 @@ fn serve_browses_a_postgres_store() {
     let start = Instant::now();
     drop(server);
     assert!(start.elapsed() < Duration::from_secs(60));
+}
+
+/// Reads a server-sent event stream until `done` says the events read so far suffice, and
+/// returns them as (name, data) pairs.
+fn read_events(
+    addr: &str,
+    path: &str,
+    timeout: Duration,
+    mut done: impl FnMut(&[(String, serde_json::Value)]) -> bool,
+) -> Vec<(String, serde_json::Value)> {
+    let mut stream = TcpStream::connect(addr).expect("the server accepts");
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let deadline = Instant::now() + timeout;
+    let mut raw = String::new();
+    let mut events = Vec::new();
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.push_str(&String::from_utf8_lossy(&buf[..n])),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("the event stream broke: {e}"),
+        }
+        // Events are `event: NAME\ndata: JSON\n\n` (inside the chunked framing).
+        events.clear();
+        for block in raw.split("event: ").skip(1) {
+            let Some((name, rest)) = block.split_once('\n') else {
+                continue;
+            };
+            let Some(data) = rest
+                .strip_prefix("data: ")
+                .and_then(|d| d.split('\n').next())
+            else {
+                continue;
+            };
+            if let Ok(value) = serde_json::from_str(data) {
+                events.push((name.trim().to_owned(), value));
+            }
+        }
+        if done(&events) {
+            break;
+        }
+    }
+    events
+}
+
+#[test]
+fn a_ply_stored_by_a_running_tournament_reaches_an_event_stream() {
+    if !stockfish("a_ply_stored_by_a_running_tournament_reaches_an_event_stream") {
+        return;
+    }
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "live", games_per_pair = 2, max_plies = 40, seed = 5, concurrency = 1,
+  players = {
+    arena.engine { name = "sf", options = { Threads = 1, Hash = 16 }, limits = { movetime_ms = 60 } },
+    arena.random { name = "rnd" },
+  },
+}"#,
+    );
+    let mut run = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The server opens the store once the run has made it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let id = loop {
+        assert!(Instant::now() < deadline, "the run made no tournament");
+        if let Ok(store) = Store::open_read_only(&dir.db())
+            && let Ok(Some(t)) = store.find_tournament("live")
+        {
+            break t.id;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let server = Server::start(dir.path(), "t.db", &[]);
+    let events = read_events(
+        &server.addr,
+        &format!("/api/tournaments/{id}/events"),
+        Duration::from_secs(300),
+        |events| {
+            events.iter().any(|(n, _)| n == "leaderboard")
+                && events
+                    .iter()
+                    .filter(|(n, d)| n == "ply" && d["plies"].as_u64().is_some())
+                    .count()
+                    >= 3
+        },
+    );
+    let _ = run.kill();
+    let _ = run.wait();
+    assert_eq!(
+        events.first().map(|(n, _)| n.as_str()),
+        Some("hello"),
+        "{events:?}"
+    );
+    let plies: Vec<(i64, u64)> = events
+        .iter()
+        .filter(|(n, _)| n == "ply")
+        .filter_map(|(_, d)| Some((d["game"].as_i64()?, d["plies"].as_u64()?)))
+        .collect();
+    assert!(plies.len() >= 3, "{events:?}");
+    // Each ply event tells a count the store holds (or held: the game went on).
+    let store = Store::open_read_only(&dir.db()).unwrap();
+    for (game, n) in &plies {
+        assert!(
+            u64::from(store.game(*game).unwrap().ply_count) >= *n,
+            "{game}: {n}"
+        );
+    }
+    // Counts of a game only grow, one event per change.
+    for pair in plies.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            assert!(pair[1].1 > pair[0].1, "{plies:?}");
+        }
+    }
+    assert!(
+        events
+            .iter()
+            .any(|(n, d)| n == "leaderboard" && d["finished"].as_u64() >= Some(1)),
+        "{events:?}"
+    );
+    assert!(events.iter().any(|(n, _)| n == "games"));
 }
