@@ -10,6 +10,7 @@ use axum::{
 
 use super::{App, Params, ServeError};
 use crate::{
+    board::Termination,
     leaderboard,
     report::html::{
         self,
@@ -277,12 +278,31 @@ fn read_page(
         }
     };
     let players = store.players(t.id)?.into_iter().map(|p| p.name).collect();
-    let (terminations, _) = store.game_facets(t.id)?;
+    // The choices of terminations are the ones arena writes and the statuses of unfinished
+    // games (listing the stored ones would read every game), plus the one asked for.
+    let mut terminations: Vec<String> = Termination::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .chain(["scheduled", "running", "errored"])
+        .map(str::to_owned)
+        .collect();
+    if let Some(asked) = &q.filter.termination
+        && !terminations.contains(asked)
+    {
+        terminations.push(asked.clone());
+    }
+    let total = store.count_games(t.id, &GameFilter::default())?;
+
+    let shown_of = if q.filter == GameFilter::default() {
+        total
+    } else {
+        store.count_games(t.id, &q.filter)?
+    };
     Ok(GamesPage {
         previous: games.first().map(|g| g.index).filter(|_| previous_exists),
         next: games.last().map(|g| g.index).filter(|_| next_exists),
-        total: store.count_games(t.id, &GameFilter::default())?,
-        shown_of: store.count_games(t.id, &q.filter)?,
+        total,
+        shown_of,
         games,
         players,
         terminations,

@@ -182,35 +182,6 @@ impl Store {
         .context(what)
     }
 
-    /// The distinct terminations (or statuses, for unfinished games) and opening labels of a
-    /// tournament's games, for a page's filter choices (each list sorted).
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Database`] on a database failure.
-    pub fn game_facets(&self, tournament: i64) -> Result<(Vec<String>, Vec<String>), StoreError> {
-        let what = || format!("list the terminations of tournament {tournament}");
-        let conn = self.conn();
-        let mut out = (Vec::new(), Vec::new());
-        for (sql, list) in [
-            (
-                "SELECT DISTINCT COALESCE(termination, status) FROM games WHERE tournament_id = ?1 ORDER BY 1",
-                &mut out.0,
-            ),
-            (
-                "SELECT DISTINCT opening_label FROM games WHERE tournament_id = ?1 AND opening_label IS NOT NULL ORDER BY 1",
-                &mut out.1,
-            ),
-        ] {
-            conn.for_each_row(sql, params![tournament], |r| {
-                list.push(r.get::<_, String>(0)?);
-                Ok(true)
-            })
-            .context(what)?;
-        }
-        Ok(out)
-    }
-
     /// The counts a live page compares from poll to poll (see [`TournamentProgress`]).
     ///
     /// # Errors
