@@ -615,3 +615,67 @@ fn a_ply_stored_by_a_running_tournament_reaches_an_event_stream() {
     );
     assert!(events.iter().any(|(n, _)| n == "games"));
 }
+
+#[test]
+fn a_live_page_follows_the_games_in_headless_chromium() {
+    let test = "a_live_page_follows_the_games_in_headless_chromium";
+    if !stockfish(test) {
+        return;
+    }
+    let Some(driver) = crate::report::browser_tools(test) else {
+        return;
+    };
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "watched", games_per_pair = 4, max_plies = 50, seed = 6, concurrency = 1,
+  players = {
+    arena.engine { name = "sf-a", options = { Threads = 1, Hash = 16 }, limits = { movetime_ms = 250 } },
+    arena.engine { name = "sf-b", options = { Threads = 1, Hash = 16 }, limits = { movetime_ms = 250 } },
+  },
+}"#,
+    );
+    let mut run = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The page opens the game that is running when it loads.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let tournament = loop {
+        assert!(Instant::now() < deadline, "the run made no tournament");
+        if let Ok(store) = Store::open_read_only(&dir.db())
+            && let Ok(Some(t)) = store.find_tournament("watched")
+        {
+            break t.id;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let server = Server::start(dir.path(), "t.db", &[]);
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    let spec = serde_json::json!({
+        "base": format!("http://{}", server.addr),
+        "tournament": tournament,
+        "screenshots": shots,
+    });
+    let spec_path = dir.write("spec.json", &spec.to_string());
+    let out = Command::new("node")
+        .current_dir(&driver)
+        .arg("serve.mjs")
+        .arg(&spec_path)
+        .output()
+        .unwrap();
+    let _ = run.kill();
+    let _ = run.wait();
+    assert!(
+        out.status.success(),
+        "the live page failed in chromium:\n{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    println!("{}", stdout(&out).trim());
+}
