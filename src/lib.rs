@@ -23,6 +23,7 @@ pub mod pairing;
 pub mod rating;
 pub mod report;
 pub mod script;
+pub mod serve;
 pub mod store;
 pub mod table;
 pub mod test_parts;

@@ -1,7 +1,7 @@
 //! The command line: `arena run`, `arena check`, `arena export pgn|sft|positions|jsonl`,
 //! `arena import`, `arena leaderboard`, `arena migrate`, `arena analyze`, `arena report`, and
 //! the fine-grained evaluations: `arena eval`, `arena eval-report`,
-//! `arena rescore`, `arena score-recorded`. One file per command, each with its arguments and
+//! `arena rescore`, `arena score-recorded`, and `arena serve`. One file per command, each with its arguments and
 //! its `run`; `common` holds what they share.
 //!
 //! Exit codes, decided here and nowhere in the library:
@@ -28,6 +28,7 @@ mod report;
 mod rescore;
 mod run;
 mod score_recorded;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -69,6 +70,8 @@ enum Command {
     Analyze(analyze::Args),
     /// Run (or resume) a fine-grained evaluation script, then print a table per task.
     Eval(eval::Args),
+    /// Serve a store in the browser: tournaments, leaderboards, games and the viewer, live.
+    Serve(serve::Args),
     /// Print the tables of stored evaluation runs.
     EvalReport(eval_report::Args),
     /// Score a stored evaluation run again from its stored replies, with another parser or
@@ -118,6 +121,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::EvalReport(args) => eval_report::run(args),
         Command::Rescore(args) => rescore::run(args).await,
         Command::ScoreRecorded(args) => score_recorded::run(args),
+        Command::Serve(args) => serve::run(args).await,
     }
 }
 

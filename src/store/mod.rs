@@ -31,6 +31,7 @@
 
 mod adjudication;
 mod analysis;
+mod browse;
 mod calls;
 mod copy;
 pub(crate) mod db;
@@ -56,6 +57,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 pub use self::{
     adjudication::{AdjudicationEvalRecord, LimitVerdictRecord},
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
+    browse::{GameFilter, GameProgress, PageFrom, TournamentProgress},
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
         LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, UsageDetails,

@@ -37,6 +37,8 @@ mod reload;
 mod report;
 mod resume;
 mod secrets;
+mod serve;
+mod serve_scale;
 mod tournament;
 mod usage;
 mod void_games;

@@ -136,7 +136,7 @@ fn artefacts() -> PathBuf {
 
 /// The browser test's tools, or `None` (with a note) when one is missing; scripts/test.sh
 /// installs them (`scripts/prerequisites.sh --tests`).
-fn browser_tools(test: &str) -> Option<PathBuf> {
+pub fn browser_tools(test: &str) -> Option<PathBuf> {
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
     let chromium = Path::new("/usr/bin/chromium");
     let node = Command::new("node").arg("--version").output().is_ok();

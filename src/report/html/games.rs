@@ -180,7 +180,7 @@ pub(super) fn list(
 }
 
 /// The viewer's frame, filled by the script when a game opens.
-pub(super) fn viewer() -> Element {
+pub fn viewer() -> Element {
     let button = |id: &str, label: &str, title: &str| {
         el("button")
             .id(id)
@@ -254,6 +254,30 @@ fn game_block(
     prices: &PriceTable,
     summaries: &mut Vec<CallSummary>,
 ) -> Result<Node, ReportError> {
+    with_game_data(store, t, g, prices, summaries, |data| pack(data))
+}
+
+/// One game's viewer data as JSON bytes (what the report packs into its block), for a server
+/// that hands the viewer one game at a time.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn game_json(store: &Store, t: &TournamentRow, g: &GameRow) -> Result<Vec<u8>, ReportError> {
+    let prices = llm_chess::prices(t);
+    with_game_data(store, t, g, &prices, &mut Vec::new(), |data| {
+        serde_json::to_vec(data).expect("the viewer's data always serialises")
+    })
+}
+
+/// Reads one game's plies, analysis and calls and hands them, as the viewer's data, to `out`.
+fn with_game_data<R>(
+    store: &Store,
+    t: &TournamentRow,
+    g: &GameRow,
+    prices: &PriceTable,
+    summaries: &mut Vec<CallSummary>,
+    out: impl FnOnce(&GameData<'_>) -> R,
+) -> Result<R, ReportError> {
     let plies = store.plies(g.id)?;
     let analysis: BTreeMap<u32, PlyAnalysisRecord> = store
         .ply_analyses(g.id)?
@@ -364,7 +388,7 @@ fn game_block(
             n: *ply,
         })
         .collect();
-    Ok(pack(&GameData {
+    Ok(out(&GameData {
         at_limit: g.at_limit.as_deref(),
         black: &g.black,
         error: g.error.as_deref(),

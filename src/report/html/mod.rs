@@ -32,6 +32,25 @@ pub mod markup;
 mod overview;
 pub mod svg;
 
+pub use self::{
+    games::{game_json, viewer},
+    overview::table_html,
+};
+
+/// The report's style sheet, which `arena serve` hands out as a file of its own.
+pub const STYLE: &str = include_str!("viewer.css");
+/// The game viewer's script (see the module doc), which `arena serve` hands out as a file of
+/// its own: there it fetches each game from the server instead of reading a data block.
+pub const SCRIPT: &str = include_str!("viewer.js");
+
+/// One evaluation run's tables and items, as the report shows them.
+///
+/// # Errors
+/// When the store cannot be read or the run's tables cannot be built.
+pub fn eval_run_section(store: &Store, run: &EvalRunRow) -> Result<Element, ReportError> {
+    evals::section(store, std::slice::from_ref(run))
+}
+
 use std::{collections::BTreeMap, io::Write as _};
 
 use base64::Engine as _;
@@ -77,9 +96,6 @@ pub struct ReportStats {
     /// Evaluation runs shown.
     pub eval_runs: usize,
 }
-
-const STYLE: &str = include_str!("viewer.css");
-const SCRIPT: &str = include_str!("viewer.js");
 
 /// Builds the report of `selection` as one HTML document.
 ///

@@ -563,7 +563,7 @@ fn tokens_table(t: &TournamentRow, players: &[PlayerRow], calls: &[CallSummary])
 }
 
 /// A [`Table`] as an HTML table, numbers right-aligned, notes under it.
-pub(super) fn table_html(table: &Table) -> Element {
+pub fn table_html(table: &Table) -> Element {
     let mut head = el("tr");
     for c in &table.columns {
         head.push(el("th").text(c.clone()));

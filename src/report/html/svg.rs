@@ -118,7 +118,7 @@ pub fn piece_symbols() -> Element {
         .attr("width", "0")
         .attr("height", "0")
         .attr("aria-hidden", "true")
-        .attr("style", "position:absolute")
+        .attr("class", "symbols")
         .child(defs)
 }
 

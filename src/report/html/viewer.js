@@ -75,15 +75,25 @@
   }
 
   // ---- data ----------------------------------------------------------------------------
+  // A report carries every game in a data block; a page of `arena serve` names the address
+  // its games are fetched from (`data-games-url` on <body>), one game at a time.
   async function load(id) {
     if (cache.has(id)) return cache.get(id);
-    const block = $("gd-" + id);
-    if (!block) throw new Error("no data for game " + id);
-    const bin = atob(block.textContent.trim());
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    const game = JSON.parse(await new Response(stream).text());
+    const served = document.body.dataset.gamesUrl;
+    let game;
+    if (served) {
+      const res = await fetch(served + encodeURIComponent(id), { headers: { Accept: "application/json" } });
+      if (!res.ok) throw new Error("game " + id + ": the server answered " + res.status);
+      game = await res.json();
+    } else {
+      const block = $("gd-" + id);
+      if (!block) throw new Error("no data for game " + id);
+      const bin = atob(block.textContent.trim());
+      const bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      game = JSON.parse(await new Response(stream).text());
+    }
     restoreRepeats(game);
     cache.set(id, game);
     return game;
@@ -398,6 +408,20 @@
   $("v-flip").addEventListener("click", () => { state.flipped = !state.flipped; go(state.cursor); });
   $("v-jump").addEventListener("change", () => go(Number($("v-jump").value) || 0));
   document.querySelectorAll("div.games").forEach(setupFilters);
+  // For live pages: read a game again (it got a new ply) and, if it is open, show it again,
+  // following the last ply when the reader was on it.
+  window.arenaViewer = {
+    openGame: () => (state.game && !$("viewer").hidden ? state.game.id : null),
+    refresh: async (id) => {
+      cache.delete(String(id));
+      cache.delete(Number(id));
+      if (!state.game || String(state.game.id) !== String(id) || $("viewer").hidden) return;
+      const atEnd = state.cursor >= state.entries.length - 1;
+      const cursor = state.cursor;
+      state.game = null;
+      await open(String(id), atEnd ? Number.MAX_SAFE_INTEGER : cursor);
+    },
+  };
   window.addEventListener("hashchange", route);
   route();
   document.documentElement.dataset.ready = "1";

@@ -1,0 +1,230 @@
+//! Reading a store a page at a time, for `arena serve`: a tournament's games filtered and paged
+//! by their schedule index (keyset paging on the `(tournament_id, idx)` key, so a page costs
+//! the same at the start and at the end of 100,000 games), their count, and the small figures
+//! a live page polls to see that something changed.
+
+use super::db::{Param, params};
+
+use super::{
+    Context, Store, StoreError,
+    games::{GAME_COLUMNS, game_row},
+};
+use crate::store::GameRow;
+
+/// Which games of a tournament a page shows. Every field narrows; the default shows all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GameFilter {
+    /// Games this player plays (as either colour, unless `colour` says which).
+    pub player: Option<String>,
+    /// With `player`: only the games it plays as White (`true`) or Black (`false`).
+    pub as_white: Option<bool>,
+    /// The result: `1-0`, `0-1`, `1/2-1/2`, `*` (void) or `none` (not finished).
+    pub result: Option<String>,
+    /// The termination (`checkmate`, `forfeit`, ...); for an unfinished game, its status.
+    pub termination: Option<String>,
+    /// Text the opening's label contains.
+    pub opening: Option<String>,
+    /// Only the void games (`true`) or only the others (`false`).
+    pub void: Option<bool>,
+}
+
+/// Where a page starts: after a game index (the next page) or before one (the previous page).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageFrom {
+    /// The first page.
+    Start,
+    /// The games whose index is above this one.
+    After(u32),
+    /// The last games whose index is below this one (still listed in index order).
+    Before(u32),
+}
+
+/// What a live page polls: cheap counts that change with every stored ply, call and result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TournamentProgress {
+    /// Games scheduled (every attempt).
+    pub games: u64,
+    /// Games finished.
+    pub finished: u64,
+    /// The largest game id (a new game, e.g. a replay, raises it).
+    pub last_game: i64,
+    /// Each running game: its id, stored plies and stored model calls.
+    pub running: Vec<GameProgress>,
+}
+
+/// A running game's counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GameProgress {
+    /// The game id.
+    pub game: i64,
+    /// Plies stored.
+    pub plies: u64,
+    /// Model calls stored (a reply is stored before its move).
+    pub calls: u64,
+}
+
+/// A filter's SQL condition and its parameters, after the tournament id (`?1`).
+struct Condition {
+    sql: String,
+    values: Vec<String>,
+}
+
+fn condition(filter: &GameFilter) -> Condition {
+    let mut sql = String::new();
+    let mut values: Vec<String> = Vec::new();
+    let next = |value: &str, values: &mut Vec<String>| {
+        values.push(value.to_owned());
+        format!("?{}", values.len() + 1)
+    };
+    if let Some(player) = &filter.player {
+        let p = next(player, &mut values);
+        match filter.as_white {
+            Some(true) => sql.push_str(&format!(" AND g.white = {p}")),
+            Some(false) => sql.push_str(&format!(" AND g.black = {p}")),
+            None => sql.push_str(&format!(" AND (g.white = {p} OR g.black = {p})")),
+        }
+    }
+    match filter.result.as_deref() {
+        None => {}
+        Some("none") => sql.push_str(" AND g.result IS NULL"),
+        Some(result) => {
+            let p = next(result, &mut values);
+            sql.push_str(&format!(" AND g.result = {p}"));
+        }
+    }
+    if let Some(termination) = &filter.termination {
+        let p = next(termination, &mut values);
+        sql.push_str(&format!(" AND COALESCE(g.termination, g.status) = {p}"));
+    }
+    if let Some(opening) = &filter.opening {
+        // LIKE's own wildcards in the user's text match themselves.
+        let escaped = opening
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        let p = next(&format!("%{escaped}%"), &mut values);
+        sql.push_str(&format!(" AND g.opening_label LIKE {p} ESCAPE '\\'"));
+    }
+    match filter.void {
+        None => {}
+        Some(true) => sql.push_str(" AND g.result = '*'"),
+        Some(false) => sql.push_str(" AND (g.result IS NULL OR g.result <> '*')"),
+    }
+    Condition { sql, values }
+}
+
+impl Store {
+    /// One page of a tournament's games that pass `filter`, in index order: at most `limit`
+    /// games from `from`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure or unreadable stored data.
+    pub fn games_page(
+        &self,
+        tournament: i64,
+        filter: &GameFilter,
+        from: PageFrom,
+        limit: u32,
+    ) -> Result<Vec<GameRow>, StoreError> {
+        let what = || format!("list a page of the games of tournament {tournament}");
+        let Condition { mut sql, values } = condition(filter);
+        let mut params: Vec<&dyn Param> = vec![&tournament];
+        params.extend(values.iter().map(|v| v as &dyn Param));
+        let bound;
+        let order = match from {
+            PageFrom::Start => "ASC",
+            PageFrom::After(index) => {
+                bound = index;
+                params.push(&bound);
+                sql.push_str(&format!(" AND g.idx > ?{}", params.len()));
+                "ASC"
+            }
+            PageFrom::Before(index) => {
+                bound = index;
+                params.push(&bound);
+                sql.push_str(&format!(" AND g.idx < ?{}", params.len()));
+                "DESC"
+            }
+        };
+        params.push(&limit);
+        let query = format!(
+            "SELECT {GAME_COLUMNS} FROM games g WHERE g.tournament_id = ?1{sql} \
+             ORDER BY g.idx {order} LIMIT ?{}",
+            params.len()
+        );
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&query).context(what)?;
+        let rows = stmt.query_map(&params, game_row).context(what)?;
+        let mut games = rows.collect::<Result<Vec<_>, _>>().context(what)?;
+        if matches!(from, PageFrom::Before(_)) {
+            games.reverse();
+        }
+        Ok(games)
+    }
+
+    /// How many of a tournament's games pass `filter`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn count_games(&self, tournament: i64, filter: &GameFilter) -> Result<u64, StoreError> {
+        let what = || format!("count the games of tournament {tournament}");
+        let Condition { sql, values } = condition(filter);
+        let mut params: Vec<&dyn Param> = vec![&tournament];
+        params.extend(values.iter().map(|v| v as &dyn Param));
+        let conn = self.conn();
+        conn.query_row(
+            &format!("SELECT COUNT(*) FROM games g WHERE g.tournament_id = ?1{sql}"),
+            &params,
+            |r| r.get::<_, u64>(0),
+        )
+        .context(what)
+    }
+
+    /// The counts a live page compares from poll to poll (see [`TournamentProgress`]).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn tournament_progress(&self, tournament: i64) -> Result<TournamentProgress, StoreError> {
+        let what = || format!("read the progress of tournament {tournament}");
+        let conn = self.conn();
+        let (games, finished, last_game) = conn
+            .query_row(
+                "SELECT COUNT(*), SUM(CASE WHEN status = 'finished' THEN 1 ELSE 0 END), \
+                 COALESCE(MAX(id), 0) FROM games WHERE tournament_id = ?1",
+                params![tournament],
+                |r| {
+                    Ok((
+                        r.get::<_, u64>(0)?,
+                        r.get::<_, Option<u64>>(1)?.unwrap_or(0),
+                        r.get::<_, i64>(2)?,
+                    ))
+                },
+            )
+            .context(what)?;
+        let mut running = Vec::new();
+        conn.for_each_row(
+            "SELECT g.id, (SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id), \
+             (SELECT COUNT(*) FROM llm_calls c WHERE c.game_id = g.id) \
+             FROM games g WHERE g.tournament_id = ?1 AND g.status = 'running' ORDER BY g.id",
+            params![tournament],
+            |r| {
+                running.push(GameProgress {
+                    game: r.get(0)?,
+                    plies: r.get(1)?,
+                    calls: r.get(2)?,
+                });
+                Ok(true)
+            },
+        )
+        .context(what)?;
+        Ok(TournamentProgress {
+            games,
+            finished,
+            last_game,
+            running,
+        })
+    }
+}

@@ -1,0 +1,73 @@
+// Opens a tournament page of `arena serve` in Debian's headless chromium (through playwright-core)
+// while `arena run` plays it, and checks that the page follows the games without a reload: the
+// open game's move list and board grow, and the leaderboard counts a game that finished. Run by
+// tests/integration/serve.rs as `node serve.mjs SPEC.json`; prints one line of JSON; exits 1 with
+// the failures listed when a check fails.
+import { readFileSync } from "node:fs";
+import { chromium } from "playwright-core";
+
+const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const failures = [];
+const check = (ok, what) => { if (!ok) failures.push(what); };
+
+const browser = await chromium.launch({
+  executablePath: spec.chromium || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+const outside = [], consoleErrors = [], dialogs = [];
+// Anything but the server itself is refused and counted.
+await context.route("**/*", (route) => {
+  const url = route.request().url();
+  if (url.startsWith(spec.base)) return route.continue();
+  outside.push(url);
+  return route.abort();
+});
+const page = await context.newPage();
+page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+page.on("pageerror", (e) => consoleErrors.push(String(e)));
+page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
+
+await page.goto(spec.base + "/tournaments/" + spec.tournament);
+await page.waitForSelector("html[data-ready='1']", { timeout: 30000 });
+await page.waitForSelector("html[data-live='1']", { timeout: 30000 });
+await page.waitForSelector("#leaderboard[data-finished]", { timeout: 60000 });
+const finishedAtStart = Number(await page.locator("#leaderboard").getAttribute("data-finished"));
+// A marker that a reload would lose.
+await page.evaluate(() => { window.__same_page = true; });
+
+// Open the running game; its moves must grow while the page stays open.
+const running = page.locator("tr.game[data-status='running']").first();
+await running.waitFor({ timeout: 60000 });
+await running.click();
+await page.waitForSelector("#viewer:not([hidden]) #v-ply-title");
+// On the last ply, the viewer follows the game.
+await page.keyboard.press("End");
+const movesAtOpen = await page.locator("#v-moves li.mv").count();
+const fenAtOpen = await page.locator("#v-fen").textContent();
+await page.screenshot({ path: spec.screenshots + "/live-game.png", fullPage: false });
+await page.waitForFunction((n) => document.querySelectorAll("#v-moves li.mv").length > n + 1, movesAtOpen, { timeout: 120000 });
+const movesLater = await page.locator("#v-moves li.mv").count();
+const fenLater = await page.locator("#v-fen").textContent();
+check(movesLater > movesAtOpen, `the open game's moves went from ${movesAtOpen} to ${movesLater}`);
+check(fenLater !== fenAtOpen, "the board followed the game (the FEN shown changed)");
+await page.screenshot({ path: spec.screenshots + "/live-game-later.png", fullPage: false });
+
+// Close the viewer; a game that finishes moves into the leaderboard.
+await page.keyboard.press("Escape");
+await page.waitForFunction((n) => {
+  const b = document.getElementById("leaderboard");
+  return b && Number(b.dataset.finished) > n;
+}, finishedAtStart, { timeout: 180000 });
+const standings = await page.locator("#leaderboard").textContent();
+check(standings.includes("standings"), "the leaderboard shows the standings");
+check(await page.evaluate(() => window.__same_page === true), "the page was not reloaded");
+await page.screenshot({ path: spec.screenshots + "/live-overview.png", fullPage: true });
+
+check(outside.length === 0, `requests left the server: ${outside}`);
+check(consoleErrors.length === 0, `console errors (a blocked script or style shows here): ${consoleErrors}`);
+check(dialogs.length === 0, `dialogs opened: ${dialogs}`);
+await browser.close();
+console.log(JSON.stringify({ ok: failures.length === 0, failures, moves_at_open: movesAtOpen, moves_later: movesLater, finished_at_start: finishedAtStart }));
+process.exit(failures.length ? 1 : 0);
