@@ -225,7 +225,7 @@ function arena.moa(t) end
 ---@class arena.Experiment: arena.Tournament
 ---@field baseline arena.Llm|arena.Moa|arena.Engine|arena.Random    the player the variants are compared with
 ---@field variants (arena.Llm|arena.Moa|arena.Engine|arena.Random)[]  players that differ from the baseline in what is tested
----@field opponents? (arena.Llm|arena.Moa|arena.Engine|arena.Random)[] common opponents (none: variants play the baseline head to head)
+---@field opponents? (arena.Llm|arena.Moa|arena.Engine|arena.Random)[] common opponents (none: variants play the baseline head to head); one without a `name` is named by its kind (`random`, `random-2`, ...)
 ---@field sprt? arena.SprtSettings             the sequential test (give this or `games`)
 ---@field games? integer                       fixed size: games per arm (even); reports the Elo difference with its 95 % interval and Holm-adjusted p-values
 ---@field null? boolean                        also play an exact copy of the baseline: the noise floor (default false)

@@ -1,13 +1,13 @@
 //! `arena check`: load a script without playing and report every problem.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use arena::{
-    lua::{EvalScripts, Generation},
+    lua::{EvalScripts, Generation, Unloaded},
     tournament::{
         preflight,
         rules::script_dir,
-        spec::{KeyRoute, PlayerSpec},
+        spec::{KeyRoute, PlayerSpec, TournamentSpec},
     },
 };
 
@@ -38,14 +38,10 @@ pub(super) async fn run(args: &Args) -> u8 {
             (summary, routes(&e.spec.players, &e.spec.defined_at))
         })
     } else {
-        match Generation::load(script, 1) {
+        match Generation::load_for_check(script) {
             Ok(g) => {
                 // What the script names is opened as a run would open it.
-                let mut findings = preflight::files(&g.spec, script_dir(script));
-                findings.extend(preflight::engines(&g.spec).await);
-                if args.online {
-                    findings.extend(preflight::endpoints(&g.spec).await);
-                }
+                let findings = preflight_findings(&g.spec, script, args.online).await;
                 if findings.is_empty() {
                     let summary = format!(
                         "{}: ok ({} players, format {}, scripts {})",
@@ -56,31 +52,31 @@ pub(super) async fn run(args: &Args) -> u8 {
                     );
                     Ok((summary, routes(&g.spec.players, &g.spec.defined_at)))
                 } else {
-                    let mut lines: Vec<(String, u32, String)> = findings
-                        .into_iter()
-                        .map(|f| {
-                            let at = g.field_at(f.player.as_deref(), &f.path);
-                            let prefix = f
-                                .player
-                                .map(|p| format!("player `{p}`: "))
-                                .unwrap_or_default();
-                            let (file, line) = at.rsplit_once(':').unwrap_or((&at, "0"));
-                            let line = line.parse().unwrap_or(0);
-                            (
-                                file.to_string(),
-                                line,
-                                format!("{at}: {prefix}{}", f.message),
-                            )
-                        })
-                        .collect();
+                    let mut lines = located(findings, |p, path| g.field_at(p, path));
                     lines.sort();
-                    for (_, _, message) in lines {
-                        eprintln!("{message}");
-                    }
+                    print_sorted(lines);
                     return 2;
                 }
             }
-            Err(e) => Err(e),
+            Err(unloaded) => {
+                // The files and engines of what did read are tried all the same, so that every
+                // problem shows in one run.
+                let Unloaded { errors, partial } = *unloaded;
+                let mut lines: Vec<(String, u32, String)> = errors
+                    .0
+                    .iter()
+                    .map(|e| {
+                        let (file, line) = split_at(e.location.as_deref().unwrap_or(""));
+                        (file, line, e.to_string())
+                    })
+                    .collect();
+                if let Some(partial) = partial {
+                    let findings = preflight_findings(&partial.spec, script, args.online).await;
+                    lines.extend(located(findings, |p, path| partial.field_at(p, path)));
+                }
+                print_sorted(lines);
+                return 2;
+            }
         }
     };
     match result {
@@ -104,6 +100,55 @@ pub(super) async fn run(args: &Args) -> u8 {
             eprintln!("{errors}");
             2
         }
+    }
+}
+
+/// The problems of opening what `spec` names: its files, its engines and, `online`, its
+/// endpoints.
+async fn preflight_findings(
+    spec: &TournamentSpec,
+    script: &Path,
+    online: bool,
+) -> Vec<preflight::Finding> {
+    let mut findings = preflight::files(spec, script_dir(script));
+    findings.extend(preflight::engines(spec).await);
+    if online {
+        findings.extend(preflight::endpoints(spec).await);
+    }
+    findings
+}
+
+/// `file` and line of a `file:line` location (line 0 when there is none).
+fn split_at(at: &str) -> (String, u32) {
+    let (file, line) = at.rsplit_once(':').unwrap_or((at, "0"));
+    (file.to_string(), line.parse().unwrap_or(0))
+}
+
+/// Each finding as `(file, line, message)`, at the line `field_at` gives its field.
+fn located(
+    findings: Vec<preflight::Finding>,
+    field_at: impl Fn(Option<&str>, &[String]) -> String,
+) -> Vec<(String, u32, String)> {
+    findings
+        .into_iter()
+        .map(|f| {
+            let at = field_at(f.player.as_deref(), &f.path);
+            let prefix = f
+                .player
+                .map(|p| format!("player `{p}`: "))
+                .unwrap_or_default();
+            let (file, line) = split_at(&at);
+            (file, line, format!("{at}: {prefix}{}", f.message))
+        })
+        .collect()
+}
+
+/// Prints problems in file and line order (a stable sort: problems of one line keep the order
+/// they were found in).
+fn print_sorted(mut lines: Vec<(String, u32, String)>) {
+    lines.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    for (_, _, message) in lines {
+        eprintln!("{message}");
     }
 }
 

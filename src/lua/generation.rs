@@ -92,6 +92,17 @@ impl Generation {
         build(entry, number, resolver)
     }
 
+    /// [`Generation::load`] for `arena check`: a script that does not load comes back with what
+    /// of it could be read, so that the files and engines it names are tried in the same pass
+    /// as its script errors are found.
+    ///
+    /// # Errors
+    /// Every problem found, and the partly read tournament.
+    pub fn load_for_check(entry: &Path) -> Result<Generation, Box<Unloaded>> {
+        let resolver = Resolver::from_disk(script_dir(entry));
+        build_parts(entry, 1, resolver).map_err(Box::new)
+    }
+
     /// Rebuilds a generation from recorded sources (a game resumed after a restart keeps the rules
     /// it started with, even if the files changed since).
     ///
@@ -124,23 +135,7 @@ impl Generation {
     /// player named `player` (the line of the table itself when the script builds it some way
     /// the constructors do not show).
     pub fn field_at(&self, player: Option<&str>, path: &[String]) -> String {
-        let fields = scan_sources(&self.sources);
-        let tournament_at = self.spec.defined_at.get("").cloned().unwrap_or_default();
-        let file_of = |at: &str| at.rsplit_once(':').map_or(at, |(f, _)| f).to_string();
-        let tournament = Place::of_call(&tournament_at, fields.get(&file_of(&tournament_at)));
-        let place = match player {
-            None => tournament,
-            Some(name) => {
-                let at = self.spec.defined_at.get(name).cloned().unwrap_or_default();
-                let index = self.spec.players.iter().position(|p| p.name() == name);
-                let in_list = index.map(|i| tournament.key("players").item(i));
-                match in_list {
-                    Some(p) if p.has_constructor() && p.at() == at => p,
-                    _ => Place::of_call(&at, fields.get(&file_of(&at))),
-                }
-            }
-        };
-        place.path(path).at()
+        field_at(&self.sources, &self.spec, player, path)
     }
 
     /// The tournament's `format_options` (before the format's defaults are merged in).
@@ -191,7 +186,62 @@ impl Rules for Generation {
     }
 }
 
+/// `file:line` of a field of `spec` as its `sources` write it (see [`Generation::field_at`]).
+fn field_at(
+    sources: &SourceSet,
+    spec: &TournamentSpec,
+    player: Option<&str>,
+    path: &[String],
+) -> String {
+    let fields = scan_sources(sources);
+    let tournament_at = spec.defined_at.get("").cloned().unwrap_or_default();
+    let file_of = |at: &str| at.rsplit_once(':').map_or(at, |(f, _)| f).to_string();
+    let tournament = Place::of_call(&tournament_at, fields.get(&file_of(&tournament_at)));
+    let place = match player {
+        None => tournament,
+        Some(name) => {
+            let at = spec.defined_at.get(name).cloned().unwrap_or_default();
+            let index = spec.players.iter().position(|p| p.name() == name);
+            let in_list = index.map(|i| tournament.key("players").item(i));
+            match in_list {
+                Some(p) if p.has_constructor() && p.at() == at => p,
+                _ => Place::of_call(&at, fields.get(&file_of(&at))),
+            }
+        }
+    };
+    place.path(path).at()
+}
+
+/// A tournament script that does not load, as `arena check` reads it.
+#[derive(Debug)]
+pub struct Unloaded {
+    /// Every problem found.
+    pub errors: CheckErrors,
+    /// The settings and the players that read, when the settings read: what the files and
+    /// engines the script names are tried with.
+    pub partial: Option<Box<PartialSpec>>,
+}
+
+/// The part of a tournament that read, in a script with problems elsewhere.
+#[derive(Debug)]
+pub struct PartialSpec {
+    /// The settings and the players that read (without the checks across players).
+    pub spec: TournamentSpec,
+    sources: SourceSet,
+}
+
+impl PartialSpec {
+    /// As [`Generation::field_at`].
+    pub fn field_at(&self, player: Option<&str>, path: &[String]) -> String {
+        field_at(&self.sources, &self.spec, player, path)
+    }
+}
+
 fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, CheckErrors> {
+    build_parts(entry, number, resolver).map_err(|u| u.errors)
+}
+
+fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Unloaded> {
     let limits = Limits::default();
     let (lua, display, table) = state::run_entry(
         entry,
@@ -199,7 +249,11 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
         limits,
         "a tournament table",
         "arena.tournament",
-    )?;
+    )
+    .map_err(|e| Unloaded {
+        errors: e.into(),
+        partial: None,
+    })?;
     let fields = scan_sources(&resolver.sources());
     let parsed = parse_spec(&lua, &table, &display, &fields);
     let mut errors = parsed.errors;
@@ -339,7 +393,27 @@ fn build(entry: &Path, number: u64, resolver: Resolver) -> Result<Generation, Ch
         (Some(_), None) => {}
     }
     if !errors.is_empty() {
-        return Err(CheckErrors(sorted(errors)));
+        let mut defined_at: BTreeMap<String, String> = parsed
+            .defined
+            .iter()
+            .map(|(p, place)| (p.name().to_string(), place.at()))
+            .collect();
+        defined_at.insert(String::new(), tournament.at());
+        let players = parsed.defined.iter().map(|(p, _)| p.clone()).collect();
+        let partial = parsed.settings.map(|settings| {
+            Box::new(PartialSpec {
+                spec: TournamentSpec {
+                    settings,
+                    players,
+                    defined_at,
+                },
+                sources: resolver.sources(),
+            })
+        });
+        return Err(Unloaded {
+            errors: CheckErrors(sorted(errors)),
+            partial,
+        });
     }
     let (Some(settings), Some(checked)) = (parsed.settings, parsed.checked) else {
         unreachable!("a spec without settings or players has errors");

@@ -25,7 +25,7 @@ mod tests;
 
 pub use crate::script::{CheckErrors, ScriptError};
 pub use format::FormatScript;
-pub use generation::{Generation, LuaHost};
+pub use generation::{Generation, LuaHost, PartialSpec, Unloaded};
 pub use mode::ModeScript;
 pub use sources::{SourceSet, builtin_source};
 pub use state::Limits;

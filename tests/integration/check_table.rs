@@ -1014,6 +1014,46 @@ return { defaults = M.defaults, reply = M.reply,
         expected: "prompts/coach.lua:3: players `m`, `n`: attempt to concatenate a nil value (field 'nope')\n",
         engine: false,
     },
+    // A script error and what the run would refuse at start-up, in one run: the book and the
+    // engine of what did read are opened although another field is wrong.
+    Case {
+        name: "missing_book_and_a_script_error",
+        files: &[(
+            r#"t.lua"#,
+            r#"return arena.tournament {
+  name = "t",
+  openings = { file = "nope.epd" },
+  players = {
+    arena.random { name = "a" },
+    arena.llm { name = "m", base_url = "http://127.0.0.1:9/v1", model = "x", max_token = 10 },
+    arena.random { name = "b" },
+  },
+}
+"#,
+        )],
+        expected: r#"t.lua:3: openings: failed to read opening book `./nope.epd`: No such file or directory (os error 2)
+t.lua:6: player `m`: unknown key `max_token`; did you mean `max_tokens`?
+"#,
+        engine: false,
+    },
+    Case {
+        name: "engine_not_installed_and_a_script_error",
+        files: &[(
+            r#"t.lua"#,
+            r#"return arena.tournament {
+  name = "t",
+  players = {
+    arena.llm { name = "m", base_url = "http://127.0.0.1:9/v1", model = "x", temperature = "hot" },
+    arena.engine { name = "sf", command = "stockfishh" },
+  },
+}
+"#,
+        )],
+        expected: r#"t.lua:4: player `m`: `temperature` must be a number, not the text "hot"
+t.lua:5: player `sf`: engine `stockfishh` is not installed (not on PATH, not in /usr/games): install it or give its full path
+"#,
+        engine: false,
+    },
 ];
 
 #[test]

@@ -58,9 +58,13 @@ fn every_lua_example_in_the_readme_passes_check() {
             continue;
         }
         let dir = TestDir::new();
-        // The books the examples name, beside the script as the README says.
+        // The books the examples name, beside the script and in its `books/` folder (the first
+        // example runs from the repository, where they are under books/).
+        std::fs::create_dir_all(dir.path().join("books")).unwrap();
         for book in ["2moves_v1.epd", "8moves_v3.pgn"] {
-            std::fs::copy(root.join("books").join(book), dir.path().join(book)).unwrap();
+            for to in [dir.path().join(book), dir.path().join("books").join(book)] {
+                std::fs::copy(root.join("books").join(book), to).unwrap();
+            }
         }
         dir.write("t.lua", &as_script(&body));
         let out = dir

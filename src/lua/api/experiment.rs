@@ -132,9 +132,31 @@ fn to_tournament(lua: &Lua, t: Table, at: Option<&str>) -> Result<Table, String>
     for (i, v) in variants.iter().enumerate() {
         variant_names.push(name_of(v, &format!("variants[{}]", i + 1))?);
     }
-    let mut opponent_names = Vec::new();
+    let mut opponent_names: Vec<String> = Vec::new();
     for (i, o) in opponents.iter().enumerate() {
-        opponent_names.push(name_of(o, &format!("opponents[{}]", i + 1))?);
+        // An opponent needs no name of its own (`arena.random {}`): it is named by its kind,
+        // numbered when the kind repeats.
+        let name = match o.get::<Option<String>>("name").map_err(lerr)? {
+            Some(name) => name,
+            None => {
+                let kind = o
+                    .get::<Option<String>>("kind")
+                    .map_err(lerr)?
+                    .ok_or_else(|| format!("opponents[{}] is not a player", i + 1))?;
+                let mut name = kind.clone();
+                let mut n = 2;
+                while opponent_names.contains(&name)
+                    || name == base_name
+                    || variant_names.contains(&name)
+                {
+                    name = format!("{kind}-{n}");
+                    n += 1;
+                }
+                o.set("name", name.as_str()).map_err(lerr)?;
+                name
+            }
+        };
+        opponent_names.push(name);
     }
     let null = match t.get::<Value>("null").map_err(lerr)? {
         Value::Nil | Value::Boolean(false) => false,
@@ -346,6 +368,26 @@ mod tests {
             .get("experiment")
             .unwrap();
         assert_eq!(design.get::<String>("null").unwrap(), "plain-null");
+    }
+
+    #[test]
+    fn unnamed_opponents_are_named_by_their_kind() {
+        let lua = lua();
+        let t: Table = lua
+            .load(format!(
+                "{BASE} return arena.experiment {{ name = 'x', baseline = base, variants = {{ listed }},
+                   opponents = {{ arena.random {{}}, arena.random {{}}, arena.random {{ name = 'r' }} }},
+                   sprt = {{ elo1 = 40 }} }}"
+            ))
+            .eval()
+            .unwrap();
+        let design: Table = t
+            .get::<Table>("format_options")
+            .unwrap()
+            .get("experiment")
+            .unwrap();
+        let opponents: Vec<String> = design.get("opponents").unwrap();
+        assert_eq!(opponents, ["random", "random-2", "r"]);
     }
 
     #[test]
