@@ -28,7 +28,46 @@ pub(super) async fn run(args: &Args) -> u8 {
         .map(|text| text.contains("arena.evaluation"))
         .unwrap_or(false);
     let result = if is_evaluation {
-        EvalScripts::load(script).map(|e| {
+        let loaded = EvalScripts::load(script);
+        if let Ok(e) = &loaded {
+            // The data sets the tasks read are opened and parsed as a run would; a built set is
+            // not built here (that takes an engine and time).
+            let at = e.spec.defined_at.get("").cloned().unwrap_or_default();
+            let mut problems = Vec::new();
+            for task in e.spec.tasks.iter().filter(|t| t.data.is_some()) {
+                // A data folder from an unset variable only warns, as an unset key does: scripts
+                // are often checked on a machine without the data, and `arena run` needs it.
+                let data = task.data.as_deref().unwrap_or_default();
+                if let Some(var) = data
+                    .strip_prefix('$')
+                    .and_then(|rest| rest.split('/').next())
+                    && std::env::var_os(var).is_none()
+                {
+                    eprintln!(
+                        "warning: {at}: task `{}` reads `{data}`, and `{var}` is not set here; `arena run` needs it",
+                        task.label()
+                    );
+                    continue;
+                }
+                if let Err(err) =
+                    arena::eval::items::load(task, script_dir(script), e.spec.settings.seed).await
+                {
+                    let err = err.to_string();
+                    problems.push(if err.starts_with("task `") {
+                        format!("{at}: {err}")
+                    } else {
+                        format!("{at}: task `{}`: {err}", task.label())
+                    });
+                }
+            }
+            if !problems.is_empty() {
+                for p in problems {
+                    eprintln!("{p}");
+                }
+                return 2;
+            }
+        }
+        loaded.map(|e| {
             let summary = format!(
                 "{}: ok (evaluation: {} task(s), {} player(s))",
                 script.display(),

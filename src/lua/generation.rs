@@ -219,7 +219,7 @@ pub struct Unloaded {
     pub errors: CheckErrors,
     /// The settings and the players that read, when the settings read: what the files and
     /// engines the script names are tried with.
-    pub partial: Option<PartialSpec>,
+    pub partial: Option<Box<PartialSpec>>,
 }
 
 /// The part of a tournament that read, in a script with problems elsewhere.
@@ -400,13 +400,15 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
             .collect();
         defined_at.insert(String::new(), tournament.at());
         let players = parsed.defined.iter().map(|(p, _)| p.clone()).collect();
-        let partial = parsed.settings.map(|settings| PartialSpec {
-            spec: TournamentSpec {
-                settings,
-                players,
-                defined_at,
-            },
-            sources: resolver.sources(),
+        let partial = parsed.settings.map(|settings| {
+            Box::new(PartialSpec {
+                spec: TournamentSpec {
+                    settings,
+                    players,
+                    defined_at,
+                },
+                sources: resolver.sources(),
+            })
         });
         return Err(Unloaded {
             errors: CheckErrors(sorted(errors)),

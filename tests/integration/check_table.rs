@@ -1054,6 +1054,22 @@ t.lua:5: player `sf`: engine `stockfishh` is not installed (not on PATH, not in 
 "#,
         engine: false,
     },
+    Case {
+        name: "evaluation_dataset_missing",
+        files: &[(
+            r#"t.lua"#,
+            r#"return arena.evaluation {
+  name = "e",
+  tasks = { { task = "puzzles", data = "nope.jsonl" } },
+  players = {
+    arena.random { name = "rnd" },
+  },
+}
+"#,
+        )],
+        expected: "t.lua:1: task `puzzles`: failed to read `./nope.jsonl`: No such file or directory (os error 2)\n",
+        engine: false,
+    },
 ];
 
 #[test]
