@@ -12,9 +12,9 @@
 //!   `no_move_found`, `unparseable`, `forbidden_reasoning`); wrong moves are refused moves
 //!   (`wrong_move`, `illegal`, `ambiguous`). Both per 1000 moves of the player's games.
 //! - Moves, as LLM Chess counts them (its `number_of_moves`): both sides' plies of the game, plus
-//!   the turn at which a player failed when the game ended by a protocol failure (LLM Chess adds
-//!   one to the move count after every turn, made or not). Wrong actions and wrong moves per 1000
-//!   moves, game duration and average moves use this count.
+//!   the turn at which a player failed when that turn came back without a move (too many wrong
+//!   actions, max turns, forfeit; not a request the API refused), as [`moves`] explains. Wrong
+//!   actions and wrong moves per 1000 moves, game duration and average moves use this count.
 //! - Action calls per ply: the replies the play mode read (mixture proposals not counted) per ply
 //!   the player was asked to move at (arena's own figure). Tokens per move: completion tokens of
 //!   every call (proposals included) over all moves of the player's games, both sides', as LLM
@@ -70,8 +70,8 @@ pub struct FinishedGame {
     pub termination: Termination,
     /// Plies played.
     pub plies: u32,
-    /// Moves as LLM Chess counts them: the plies played, plus the turn a player failed at when
-    /// the game ended by a protocol failure.
+    /// Moves as LLM Chess counts them ([`moves`]): the plies played, plus the turn a player
+    /// failed at when that turn came back without a move.
     pub moves: u32,
     /// Material (1/3/3/5/9) of White and Black in the final position.
     pub material: (u32, u32),
@@ -180,11 +180,24 @@ fn finished(store: &Store, g: &GameRow) -> Result<Option<FinishedGame>, StoreErr
         result,
         termination,
         plies,
-        // LLM Chess counts the turn a player failed at as a move: its loop adds one to the move
-        // count after every turn, made or not, before it checks how the turn ended.
-        moves: plies + u32::from(termination.is_protocol_failure()),
+        moves: moves(plies, termination),
         material,
     }))
+}
+
+/// The moves of a game as LLM Chess counts them (`number_of_moves`): `run()` in
+/// maxim-saplin/llm_chess, file `llm_chess.py`, adds one to its move count after every turn
+/// that returns, a move made or not, before it checks how the turn ended. So a game lost at a
+/// turn that came back without a move (too many wrong actions, the dialog's turn limit, a
+/// forfeit) counts that turn as a move; a turn cut short by the API refusing the request (the
+/// context exceeded, a request rejected) raises out of the turn before the count, and LLM Chess
+/// ends that game as an error with the turn uncounted.
+pub(crate) fn moves(plies: u32, termination: Termination) -> u32 {
+    let turn_returned_without_a_move = matches!(
+        termination,
+        Termination::Forfeit | Termination::TooManyWrongActions | Termination::MaxTurns
+    );
+    plies + u32::from(turn_returned_without_a_move)
 }
 
 /// A FEN of a `variant` game as a position, wherever the game stands.

@@ -3,7 +3,10 @@
 
 use super::db::{DbResult, OptionalExtension, params};
 
-use super::{Context, Store, StoreError, bad_column};
+use super::{
+    Context, Store, StoreError, bad_column,
+    leases::{Fence, fenced},
+};
 use crate::engine::Score;
 
 /// The adjudication engine's evaluation of the position after one ply.
@@ -54,8 +57,24 @@ impl Store {
         game_id: i64,
         eval: &AdjudicationEvalRecord,
     ) -> Result<(), StoreError> {
-        self.conn()
-            .prepare_cached(
+        self.record_adjudication_eval_under(None, game_id, eval)
+    }
+
+    /// [`Store::record_adjudication_eval`], refused when `fence` no longer holds the game.
+    pub(super) fn record_adjudication_eval_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        eval: &AdjudicationEvalRecord,
+    ) -> Result<(), StoreError> {
+        let what = || {
+            format!(
+                "record the adjudication evaluation of game {game_id}, ply {}",
+                eval.ply
+            )
+        };
+        fenced(&self.conn(), fence, what, |conn| {
+            conn.prepare_cached(
                 "INSERT INTO adjudication_evals (game_id, ply, score, depth)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (game_id, ply)
@@ -69,13 +88,9 @@ impl Store {
                     eval.depth
                 ])
             })
-            .context(|| {
-                format!(
-                    "record the adjudication evaluation of game {game_id}, ply {}",
-                    eval.ply
-                )
-            })?;
-        Ok(())
+            .context(what)?;
+            Ok(())
+        })
     }
 
     /// The adjudication evaluations of a game, by ply.
@@ -118,14 +133,25 @@ impl Store {
         game_id: i64,
         verdict: &LimitVerdictRecord,
     ) -> Result<(), StoreError> {
+        self.record_limit_verdict_under(None, game_id, verdict)
+    }
+
+    /// [`Store::record_limit_verdict`], refused when `fence` no longer holds the game.
+    pub(super) fn record_limit_verdict_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        verdict: &LimitVerdictRecord,
+    ) -> Result<(), StoreError> {
         if !matches!(verdict.result.as_str(), "1-0" | "0-1" | "1/2-1/2") {
             return Err(StoreError::InvalidResult {
                 game_id,
                 result: verdict.result.clone(),
             });
         }
-        self.conn()
-            .prepare_cached(
+        let what = || format!("record the move-limit verdict of game {game_id}");
+        fenced(&self.conn(), fence, what, |conn| {
+            conn.prepare_cached(
                 "INSERT INTO limit_verdicts
                     (game_id, result, score, threshold_cp, engine, limits)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -144,8 +170,9 @@ impl Store {
                     verdict.limits
                 ])
             })
-            .context(|| format!("record the move-limit verdict of game {game_id}"))?;
-        Ok(())
+            .context(what)?;
+            Ok(())
+        })
     }
 
     /// The verdict on a game that reached the move limit, if one was recorded.

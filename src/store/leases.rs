@@ -9,7 +9,8 @@
 //! Leases fence. Each lease row carries a token, a number that grows every time the item changes
 //! hands (a takeover, or a claim after a release: a released lease keeps its row, without an
 //! owner, so that its token never starts again). A claim hands the worker a [`Fence`] (its name
-//! and the token), and every write of a game's plies, calls and result made under it checks, in
+//! and the token), and every write of a game's plies, calls, result, adjudication evaluations and
+//! move-limit verdict made under it checks, in
 //! the same transaction and under the lease row's lock, that the row still names that worker and
 //! token ([`check_fence`]). A worker that stalled past its lease (a paused machine, a partition)
 //! while another took the game over finds its writes refused with [`StoreError::LeaseLost`], and
@@ -385,6 +386,32 @@ impl Leased<'_> {
             .set_llm_call_verdict_under(Some(self.fence), verdict)
     }
 
+    /// [`Store::record_adjudication_eval`] under the lease.
+    ///
+    /// # Errors
+    ///
+    /// See [`Leased`].
+    pub fn record_adjudication_eval(
+        &self,
+        eval: &super::AdjudicationEvalRecord,
+    ) -> Result<(), StoreError> {
+        self.store
+            .record_adjudication_eval_under(Some(self.fence), self.game(), eval)
+    }
+
+    /// [`Store::record_limit_verdict`] under the lease.
+    ///
+    /// # Errors
+    ///
+    /// See [`Leased`].
+    pub fn record_limit_verdict(
+        &self,
+        verdict: &super::LimitVerdictRecord,
+    ) -> Result<(), StoreError> {
+        self.store
+            .record_limit_verdict_under(Some(self.fence), self.game(), verdict)
+    }
+
     /// [`Store::mark_game_started`] under the lease.
     ///
     /// # Errors
@@ -720,5 +747,52 @@ mod tests {
             .unwrap()
             .expect("taken over from its holder");
         assert_eq!(claimed(&store, game, "me"), Some(fence));
+    }
+
+    #[test]
+    fn adjudication_evals_and_verdicts_under_a_lost_lease_are_refused() {
+        use crate::{
+            engine::Score,
+            store::{AdjudicationEvalRecord, LimitVerdictRecord},
+        };
+        let (store, game) = store_with_game();
+        let (stale, fresh) = taken_over(&store, game, "w1", "w2");
+        let eval = AdjudicationEvalRecord {
+            ply: 3,
+            score: Some(Score::Cp(40)),
+            depth: Some(12),
+        };
+        let verdict = LimitVerdictRecord {
+            result: "1-0".into(),
+            score: Score::Cp(500),
+            threshold_cp: 300,
+            engine: "sf".into(),
+            limits: "nodes=1000".into(),
+        };
+        let lost = |e: StoreError| matches!(e, StoreError::LeaseLost { .. });
+        assert!(lost(
+            store
+                .leased(&stale)
+                .record_adjudication_eval(&eval)
+                .unwrap_err()
+        ));
+        assert!(lost(
+            store
+                .leased(&stale)
+                .record_limit_verdict(&verdict)
+                .unwrap_err()
+        ));
+        assert!(
+            store.adjudication_evals(game).unwrap().is_empty(),
+            "the stale write stayed out"
+        );
+        assert_eq!(store.limit_verdict(game).unwrap(), None);
+        store
+            .leased(&fresh)
+            .record_adjudication_eval(&eval)
+            .unwrap();
+        store.leased(&fresh).record_limit_verdict(&verdict).unwrap();
+        assert_eq!(store.adjudication_evals(game).unwrap(), vec![eval]);
+        assert_eq!(store.limit_verdict(game).unwrap(), Some(verdict));
     }
 }

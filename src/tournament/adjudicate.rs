@@ -43,7 +43,7 @@ use super::{
 use crate::{
     board::{Game, GameEnd, GameResult, Termination},
     engine::{self, EngineError, EngineHandle, EngineLease, EnginePool, EngineSpec, Score},
-    store::{AdjudicationEvalRecord, GameRow, LimitVerdictRecord},
+    store::{AdjudicationEvalRecord, Fence, GameRow, LimitVerdictRecord},
 };
 
 /// The search per ply when the adjudication gives no limit: modest (a few tens of milliseconds
@@ -559,6 +559,9 @@ pub struct GameAdjudication<'a> {
     rules: Adjudicator,
     /// Plies of the opening line, which are never evaluated.
     book_plies: u32,
+    /// The game's lease: the evaluations and the verdict are written under it, so a worker that
+    /// lost the game writes none of them.
+    fence: Fence,
 }
 
 /// The score and depth of one search of the game's current position.
@@ -608,6 +611,7 @@ impl<'a> GameAdjudication<'a> {
         env: &GameEnv,
         row: &GameRow,
         game: &Game,
+        fence: &Fence,
     ) -> Result<(GameAdjudication<'a>, Option<GameEnd>), GameError> {
         let book_plies = u32::try_from(row.opening_moves.len()).unwrap_or(u32::MAX);
         let mut this = GameAdjudication {
@@ -615,6 +619,7 @@ impl<'a> GameAdjudication<'a> {
             lease: None,
             rules: adjudication.spec.adjudicator(),
             book_plies,
+            fence: fence.clone(),
         };
         if !adjudication.spec.live() {
             return Ok((this, None));
@@ -720,7 +725,9 @@ impl<'a> GameAdjudication<'a> {
             }
         };
         let eval = AdjudicationEvalRecord { ply, score, depth };
-        env.store.record_adjudication_eval(row.id, &eval)?;
+        env.store
+            .leased(&self.fence)
+            .record_adjudication_eval(&eval)?;
         Ok(eval)
     }
 
@@ -848,16 +855,15 @@ impl<'a> GameAdjudication<'a> {
         for (name, value) in &judge.pool.spec().options {
             engine_id.push_str(&format!(" {name}={value}"));
         }
-        env.store.record_limit_verdict(
-            row.id,
-            &LimitVerdictRecord {
+        env.store
+            .leased(&self.fence)
+            .record_limit_verdict(&LimitVerdictRecord {
                 result: result.as_pgn().to_owned(),
                 score: white_view,
                 threshold_cp: rule.threshold_cp(),
                 engine: engine_id,
                 limits: limits.to_string().trim_start_matches("go ").to_owned(),
-            },
-        )?;
+            })?;
         Ok(())
     }
 }

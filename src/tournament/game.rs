@@ -192,7 +192,7 @@ async fn play_inner(
     lease.mark_game_started(rules.hash(), rules.number())?;
     let mut adjudication = match env.adjudication.as_deref() {
         Some(a) => {
-            let (this, end) = GameAdjudication::start(a, env, row, &game).await?;
+            let (this, end) = GameAdjudication::start(a, env, row, &game, lease.fence()).await?;
             if let Some(end) = end {
                 game.adjudicate_before_move_limit(end);
             }

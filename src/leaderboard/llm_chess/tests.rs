@@ -28,7 +28,7 @@ fn game(
         result,
         termination,
         plies,
-        moves: plies + u32::from(termination.is_protocol_failure()),
+        moves: moves(plies, termination),
         material: (39, 39),
     }
 }
@@ -399,4 +399,22 @@ fn a_game_that_ends_on_the_board_has_its_final_material() {
         .expect("a finished game");
     assert_eq!(g.material, (39, 38));
     assert_eq!((g.plies, g.moves), (7, 7));
+}
+
+#[test]
+fn a_turn_that_returned_without_a_move_counts_as_a_move_and_one_the_api_refused_does_not() {
+    // As `run()` in maxim-saplin/llm_chess (llm_chess.py) counts `number_of_moves`: 20 plies
+    // made, then a turn that came back without a move counts 21; a turn whose request the API
+    // refused raises before the count, 20; a game decided on the board, its plies.
+    for (termination, want) in [
+        (Termination::TooManyWrongActions, 21),
+        (Termination::MaxTurns, 21),
+        (Termination::Forfeit, 21),
+        (Termination::ContextExceeded, 20),
+        (Termination::RequestRejected, 20),
+        (Termination::Checkmate, 20),
+        (Termination::MoveLimit, 20),
+    ] {
+        assert_eq!(moves(20, termination), want, "{termination:?}");
+    }
 }
