@@ -430,7 +430,7 @@ fn line_before(text: &[u8], offset: usize) -> usize {
     1 + memchr::memchr_iter(b'\n', before).count()
 }
 
-/// The 1-based line of byte `offset`.
+/// The 1-based line of byte `offset` (for errors: it counts from the start of the text).
 fn line_at(text: &[u8], offset: usize) -> usize {
     1 + memchr::memchr_iter(b'\n', &text[..offset.min(text.len())]).count()
 }
@@ -479,6 +479,8 @@ pub fn parse_pgn_openings(text: &str, path: &Path) -> Result<Vec<Opening>, Board
     let bytes = text.as_bytes();
     let mut reader = Reader::new(io::Cursor::new(bytes));
     let mut openings = Vec::new();
+    // Lines are counted from the previous game's start, so a large book is scanned once.
+    let (mut counted_to, mut counted_line) = (0, 1);
     let position = |reader: &mut Reader<io::Cursor<&[u8]>>| {
         reader
             .stream_position()
@@ -495,8 +497,10 @@ pub fn parse_pgn_openings(text: &str, path: &Path) -> Result<Vec<Opening>, Board
         if !more {
             break;
         }
-        let start = position(&mut reader);
-        let game_line = line_at(bytes, start);
+        let start = position(&mut reader).max(counted_to);
+        let game_line =
+            counted_line + memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count();
+        (counted_to, counted_line) = (start, game_line);
         let (fen, moves, variant) = match reader.read_game(&mut BookVisitor) {
             Ok(None) => break,
             Ok(Some(Ok(game))) => game,
