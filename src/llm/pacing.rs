@@ -515,3 +515,148 @@ pub(super) fn estimate_tokens(request: &super::ChatRequest) -> f64 {
     let bytes: usize = request.messages.iter().map(|m| m.content.len()).sum();
     (bytes / 4 + 1) as f64 + f64::from(request.max_tokens.unwrap_or(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use futures_util::FutureExt;
+    use reqwest::header::HeaderValue;
+
+    use super::*;
+
+    /// A pacer whose rate never binds (only its window does).
+    fn unhurried(max_concurrency: usize) -> Pacer {
+        Pacer::new(
+            "test".into(),
+            max_concurrency,
+            RateLimit {
+                rpm: Some(10_000_000),
+                tpm: None,
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn the_window_halves_once_per_round_and_grows_back() {
+        let pacer = unhurried(8);
+        let none = HeaderMap::new();
+        assert_eq!(pacer.load().window, 8);
+        let early: Vec<Slot<'_>> =
+            futures_util::future::join_all((0..4).map(|_| pacer.acquire("a", 10.0, true))).await;
+        early[0].answered(429, &none);
+        assert_eq!(pacer.load().window, 4);
+        // Sent before the cut: the same congestion, no second cut.
+        early[1].answered(429, &none);
+        early[2].answered(529, &none);
+        assert_eq!(pacer.load().window, 4);
+        drop(early);
+        let late = pacer.acquire("a", 10.0, true).await;
+        late.answered(503, &none);
+        let load = pacer.load();
+        assert_eq!(load.window, 2);
+        assert_eq!((load.rate_limited, load.overloaded), (2, 2));
+        // Additive increase: a window's worth of successes adds about one slot (2 + 1/2 +
+        // 1/2.5 + 1/2.9 passes 3 at the third).
+        late.answered(200, &none);
+        late.answered(200, &none);
+        assert_eq!(pacer.load().window, 2);
+        late.answered(200, &none);
+        assert_eq!(pacer.load().window, 3);
+        for _ in 0..40 {
+            late.answered(200, &none);
+        }
+        assert_eq!(
+            pacer.load().window,
+            8,
+            "back up to max_concurrency, no further"
+        );
+        drop(late);
+        // Never below one.
+        for _ in 0..10 {
+            let slot = pacer.acquire("a", 10.0, true).await;
+            slot.answered(429, &none);
+        }
+        assert_eq!(pacer.load().window, 1);
+    }
+
+    #[tokio::test]
+    async fn the_window_bounds_requests_in_flight() {
+        let pacer = unhurried(8);
+        let none = HeaderMap::new();
+        let first = pacer.acquire("a", 1.0, true).await;
+        let second = pacer.acquire("a", 1.0, true).await;
+        first.answered(429, &none);
+        // The window is 4 now: two more may go, the fifth waits.
+        let third = pacer.acquire("b", 1.0, true).await;
+        let fourth = pacer.acquire("b", 1.0, true).await;
+        assert!(pacer.acquire("b", 1.0, true).now_or_never().is_none());
+        drop((first, second, third, fourth));
+        assert!(pacer.acquire("b", 1.0, true).now_or_never().is_some());
+    }
+
+    #[tokio::test]
+    async fn one_request_probes_an_endpoint_of_unknown_limits() {
+        let pacer = Pacer::new("test".into(), 16, RateLimit::default());
+        let probe = pacer.acquire("a", 1.0, true).await;
+        assert!(pacer.acquire("a", 1.0, true).now_or_never().is_none());
+        // Unpaced, the probe is not waited for.
+        assert!(pacer.acquire("a", 1.0, false).now_or_never().is_some());
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "x-ratelimit-limit-requests",
+            HeaderValue::from_static("600"),
+        );
+        headers.insert(
+            "x-ratelimit-remaining-requests",
+            HeaderValue::from_static("9"),
+        );
+        probe.answered(200, &headers);
+        drop(probe);
+        assert_eq!(pacer.load().rpm_limit, Some(600.0));
+        // Learned: 9.8 a second, and what the server says remains (9) at once.
+        let slots: Vec<Slot<'_>> = (0..9)
+            .map(|_| {
+                pacer
+                    .acquire("a", 1.0, true)
+                    .now_or_never()
+                    .expect("within what remains")
+            })
+            .collect();
+        assert!(pacer.acquire("a", 1.0, true).now_or_never().is_none());
+        assert_eq!(pacer.load().in_flight, 9);
+        drop(slots);
+        assert_eq!(pacer.load().in_flight, 0);
+    }
+
+    #[tokio::test]
+    async fn a_retry_after_holds_the_whole_key() {
+        let pacer = unhurried(8);
+        let slot = pacer.acquire("a", 1.0, true).await;
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("30"));
+        slot.answered(429, &headers);
+        drop(slot);
+        assert!(pacer.acquire("b", 1.0, true).now_or_never().is_none());
+        assert!(pacer.acquire("b", 1.0, false).now_or_never().is_some());
+    }
+
+    #[test]
+    fn declared_and_learned_limits_the_lower_wins() {
+        let pacer = Pacer::new(
+            "test".into(),
+            4,
+            RateLimit {
+                rpm: Some(500),
+                tpm: Some(200_000),
+            },
+        );
+        let load = pacer.load();
+        assert_eq!(
+            (load.rpm_limit, load.tpm_limit),
+            (Some(500.0), Some(200_000.0))
+        );
+        let mut state = pacer.state();
+        state.learned.requests.limit = Some(60.0);
+        state.learned.tokens.limit = Some(900_000.0);
+        assert_eq!((state.rpm(), state.tpm()), (Some(60.0), Some(200_000.0)));
+    }
+}
