@@ -16,8 +16,22 @@
 //!   a short sentence and the UCI move alone in a fence (```` ```\ne2e4\n``` ````), with a `usage`
 //!   object (tokens estimated as bytes / 4). A request without a FEN, or with a FEN that has no
 //!   legal move, gets a reply without a fence, which arena treats as a bad answer;
-//! - `GET /stats`: how many chat completions it was asked for so far (counted as each request
-//!   arrives), as `{"chat_completions": N}`, for tests that must know when requests were made.
+//! - `GET /stats`: its counts so far, as `{"chat_completions": N, "requests": N, "answers": N,
+//!   "rate_limited": N}`: chat completions asked for (counted as each request arrives; `requests`
+//!   is the same count), answered with a reply, and refused with 429, for tests that must know
+//!   when requests were made and benchmarks that count 429s.
+//!
+//! `--rpm N` and `--tpm N` make it enforce rate limits as providers do over short windows: a token
+//! bucket per limit, refilled at N/60 a second and holding at most N/60 (so 1,200 RPM admits at
+//! most 20 requests in any second). A request costs 1 request and its tokens: the prompt's
+//! estimate (bytes / 4, as in `usage`) plus its `max_tokens`, charged when it arrives, as OpenAI
+//! counts a request against its token limit before answering it. A request is admitted when
+//! every bucket holds its cost (a token bucket that is full admits any cost, so that a prompt
+//! larger than a second's worth is slow, not impossible; the bucket then goes below zero). One
+//! past a limit gets 429 with `retry-after-ms`, `retry-after` (whole seconds, rounded up) and an
+//! OpenAI error body. Every chat answer, 429 or not, carries OpenAI's `x-ratelimit-limit-*`,
+//! `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` headers for the limits set (`requests`,
+//! `tokens`; the reset is the time until the bucket is full again, as a Go duration like `1.5s`).
 //!
 //! `--blind-illegal P` makes the server worse without the legal moves: when no user message lists
 //! them (a line with "legal moves" and a colon, as the built-in prompts write it), it answers an
@@ -40,7 +54,7 @@ use std::{
         Arc, LazyLock, Mutex, PoisonError,
         atomic::{AtomicU64, Ordering},
     },
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
 use clap::Parser;
@@ -84,6 +98,121 @@ struct Args {
     /// Chance of an illegal answer when the request does not list the legal moves.
     #[arg(long, default_value_t = 0.0)]
     blind_illegal: f64,
+    /// Requests per minute admitted (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    rpm: u64,
+    /// Tokens per minute admitted (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    tpm: u64,
+}
+
+/// A rate limit enforced as a token bucket: refilled at `per_minute / 60` a second, holding at
+/// most that much.
+struct Bucket {
+    per_minute: f64,
+    level: f64,
+    at: Instant,
+}
+
+impl Bucket {
+    fn new(per_minute: u64) -> Self {
+        let per_minute = per_minute as f64;
+        Self {
+            per_minute,
+            level: per_minute / 60.0,
+            at: Instant::now(),
+        }
+    }
+
+    fn capacity(&self) -> f64 {
+        self.per_minute / 60.0
+    }
+
+    fn refill(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.level = (self.level + elapsed * self.capacity()).min(self.capacity());
+        self.at = now;
+    }
+
+    /// Whether `cost` may be taken now (a full bucket admits any cost).
+    fn admits(&self, cost: f64) -> bool {
+        self.level >= cost.min(self.capacity())
+    }
+
+    /// How long until `cost` may be taken.
+    fn wait_for(&self, cost: f64) -> Duration {
+        let missing = cost.min(self.capacity()) - self.level;
+        if missing <= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(missing / self.capacity())
+        }
+    }
+
+    /// The `x-ratelimit-*-<name>` headers of this bucket.
+    fn headers(&self, name: &str) -> String {
+        let until_full =
+            Duration::from_secs_f64(((self.capacity() - self.level) / self.capacity()).max(0.0));
+        format!(
+            "x-ratelimit-limit-{name}: {}\r\nx-ratelimit-remaining-{name}: {}\r\nx-ratelimit-reset-{name}: {}\r\n",
+            self.per_minute,
+            self.level.max(0.0).floor(),
+            go_duration(until_full),
+        )
+    }
+}
+
+/// A duration as OpenAI writes it in its reset headers: `20ms` below a second, else `1.5s`,
+/// `1m30s`.
+fn go_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{}s", ms / 60_000, (ms % 60_000) as f64 / 1000.0)
+    }
+}
+
+/// The server's rate limits, when set.
+#[derive(Default)]
+struct Limits {
+    requests: Option<Bucket>,
+    tokens: Option<Bucket>,
+}
+
+impl Limits {
+    /// Takes one request of `tokens` tokens, or says how long until it could be taken. The rate
+    /// headers to send either way come along.
+    fn take(&mut self, tokens: f64) -> (Result<(), Duration>, String) {
+        let now = Instant::now();
+        let mut wait = Duration::ZERO;
+        for (bucket, cost) in [(&mut self.requests, 1.0), (&mut self.tokens, tokens)] {
+            if let Some(bucket) = bucket {
+                bucket.refill(now);
+                if !bucket.admits(cost) {
+                    wait = wait.max(bucket.wait_for(cost));
+                }
+            }
+        }
+        let admitted = wait.is_zero();
+        if admitted {
+            for (bucket, cost) in [(&mut self.requests, 1.0), (&mut self.tokens, tokens)] {
+                if let Some(bucket) = bucket {
+                    bucket.level -= cost;
+                }
+            }
+        }
+        let mut headers = String::new();
+        if let Some(bucket) = &self.requests {
+            headers.push_str(&bucket.headers("requests"));
+        }
+        if let Some(bucket) = &self.tokens {
+            headers.push_str(&bucket.headers("tokens"));
+        }
+        (if admitted { Ok(()) } else { Err(wait) }, headers)
+    }
 }
 
 /// What every connection shares.
@@ -92,8 +221,11 @@ struct Server {
     blind_illegal: f64,
     latency: Duration,
     completions: AtomicU64,
+    answers: AtomicU64,
+    rate_limited: AtomicU64,
     listings: AtomicU64,
     other: AtomicU64,
+    limits: Mutex<Limits>,
 }
 
 /// One parsed request.
@@ -107,6 +239,8 @@ struct Request {
 /// A reply ready to be written.
 struct Reply {
     status: &'static str,
+    /// More header lines, each ending in CRLF.
+    headers: String,
     body: String,
 }
 
@@ -114,6 +248,7 @@ impl Reply {
     fn json(status: &'static str, body: &Value) -> Self {
         Self {
             status,
+            headers: String::new(),
             body: body.to_string(),
         }
     }
@@ -138,8 +273,14 @@ async fn main() -> std::io::Result<()> {
         blind_illegal: args.blind_illegal,
         latency: Duration::from_millis(args.latency_ms),
         completions: AtomicU64::new(0),
+        answers: AtomicU64::new(0),
+        rate_limited: AtomicU64::new(0),
         listings: AtomicU64::new(0),
         other: AtomicU64::new(0),
+        limits: Mutex::new(Limits {
+            requests: (args.rpm > 0).then(|| Bucket::new(args.rpm)),
+            tokens: (args.tpm > 0).then(|| Bucket::new(args.tpm)),
+        }),
     });
     let accept = async {
         loop {
@@ -161,8 +302,9 @@ async fn main() -> std::io::Result<()> {
         () = shutdown_signal() => {}
     }
     eprintln!(
-        "fake_openai: served {} chat completions, {} model listings, {} other requests",
+        "fake_openai: served {} chat completions, {} rate-limited, {} model listings, {} other requests",
         server.completions.load(Ordering::Relaxed),
+        server.rate_limited.load(Ordering::Relaxed),
         server.listings.load(Ordering::Relaxed),
         server.other.load(Ordering::Relaxed),
     );
@@ -189,9 +331,10 @@ async fn serve(mut stream: TcpStream, server: &Server) -> std::io::Result<()> {
         };
         let reply = route(&request, server).await;
         let head = format!(
-            "HTTP/1.1 {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}\r\n",
+            "HTTP/1.1 {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}{}\r\n",
             reply.status,
             reply.body.len(),
+            reply.headers,
             if request.close {
                 "connection: close\r\n"
             } else {
@@ -296,16 +439,56 @@ async fn route(request: &Request, server: &Server) -> Reply {
                 ]}),
             )
         }
-        ("GET", "/stats") => Reply::json(
-            "200 OK",
-            &json!({"chat_completions": server.completions.load(Ordering::Relaxed)}),
-        ),
+        ("GET", "/stats") => {
+            let asked = server.completions.load(Ordering::Relaxed);
+            Reply::json(
+                "200 OK",
+                &json!({
+                    "chat_completions": asked,
+                    "requests": asked,
+                    "answers": server.answers.load(Ordering::Relaxed),
+                    "rate_limited": server.rate_limited.load(Ordering::Relaxed),
+                }),
+            )
+        }
         ("POST", "/v1/chat/completions") => {
             server.completions.fetch_add(1, Ordering::Relaxed);
+            let parsed: Value = match serde_json::from_slice(&request.body) {
+                Ok(v) => v,
+                Err(e) => return Reply::error("400 Bad Request", &format!("invalid json: {e}")),
+            };
+            let (admitted, headers) = server
+                .limits
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(token_cost(&parsed));
+            if let Err(wait) = admitted {
+                server.rate_limited.fetch_add(1, Ordering::Relaxed);
+                let mut reply = Reply::json(
+                    "429 Too Many Requests",
+                    &json!({"error": {
+                        "message": format!("Rate limit reached for fake-random-mover; please try again in {}.", go_duration(wait)),
+                        "type": "requests",
+                        "param": null,
+                        "code": "rate_limit_exceeded",
+                    }}),
+                );
+                reply.headers = format!(
+                    "{headers}retry-after-ms: {}\r\nretry-after: {}\r\n",
+                    wait.as_millis().max(1),
+                    wait.as_secs_f64().ceil().max(1.0),
+                );
+                return reply;
+            }
             if !server.latency.is_zero() {
                 tokio::time::sleep(server.latency).await;
             }
-            complete(&request.body, server)
+            let mut reply = complete(&parsed, server);
+            if reply.status.starts_with("200") {
+                server.answers.fetch_add(1, Ordering::Relaxed);
+            }
+            reply.headers = headers;
+            reply
         }
         _ => {
             server.other.fetch_add(1, Ordering::Relaxed);
@@ -317,12 +500,23 @@ async fn route(request: &Request, server: &Server) -> Reply {
     }
 }
 
-/// The chat completion for one request body.
-fn complete(body: &[u8], server: &Server) -> Reply {
-    let request: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
-        Err(e) => return Reply::error("400 Bad Request", &format!("invalid json: {e}")),
-    };
+/// What a request costs the token limit: its prompt's estimate (bytes / 4 + 1, as `usage`
+/// reports it) plus its `max_tokens`.
+fn token_cost(request: &Value) -> f64 {
+    let prompt = request["messages"]
+        .as_array()
+        .map_or(0, |m| m.iter().map(|m| text_of(m).len()).sum::<usize>())
+        / 4
+        + 1;
+    let max_tokens = request["max_tokens"]
+        .as_u64()
+        .or_else(|| request["max_completion_tokens"].as_u64())
+        .unwrap_or(0);
+    (prompt as u64 + max_tokens) as f64
+}
+
+/// The chat completion for one request.
+fn complete(request: &Value, server: &Server) -> Reply {
     let Some(messages) = request["messages"].as_array() else {
         return Reply::error("400 Bad Request", "`messages` is missing");
     };

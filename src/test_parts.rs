@@ -147,6 +147,14 @@ impl FakeOpenAi {
     /// # Panics
     /// If it does not answer.
     pub fn asked(&self) -> u64 {
+        self.stats().asked
+    }
+
+    /// The server's counts so far (its `GET /stats`).
+    ///
+    /// # Panics
+    /// If it does not answer.
+    pub fn stats(&self) -> FakeStats {
         use std::io::{Read, Write};
         let address = self
             .url
@@ -162,10 +170,18 @@ impl FakeOpenAi {
             .read_to_string(&mut response)
             .expect("the fake server replies");
         let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-        serde_json::from_str::<serde_json::Value>(body)
-            .ok()
-            .and_then(|v| v["chat_completions"].as_u64())
-            .unwrap_or_else(|| panic!("the fake server's stats do not read: {response}"))
+        let stats: serde_json::Value = serde_json::from_str(body)
+            .unwrap_or_else(|_| panic!("the fake server's stats do not read: {response}"));
+        let count = |name: &str| {
+            stats[name]
+                .as_u64()
+                .unwrap_or_else(|| panic!("the fake server's stats lack `{name}`: {response}"))
+        };
+        FakeStats {
+            asked: count("chat_completions"),
+            answers: count("answers"),
+            rate_limited: count("rate_limited"),
+        }
     }
 
     /// Stops the server (SIGTERM, so that it reports) and returns how many chat completions it
@@ -189,6 +205,17 @@ impl FakeOpenAi {
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("the fake server did not say what it served: {log}"))
     }
+}
+
+/// The counts of a [`FakeOpenAi`] (its `GET /stats`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FakeStats {
+    /// Chat completions asked for.
+    pub asked: u64,
+    /// Chat completions answered with a reply.
+    pub answers: u64,
+    /// Chat completions refused with 429 (past its `--rpm`/`--tpm`).
+    pub rate_limited: u64,
 }
 
 impl Drop for FakeOpenAi {

@@ -109,7 +109,8 @@ arena = {}
 ---@field timeout_s? number                    per request (default 120)
 ---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside (default 600)
 ---@field decode_retries? integer              retries of a success reply whose body cannot be decoded (each body is stored first), then the game is set aside (default 3)
----@field max_concurrency? integer             requests in flight against this endpoint (default 4)
+---@field max_concurrency? integer             requests in flight against this endpoint and key at most (default 4); the adaptive window halves on 429/503/529 and grows back
+---@field rate? arena.Rate                      rate limits of this endpoint and key, shared by every player on them; requests are paced to them (and to the limits the provider's headers report)
 ---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", "agentic", or your module
 ---@field options? table                       the mode's options (see its `defaults`)
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
@@ -133,6 +134,7 @@ arena = {}
 ---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside, seconds (default 600)
 ---@field decode_retries? integer              retries of a success reply whose body cannot be decoded (default 3)
 ---@field max_concurrency? integer             requests in flight against this endpoint (default 4)
+---@field rate? arena.Rate                    this endpoint and key's rate limit, shared by every player on them (see `arena.Llm`'s `rate`)
 
 ---A mixture of agents: the proposers answer (concurrently), the synthesizer merges their answers.
 ---@class arena.Moa
@@ -149,6 +151,13 @@ arena = {}
 ---A spending limit, checked before each game starts (games in progress finish, so it can be
 ---overrun by what they spend); at least one field, each above 0. Calls without reported usage
 ---count at a length estimate (4 characters per token).
+---Rate limits per minute, as the provider publishes them for the key; a part left out is learned
+---from the answers' headers (OpenAI's and OpenRouter's x-ratelimit-*, Anthropic's
+---anthropic-ratelimit-*).
+---@class arena.Rate
+---@field rpm? integer                         requests per minute
+---@field tpm? integer                         tokens per minute (prompt plus completion)
+
 ---@class arena.Budget
 ---@field usd? number                          US dollars, by the price table (the models must have a price)
 ---@field tokens? number                       prompt plus completion tokens

@@ -1,5 +1,5 @@
-//! The shared HTTP client: per-endpoint concurrency limits, API keys read at request time, and the
-//! retry loop around one attempt.
+//! The shared HTTP client: per-endpoint pacing (see `pacing.rs`), API keys read at request time,
+//! and the retry loop around one attempt.
 
 use std::{
     collections::HashMap,
@@ -11,12 +11,13 @@ use std::{
 };
 
 use serde_json::Value;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use sha2::{Digest, Sha256};
 use tracing::warn;
 
 use super::{
-    ChatReply, ChatRequest, Endpoint, LlmError, Provider, ReportedUsage, error_body, retry_delay,
-    split_reasoning,
+    ChatReply, ChatRequest, Endpoint, LlmError, Provider, ReportedUsage, error_body,
+    pacing::{self, EndpointLoad, Pacer, Slot},
+    retry_delay, split_reasoning,
 };
 
 /// A client for every LLM endpoint: one HTTP connection pool and one concurrency limit per base URL.
@@ -28,12 +29,16 @@ pub struct LlmClient {
 
 struct Inner {
     http: reqwest::Client,
-    /// Keyed by `Endpoint::base_url`, so that every player on one server shares its limit.
-    limits: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Keyed by `Endpoint::base_url` and a digest of the API key, so that every player on one
+    /// server and key shares its limits.
+    pacers: Mutex<HashMap<PacerKey, Arc<Pacer>>>,
     /// Each chat URL parsed once: parsing it for every request was 1 % of arena's instructions
     /// per LLM ply. A handful of entries (one per endpoint, per model for Gemini).
     urls: Mutex<HashMap<String, reqwest::Url>>,
 }
+
+/// A base URL and a digest of the API key used on it (none for keyless servers).
+type PacerKey = (String, Option<u64>);
 
 /// One failed attempt, the delay the server asked for, if any, and what came back, if anything.
 struct Failure {
@@ -137,15 +142,16 @@ impl LlmClient {
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
-                limits: Mutex::new(HashMap::new()),
+                pacers: Mutex::new(HashMap::new()),
                 urls: Mutex::new(HashMap::new()),
             }),
         })
     }
 
-    /// Sends `req` to `endpoint`, waiting for a concurrency slot first and retrying transient
-    /// failures as `endpoint.retry` allows. The slot is held across retries, so that an overloaded
-    /// or rate-limited server sees no more than `max_concurrency` requests, retries included.
+    /// Sends `req` to `endpoint`, each attempt paced to the endpoint's limits first (a turn among
+    /// the players on its URL and key, a concurrency slot, the rate: see `pacing.rs`), and
+    /// retries transient failures as `endpoint.retry` allows. An overloaded or rate-limited server
+    /// sees no more than the concurrency window's requests, retries included.
     ///
     /// # Errors
     /// [`LlmError::MissingApiKey`] before any request when the key variable is unset; a fatal
@@ -197,13 +203,21 @@ impl LlmClient {
         let key = api_key(endpoint)?;
         let url = endpoint.provider.chat_url(&endpoint.base_url, &req.model);
         let body = endpoint.provider.encode(req);
-        let _permit = self.permit(endpoint).await;
-        let started = Instant::now();
+        let pacer = self.pacer(endpoint, key.as_deref());
+        let estimate = pacing::estimate_tokens(req);
+        let mut started = None;
         let mut attempt = 0;
         let mut decode_failures = 0;
         loop {
             attempt += 1;
-            let attempted = self.attempt_chat(endpoint, &url, &body, key.as_deref(), attempt);
+            // Each attempt waits its turn: a retry is a request like any other to the provider's
+            // limits, and the waits (like those between attempts) cost the clock nothing.
+            let slot = pacer
+                .acquire(&endpoint.lane, estimate, endpoint.paced)
+                .await;
+            let started = *started.get_or_insert_with(Instant::now);
+            let attempted =
+                self.attempt_chat(endpoint, &url, &body, key.as_deref(), attempt, &slot);
             let attempted = match clock {
                 Some(after) => match tokio::time::timeout(after, attempted).await {
                     Ok(attempted) => attempted,
@@ -216,6 +230,7 @@ impl LlmClient {
                 },
                 None => attempted.await,
             };
+            drop(slot);
             let failure = match attempted {
                 Ok(mut reply) => {
                     reply.transport_retries = attempt - 1;
@@ -289,25 +304,46 @@ impl LlmClient {
         Err(http_error(endpoint.provider, url, status.as_u16(), body).0)
     }
 
-    /// Waits for a request slot on the endpoint's base URL.
-    async fn permit(&self, endpoint: &Endpoint) -> OwnedSemaphorePermit {
-        let semaphore = {
-            let mut limits = self
-                .inner
-                .limits
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let permits = endpoint.max_concurrency.clamp(1, Semaphore::MAX_PERMITS);
-            Arc::clone(
-                limits
-                    .entry(endpoint.base_url.clone())
-                    .or_insert_with(|| Arc::new(Semaphore::new(permits))),
-            )
-        };
-        semaphore
-            .acquire_owned()
-            .await
-            .expect("llm semaphores are never closed")
+    /// The pacer of the endpoint's base URL and key, made by the first endpoint seen with them.
+    fn pacer(&self, endpoint: &Endpoint, key: Option<&str>) -> Arc<Pacer> {
+        // The key is known only by a digest of it, so that it is held nowhere else.
+        let digest = key.map(|key| {
+            let hash = Sha256::digest(key.as_bytes());
+            u64::from_be_bytes(hash[..8].try_into().expect("a SHA-256 has 8 bytes"))
+        });
+        let mut pacers = self
+            .inner
+            .pacers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(
+            pacers
+                .entry((endpoint.base_url.clone(), digest))
+                .or_insert_with(|| {
+                    let host = super::host_of(&endpoint.base_url);
+                    let label = match &endpoint.api_key_env {
+                        Some(env) => format!("{host} ({env})"),
+                        None => host,
+                    };
+                    Arc::new(Pacer::new(label, endpoint.max_concurrency, endpoint.rate))
+                }),
+        )
+    }
+
+    /// What each endpoint and key is doing now (requests in flight, limits learned, 429s so
+    /// far), in the order of their labels, for the progress line.
+    pub fn load(&self) -> Vec<EndpointLoad> {
+        let pacers: Vec<Arc<Pacer>> = self
+            .inner
+            .pacers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
+        let mut loads: Vec<EndpointLoad> = pacers.iter().map(|p| p.load()).collect();
+        loads.sort_by(|a, b| a.endpoint.cmp(&b.endpoint));
+        loads
     }
 
     /// `url` parsed, from the cache when it was parsed before; `None` when it does not parse.
@@ -333,6 +369,7 @@ impl LlmClient {
         body: &Value,
         key: Option<&str>,
         attempt: u32,
+        slot: &Slot<'_>,
     ) -> Result<ChatReply, Failure> {
         let request = match self.parsed_url(url) {
             Some(parsed) => self.inner.http.post(parsed),
@@ -347,7 +384,9 @@ impl LlmClient {
             .await
             .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
         let status = response.status();
-        // Rate-limit headers matter only on failures; a success's headers describe the next call.
+        slot.answered(status.as_u16(), response.headers());
+        // A retry waits only on a failure's headers; a success's describe the next call (which
+        // the pacer has just learned from).
         let header_delay = if status.is_success() {
             None
         } else {
@@ -408,6 +447,9 @@ impl LlmClient {
                 });
             }
         };
+        if let Some(usage) = &wire.usage {
+            slot.used(usage.total_tokens);
+        }
         let (content, think) = split_reasoning(&wire.content);
         let reasoning = match (wire.reasoning, think) {
             (Some(field), Some(think)) => Some(format!("{field}\n\n{think}")),
@@ -429,13 +471,7 @@ impl LlmClient {
 
 impl fmt::Debug for LlmClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let limits = self
-            .inner
-            .limits
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut endpoints: Vec<&str> = limits.keys().map(String::as_str).collect();
-        endpoints.sort_unstable();
+        let endpoints: Vec<String> = self.load().into_iter().map(|l| l.endpoint).collect();
         f.debug_struct("LlmClient")
             .field("endpoints", &endpoints)
             .finish_non_exhaustive()

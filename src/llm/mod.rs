@@ -38,7 +38,9 @@ mod error_body;
 #[cfg(test)]
 mod fuzz;
 mod gemini;
+mod limits;
 mod openai;
+mod pacing;
 mod pricing;
 mod ratelimit;
 mod reasoning;
@@ -54,6 +56,8 @@ use serde_json::{Map, Value};
 
 pub use self::{
     client::{FailedAttempt, LlmClient, MAX_RESPONSE_BYTES, headers_that_matter},
+    limits::{LimitState, ReportedLimits},
+    pacing::{EndpointLoad, RateLimit},
     pricing::{CallCost, CostSource, Price, PriceTable},
     ratelimit::retry_delay,
     reasoning::split_reasoning,
@@ -193,9 +197,19 @@ pub struct Endpoint {
     pub base_url: String,
     /// Name of the environment variable holding the API key; `None` for keyless local servers.
     pub api_key_env: Option<String>,
-    /// Requests in flight at once to this `base_url`, shared by all endpoints with that URL
-    /// (the first endpoint seen for a URL sets the limit; 0 counts as 1).
+    /// Requests in flight at once to this `base_url` and key, shared by all endpoints with them
+    /// (the first endpoint seen sets the limit; 0 counts as 1); the adaptive window never
+    /// exceeds it.
     pub max_concurrency: usize,
+    /// Rate limits declared for this `base_url` and key (the first endpoint seen sets them);
+    /// parts left unset are learned from the answers' headers.
+    pub rate: RateLimit,
+    /// Whether requests are paced (rate, adaptive window, a probe before the limits are known);
+    /// off, only `max_concurrency` and fair turns apply. Off is for measuring what pacing gains.
+    pub paced: bool,
+    /// Who is asking (a player's name): requests waiting for one URL and key are served lane by
+    /// lane in turn, so that players sharing a key get equal shares.
+    pub lane: String,
     /// Time allowed for one HTTP attempt, body included.
     pub timeout: Duration,
     /// Retries of transient failures.
@@ -211,6 +225,9 @@ impl Endpoint {
             base_url: base_url.into(),
             api_key_env: None,
             max_concurrency: 4,
+            rate: RateLimit::default(),
+            paced: true,
+            lane: String::new(),
             timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
         }

@@ -118,7 +118,7 @@ pub(super) fn parse_duration(text: &str) -> Option<Duration> {
 }
 
 /// Parses an RFC 3339 time (`2025-06-01T12:00:30Z`, fractions and `+hh:mm` offsets allowed).
-fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+pub(super) fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     let text = text.trim();
     let (date, time) = text.split_once(['T', 't', ' '])?;
     let mut date_parts = date.splitn(3, '-');

@@ -170,7 +170,7 @@ impl Roster {
             };
             let participant = match player {
                 PlayerSpec::Llm(llm) => {
-                    let endpoint = checked_endpoint(&client, &llm.model_spec())
+                    let endpoint = checked_endpoint(&client, &llm.model_spec(), &llm.name)
                         .await
                         .map_err(fail)?;
                     Participant::Llm { endpoint }
@@ -178,15 +178,16 @@ impl Roster {
                 PlayerSpec::Moa(moa) => {
                     let mut proposers = Vec::new();
                     for (i, p) in moa.proposers.iter().enumerate() {
-                        let endpoint = checked_endpoint(&client, p).await.map_err(|m| {
-                            fail(SetupProblem::Proposer {
-                                index: i + 1,
-                                problem: Box::new(m),
-                            })
-                        })?;
+                        let endpoint =
+                            checked_endpoint(&client, p, &moa.name).await.map_err(|m| {
+                                fail(SetupProblem::Proposer {
+                                    index: i + 1,
+                                    problem: Box::new(m),
+                                })
+                            })?;
                         proposers.push(endpoint);
                     }
-                    let synthesizer = checked_endpoint(&client, &moa.synthesizer)
+                    let synthesizer = checked_endpoint(&client, &moa.synthesizer, &moa.name)
                         .await
                         .map_err(|m| fail(SetupProblem::Synthesizer(Box::new(m))))?;
                     Participant::Moa {
@@ -249,6 +250,9 @@ pub fn endpoint(model: &ModelSpec) -> Result<Endpoint, crate::llm::LlmError> {
         base_url: model.base_url.clone(),
         api_key_env: model.api_key_env.clone(),
         max_concurrency: model.max_concurrency,
+        rate: model.rate.unwrap_or_default(),
+        paced: true,
+        lane: String::new(),
         timeout: Duration::from_secs_f64(model.timeout_s.max(1.0)),
         retry: RetryPolicy {
             give_up_after: Duration::from_secs_f64(model.outage_s.max(0.0)),
@@ -258,9 +262,15 @@ pub fn endpoint(model: &ModelSpec) -> Result<Endpoint, crate::llm::LlmError> {
     })
 }
 
-/// The endpoint of `model`, checked: its key variable set and the server answering.
-async fn checked_endpoint(client: &LlmClient, model: &ModelSpec) -> Result<Endpoint, SetupProblem> {
-    let endpoint = endpoint(model).map_err(|e| SetupProblem::Provider(Box::new(e)))?;
+/// The endpoint of `model` for the player `lane`, checked: its key variable set and the server
+/// answering.
+async fn checked_endpoint(
+    client: &LlmClient,
+    model: &ModelSpec,
+    lane: &str,
+) -> Result<Endpoint, SetupProblem> {
+    let mut endpoint = endpoint(model).map_err(|e| SetupProblem::Provider(Box::new(e)))?;
+    endpoint.lane = lane.to_owned();
     if let Some(var) = &model.api_key_env
         && std::env::var(var)
             .map(|v| v.trim().is_empty())

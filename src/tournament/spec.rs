@@ -495,6 +495,12 @@ impl PlayerSpec {
                 problems.push(format!(
                     "{what}{part}: `max_concurrency` must be at least 1"
                 ));
+            } else if let Some(rate) = model.rate
+                && (rate.rpm == Some(0) || rate.tpm == Some(0))
+            {
+                problems.push(format!(
+                    "{what}{part}: `rate` limits must be at least 1 a minute (leave one out to learn it from the provider)"
+                ));
             } else if let Err(e) = model.provider() {
                 problems.push(format!("{what}{part}: {e}"));
             }
@@ -756,6 +762,10 @@ pub struct LlmPlayerSpec {
     /// Requests in flight at once against this player's endpoint.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
+    /// Rate limits of this player's endpoint and key, per minute (`rate = { rpm = 500, tpm =
+    /// 200000 }`), shared by every player on them; unset parts are learned from the answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<crate::llm::RateLimit>,
     /// Play mode module: a name under `modes/` (`blitz`) or a module of the script's folder.
     #[serde(default = "default_mode")]
     pub mode: String,
@@ -812,6 +822,7 @@ impl LlmPlayerSpec {
             outage_s: self.outage_s,
             decode_retries: self.decode_retries,
             max_concurrency: self.max_concurrency,
+            rate: self.rate,
         }
     }
 
@@ -877,6 +888,9 @@ pub struct ModelSpec {
     /// Requests in flight at once against this endpoint.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
+    /// Rate limits of this endpoint and key, per minute, shared by every player on them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<crate::llm::RateLimit>,
 }
 
 impl ModelSpec {
@@ -1106,6 +1120,7 @@ impl TournamentSpec {
                         && a.model == b.model
                         && a.api_key_env == b.api_key_env
                         && a.max_concurrency == b.max_concurrency
+                        && a.rate == b.rate
                         && a.on_rejected == b.on_rejected
                         && a.time_control == b.time_control
                 }

@@ -503,3 +503,40 @@ fn an_evaluation_player_has_no_clock() {
         "{out}"
     );
 }
+
+#[test]
+fn a_players_rate_is_checked_field_by_field() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "t",
+  players = {
+    arena.random { name = "a" },
+    arena.llm { name = "m", base_url = "http://127.0.0.1:9/v1", model = "x",
+      rate = { rpm = 500, tpm = 200000 } },
+    arena.llm { name = "n", base_url = "http://127.0.0.1:9/v1", model = "x",
+      rate = {
+        rmp = 500,
+        tpm = 1.5 } },
+    arena.llm { name = "o", base_url = "http://127.0.0.1:9/v1", model = "x",
+      rate = { rpm = 0 } },
+  },
+}"#,
+    );
+    let (code, out) = check(&dir, "t.lua");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("t.lua:9: player `n`: unknown key `rmp` in `rate`; did you mean `rpm`?"),
+        "{out}"
+    );
+    assert!(
+        out.contains("t.lua:10: player `n`: `rate.tpm` must be a whole number, not 1.5"),
+        "{out}"
+    );
+    assert!(
+        out.contains("t.lua:12: player `o`: `rate` limits must be at least 1 a minute"),
+        "{out}"
+    );
+    assert!(!out.contains("player `m`"), "{out}");
+}

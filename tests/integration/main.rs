@@ -30,6 +30,7 @@ mod init;
 mod ladder;
 mod migrate;
 mod outage;
+mod pacing;
 mod ratings;
 mod readme;
 mod rejected;
