@@ -189,7 +189,7 @@ arena = {}
 ---@field movetime_ms? integer                 `go movetime N` (not reproducible)
 
 ---@class arena.Random
----@field name? string                       default "random"; a second random mover needs its own
+---@field name string                        the player's unique name (in an experiment's `opponents` it may be left out: the kind's name, numbered when repeated)
 ---@field seed? integer                        mixed with the tournament seed, the game and the ply to draw each move (default 0)
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)

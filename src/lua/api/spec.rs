@@ -4,7 +4,7 @@
 //! They return the table they were given, with its `kind` set and the caller's `file:line` stored,
 //! so that validation in Rust can point at the line that defines a bad player.
 
-use mlua::{Lua, Table, Value};
+use mlua::{Lua, Table};
 
 use super::caller_location;
 
@@ -23,10 +23,6 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
                 )));
             }
             t.set("kind", kind)?;
-            // The random mover has one natural name; a second one must be given its own.
-            if kind == "random" && t.get::<Value>("name")?.is_nil() {
-                t.set("name", "random")?;
-            }
             mark(lua, &t)?;
             Ok(t)
         })?;
