@@ -157,8 +157,10 @@ pub fn fake_openai_with(latency_ms: u64, extra: &[&str]) -> arena::test_parts::F
         .parent()
         .expect("the binary's folder")
         .join("examples/fake_openai");
-    if !bin.exists() {
-        // `cargo test` builds the examples; `cargo test --test integration` alone does not.
+    // Built once per test run, even when a binary is there: `cargo test --test integration` alone
+    // does not build the examples, and a binary left from an older checkout lacks newer flags.
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
             .args(["build", "--quiet", "--example", "fake_openai"])
@@ -166,7 +168,7 @@ pub fn fake_openai_with(latency_ms: u64, extra: &[&str]) -> arena::test_parts::F
             .status()
             .expect("cargo runs");
         assert!(status.success(), "cargo build --example fake_openai failed");
-    }
+    });
     arena::test_parts::FakeOpenAi::start_with(&bin, latency_ms, extra)
 }
 
