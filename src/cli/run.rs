@@ -1,6 +1,7 @@
 //! `arena run`: play (or resume) a tournament, then print its standings.
 
 use std::{
+    collections::BTreeSet,
     path::{Path, PathBuf},
     sync::Arc,
     time::Duration,
@@ -14,7 +15,7 @@ use arena::{
     store::CHARS_PER_TOKEN,
     store::Store,
     tournament::{
-        self, RunOptions, Stop,
+        self, GameError, RunOptions, Stop,
         dryrun::{BudgetEstimate, DryRun, Range, TOKENS_PER_MESSAGE},
     },
 };
@@ -173,11 +174,70 @@ pub(super) async fn run(args: Args) -> Result<u8> {
             "{} game(s) were set aside and resume when you run the same command again:",
             summary.errored.len()
         );
-        for (index, error) in &summary.errored {
-            eprintln!("  game {index}: {error} ({} error)", error.kind().as_str());
+        for line in set_aside_lines(&summary.errored) {
+            eprintln!("  {line}");
         }
         Ok(1)
     }
+}
+
+/// Games listed by number before the rest of a group is only counted.
+const GAMES_LISTED: usize = 8;
+
+/// One line per distinct fault among the games set aside, in the order first met: its cause,
+/// kind and players, then the games it set aside (a broken script line fails many games alike,
+/// and one line per game would bury every other fault).
+fn set_aside_lines(errored: &[(u32, GameError)]) -> Vec<String> {
+    let mut groups: Vec<(&GameError, BTreeSet<&str>, Vec<u32>)> = Vec::new();
+    for (index, error) in errored {
+        let same = |(first, _, _): &&mut (&GameError, _, _)| {
+            first.kind() == error.kind() && first.cause() == error.cause()
+        };
+        let group = match groups.iter_mut().find(same) {
+            Some(group) => group,
+            None => {
+                groups.push((error, BTreeSet::new(), Vec::new()));
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        group.1.extend(error.player());
+        group.2.push(*index);
+    }
+    groups
+        .into_iter()
+        .map(|(error, players, games)| {
+            let mut listed: Vec<String> = games
+                .iter()
+                .take(GAMES_LISTED)
+                .map(u32::to_string)
+                .collect();
+            if games.len() > GAMES_LISTED {
+                listed.push(format!("and {} more", games.len() - GAMES_LISTED));
+            }
+            let whose = match players.len() {
+                0 => String::new(),
+                1 => format!("player {}: ", quoted(&players)),
+                _ => format!("players {}: ", quoted(&players)),
+            };
+            format!(
+                "{}: {whose}{} ({} error)",
+                match games.len() {
+                    1 => format!("game {}", listed.join(", ")),
+                    _ => format!("{} games ({})", games.len(), listed.join(", ")),
+                },
+                error.cause(),
+                error.kind().as_str()
+            )
+        })
+        .collect()
+}
+
+fn quoted(names: &BTreeSet<&str>) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Writes the tournament's report and prints its path; a failure is reported, never fatal (the

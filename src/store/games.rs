@@ -153,7 +153,7 @@ pub struct GameRow {
 
 /// The kind of fault that set a game aside. None of them is chess: the game is not scored and
 /// resumes on the next run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// A model endpoint stayed down or refused the requests.
     Api,
@@ -699,6 +699,44 @@ impl Store {
                 )
                 .context(what)?;
             refused_unless_changed(conn, changed, game_id, "start")
+        })
+    }
+
+    /// Moves a game that a script error set aside onto newer scripts: it resumes under them
+    /// (its own scripts failed in play, so under those it would fail again at the same ply), and
+    /// an event records the move. A game set aside for another reason, or not set aside, is left
+    /// as it is; the answer says whether the game moved.
+    pub(super) fn move_to_newer_scripts_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        script_hash: &str,
+        generation: u64,
+    ) -> Result<bool, StoreError> {
+        let what = || format!("move game {game_id} to scripts {script_hash}");
+        fenced(&self.conn(), fence, what, |conn| {
+            let changed = conn
+                .execute(
+                    "UPDATE games SET script_hash = ?2, generation = ?3
+                     WHERE id = ?1 AND status = 'errored' AND error_kind = 'script'",
+                    params![game_id, script_hash, sql_u64(generation)],
+                )
+                .context(what)?;
+            if changed == 0 {
+                return Ok(false);
+            }
+            conn.execute(
+                "INSERT INTO events (tournament_id, game_id, level, kind, message)
+                 SELECT tournament_id, id, 'warn', 'game_rescripted', ?2 FROM games WHERE id = ?1",
+                params![
+                    game_id,
+                    format!(
+                        "set aside by a script error; resumes under scripts {script_hash} (generation {generation})"
+                    )
+                ],
+            )
+            .context(what)?;
+            Ok(true)
         })
     }
 

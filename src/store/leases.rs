@@ -422,6 +422,25 @@ impl Leased<'_> {
             .mark_game_started_under(Some(self.fence), self.game(), script_hash, generation)
     }
 
+    /// Moves the game, set aside by a script error, onto newer scripts (see
+    /// [`Store::move_to_newer_scripts_under`]); whether it moved.
+    ///
+    /// # Errors
+    ///
+    /// See [`Leased`].
+    pub fn move_to_newer_scripts(
+        &self,
+        script_hash: &str,
+        generation: u64,
+    ) -> Result<bool, StoreError> {
+        self.store.move_to_newer_scripts_under(
+            Some(self.fence),
+            self.game(),
+            script_hash,
+            generation,
+        )
+    }
+
     /// [`Store::game_time_control`] under the lease.
     ///
     /// # Errors

@@ -125,6 +125,27 @@ impl GameError {
         matches!(self, GameError::Store(StoreError::LeaseLost { .. }))
     }
 
+    /// The fault without the player it struck: the same broken line of a script, or the same
+    /// endpoint down, reads alike in every game it sets aside, so a run reports it once.
+    pub fn cause(&self) -> String {
+        match self {
+            GameError::Api { source, .. } => source.to_string(),
+            GameError::Script { source, .. } => source.to_string(),
+            GameError::Engine { source, .. } => format!("cannot start the engine: {source}"),
+            other => other.to_string(),
+        }
+    }
+
+    /// The player whose call or script failed, when one did.
+    pub fn player(&self) -> Option<&str> {
+        match self {
+            GameError::Api { player, .. }
+            | GameError::Engine { player, .. }
+            | GameError::Script { player, .. } => Some(player),
+            _ => None,
+        }
+    }
+
     /// The kind stored with the game, so reports and ratings can tell faults apart.
     pub fn kind(&self) -> ErrorKind {
         match self {

@@ -120,7 +120,7 @@ fn reload(
 ) -> Option<Arc<dyn Rules>> {
     let names = changed
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|p| shown(p, current.script_dir()))
         .collect::<Vec<_>>()
         .join(", ");
     match host.load(current.entry(), current.number() + 1) {
@@ -161,6 +161,22 @@ fn reload(
     }
 }
 
+/// A changed file as the user names it: relative to the script's folder, as `file:line`
+/// messages name it, rather than the watcher's absolute path.
+fn shown(path: &Path, script_dir: &Path) -> String {
+    let tidy = |p: &Path| -> PathBuf {
+        p.components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect()
+    };
+    let dir = script_dir
+        .canonicalize()
+        .unwrap_or_else(|_| tidy(script_dir));
+    let path = tidy(path);
+    path.strip_prefix(&dir)
+        .map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+}
+
 /// The folders holding a generation's files on disk, plus the entry's own folder.
 fn folders(generation: &dyn Rules) -> BTreeSet<PathBuf> {
     let mut dirs: BTreeSet<PathBuf> = generation
@@ -178,4 +194,20 @@ fn folders(generation: &dyn Rules) -> BTreeSet<PathBuf> {
     dirs.insert(generation.script_dir().to_path_buf());
     dirs.retain(|d| d.is_dir());
     dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_files_are_named_from_the_script_folder() {
+        let dir = std::env::temp_dir().canonicalize().unwrap();
+        let file = dir.join(".").join("prompts/coach.lua");
+        assert_eq!(shown(&file, &dir), "prompts/coach.lua");
+        assert_eq!(
+            shown(Path::new("/elsewhere/x.lua"), &dir),
+            "/elsewhere/x.lua"
+        );
+    }
 }

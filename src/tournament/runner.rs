@@ -1,7 +1,7 @@
 //! The tournament loop: load, check, schedule, play games concurrently, resume what is unfinished.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, hash_map::Entry},
     path::PathBuf,
     sync::Arc,
 };
@@ -25,7 +25,9 @@ use super::{
     schedule::{self, FormatAnalysis, FormatError, FormatGame, FormatState},
     worker::Worker,
 };
-use crate::store::{Fence, GameRow, GameStatus, LeaseKind, PlayerRecord, Store, current_attempts};
+use crate::store::{
+    ErrorKind, Fence, GameRow, GameStatus, LeaseKind, PlayerRecord, Store, current_attempts,
+};
 
 /// Games played at once when neither the script nor the command line says.
 const DEFAULT_CONCURRENCY: usize = 2;
@@ -515,6 +517,10 @@ async fn play_all(
     let mut running = JoinSet::new();
     let mut pinned: HashMap<String, Arc<dyn Rules>> = HashMap::new();
     let mut stopping = false;
+    // The first game each distinct fault set aside, by kind and cause.
+    let mut first_set_aside: HashMap<(ErrorKind, String), u32> = HashMap::new();
+    // Whether a game set aside by its scripts was moved onto the newest ones yet (said once).
+    let mut rescripted = false;
     let store = &env.store;
     loop {
         while running.len() < concurrency && !stopping {
@@ -540,6 +546,12 @@ async fn play_all(
             started += 1;
             let current = scripts.generations.borrow().clone();
             let generation = match &row.script_hash {
+                Some(hash) if hash != current.hash() && set_aside_by_its_scripts(&row) => {
+                    let first = !rescripted;
+                    rescripted = true;
+                    rescript(store, &fence, &row, hash, &current, first);
+                    current
+                }
                 Some(hash) if hash != current.hash() => pinned_generation(
                     scripts.host,
                     store,
@@ -640,12 +652,38 @@ async fn play_all(
             }
             GameOutcome::LeaseLost(_) => unreachable!("handled above"),
             GameOutcome::Errored(error) => {
-                tracing::error!(
-                    "{title} set aside (it resumes on the next run): {} error: {error}",
-                    error.kind().as_str()
-                );
-                env.progress
-                    .game_ended(false, &format!("{title}: set aside: {error}"));
+                let kind = error.kind();
+                // A broken line of a script fails every game that reaches it: said once, in
+                // full, then each further game names the first.
+                match first_set_aside.entry((kind, error.cause())) {
+                    Entry::Occupied(first) => env.progress.game_ended(
+                        false,
+                        &format!(
+                            "{title}: set aside: the same {} error as game {}",
+                            kind.as_str(),
+                            first.get()
+                        ),
+                    ),
+                    Entry::Vacant(first) => {
+                        first.insert(row.index);
+                        let advice = if kind == ErrorKind::Script {
+                            "; further games that meet it are set aside without repeating it. Save a fix: the games that start after it use it, and the ones set aside resume under it on the next run"
+                        } else {
+                            "; it resumes on the next run"
+                        };
+                        tracing::error!(
+                            "{title} set aside: {} error: {error}{advice}",
+                            kind.as_str()
+                        );
+                        env.progress.game_ended(
+                            false,
+                            &format!(
+                                "{title}: set aside: {} error (reported above)",
+                                kind.as_str()
+                            ),
+                        );
+                    }
+                }
                 summary.errored.push((row.index, error));
             }
         }
@@ -700,6 +738,45 @@ async fn interrupted(interrupt: &mut Option<Signal>) {
             signal.recv().await;
         }
         None => std::future::pending::<()>().await,
+    }
+}
+
+/// Whether a script error set `row` aside: under its own scripts it would fail again at the
+/// same ply, so it resumes under the newest ones instead of the ones it started with.
+fn set_aside_by_its_scripts(row: &GameRow) -> bool {
+    row.status == GameStatus::Errored && row.error_kind == Some(ErrorKind::Script)
+}
+
+/// Records that the game set aside by a script error under `old` scripts resumes under
+/// `current`, and says so for the `first` such game of the run (the others follow the same
+/// rule; the store keeps an event for each). A store that refuses is reported; the game then
+/// still plays under `current`, and its record keeps naming the scripts it started with.
+fn rescript(
+    store: &Store,
+    fence: &Fence,
+    row: &GameRow,
+    old: &str,
+    current: &Arc<dyn Rules>,
+    first: bool,
+) {
+    match store
+        .leased(fence)
+        .move_to_newer_scripts(current.hash(), current.number())
+    {
+        Ok(_) if first => tracing::info!(
+            "game {} {} vs {}, set aside when its scripts ({old}) failed in play, resumes under the newest ones (generation {}, {}); so does every other game a script error set aside",
+            row.index,
+            row.white,
+            row.black,
+            current.number(),
+            current.hash()
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::error!(
+            "game {}: cannot record that it resumes under scripts {}: {e}",
+            row.index,
+            current.hash()
+        ),
     }
 }
 

@@ -133,3 +133,110 @@ fn prompts_reload_between_games_and_broken_saves_are_ignored() {
         "each generation is identified by its script hash"
     );
 }
+
+/// A prompt that passes the checks (which try the initial position) but fails later in play.
+const FAILS_IN_PLAY: &str = r#"local P = {}
+
+function P.system(ctx)
+  return "You play chess."
+end
+
+function P.position(ctx)
+  if ctx.move_number > 2 then error("no prompt past move 2") end
+  return "The position (FEN): " .. ctx.fen .. "\nLegal moves: " .. table.concat(ctx.legal_uci, " ")
+end
+
+return P
+"#;
+
+#[test]
+fn a_script_that_fails_in_play_is_reported_once_and_its_games_resume_under_the_fix() {
+    let fake = crate::common::fake_openai(0);
+    let dir = TestDir::new();
+    dir.write(
+        "modes/coach.lua",
+        r#"local prompts = require("prompts.coach")
+local parser = require("parsers.move")
+local M = {}
+M.defaults = { max_attempts = 2, parser = "chessarena" }
+function M.start(ctx)
+  return { { role = "system", content = prompts.system(ctx) },
+           { role = "user", content = prompts.position(ctx) } }
+end
+M.reply = parser.decide
+return M
+"#,
+    );
+    let prompt = dir.write("prompts/coach.lua", FAILS_IN_PLAY);
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "fails", games_per_pair = 2, max_plies = 8, seed = 2, concurrency = 1,
+  players = {{
+    arena.llm {{ name = "a", model = "fake", base_url = "{url}", mode = "coach" }},
+    arena.llm {{ name = "b", model = "fake", base_url = "{url}", mode = "coach" }},
+    arena.random {{ name = "rnd" }},
+  }},
+}}"#,
+            url = fake.url
+        ),
+    );
+
+    // Every game meets the broken line: one full report of it, and one summary line.
+    let out = dir.run("t.lua");
+    let err = crate::common::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let reports: Vec<&str> = err.lines().filter(|l| l.contains("ERROR")).collect();
+    assert_eq!(reports.len(), 1, "{err}");
+    assert!(
+        reports[0].contains("script error: player `")
+            && reports[0].contains("prompts/coach.lua:8: no prompt past move 2"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "6 games (1, 2, 3, 4, 5, 6): players `a`, `b`: prompts/coach.lua:8: no prompt past move 2 (script error)"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("no prompt past move 2").count(), 2, "{err}");
+
+    // The fix: the set-aside games resume under it (under their own scripts they would fail at
+    // the same ply again), and each game's record names the scripts it finished under.
+    std::fs::write(
+        &prompt,
+        FAILS_IN_PLAY.replace("ctx.move_number > 2", "false"),
+    )
+    .unwrap();
+    let out = dir.run("t.lua");
+    let err = crate::common::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.matches("resumes under the newest ones").count(),
+        1,
+        "{err}"
+    );
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("fails").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    assert_eq!(games.len(), 6);
+    let hashes: std::collections::BTreeSet<_> =
+        games.iter().map(|g| g.script_hash.clone()).collect();
+    assert_eq!(hashes.len(), 1, "{games:?}");
+    for g in &games {
+        assert_eq!(g.status, GameStatus::Finished, "{g:?}");
+        assert!(
+            g.ply_count > 4,
+            "game {} went on from where it stopped",
+            g.index
+        );
+    }
+    let moved = store
+        .events(t.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "game_rescripted")
+        .count();
+    assert_eq!(moved, 6);
+}
