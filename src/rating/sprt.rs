@@ -484,14 +484,17 @@ pub fn elo_difference(counts: &Counts) -> Result<EloDifference, RatingError> {
 }
 
 /// The one-sided p-value of "the variant is no better" for fixed-size counts (normal
-/// approximation of the mean unit score against one half). One when no unit varies.
+/// approximation of the mean unit score against one half). When no unit varies the normal
+/// approximation has no spread to work with: every unit won gives the sign test's `2^-n` (the
+/// chance of n wins in n fair coin tosses), rather than a certainty no sample can give; every
+/// unit even or lost gives one.
 pub fn p_value_better(counts: &Counts) -> f64 {
     match counts.mean_variance() {
         Some((mu, var)) if var > 0.0 => {
             let z = (mu - 0.5) / (var / counts.total() as f64).sqrt();
             0.5 * erfc(z / std::f64::consts::SQRT_2)
         }
-        Some((mu, _)) if mu > 0.5 => 0.0,
+        Some((mu, _)) if mu > 0.5 => 0.5_f64.powf(counts.total() as f64),
         _ => 1.0,
     }
 }
@@ -778,5 +781,16 @@ mod tests {
         assert!(d.low < d.elo && d.elo < d.high && d.elo > 0.0, "{d:?}");
         assert!(p_value_better(&counts) < 0.01);
         assert!(erfc(0.0) - 1.0 < 1e-7 && (erfc(1.0) - 0.157299207).abs() < 1e-6);
+    }
+
+    #[test]
+    fn units_without_spread_give_the_sign_test_not_certainty() {
+        // Five pairs, every one won: as likely as five heads in five fair tosses.
+        let won = Counts::from_pentanomial(0, 0, 0, 0, 0, 5);
+        assert_eq!(p_value_better(&won), 1.0 / 32.0);
+        let drawn = Counts::from_pentanomial(0, 0, 0, 7, 0, 0);
+        assert_eq!(p_value_better(&drawn), 1.0);
+        let d = elo_difference(&drawn).unwrap();
+        assert_eq!((d.elo, d.low, d.high), (0.0, 0.0, 0.0));
     }
 }

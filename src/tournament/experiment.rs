@@ -501,7 +501,22 @@ impl ArmStatus {
             _ => line += &format!("{} pairs", self.pairs),
         }
         if let Some(e) = self.elo.filter(|e| e.elo.is_finite()) {
-            line += &format!("; Elo {:+.0} [{:+.0}, {:+.0}]", e.elo, e.low, e.high);
+            match interval(&e) {
+                Some((low, high)) => {
+                    line += &format!(
+                        "; Elo {} [{}, {}]",
+                        signed(e.elo),
+                        signed(low),
+                        signed(high)
+                    )
+                }
+                None => {
+                    line += &format!(
+                        "; Elo {} (no interval: every pair scored alike)",
+                        signed(e.elo)
+                    )
+                }
+            }
         }
         if let Some(p) = self.p_holm {
             line += &format!(", Holm p = {p:.3}");
@@ -517,6 +532,18 @@ impl ArmStatus {
         }
         line
     }
+}
+
+/// The ends of an Elo estimate's 95 % interval, or `None` when it has no width: every unit
+/// scored alike, and a sample without spread says nothing about how far the truth may lie.
+fn interval(e: &EloDifference) -> Option<(f64, f64)> {
+    (e.high > e.low).then_some((e.low, e.high))
+}
+
+/// An Elo figure with its sign, rounded; never `-0`.
+fn signed(elo: f64) -> String {
+    let rounded = elo.round();
+    format!("{:+.0}", if rounded == 0.0 { 0.0 } else { rounded })
 }
 
 /// The experiment's table for the leaderboard, the report and the end of a run (kind
@@ -571,8 +598,8 @@ pub fn table(
             num(a.upper_bound, 3),
             num(a.alpha, 4),
             num(a.elo.map(|e| e.elo), 1),
-            num(a.elo.map(|e| e.low), 1),
-            num(a.elo.map(|e| e.high), 1),
+            num(a.elo.as_ref().and_then(interval).map(|(low, _)| low), 1),
+            num(a.elo.as_ref().and_then(interval).map(|(_, high)| high), 1),
             num(a.p_holm, 4),
         ];
         let arm = differences.and_then(|d| d.get(&a.variant));
@@ -941,6 +968,21 @@ pub fn plan(design: &Design) -> Result<Vec<PlanRow>, ExperimentError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn elo_figures_never_read_minus_zero_and_a_zero_width_interval_is_not_shown() {
+        assert_eq!(
+            (signed(-0.3), signed(0.0), signed(-4.6), signed(12.4)),
+            ("+0".into(), "+0".into(), "-5".into(), "+12".into())
+        );
+        let drawn = sprt::Counts::from_pentanomial(0, 0, 0, 7, 0, 0);
+        let e = sprt::elo_difference(&drawn).unwrap();
+        assert_eq!(interval(&e), None);
+        let mixed = sprt::Counts::from_pentanomial(1, 2, 3, 4, 5, 6);
+        let e = sprt::elo_difference(&mixed).unwrap();
+        assert!(interval(&e).is_some_and(|(low, high)| low < e.elo && e.elo < high));
+    }
+
     use super::*;
     use crate::tournament::schedule::FormatGame;
 
