@@ -280,7 +280,12 @@ fn render_lua_api(stubs: &str) -> String {
                 entries: std::mem::take(&mut params),
             });
             in_class = false;
-        } else if line.is_empty() || line.ends_with("= {}") {
+        } else if line.is_empty() {
+            // A comment a blank line parts from what follows is about a section, not about
+            // the next item (as LuaLS reads it too).
+            doc.clear();
+            in_class = false;
+        } else if line.ends_with("= {}") {
             in_class = false;
         } else {
             panic!("scripts/types/arena.lua: the reference does not render `{line}`");
