@@ -218,22 +218,7 @@ pub fn ratings_plot(points: &[RatingPoint]) -> Element {
     );
     let mut tick = lo;
     while tick <= hi + 0.5 {
-        svg.push(
-            el("line")
-                .class("grid")
-                .attr("x1", fmt(x(tick)))
-                .attr("x2", fmt(x(tick)))
-                .attr("y1", 4)
-                .attr("y2", fmt(height - 26.0)),
-        );
-        svg.push(
-            el("text")
-                .class("tick")
-                .attr("x", fmt(x(tick)))
-                .attr("y", fmt(height - 10.0))
-                .attr("text-anchor", "middle")
-                .text(format!("{tick:.0}")),
-        );
+        push_x_tick(&mut svg, x(tick), height, "grid", format!("{tick:.0}"));
         tick += step;
     }
     for (i, p) in points.iter().enumerate() {
@@ -516,26 +501,12 @@ pub fn interval_plot(id: &str, title: &str, points: &[IntervalPoint]) -> Element
     let mut svg = chart_frame(id, height, title);
     let mut tick = lo;
     while tick <= hi + step / 2.0 {
-        svg.push(
-            el("line")
-                .class(if tick.abs() < step / 2.0 {
-                    "grid zero"
-                } else {
-                    "grid"
-                })
-                .attr("x1", fmt(x(tick)))
-                .attr("x2", fmt(x(tick)))
-                .attr("y1", 4)
-                .attr("y2", fmt(height - 26.0)),
-        );
-        svg.push(
-            el("text")
-                .class("tick")
-                .attr("x", fmt(x(tick)))
-                .attr("y", fmt(height - 10.0))
-                .attr("text-anchor", "middle")
-                .text(trim_number(tick)),
-        );
+        let class = if tick.abs() < step / 2.0 {
+            "grid zero"
+        } else {
+            "grid"
+        };
+        push_x_tick(&mut svg, x(tick), height, class, trim_number(tick));
         tick += step;
     }
     for (i, (name, mean, half)) in points.iter().enumerate() {
@@ -590,6 +561,26 @@ fn trim_number(v: f64) -> String {
     } else {
         s.to_owned()
     }
+}
+
+/// One vertical grid line of a row chart at `x`, and its label under the plot.
+fn push_x_tick(svg: &mut Element, x: f64, height: f64, class: &str, label: String) {
+    svg.push(
+        el("line")
+            .class(class)
+            .attr("x1", fmt(x))
+            .attr("x2", fmt(x))
+            .attr("y1", 4)
+            .attr("y2", fmt(height - 26.0)),
+    );
+    svg.push(
+        el("text")
+            .class("tick")
+            .attr("x", fmt(x))
+            .attr("y", fmt(height - 10.0))
+            .attr("text-anchor", "middle")
+            .text(label),
+    );
 }
 
 fn chart_frame(id: &str, height: f64, title: &str) -> Element {
