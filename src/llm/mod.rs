@@ -723,4 +723,6 @@ fn snippet(body: &str) -> String {
 #[cfg(test)]
 mod provider_tests;
 #[cfg(test)]
+mod stream_tests;
+#[cfg(test)]
 mod tests;

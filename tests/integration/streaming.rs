@@ -286,3 +286,25 @@ async fn the_local_model_streams_text_and_usage() {
     assert!(reply.raw_body.starts_with("data: "), "{}", reply.raw_body);
     assert!(reply.raw_body.contains("[DONE]"), "{}", reply.raw_body);
 }
+
+#[tokio::test]
+async fn a_silent_stream_is_cut_after_its_idle_timeout() {
+    // "I pick " and then nothing, on a connection that stays open.
+    let stalls = fake_openai_with(0, &["--stream", "--stall-stream-after", "3"]);
+    let error = LlmClient::new()
+        .unwrap()
+        .chat(
+            &streaming_endpoint(&stalls.url, Duration::ZERO),
+            &move_request(),
+        )
+        .await
+        .expect_err("the stream stalls");
+    let LlmError::StreamCut {
+        partial, detail, ..
+    } = &error
+    else {
+        panic!("not a cut stream: {error}");
+    };
+    assert!(detail.contains("idle timeout"), "{detail}");
+    assert_eq!(partial.text, "I pick");
+}
