@@ -45,6 +45,15 @@
 //! without holding a thread, for concurrency benchmarks. On Ctrl-C or SIGTERM it prints how many
 //! requests it served.
 //!
+//! `--stream` makes it answer a chat completion that asks for `stream: true` as server-sent
+//! events, the way OpenAI streams one: a chunk with the role, one chunk per word of the answer,
+//! a chunk with the finish reason, a chunk with the usage when the request sets
+//! `stream_options.include_usage`, then `data: [DONE]`, sent as a chunked body. Without it, such a
+//! request gets the plain JSON answer, as from a server that does not stream. For tests of cut
+//! streams, `--cut-stream-after N` closes the connection after the N-th event of every stream and
+//! `--stall-stream-after N` sends nothing more after it (the connection stays open until the
+//! client closes it).
+//!
 //! The HTTP/1.1 is hand-written and minimal, so that the server costs as little CPU as possible
 //! next to the arena it serves: keep-alive and pipelining, `Content-Length` request bodies only
 //! (no chunked uploads), no TLS.
@@ -104,6 +113,16 @@ struct Args {
     /// Tokens per minute admitted (0: no limit).
     #[arg(long, default_value_t = 0)]
     tpm: u64,
+    /// Answer requests with `stream: true` as server-sent events.
+    #[arg(long)]
+    stream: bool,
+    /// With `--stream`: close the connection after this many events of each stream (0: never).
+    #[arg(long, default_value_t = 0)]
+    cut_stream_after: usize,
+    /// With `--stream`: send nothing more after this many events of each stream, holding the
+    /// connection open (0: never).
+    #[arg(long, default_value_t = 0)]
+    stall_stream_after: usize,
 }
 
 /// A rate limit enforced as a token bucket: refilled at `per_minute / 60` a second, holding at
@@ -226,6 +245,9 @@ struct Server {
     listings: AtomicU64,
     other: AtomicU64,
     limits: Mutex<Limits>,
+    stream: bool,
+    cut_stream_after: usize,
+    stall_stream_after: usize,
 }
 
 /// One parsed request.
@@ -242,6 +264,8 @@ struct Reply {
     /// More header lines, each ending in CRLF.
     headers: String,
     body: String,
+    /// The `data:` of each event, when the reply is streamed.
+    events: Option<Vec<String>>,
 }
 
 impl Reply {
@@ -250,6 +274,7 @@ impl Reply {
             status,
             headers: String::new(),
             body: body.to_string(),
+            events: None,
         }
     }
 
@@ -281,6 +306,9 @@ async fn main() -> std::io::Result<()> {
             requests: (args.rpm > 0).then(|| Bucket::new(args.rpm)),
             tokens: (args.tpm > 0).then(|| Bucket::new(args.tpm)),
         }),
+        stream: args.stream,
+        cut_stream_after: args.cut_stream_after,
+        stall_stream_after: args.stall_stream_after,
     });
     let accept = async {
         loop {
@@ -330,6 +358,12 @@ async fn serve(mut stream: TcpStream, server: &Server) -> std::io::Result<()> {
             return Ok(());
         };
         let reply = route(&request, server).await;
+        if let Some(events) = &reply.events {
+            if !send_events(&mut stream, &reply, events, server).await? || request.close {
+                return Ok(());
+            }
+            continue;
+        }
         let head = format!(
             "HTTP/1.1 {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}{}\r\n",
             reply.status,
@@ -486,6 +520,12 @@ async fn route(request: &Request, server: &Server) -> Reply {
             let mut reply = complete(&parsed, server);
             if reply.status.starts_with("200") {
                 server.answers.fetch_add(1, Ordering::Relaxed);
+                if server.stream && parsed["stream"] == true {
+                    reply.events = Some(chunks(
+                        &reply.body,
+                        parsed["stream_options"]["include_usage"] == true,
+                    ));
+                }
             }
             reply.headers = headers;
             reply
@@ -606,4 +646,72 @@ fn random_move(fen: &str, blind: bool, server: &Server) -> Result<String, String
     }
     let i = rng.random_range(0..legal.len());
     Ok(legal[i].to_uci(CastlingMode::Standard).to_string())
+}
+
+/// The chat-completion chunks of a complete answer `body`, as OpenAI streams them.
+fn chunks(body: &str, include_usage: bool) -> Vec<String> {
+    let body: Value = serde_json::from_str(body).expect("the server's own answer is json");
+    let chunk = |choices: Value, usage: Value| {
+        json!({
+            "id": body["id"],
+            "object": "chat.completion.chunk",
+            "created": body["created"],
+            "model": body["model"],
+            "choices": choices,
+            "usage": usage,
+        })
+        .to_string()
+    };
+    let choice = &body["choices"][0];
+    let delta = |delta: Value, finish: Value| {
+        chunk(
+            json!([{"index": 0, "delta": delta, "finish_reason": finish}]),
+            Value::Null,
+        )
+    };
+    let mut events = vec![delta(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    let content = choice["message"]["content"].as_str().unwrap_or_default();
+    for word in content.split_inclusive(' ') {
+        events.push(delta(json!({"content": word}), Value::Null));
+    }
+    events.push(delta(json!({}), choice["finish_reason"].clone()));
+    if include_usage {
+        events.push(chunk(json!([]), body["usage"].clone()));
+    }
+    events.push("[DONE]".to_owned());
+    events
+}
+
+/// Writes a streamed reply as a chunked body, one event a chunk, cut or stalled as the server
+/// was told. `false` when the connection must close.
+async fn send_events(
+    stream: &mut TcpStream,
+    reply: &Reply,
+    events: &[String],
+    server: &Server,
+) -> std::io::Result<bool> {
+    let head = format!(
+        "HTTP/1.1 {}\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n{}\r\n",
+        reply.status, reply.headers,
+    );
+    stream.write_all(head.as_bytes()).await?;
+    for (sent, data) in events.iter().enumerate() {
+        if server.cut_stream_after > 0 && sent == server.cut_stream_after {
+            return Ok(false);
+        }
+        if server.stall_stream_after > 0 && sent == server.stall_stream_after {
+            // Silent until the client gives up and closes the connection.
+            let mut byte = [0u8; 1];
+            while stream.read(&mut byte).await? > 0 {}
+            return Ok(false);
+        }
+        let event = format!("data: {data}\n\n");
+        let chunk = format!("{:x}\r\n{event}\r\n", event.len());
+        stream.write_all(chunk.as_bytes()).await?;
+    }
+    stream.write_all(b"0\r\n\r\n").await?;
+    Ok(true)
 }

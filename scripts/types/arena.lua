@@ -110,6 +110,8 @@ arena = {}
 ---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside (default 600)
 ---@field decode_retries? integer              retries of a success reply whose body cannot be decoded (each body is stored first), then the game is set aside (default 3)
 ---@field max_concurrency? integer             requests in flight against this endpoint and key at most (default 4); the adaptive window halves on 429/503/529 and grows back
+---@field stream? boolean                     read each reply as server-sent events while it is written (default false); a cut stream keeps its partial reply in `failed_calls`, see the book's "Streamed replies"
+---@field stream_idle_s? number                seconds a streamed reply may send nothing before it is cut as failed (default 60)
 ---@field rate? arena.Rate                      rate limits of this endpoint and key, shared by every player on them; requests are paced to them (and to the limits the provider's headers report)
 ---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", "agentic", or your module
 ---@field options? table                       the mode's options (see its `defaults`)
@@ -134,6 +136,8 @@ arena = {}
 ---@field outage_s? number                     how long an unreachable endpoint is retried before the game is set aside, seconds (default 600)
 ---@field decode_retries? integer              retries of a success reply whose body cannot be decoded (default 3)
 ---@field max_concurrency? integer             requests in flight against this endpoint (default 4)
+---@field stream? boolean                     read each reply as server-sent events, as for `arena.Llm` (default false)
+---@field stream_idle_s? number                seconds a streamed reply may send nothing before it is cut (default 60)
 ---@field rate? arena.Rate                    this endpoint and key's rate limit, shared by every player on them (see `arena.Llm`'s `rate`)
 
 ---A mixture of agents: the proposers answer (concurrently), the synthesizer merges their answers.

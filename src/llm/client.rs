@@ -15,9 +15,11 @@ use sha2::{Digest, Sha256};
 use tracing::warn;
 
 use super::{
-    ChatReply, ChatRequest, Endpoint, LlmError, Provider, ReportedUsage, error_body,
+    ChatReply, ChatRequest, Endpoint, LlmError, PartialReply, Provider, ReportedUsage, WireReply,
+    error_body,
     pacing::{self, EndpointLoad, Pacer, Slot},
     retry_delay, split_reasoning,
+    stream::{self, StreamRead, StreamStop},
 };
 
 /// A client for every LLM endpoint: one HTTP connection pool and one concurrency limit per base URL.
@@ -52,6 +54,44 @@ struct Answer {
     status: u16,
     headers: Vec<(String, String)>,
     latency_ms: u64,
+}
+
+/// What a streamed attempt has received so far. It outlives the attempt's future, so that when a
+/// chess clock stops the attempt, the reply so far can still be shown and stored.
+#[derive(Default)]
+struct Received {
+    answer: Option<StreamHead>,
+    stream: Option<StreamRead>,
+}
+
+/// A streamed answer's status and headers, and when its request was sent.
+type StreamHead = (u16, Vec<(String, String)>, Instant);
+
+/// The reply so far of a stream that was stopped, as the store keeps a failed attempt.
+struct Partial {
+    status: u16,
+    headers: Vec<(String, String)>,
+    latency_ms: u64,
+    body: String,
+    reported: ReportedUsage,
+}
+
+impl Received {
+    /// The reply so far, when a stream had begun.
+    fn partial(&self, provider: Provider, key: Option<&str>) -> Option<Partial> {
+        let ((status, headers, started), read) = (self.answer.as_ref()?, self.stream.as_ref()?);
+        Some(Partial {
+            status: *status,
+            headers: headers.clone(),
+            latency_ms: elapsed_ms(*started),
+            body: redact(String::from_utf8_lossy(read.raw()).into_owned(), key),
+            reported: provider.reported_usage(&read.assembly().body().to_string()),
+        })
+    }
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 impl From<LlmError> for Failure {
@@ -189,7 +229,8 @@ impl LlmClient {
     /// clock: the time it has left for this call). An attempt that fails before that (an error
     /// status, a transport failure, the endpoint's own timeout) is retried as usual and, like the
     /// waits between attempts, costs the clock nothing; an attempt still unanswered when `clock`
-    /// has passed ends the call with [`LlmError::OutOfTime`], never retried.
+    /// has passed ends the call with [`LlmError::OutOfTime`], never retried. A streamed attempt
+    /// stopped so is shown to `on_failure` first, with the events received until then.
     ///
     /// # Errors
     /// As [`LlmClient::chat`], and [`LlmError::OutOfTime`].
@@ -202,7 +243,12 @@ impl LlmClient {
     ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
         let url = endpoint.provider.chat_url(&endpoint.base_url, &req.model);
-        let body = endpoint.provider.encode(req);
+        let mut body = endpoint.provider.encode(req);
+        let url = if endpoint.stream {
+            stream::streaming_request(endpoint.provider, url, &mut body)
+        } else {
+            url
+        };
         let pacer = self.pacer(endpoint, key.as_deref());
         let estimate = pacing::estimate_tokens(req);
         let mut started = None;
@@ -216,16 +262,38 @@ impl LlmClient {
                 .acquire(&endpoint.lane, estimate, endpoint.paced)
                 .await;
             let started = *started.get_or_insert_with(Instant::now);
-            let attempted =
-                self.attempt_chat(endpoint, &url, &body, key.as_deref(), attempt, &slot);
+            let mut received = Received::default();
+            let attempted = self.attempt_chat(
+                endpoint,
+                &url,
+                &body,
+                key.as_deref(),
+                attempt,
+                &slot,
+                &mut received,
+            );
             let attempted = match clock {
                 Some(after) => match tokio::time::timeout(after, attempted).await {
                     Ok(attempted) => attempted,
                     Err(_) => {
-                        return Err(LlmError::OutOfTime {
+                        let error = LlmError::OutOfTime {
                             url: url.clone(),
                             after,
-                        });
+                        };
+                        // A stream stopped midway is stored with what it had said: the call
+                        // ends here either way, so whatever `on_failure` answers changes nothing.
+                        if let Some(partial) = received.partial(endpoint.provider, key.as_deref()) {
+                            let _ = on_failure(&FailedAttempt {
+                                attempt,
+                                http_status: partial.status,
+                                headers: &partial.headers,
+                                body: &partial.body,
+                                error: &error,
+                                latency_ms: partial.latency_ms,
+                                reported: partial.reported,
+                            });
+                        }
+                        return Err(error);
                     }
                 },
                 None => attempted.await,
@@ -240,6 +308,13 @@ impl LlmClient {
             };
             if let Some(answer) = &failure.answer {
                 let body = failure.error.body().unwrap_or_default();
+                // A cut stream's usage is in the reply its events add up to, not in its events.
+                let reported = match &failure.error {
+                    LlmError::StreamCut { partial, .. } => {
+                        endpoint.provider.reported_usage(&partial.assembled)
+                    }
+                    _ => endpoint.provider.reported_usage(body),
+                };
                 let shown = FailedAttempt {
                     attempt,
                     http_status: answer.status,
@@ -247,7 +322,7 @@ impl LlmClient {
                     body,
                     error: &failure.error,
                     latency_ms: answer.latency_ms,
-                    reported: endpoint.provider.reported_usage(body),
+                    reported,
                 };
                 if on_failure(&shown).is_break() {
                     return Err(failure.error);
@@ -361,7 +436,8 @@ impl LlmClient {
         Some(parsed)
     }
 
-    /// One HTTP request and the decoding of its reply.
+    /// One HTTP request and the decoding of its reply; a streamed reply is read into `received`.
+    #[allow(clippy::too_many_arguments)]
     async fn attempt_chat(
         &self,
         endpoint: &Endpoint,
@@ -370,6 +446,7 @@ impl LlmClient {
         key: Option<&str>,
         attempt: u32,
         slot: &Slot<'_>,
+        received: &mut Received,
     ) -> Result<ChatReply, Failure> {
         let request = match self.parsed_url(url) {
             Some(parsed) => self.inner.http.post(parsed),
@@ -396,6 +473,24 @@ impl LlmClient {
             .into_iter()
             .map(|(name, value)| (name, redact(value, key)))
             .collect();
+        if endpoint.stream && status.is_success() && is_event_stream(response.headers()) {
+            received.answer = Some((status.as_u16(), headers.clone(), start));
+            let read = received.stream.insert(StreamRead::new(endpoint.provider));
+            let mut response = response;
+            let stopped = read
+                .read(
+                    &mut response,
+                    endpoint.stream_idle_timeout,
+                    MAX_RESPONSE_BYTES,
+                )
+                .await;
+            let answer = Answer {
+                status: status.as_u16(),
+                headers,
+                latency_ms: elapsed_ms(start),
+            };
+            return streamed_reply(endpoint, url, key, attempt, slot, answer, read, stopped);
+        }
         let body = read_limited(response, MAX_RESPONSE_BYTES)
             .await
             .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
@@ -450,11 +545,7 @@ impl LlmClient {
         if let Some(usage) = &wire.usage {
             slot.used(usage.total_tokens);
         }
-        let (content, think) = split_reasoning(&wire.content);
-        let reasoning = match (wire.reasoning, think) {
-            (Some(field), Some(think)) => Some(format!("{field}\n\n{think}")),
-            (field, think) => field.or(think),
-        };
+        let (content, reasoning) = answer_and_reasoning(&wire);
         Ok(ChatReply {
             content,
             reasoning,
@@ -467,6 +558,114 @@ impl LlmClient {
             raw_body: text,
         })
     }
+}
+
+/// The reply of a streamed attempt whose reading ended (`stopped` says why, when early).
+// Its result is `attempt_chat`'s, returned once per HTTP attempt: boxing gains nothing.
+#[allow(clippy::too_many_arguments, clippy::result_large_err)]
+fn streamed_reply(
+    endpoint: &Endpoint,
+    url: &str,
+    key: Option<&str>,
+    attempt: u32,
+    slot: &Slot<'_>,
+    answer: Answer,
+    read: &StreamRead,
+    stopped: Result<(), StreamStop>,
+) -> Result<ChatReply, Failure> {
+    let text = redact(String::from_utf8_lossy(read.raw()).into_owned(), key);
+    let assembled = read.assembly().body().to_string();
+    let failure = |error| Failure {
+        error,
+        retry_after: None,
+        answer: Some(Answer {
+            headers: answer.headers.clone(),
+            ..answer
+        }),
+    };
+    let detail = match stopped {
+        Ok(()) => None,
+        Err(StreamStop::Over) => {
+            let mut head = read.raw().to_vec();
+            head.truncate(REFUSED_HEAD_BYTES);
+            return Err(failure(LlmError::Decode {
+                url: url.to_owned(),
+                detail: format!(
+                    "the streamed response grew over the limit of {} MiB; refused",
+                    MAX_RESPONSE_BYTES >> 20
+                ),
+                body: redact(String::from_utf8_lossy(&head).into_owned(), key),
+                attempts: attempt,
+            }));
+        }
+        Err(StreamStop::Cut(detail) | StreamStop::Provider(detail)) => Some(detail),
+        Err(StreamStop::Transport(e)) => Some(redact(error_chain(&e.without_url()), key)),
+    };
+    let wire = endpoint.provider.decode(&assembled);
+    if let Some(detail) = detail {
+        let (partial_text, partial_reasoning) = match &wire {
+            Ok(wire) => answer_and_reasoning(wire),
+            Err(_) => (String::new(), None),
+        };
+        return Err(failure(LlmError::StreamCut {
+            url: url.to_owned(),
+            detail,
+            events: read.assembly().events(),
+            attempts: attempt,
+            partial: Box::new(PartialReply {
+                body: text,
+                assembled,
+                text: partial_text,
+                reasoning: partial_reasoning,
+            }),
+        }));
+    }
+    let wire = match wire {
+        Ok(wire) => wire,
+        Err(detail) => {
+            return Err(failure(LlmError::Decode {
+                url: url.to_owned(),
+                detail: format!("the streamed events add up to no reply: {detail}"),
+                body: text,
+                attempts: attempt,
+            }));
+        }
+    };
+    if let Some(usage) = &wire.usage {
+        slot.used(usage.total_tokens);
+    }
+    let (content, reasoning) = answer_and_reasoning(&wire);
+    Ok(ChatReply {
+        content,
+        reasoning,
+        usage: wire.usage,
+        provider_cost: wire.cost,
+        finish_reason: wire.finish_reason,
+        http_status: answer.status,
+        latency_ms: answer.latency_ms,
+        transport_retries: 0,
+        raw_body: text,
+    })
+}
+
+/// The answer with `<think>` blocks split off, and the reasoning: the wire format's reasoning
+/// field, then the `<think>` blocks.
+fn answer_and_reasoning(wire: &WireReply) -> (String, Option<String>) {
+    let (content, think) = split_reasoning(&wire.content);
+    let reasoning = match (wire.reasoning.clone(), think) {
+        (Some(field), Some(think)) => Some(format!("{field}\n\n{think}")),
+        (field, think) => field.or(think),
+    };
+    (content, reasoning)
+}
+
+/// Whether a response is a server-sent-event stream (a server may answer a streaming request
+/// with a plain body, which is then read as usual).
+fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
 impl fmt::Debug for LlmClient {

@@ -47,6 +47,8 @@ mod reasoning;
 mod rejection;
 mod responses;
 mod retry;
+mod sse;
+mod stream;
 
 use std::{fmt, str::FromStr, time::Duration};
 
@@ -214,6 +216,12 @@ pub struct Endpoint {
     pub timeout: Duration,
     /// Retries of transient failures.
     pub retry: RetryPolicy,
+    /// Whether replies are read as server-sent events (see `stream.rs`); a server that answers
+    /// a streaming request with a plain body is read as usual.
+    pub stream: bool,
+    /// The longest a streamed reply may stay silent (no byte between two events) before it is
+    /// cut as failed, its partial reply kept.
+    pub stream_idle_timeout: Duration,
 }
 
 impl Endpoint {
@@ -230,9 +238,15 @@ impl Endpoint {
             lane: String::new(),
             timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
+            stream: false,
+            stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
         }
     }
 }
+
+/// How long a streamed reply may stay silent by default, 60 seconds: longer than providers'
+/// own keep-alive intervals, and within the idle timeouts of common proxies.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One message of a chat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -524,6 +538,19 @@ pub struct ReportedUsage {
     pub cost: Option<ProviderCost>,
 }
 
+/// What a streamed reply had sent when it was cut.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartialReply {
+    /// The events as received.
+    pub body: String,
+    /// The non-streamed body the events received add up to (JSON).
+    pub assembled: String,
+    /// The answer received so far, trimmed and with `<think>` blocks split off.
+    pub text: String,
+    /// The reasoning received so far.
+    pub reasoning: Option<String>,
+}
+
 /// Why an LLM call failed. None of these is the model's fault; see [`LlmError::is_transient`].
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
@@ -605,6 +632,26 @@ pub enum LlmError {
         /// The time the clock allowed the attempt.
         after: Duration,
     },
+    /// A streamed reply ended before its last event: the connection dropped, the stream stayed
+    /// silent past the endpoint's idle timeout, or the provider sent an error event. What
+    /// arrived is kept (see [`PartialReply`]); the call is retried like a transport failure.
+    #[error(
+        "the streamed reply of llm endpoint `{url}` was cut after {events} event(s) (attempt {attempts}): {detail}; {} characters of answer and {} of reasoning were received",
+        partial.text.chars().count(),
+        partial.reasoning.as_deref().map_or(0, |r| r.chars().count())
+    )]
+    StreamCut {
+        /// The URL requested.
+        url: String,
+        /// Why the stream ended.
+        detail: String,
+        /// Events read before the cut.
+        events: u32,
+        /// Attempts made, this one included.
+        attempts: u32,
+        /// What arrived before the cut.
+        partial: Box<PartialReply>,
+    },
     /// A provider name that no wire format answers to.
     #[error(
         "unknown llm provider `{name}` (known: openai_chat, openai, openai_responses, anthropic, gemini)"
@@ -621,9 +668,10 @@ impl LlmError {
     /// local configuration errors are fatal.
     pub fn is_transient(&self) -> bool {
         match self {
-            LlmError::Unreachable { .. } | LlmError::Timeout { .. } | LlmError::Decode { .. } => {
-                true
-            }
+            LlmError::Unreachable { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::Decode { .. }
+            | LlmError::StreamCut { .. } => true,
             LlmError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
             LlmError::MissingApiKey { .. }
             | LlmError::Client { .. }
@@ -642,11 +690,12 @@ impl LlmError {
         }
     }
 
-    /// The response body this error carries, for the errors that have one (HTTP errors and
-    /// undecodable bodies).
+    /// The response body this error carries, for the errors that have one (HTTP errors,
+    /// undecodable bodies and cut streams).
     pub fn body(&self) -> Option<&str> {
         match self {
             LlmError::Http { body, .. } | LlmError::Decode { body, .. } => Some(body),
+            LlmError::StreamCut { partial, .. } => Some(&partial.body),
             _ => None,
         }
     }
@@ -673,5 +722,7 @@ fn snippet(body: &str) -> String {
 
 #[cfg(test)]
 mod provider_tests;
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;

@@ -259,6 +259,8 @@ pub fn endpoint(model: &ModelSpec) -> Result<Endpoint, crate::llm::LlmError> {
             decode_retries: model.decode_retries,
             ..RetryPolicy::default()
         },
+        stream: model.stream,
+        stream_idle_timeout: Duration::from_secs_f64(model.stream_idle_s.max(0.001)),
     })
 }
 

@@ -501,6 +501,11 @@ impl PlayerSpec {
                 problems.push(format!(
                     "{what}{part}: `rate` limits must be at least 1 a minute (leave one out to learn it from the provider)"
                 ));
+            } else if !(model.stream_idle_s.is_finite() && model.stream_idle_s > 0.0) {
+                problems.push(format!(
+                    "{what}{part}: `stream_idle_s` must be a number of seconds above 0, not {}",
+                    model.stream_idle_s
+                ));
             } else if let Err(e) = model.provider() {
                 problems.push(format!("{what}{part}: {e}"));
             }
@@ -762,6 +767,12 @@ pub struct LlmPlayerSpec {
     /// Requests in flight at once against this player's endpoint.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
+    /// Whether replies are read as server-sent events (off by default).
+    #[serde(default)]
+    pub stream: bool,
+    /// Seconds a streamed reply may stay silent before it is cut, its partial reply kept.
+    #[serde(default = "default_stream_idle_s")]
+    pub stream_idle_s: f64,
     /// Rate limits of this player's endpoint and key, per minute (`rate = { rpm = 500, tpm =
     /// 200000 }`), shared by every player on them; unset parts are learned from the answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -822,6 +833,8 @@ impl LlmPlayerSpec {
             outage_s: self.outage_s,
             decode_retries: self.decode_retries,
             max_concurrency: self.max_concurrency,
+            stream: self.stream,
+            stream_idle_s: self.stream_idle_s,
             rate: self.rate,
         }
     }
@@ -888,6 +901,12 @@ pub struct ModelSpec {
     /// Requests in flight at once against this endpoint.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
+    /// Whether replies are read as server-sent events (off by default).
+    #[serde(default)]
+    pub stream: bool,
+    /// Seconds a streamed reply may stay silent before it is cut, its partial reply kept.
+    #[serde(default = "default_stream_idle_s")]
+    pub stream_idle_s: f64,
     /// Rate limits of this endpoint and key, per minute, shared by every player on them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<crate::llm::RateLimit>,
@@ -982,6 +1001,9 @@ fn default_decode_retries() -> u32 {
 }
 fn default_max_concurrency() -> usize {
     4
+}
+fn default_stream_idle_s() -> f64 {
+    crate::llm::DEFAULT_STREAM_IDLE_TIMEOUT.as_secs_f64()
 }
 fn default_mode() -> String {
     "blitz".into()

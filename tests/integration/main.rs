@@ -40,6 +40,7 @@ mod resume;
 mod secrets;
 mod serve;
 mod serve_scale;
+mod streaming;
 mod tournament;
 mod usage;
 mod void_games;
