@@ -312,6 +312,33 @@ fn a_person_plays_through_the_store_and_survives_a_killed_run() {
     assert!(board.contains("\"me\""), "{board}");
 }
 
+/// The tournament's clock applies to a person as to any player: one who does not move within the
+/// per-move limit loses on time.
+#[test]
+fn a_person_who_does_not_move_loses_on_time() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "person", games_per_pair = 1, max_plies = 10, seed = 4, concurrency = 1,
+  time_control = { per_move_s = 1 },
+  players = { arena.human { name = "me" }, arena.random { name = "rnd" } },
+}"#,
+    );
+    let mut run = Run::start(&dir);
+    assert!(run.success(), "the run ends with the game");
+    let store = Store::open_read_only(&dir.db()).unwrap();
+    let t = store.find_tournament("person").unwrap().unwrap();
+    let g = store.games(t.id).unwrap().remove(0);
+    assert_eq!(g.termination.as_deref(), Some("time_forfeit"), "{g:?}");
+    let me_white = g.white == "me";
+    assert_eq!(
+        g.result.as_deref(),
+        Some(if me_white { "0-1" } else { "1-0" })
+    );
+    assert!(g.reason.unwrap_or_default().contains("`me`"));
+}
+
 #[test]
 fn a_person_plays_a_whole_game_on_the_board_in_headless_chromium() {
     let test = "a_person_plays_a_whole_game_on_the_board_in_headless_chromium";
