@@ -22,7 +22,7 @@ arena = {}
 ---@field budget? arena.Budget                  what the whole tournament may spend on model calls: once reached, no new game starts
 ---@field time_control? arena.TimeControl      every player's clock, unless the player has its own
 ---@field adjudication? arena.Adjudication      end games by an engine's evaluation (cutechess's rules) and judge games at the move limit; off when absent
----@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random)[] the players, each with its own name: model players, mixtures of agents, engines and random movers
+---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random|arena.Human)[] the players, each with its own name: model players, mixtures of agents, engines, random movers and people
 
 ---Where games start: FENs given inline, a book file, or Chess960 start positions. The built-in
 ---formats play each opening once with each colour.
@@ -199,6 +199,15 @@ arena = {}
 ---@field anchor_se? number                    standard error of anchor_elo (arena.ladder sets it)
 ---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's)
 
+---A person, who plays in the browser: `arena serve` on the same store shows the board, and
+---`arena run` waits for each of the person's moves (see the book's page on `arena serve`).
+---Resigning ends the game with termination `resignation`; draw offers are declined.
+---@class arena.Human
+---@field name string                          the player's unique name
+---@field show_reply? boolean                  show the opponent model's reply text after its move (default true; the page has a switch)
+---@field anchor_elo? number                   a known rating, when this person anchors Elo estimates
+---@field time_control? arena.TimeControl      this player's clock (overrides the tournament's); running out loses on time
+
 ---Marks a tournament table (records its line for error messages).
 ---@param t arena.Tournament                   the tournament's settings and players
 ---@return arena.Tournament
@@ -215,6 +224,10 @@ function arena.engine(t) end
 ---@param t arena.Random                       the player's settings
 ---@return arena.Random
 function arena.random(t) end
+
+---@param t arena.Human                        the person's settings
+---@return arena.Human
+function arena.human(t) end
 
 ---A built-in ladder rung by name (`"random"`, `"mix30"`, `"sf-n1024"`, ...): its settings from the
 ---shipped calibration, with `anchor_elo`/`anchor_se` its calibrated Elo and standard error.

@@ -66,11 +66,13 @@ pub enum Termination {
     /// The tournament's adjudication engine found the game drawn (cutechess's draw rule): after
     /// the set move number, both sides' scores stayed near zero for the set number of moves.
     AdjudicationDraw,
+    /// A person resigned (through `arena serve`'s play page).
+    Resignation,
 }
 
 impl Termination {
     /// Every termination, in declaration order.
-    pub const ALL: [Termination; 15] = [
+    pub const ALL: [Termination; 16] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::InsufficientMaterial,
@@ -86,6 +88,7 @@ impl Termination {
         Termination::TimeForfeit,
         Termination::AdjudicationResign,
         Termination::AdjudicationDraw,
+        Termination::Resignation,
     ];
 
     /// The stable snake_case name used in storage and in Lua.
@@ -106,6 +109,7 @@ impl Termination {
             Termination::TimeForfeit => "time_forfeit",
             Termination::AdjudicationResign => "adjudication_resign",
             Termination::AdjudicationDraw => "adjudication_draw",
+            Termination::Resignation => "resignation",
         }
     }
 

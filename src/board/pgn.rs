@@ -106,7 +106,8 @@ fn standard_termination(termination: Termination, result: Option<GameResult>) ->
         | Termination::Stalemate
         | Termination::InsufficientMaterial
         | Termination::FivefoldRepetition
-        | Termination::SeventyFiveMoveRule => "normal",
+        | Termination::SeventyFiveMoveRule
+        | Termination::Resignation => "normal",
         Termination::Forfeit
         | Termination::TooManyWrongActions
         | Termination::MaxTurns

@@ -56,10 +56,26 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         bail!("no store at `{}`", arena::store::display_location(&db));
     }
     let store = Store::open_read_only(&db)?;
+    // A person's moves are the only writes: a connection of their own, and a token that every
+    // write carries even on loopback (the read token when there is one, else a new one).
+    let writer = match Store::open(&db) {
+        Ok(writer) => Some(Arc::new(writer)),
+        Err(e) => {
+            eprintln!(
+                "arena serve: people cannot play here, the store does not open for writing: {e}"
+            );
+            None
+        }
+    };
+    let write_token = writer
+        .as_ref()
+        .map(|_| token.clone().unwrap_or_else(serve::new_token));
     let config = Config {
         token: token.clone(),
         page_size,
         format_tables: Some(Arc::new(format_tables)),
+        write_token: write_token.clone(),
+        writer,
         ..Config::default()
     };
     let listener = tokio::net::TcpListener::bind(listen)
@@ -71,6 +87,11 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         "arena serve: {} on http://{bound}{query}",
         arena::store::display_location(&db)
     );
+    if let Some(write) = write_token {
+        // The address with the play token, for the person at this terminal only: it is printed
+        // here once, never logged or stored.
+        println!("arena serve: play your games on http://{bound}/play?token={write}");
+    }
     serve::serve(listener, App::new(store, config)).await?;
     Ok(0)
 }

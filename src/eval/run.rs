@@ -271,6 +271,7 @@ async fn run_with(
                 (Participant::Random { seed }, _) => Answerer::Random {
                     seed: seed ^ settings.settings.seed,
                 },
+                // An evaluation script with a person does not load (see `lua::task`).
                 _ => unreachable!("the roster is built from these specs"),
             };
             let stored = store

@@ -28,8 +28,9 @@ use crate::tournament::{
     rules::{Rules, ScriptHost, script_dir},
     schedule::{Format, FormatState},
     spec::{
-        CheckedPlayers, EnginePlayerSpec, LlmPlayerSpec, MoaPlayerSpec, ModeBinding, PlayerSpec,
-        RandomPlayerSpec, SpecProblem, TournamentSettings, TournamentSpec, check_players,
+        CheckedPlayers, EnginePlayerSpec, HumanPlayerSpec, LlmPlayerSpec, MoaPlayerSpec,
+        ModeBinding, PlayerSpec, RandomPlayerSpec, SpecProblem, TournamentSettings, TournamentSpec,
+        check_players,
     },
     turn::PlayMode,
 };
@@ -775,7 +776,7 @@ pub(super) fn parse_player<'a>(
         return Err(vec![ScriptError::at(
             list.item(index - 1).at(),
             format!(
-                "player {index} must be a table (arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}} or arena.random{{...}}), not {}",
+                "player {index} must be a table (arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}}, arena.random{{...}} or arena.human{{...}}), not {}",
                 value.type_name()
             ),
         )]);
@@ -825,22 +826,24 @@ pub(super) fn parse_player<'a>(
             .map(PlayerSpec::Random),
         Some("moa") => strict::read_at::<MoaPlayerSpec>(lua, &player_fields, &place, &what)
             .map(PlayerSpec::Moa),
+        Some("human") => strict::read_at::<HumanPlayerSpec>(lua, &player_fields, &place, &what)
+            .map(PlayerSpec::Human),
         Some(other) => {
-            let known = ["llm", "moa", "engine", "random"];
+            let known = ["llm", "moa", "engine", "random", "human"];
             let hint = strict::did_you_mean(other, &known)
                 .map(|m| format!("; did you mean \"{m}\"?"))
                 .unwrap_or_default();
             Err(one(
                 &place.key("kind"),
                 format!(
-                    "{what}: unknown kind `{other}` (expected \"llm\", \"moa\", \"engine\" or \"random\"){hint}"
+                    "{what}: unknown kind `{other}` (expected \"llm\", \"moa\", \"engine\", \"random\" or \"human\"){hint}"
                 ),
             ))
         }
         None => Err(one(
             &place,
             format!(
-                "{what}: no `kind`; define players with arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}} or arena.random{{...}}"
+                "{what}: no `kind`; define players with arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}}, arena.random{{...}} or arena.human{{...}}"
             ),
         )),
     }?;

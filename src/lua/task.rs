@@ -384,6 +384,16 @@ fn parse_spec(
                             ),
                         ));
                     }
+                    // A person plays games through `arena serve`; items have no page to answer on.
+                    Ok((player, player_at)) if player.kind() == "human" => {
+                        errors.push(ScriptError::at(
+                            player_at.at(),
+                            format!(
+                                "player `{}`: a person (arena.human) plays tournament games through `arena serve`, not evaluation items",
+                                player.name()
+                            ),
+                        ));
+                    }
                     Ok((player, player_at)) => defined.push((player, player_at.at())),
                     Err(e) => {
                         unreadable += 1;

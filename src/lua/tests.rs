@@ -110,6 +110,35 @@ fn constructors_record_where_players_are_defined() {
     "#);
 }
 
+/// A person is a player kind of its own, checked as strictly as the others: its fields typed,
+/// an unknown one refused with the field it was meant to be.
+#[test]
+fn a_person_is_a_strictly_checked_player() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("t.lua");
+    let write = |players: &str| {
+        std::fs::write(
+            &script,
+            format!(r#"return arena.tournament {{ name = "t", players = {{ {players} }} }}"#),
+        )
+        .unwrap();
+    };
+    write(r#"arena.random { name = "r" }, arena.human { name = "me", show_reply = false }"#);
+    let generation = crate::lua::Generation::load(&script, 1).unwrap();
+    match generation.spec.player("me").unwrap() {
+        crate::tournament::spec::PlayerSpec::Human(h) => assert!(!h.show_reply),
+        other => panic!("not a person: {other:?}"),
+    }
+    write(r#"arena.random { name = "r" }, arena.human { name = "me", show_replies = false }"#);
+    let error = crate::lua::Generation::load(&script, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("show_replies") && error.contains("show_reply") && error.contains("t.lua:1"),
+        "{error}"
+    );
+}
+
 mod formats;
 mod fuzz;
 mod golden;

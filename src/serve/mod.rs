@@ -22,9 +22,12 @@
 //!   as server-sent events.
 //! - **Safe by default**: routes are fixed, assets are compiled in (no URL reaches the file
 //!   system), and a server that listens beyond loopback answers only requests carrying its token.
+//! - **A person's moves** ([`play`]): the only writes, through a connection of their own, each
+//!   carrying the write token whatever the address; `arena run` reads them from the store.
 
 mod live;
 mod pages;
+mod play;
 
 use std::{
     collections::HashMap,
@@ -63,6 +66,12 @@ pub struct Config {
     pub poll: Duration,
     /// The format tables of a tournament, shown with its leaderboard.
     pub format_tables: Option<Arc<FormatTables>>,
+    /// The token every write (a person's move, resignation or draw offer) must carry, even on
+    /// loopback; `None` takes no writes.
+    pub write_token: Option<String>,
+    /// The store connection writes go through (the browsing one is read-only); `None` takes
+    /// no writes.
+    pub writer: Option<Arc<Store>>,
 }
 
 impl Default for Config {
@@ -72,6 +81,8 @@ impl Default for Config {
             page_size: 100,
             poll: Duration::from_millis(250),
             format_tables: None,
+            write_token: None,
+            writer: None,
         }
     }
 }
@@ -80,6 +91,7 @@ impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("write_token", &self.write_token.as_ref().map(|_| "***"))
             .field("page_size", &self.page_size)
             .field("poll", &self.poll)
             .finish_non_exhaustive()
@@ -175,6 +187,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/games/{id}", get(game_json))
         .route("/api/tournaments/{id}/events", get(live::events))
         .route("/assets/{name}", get(asset))
+        .route("/play", get(play::index))
+        .route("/play/{id}", get(play::page))
+        .route("/api/play/{id}", get(play::state))
+        .route("/api/play/{id}/{action}", axum::routing::post(play::act))
         .fallback(|| async { ServeError::NotFound("this page".to_owned()) })
         .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
         .with_state(app)
@@ -226,10 +242,10 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     }
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
+    // A page that set its own (the play page's, for chessground's `data:` images) keeps it.
+    headers
+        .entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static(CSP));
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -295,7 +311,10 @@ async fn asset(Path(name): Path<String>) -> Response {
         "serve.js" => (pages::SERVE_SCRIPT, "text/javascript; charset=utf-8"),
         "viewer.css" => (crate::report::html::STYLE, "text/css; charset=utf-8"),
         "serve.css" => (pages::SERVE_STYLE, "text/css; charset=utf-8"),
-        _ => return ServeError::NotFound(format!("asset `{name}`")).into_response(),
+        _ => match play::vendor_asset(&name) {
+            Some(found) => found,
+            None => return ServeError::NotFound(format!("asset `{name}`")).into_response(),
+        },
     };
     ([(header::CONTENT_TYPE, kind)], body).into_response()
 }

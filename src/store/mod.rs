@@ -39,6 +39,7 @@ mod eval;
 mod export;
 mod games;
 mod group;
+mod human;
 mod leases;
 mod postgres;
 mod schema;
@@ -71,6 +72,7 @@ pub use self::{
         CallVerdict, ErrorKind, GameRow, GameStatus, PlyRecord, ScheduledGame, VOID_RESULT,
         current_attempts,
     },
+    human::{HumanAction, HumanActionRow},
     leases::{Claim, Fence, LeaseKind, Leased},
     spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing, SpendTally},
     stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},

@@ -250,7 +250,7 @@ pub fn check_priced(spec: &TournamentSpec, prices: &PriceTable) -> Result<(), Ch
                 .chain([&p.synthesizer])
                 .cloned()
                 .collect(),
-            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => Vec::new(),
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => Vec::new(),
         };
         models
             .into_iter()

@@ -258,7 +258,7 @@ pub fn dry_run(
                 a += b;
                 Some(a)
             }
-            _ if p.kind == "engine" || p.kind == "random" => usd,
+            _ if matches!(p.kind, "engine" | "random" | "human") => usd,
             _ => None,
         };
     }
@@ -620,7 +620,7 @@ fn models(player: &PlayerSpec) -> Vec<ModelSpec> {
             .cloned()
             .chain([p.synthesizer.clone()])
             .collect(),
-        PlayerSpec::Engine(_) | PlayerSpec::Random(_) => Vec::new(),
+        PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => Vec::new(),
     }
 }
 

@@ -16,6 +16,7 @@ use super::{
     GameError, ReplayError,
     adjudicate::{Adjudication, GameAdjudication},
     ask::{self, Models, Turn},
+    human::{self, HumanTurn},
     players::{Participant, RandomMoves, Roster},
     progress::Progress,
     rules::Rules,
@@ -79,6 +80,8 @@ enum Side {
     Random {
         seed: u64,
     },
+    /// A person: the move is read from the store, where `arena serve` writes it.
+    Human,
 }
 
 /// A model player's side: its models, its play mode for this game, and the dialog its next ply
@@ -232,7 +235,13 @@ async fn play_inner(
     } else {
         row.slot
     };
+    let with_person = matches!(white, Side::Human) || matches!(black, Side::Human);
     while game.end().is_none() {
+        // A person may resign (or offer a draw) while the opponent thinks.
+        if with_person && let Some(end) = human::before_ply(env, row, &game)? {
+            game.adjudicate(end);
+            break;
+        }
         let (mover, name, opponent) = match game.turn() {
             Color::White => (&mut white, &row.white, &row.black),
             Color::Black => (&mut black, &row.black, &row.white),
@@ -248,6 +257,27 @@ async fn play_inner(
         let mut verdict: Option<MoveVerdict> = None;
         let (mv, attempts) = match mover {
             Side::Random { seed } => (random_move(&game, env.seed, *seed, seed_key), 1),
+            Side::Human => {
+                let allowance = clock_of(&mut clocks, game.turn()).map(|c| c.allowance_ms());
+                match human::wait_for_move(env, row, &game, name, allowance).await? {
+                    HumanTurn::Move { mv, waited_ms } => {
+                        charged = Some(waited_ms);
+                        (mv, 1)
+                    }
+                    HumanTurn::Resigned(end) => {
+                        game.adjudicate(end);
+                        break;
+                    }
+                    HumanTurn::OutOfTime { charged_ms } => {
+                        if let Some(Err(flag)) =
+                            clock_of(&mut clocks, game.turn()).map(|c| c.charge(charged_ms))
+                        {
+                            game.adjudicate(time_forfeit(&game, name, flag));
+                        }
+                        break;
+                    }
+                }
+            }
             Side::Engine {
                 random: Some(r), ..
             } if random_turn(&game, env.seed, r, seed_key) => {
@@ -495,6 +525,7 @@ async fn side(
     let participant = env.roster.players.get(name).ok_or_else(unknown)?;
     Ok(match participant {
         Participant::Random { seed } => Side::Random { seed: *seed },
+        Participant::Human => Side::Human,
         Participant::Engine {
             pool,
             limits,

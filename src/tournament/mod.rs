@@ -13,6 +13,7 @@ pub mod dryrun;
 mod error;
 pub mod experiment;
 pub mod game;
+pub mod human;
 pub mod players;
 pub mod preflight;
 pub mod progress;

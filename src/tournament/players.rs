@@ -103,6 +103,8 @@ pub enum Participant {
         /// The player's own seed.
         seed: u64,
     },
+    /// A person: moves are read from the store, where `arena serve` writes them.
+    Human,
 }
 
 /// An engine player's seeded share of uniformly random moves.
@@ -200,6 +202,7 @@ impl Roster {
                     .expect("every engine player was prepared")
                     .map_err(fail)?,
                 PlayerSpec::Random(r) => Participant::Random { seed: r.seed },
+                PlayerSpec::Human(_) => Participant::Human,
             };
             players.insert(player.name().to_string(), participant);
         }

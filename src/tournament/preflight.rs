@@ -218,7 +218,7 @@ pub async fn endpoints(spec: &TournamentSpec) -> Vec<Finding> {
                     p.synthesizer.clone(),
                 ));
             }
-            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => {}
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => {}
         }
     }
     let mut lists: BTreeMap<(String, Option<String>), Result<Vec<String>, String>> =

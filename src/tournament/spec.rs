@@ -401,6 +401,8 @@ pub enum PlayerSpec {
     /// A mixture of agents: several proposer models answer each turn, and a synthesizer model
     /// merges their answers into the player's reply.
     Moa(MoaPlayerSpec),
+    /// A person, whose moves come from the browser through `arena serve`.
+    Human(HumanPlayerSpec),
 }
 
 impl PlayerSpec {
@@ -411,16 +413,18 @@ impl PlayerSpec {
             PlayerSpec::Engine(p) => &p.name,
             PlayerSpec::Random(p) => &p.name,
             PlayerSpec::Moa(p) => &p.name,
+            PlayerSpec::Human(p) => &p.name,
         }
     }
 
-    /// `llm`, `engine`, `random` or `moa`.
+    /// `llm`, `engine`, `random`, `moa` or `human`.
     pub fn kind(&self) -> &'static str {
         match self {
             PlayerSpec::Llm(_) => "llm",
             PlayerSpec::Engine(_) => "engine",
             PlayerSpec::Random(_) => "random",
             PlayerSpec::Moa(_) => "moa",
+            PlayerSpec::Human(_) => "human",
         }
     }
 
@@ -432,6 +436,7 @@ impl PlayerSpec {
             PlayerSpec::Engine(p) => p.anchor_elo,
             PlayerSpec::Random(p) => p.anchor_elo,
             PlayerSpec::Moa(p) => p.anchor_elo,
+            PlayerSpec::Human(p) => p.anchor_elo,
         }
     }
 
@@ -441,7 +446,7 @@ impl PlayerSpec {
         match self {
             PlayerSpec::Llm(p) => p.budget,
             PlayerSpec::Moa(p) => p.budget,
-            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => None,
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => None,
         }
     }
 
@@ -452,6 +457,7 @@ impl PlayerSpec {
             PlayerSpec::Moa(p) => p.time_control,
             PlayerSpec::Engine(p) => p.time_control,
             PlayerSpec::Random(p) => p.time_control,
+            PlayerSpec::Human(p) => p.time_control,
         }
     }
 
@@ -461,7 +467,9 @@ impl PlayerSpec {
         match self {
             PlayerSpec::Llm(p) => p.on_rejected,
             PlayerSpec::Moa(p) => p.on_rejected,
-            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => OnRejected::Void,
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => {
+                OnRejected::Void
+            }
         }
     }
 
@@ -479,7 +487,7 @@ impl PlayerSpec {
                 mode: &p.mode,
                 options: &p.options,
             }),
-            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => None,
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => None,
         }
     }
 }
@@ -532,7 +540,7 @@ impl PlayerSpec {
                     ));
                 }
             }
-            PlayerSpec::Random(_) => {}
+            PlayerSpec::Random(_) | PlayerSpec::Human(_) => {}
         }
         if let Some(elo) = self.anchor_elo()
             && !elo.is_finite()
@@ -592,7 +600,7 @@ impl PlayerSpec {
                 .map(|(i, p)| (format!("proposer {}", i + 1), p.clone()))
                 .chain([("synthesizer".to_string(), moa.synthesizer.clone())])
                 .collect(),
-            PlayerSpec::Engine(_) | PlayerSpec::Random(_) => Vec::new(),
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => Vec::new(),
         };
         models
             .into_iter()
@@ -1110,6 +1118,30 @@ pub struct RandomPlayerSpec {
     /// 60 }` or both); overrides the tournament's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_control: Option<TimeControl>,
+}
+
+/// A person, who plays through `arena serve`'s board: `arena run` waits for each of the person's
+/// moves, which the server writes into the store (see `arena::tournament::human`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HumanPlayerSpec {
+    /// Unique player name.
+    pub name: String,
+    /// Whether the play page shows the opponent model's reply text after its move (the person
+    /// can still switch it on the page); `true` unless set.
+    #[serde(default = "default_true")]
+    pub show_reply: bool,
+    /// A known Elo for the person, used as an anchor like any player's.
+    #[serde(default)]
+    pub anchor_elo: Option<f64>,
+    /// The person's clock (`time_control = { base_s = 900, increment_s = 10 }`, `{ per_move_s =
+    /// 60 }` or both); overrides the tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// A whole tournament: settings, players, and where each player was defined.

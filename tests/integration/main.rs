@@ -31,6 +31,7 @@ mod ladder;
 mod migrate;
 mod outage;
 mod pacing;
+mod play;
 mod ratings;
 mod readme;
 mod rejected;

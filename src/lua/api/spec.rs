@@ -1,5 +1,6 @@
 //! Constructors that mark where a player or tournament was defined: `arena.tournament{}`,
-//! `arena.evaluation{}`, `arena.llm{}`, `arena.moa{}`, `arena.engine{}`, `arena.random{}`.
+//! `arena.evaluation{}`, `arena.llm{}`, `arena.moa{}`, `arena.engine{}`, `arena.random{}`,
+//! `arena.human{}`.
 //!
 //! They return the table they were given, with its `kind` set and the caller's `file:line` stored,
 //! so that validation in Rust can point at the line that defines a bad player.
@@ -12,7 +13,7 @@ use super::caller_location;
 pub const DEFINED_AT: &str = "_defined_at";
 
 pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
-    for kind in ["llm", "moa", "engine", "random"] {
+    for kind in ["llm", "moa", "engine", "random", "human"] {
         let f = lua.create_function(move |lua, t: Table| {
             let existing: Option<String> = t.get("kind")?;
             if let Some(existing) = existing

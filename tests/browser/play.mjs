@@ -1,0 +1,97 @@
+// Plays a whole game of `arena serve`'s play page in Debian's headless chromium (through
+// playwright-core) against the random mover that `arena run` plays: opens the play address with
+// the token, clicks the person's pieces and their target squares on chessground's board until
+// the game ends, and checks that the page shows the result. Run by tests/integration/play.rs as
+// `node play.mjs SPEC.json`; prints one line of JSON; exits 1 with the failures listed.
+import { readFileSync } from "node:fs";
+import { chromium } from "playwright-core";
+
+const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const failures = [];
+const check = (ok, what) => { if (!ok) failures.push(what); };
+
+const browser = await chromium.launch({
+  executablePath: spec.chromium || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+const outside = [], consoleErrors = [], dialogs = [];
+await context.route("**/*", (route) => {
+  const url = route.request().url();
+  if (url.startsWith(spec.base) || url.startsWith("data:")) return route.continue();
+  outside.push(url);
+  return route.abort();
+});
+const page = await context.newPage();
+page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+page.on("pageerror", (e) => consoleErrors.push(String(e)));
+page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
+
+// The address `arena serve` printed: it keeps the token in a cookie and leaves the address bar.
+await page.goto(spec.base + "/play?token=" + spec.token);
+check(!page.url().includes("token"), `the token stayed in the address: ${page.url()}`);
+await page.locator(`a[data-game='${spec.game}']`).click();
+await page.waitForSelector("html[data-ready='1']", { timeout: 30000 });
+await page.screenshot({ path: spec.screenshots + "/play-start.png" });
+
+const board = page.locator("#board");
+// The centre of square `sq` ("e2") on the board, as the person sees it.
+async function centre(sq, orientation) {
+  const box = await board.boundingBox();
+  const size = box.width / 8;
+  let file = sq.charCodeAt(0) - 97, rank = Number(sq[1]) - 1;
+  if (orientation === "black") { file = 7 - file; rank = 7 - rank; }
+  return { x: box.x + (file + 0.5) * size, y: box.y + (7 - rank + 0.5) * size };
+}
+
+let moves = 0;
+for (let i = 0; i < 200; i++) {
+  await page.waitForFunction(() => {
+    const d = document.documentElement.dataset;
+    return d.status === "finished" || d.yourTurn === "1";
+  }, null, { timeout: 120000 });
+  const status = await page.evaluate(() => document.documentElement.dataset.status);
+  if (status === "finished") break;
+  const state = await page.evaluate(async (id) => (await fetch("/api/play/" + id)).json(), spec.game);
+  if (!state.your_turn) continue;
+  // A move that does not promote when there is one (the promotion choice is tried when not).
+  const all = Object.entries(state.dests).flatMap(([from, tos]) => tos.map((to) => from + to));
+  const plain = all.filter((m) => !state.promotions.includes(m));
+  const mv = plain.length ? plain[(moves * 7) % plain.length] : all[0];
+  const from = await centre(mv.slice(0, 2), state.you);
+  const to = await centre(mv.slice(2, 4), state.you);
+  if (moves % 2 === 0) {
+    // Click the piece, then its square.
+    await page.mouse.click(from.x, from.y);
+    await page.mouse.click(to.x, to.y);
+  } else {
+    // Drag it.
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move(to.x, to.y, { steps: 5 });
+    await page.mouse.up();
+  }
+  if (state.promotions.includes(mv)) {
+    await page.locator("#promotion button[data-piece='q']").click();
+  }
+  await page.waitForFunction((ply) => {
+    const d = document.documentElement.dataset;
+    return d.status === "finished" || Number(d.ply) > ply;
+  }, state.ply, { timeout: 60000 });
+  moves++;
+  if (moves === 1) await page.screenshot({ path: spec.screenshots + "/play-moved.png" });
+}
+const status = await page.locator("#status").textContent();
+const result = await page.evaluate(() => document.documentElement.dataset.result);
+check(moves >= 2, `the person made ${moves} moves`);
+check(result !== "", "the page shows a result");
+check(status.includes("Game over"), `the status says the game is over: ${status}`);
+await page.screenshot({ path: spec.screenshots + "/play-over.png" });
+
+check(outside.length === 0, `requests left the server: ${outside}`);
+check(consoleErrors.length === 0, `console errors (a blocked script or style shows here): ${consoleErrors}`);
+check(dialogs.length === 0, `dialogs opened: ${dialogs}`);
+await browser.close();
+console.log(JSON.stringify({ ok: failures.length === 0, failures, moves, result, status }));
+process.exit(failures.length ? 1 : 0);
