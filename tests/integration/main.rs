@@ -21,6 +21,7 @@ mod docs;
 mod engine_faults;
 mod errors;
 mod eval;
+mod eval_batch;
 mod experiment;
 mod export;
 mod fastchess;
