@@ -31,6 +31,7 @@ use crate::{
     store::{EvalResultRow, EvalRunRow, Store, StoreError},
     table::Table,
     tournament::{
+        endpoint_line::endpoint_lines,
         players::{Participant, Roster, SetupError},
         spec::{PlayerSpec, TournamentSettings, TournamentSpec},
     },
@@ -322,6 +323,9 @@ async fn run_with(
         .map(|(n, r)| {
             if (n + 1) % 25 == 0 || n + 1 == total {
                 eprintln!("[{}/{total}] answers scored", n + 1);
+                for line in endpoint_lines(&roster.client.load()) {
+                    eprintln!("{line}");
+                }
             }
             r
         })

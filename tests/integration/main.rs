@@ -32,6 +32,7 @@ mod ladder;
 mod migrate;
 mod outage;
 mod pacing;
+mod progress_endpoints;
 mod ratings;
 mod readme;
 mod rejected;
