@@ -292,3 +292,84 @@ impl Store {
         Ok(rows)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(custom_id: &str, idx: u32) -> BatchItemRecord {
+        BatchItemRecord {
+            custom_id: custom_id.to_owned(),
+            task: "t".to_owned(),
+            player: "p".to_owned(),
+            idx,
+            seq: 0,
+            prompt_json: r#"[{"role":"user","content":"q"}]"#.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_batch_is_recorded_answered_once_settled_and_ended() {
+        let store = Store::open_in_memory().unwrap();
+        let run = store.open_eval_run("r", "e.lua", "{}", None).unwrap();
+        store
+            .add_eval_items(
+                run.id,
+                "t",
+                &[("a".into(), "{}".into()), ("b".into(), "{}".into())],
+            )
+            .unwrap();
+        let items = [item("c0", 0), item("c1", 1)];
+        let id = store
+            .record_eval_batch(run.id, "anthropic", "http://x/v1", "msgbatch_1", &items)
+            .unwrap();
+        let batches = store.eval_batches(run.id).unwrap();
+        assert_eq!(batches.len(), 1);
+        assert!(!batches[0].ended);
+        assert!(batches[0].items.iter().all(|i| i.outcome.is_none()));
+        assert_eq!(batches[0].items[0].item, items[0]);
+
+        let reply = EvalReplyRecord {
+            seq: 0,
+            prompt_json: None,
+            reply_text: "e2e4".into(),
+            reasoning: None,
+            prompt_tokens: Some(10),
+            completion_tokens: Some(2),
+            latency_ms: 0,
+            details: Default::default(),
+        };
+        store
+            .record_batch_answer(run.id, id, "msgbatch_1", &items[0], &reply)
+            .unwrap();
+        // Stored once: the same answer again is refused, and nothing changes.
+        assert!(matches!(
+            store.record_batch_answer(run.id, id, "msgbatch_1", &items[0], &reply),
+            Err(StoreError::Duplicate { .. })
+        ));
+        store
+            .settle_batch_item(id, "c1", "expired", Some("window closed"))
+            .unwrap();
+        store.end_eval_batch(id).unwrap();
+
+        let batch = &store.eval_batches(run.id).unwrap()[0];
+        assert!(batch.ended);
+        let outcomes: Vec<_> = batch.items.iter().map(|i| i.outcome.as_deref()).collect();
+        assert_eq!(outcomes, [Some("answered"), Some("expired")]);
+        let replies = store.eval_replies(run.id, "t", "p", 0).unwrap();
+        assert_eq!(replies.len(), 1);
+        assert_eq!(
+            replies[0].prompt_json.as_deref(),
+            Some(items[0].prompt_json.as_str())
+        );
+        assert_eq!(
+            store.eval_batch_usage(run.id).unwrap(),
+            [BatchUsageRow {
+                player: "p".into(),
+                answers: 1,
+                prompt_tokens: 10,
+                completion_tokens: 2,
+            }]
+        );
+    }
+}
