@@ -33,6 +33,24 @@
 //! `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` headers for the limits set (`requests`,
 //! `tokens`; the reset is the time until the bucket is full again, as a Go duration like `1.5s`).
 //!
+//! It also serves the two batch APIs, answering each request of a batch as it would answer it
+//! alone (the same random legal move, in the batch's wire format), once `--batch-delay-ms` (default
+//! 1000) have passed since the batch was created:
+//!
+//! - OpenAI's: `POST /v1/files` (a `multipart/form-data` upload of JSON lines with purpose
+//!   `batch`), `POST /v1/batches` (`input_file_id`, `endpoint` `/v1/chat/completions`,
+//!   `completion_window`), `GET /v1/batches/{id}` (`in_progress`, then `completed` with an
+//!   `output_file_id` and, when some requests failed, an `error_file_id`) and
+//!   `GET /v1/files/{id}/content`;
+//! - Anthropic's: `POST /v1/messages/batches` (`requests: [{custom_id, params}]`),
+//!   `GET /v1/messages/batches/{id}` (`in_progress`, then `ended` with a `results_url`) and
+//!   `GET /v1/messages/batches/{id}/results` (one `succeeded` or `errored` result a line).
+//!
+//! `--batch-error-every N` fails every Nth request of every batch (a 500 in OpenAI's error file,
+//! an `errored` result in Anthropic's), as a provider fault. `/stats` then also counts
+//! `batches` created, `batch_requests` submitted in them and `batch_duplicates`: requests whose
+//! `custom_id` an earlier batch already held (a client that submitted an item twice).
+//!
 //! `--blind-illegal P` makes the server worse without the legal moves: when no user message lists
 //! them (a line with "legal moves" and a colon, as the built-in prompts write it), it answers an
 //! illegal move (a piece of the side to move sent to a square it cannot reach) with probability
@@ -123,6 +141,43 @@ struct Args {
     /// connection open (0: never).
     #[arg(long, default_value_t = 0)]
     stall_stream_after: usize,
+    /// Milliseconds from a batch's creation until it is complete.
+    #[arg(long, default_value_t = 1000)]
+    batch_delay_ms: u64,
+    /// Fail every Nth request of a batch (0: none).
+    #[arg(long, default_value_t = 0)]
+    batch_error_every: usize,
+}
+
+/// Which batch API a batch came through.
+#[derive(Clone, Copy, PartialEq)]
+enum BatchKind {
+    OpenAi,
+    Anthropic,
+}
+
+/// One batch: its requests (custom id and body) and, once complete, its result lines.
+struct FakeBatch {
+    kind: BatchKind,
+    created: Instant,
+    created_unix: u64,
+    input_file_id: String,
+    endpoint: String,
+    requests: Vec<(String, Value)>,
+    /// Output and error lines, made when the batch is first seen complete.
+    results: Option<(Vec<String>, Vec<String>)>,
+}
+
+/// The batch side of the server.
+#[derive(Default)]
+struct Batches {
+    next_id: u64,
+    files: std::collections::HashMap<String, String>,
+    batches: std::collections::HashMap<String, FakeBatch>,
+    seen: std::collections::HashSet<String>,
+    created: u64,
+    requests: u64,
+    duplicates: u64,
 }
 
 /// A rate limit enforced as a token bucket: refilled at `per_minute / 60` a second, holding at
@@ -248,6 +303,11 @@ struct Server {
     stream: bool,
     cut_stream_after: usize,
     stall_stream_after: usize,
+    batch_delay: Duration,
+    batch_error_every: usize,
+    batches: Mutex<Batches>,
+    /// `http://127.0.0.1:PORT`, for the absolute `results_url` Anthropic gives.
+    origin: String,
 }
 
 /// One parsed request.
@@ -309,6 +369,10 @@ async fn main() -> std::io::Result<()> {
         stream: args.stream,
         cut_stream_after: args.cut_stream_after,
         stall_stream_after: args.stall_stream_after,
+        batch_delay: Duration::from_millis(args.batch_delay_ms),
+        batch_error_every: args.batch_error_every,
+        batches: Mutex::new(Batches::default()),
+        origin: format!("http://127.0.0.1:{port}"),
     });
     let accept = async {
         loop {
@@ -475,6 +539,10 @@ async fn route(request: &Request, server: &Server) -> Reply {
         }
         ("GET", "/stats") => {
             let asked = server.completions.load(Ordering::Relaxed);
+            let batches = server
+                .batches
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             Reply::json(
                 "200 OK",
                 &json!({
@@ -482,8 +550,18 @@ async fn route(request: &Request, server: &Server) -> Reply {
                     "requests": asked,
                     "answers": server.answers.load(Ordering::Relaxed),
                     "rate_limited": server.rate_limited.load(Ordering::Relaxed),
+                    "batches": batches.created,
+                    "batch_requests": batches.requests,
+                    "batch_duplicates": batches.duplicates,
                 }),
             )
+        }
+        (_, p)
+            if p.starts_with("/v1/files")
+                || p.starts_with("/v1/batches")
+                || p.starts_with("/v1/messages/batches") =>
+        {
+            batch_route(request, path, server)
         }
         ("POST", "/v1/chat/completions") => {
             server.completions.fetch_add(1, Ordering::Relaxed);
@@ -538,6 +616,301 @@ async fn route(request: &Request, server: &Server) -> Reply {
             )
         }
     }
+}
+
+/// The batch endpoints of both APIs.
+fn batch_route(request: &Request, path: &str, server: &Server) -> Reply {
+    let mut batches = server
+        .batches
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let segments: Vec<&str> = path.trim_start_matches("/v1/").split('/').collect();
+    match (request.method.as_str(), segments.as_slice()) {
+        ("POST", ["files"]) => {
+            let Some(content) = multipart_file(&request.body) else {
+                return Reply::error("400 Bad Request", "expected a multipart upload with a file");
+            };
+            batches.next_id += 1;
+            let id = format!("file-fake{}", batches.next_id);
+            let bytes = content.len();
+            batches.files.insert(id.clone(), content);
+            Reply::json(
+                "200 OK",
+                &json!({"id": id, "object": "file", "bytes": bytes, "created_at": unix_now(),
+                        "filename": "batch.jsonl", "purpose": "batch"}),
+            )
+        }
+        ("GET", ["files", id, "content"]) => match batches.files.get(*id) {
+            Some(content) => Reply {
+                status: "200 OK",
+                headers: String::new(),
+                body: content.clone(),
+                events: None,
+            },
+            None => Reply::error("404 Not Found", &format!("no file {id}")),
+        },
+        ("POST", ["batches"]) => {
+            let parsed: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+            let file_id = parsed["input_file_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let endpoint = parsed["endpoint"].as_str().unwrap_or_default().to_owned();
+            if endpoint != "/v1/chat/completions" {
+                return Reply::error(
+                    "400 Bad Request",
+                    &format!("unsupported endpoint `{endpoint}`"),
+                );
+            }
+            let Some(content) = batches.files.get(&file_id).cloned() else {
+                return Reply::error("404 Not Found", &format!("no file {file_id}"));
+            };
+            let mut requests = Vec::new();
+            for line in content.lines().filter(|l| !l.trim().is_empty()) {
+                let line: Value = match serde_json::from_str(line) {
+                    Ok(v) => v,
+                    Err(e) => return Reply::error("400 Bad Request", &format!("bad line: {e}")),
+                };
+                let id = line["custom_id"].as_str().unwrap_or_default().to_owned();
+                requests.push((id, line["body"].clone()));
+            }
+            let id = new_batch(&mut batches, BatchKind::OpenAi, file_id, endpoint, requests);
+            Reply::json("200 OK", &openai_batch(&id, &batches.batches[&id], server))
+        }
+        ("GET", ["batches", id]) => {
+            if !batches.batches.contains_key(*id) {
+                return Reply::error("404 Not Found", &format!("no batch {id}"));
+            }
+            settle(&mut batches, id, server);
+            Reply::json("200 OK", &openai_batch(id, &batches.batches[*id], server))
+        }
+        ("POST", ["messages", "batches"]) => {
+            let parsed: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+            let requests: Vec<(String, Value)> = parsed["requests"]
+                .as_array()
+                .map(|r| {
+                    r.iter()
+                        .map(|r| {
+                            (
+                                r["custom_id"].as_str().unwrap_or_default().to_owned(),
+                                r["params"].clone(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let id = new_batch(
+                &mut batches,
+                BatchKind::Anthropic,
+                String::new(),
+                String::new(),
+                requests,
+            );
+            Reply::json(
+                "200 OK",
+                &anthropic_batch(&id, &batches.batches[&id], server),
+            )
+        }
+        ("GET", ["messages", "batches", id]) => {
+            if !batches.batches.contains_key(*id) {
+                return Reply::error("404 Not Found", &format!("no batch {id}"));
+            }
+            settle(&mut batches, id, server);
+            Reply::json(
+                "200 OK",
+                &anthropic_batch(id, &batches.batches[*id], server),
+            )
+        }
+        ("GET", ["messages", "batches", id, "results"]) => {
+            match batches.batches.get(*id).and_then(|b| b.results.as_ref()) {
+                Some((lines, _)) => Reply {
+                    status: "200 OK",
+                    headers: String::new(),
+                    body: lines.iter().map(|l| format!("{l}\n")).collect(),
+                    events: None,
+                },
+                None => Reply::error("404 Not Found", &format!("batch {id} has no results yet")),
+            }
+        }
+        _ => {
+            server.other.fetch_add(1, Ordering::Relaxed);
+            Reply::error(
+                "404 Not Found",
+                &format!("no route for {} {path}", request.method),
+            )
+        }
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Records a new batch and counts its requests (and any custom id seen before).
+fn new_batch(
+    batches: &mut Batches,
+    kind: BatchKind,
+    input_file_id: String,
+    endpoint: String,
+    requests: Vec<(String, Value)>,
+) -> String {
+    batches.next_id += 1;
+    let id = match kind {
+        BatchKind::OpenAi => format!("batch_fake{}", batches.next_id),
+        BatchKind::Anthropic => format!("msgbatch_fake{}", batches.next_id),
+    };
+    batches.created += 1;
+    for (custom_id, _) in &requests {
+        batches.requests += 1;
+        if !batches.seen.insert(custom_id.clone()) {
+            batches.duplicates += 1;
+        }
+    }
+    batches.batches.insert(
+        id.clone(),
+        FakeBatch {
+            kind,
+            created: Instant::now(),
+            created_unix: unix_now(),
+            input_file_id,
+            endpoint,
+            requests,
+            results: None,
+        },
+    );
+    id
+}
+
+/// Answers a batch's requests once its delay has passed.
+fn settle(batches: &mut Batches, id: &str, server: &Server) {
+    let Some(batch) = batches.batches.get(id) else {
+        return;
+    };
+    if batch.results.is_some() || batch.created.elapsed() < server.batch_delay {
+        return;
+    }
+    let (mut output, mut errors) = (Vec::new(), Vec::new());
+    for (n, (custom_id, body)) in batch.requests.iter().enumerate() {
+        let fail = server.batch_error_every > 0 && (n + 1) % server.batch_error_every == 0;
+        match batch.kind {
+            BatchKind::OpenAi => {
+                let line = if fail {
+                    json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
+                           "response": {"status_code": 500, "request_id": format!("req_{n}"),
+                                        "body": {"error": {"message": "the fake failed this request", "type": "server_error"}}},
+                           "error": null})
+                } else {
+                    let reply = complete(body, server);
+                    let body: Value = serde_json::from_str(&reply.body).unwrap_or_default();
+                    json!({"id": format!("batch_req_{n}"), "custom_id": custom_id,
+                           "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": body},
+                           "error": null})
+                };
+                if fail { &mut errors } else { &mut output }.push(line.to_string());
+            }
+            BatchKind::Anthropic => {
+                let result = if fail {
+                    json!({"type": "errored", "error": {"type": "error",
+                           "error": {"type": "api_error", "message": "the fake failed this request"}}})
+                } else {
+                    json!({"type": "succeeded", "message": anthropic_message(body, server)})
+                };
+                output.push(json!({"custom_id": custom_id, "result": result}).to_string());
+            }
+        }
+    }
+    let kind = batch.kind;
+    if kind == BatchKind::OpenAi {
+        for (name, lines) in [("out", &output), ("err", &errors)] {
+            if !lines.is_empty() {
+                batches.files.insert(
+                    format!("file-{name}-{id}"),
+                    lines.iter().map(|l| format!("{l}\n")).collect(),
+                );
+            }
+        }
+    }
+    if let Some(batch) = batches.batches.get_mut(id) {
+        batch.results = Some((output, errors));
+    }
+}
+
+/// A chat completion's answer as an Anthropic message: the same move, in its shape.
+fn anthropic_message(params: &Value, server: &Server) -> Value {
+    let mut messages = params["messages"].as_array().cloned().unwrap_or_default();
+    if let Some(system) = params["system"].as_str() {
+        messages.insert(0, json!({"role": "system", "content": system}));
+    }
+    let reply = complete(
+        &json!({"model": params["model"], "messages": messages}),
+        server,
+    );
+    let body: Value = serde_json::from_str(&reply.body).unwrap_or_default();
+    let text = body["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap_or_default();
+    json!({
+        "id": "msg_fake", "type": "message", "role": "assistant",
+        "model": params["model"],
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn", "stop_sequence": null,
+        "usage": {"input_tokens": body["usage"]["prompt_tokens"], "output_tokens": body["usage"]["completion_tokens"]},
+    })
+}
+
+/// An OpenAI batch object.
+fn openai_batch(id: &str, batch: &FakeBatch, _server: &Server) -> Value {
+    let done = batch.results.as_ref();
+    let failed = done.map_or(0, |(_, e)| e.len());
+    let completed = done.map_or(0, |(o, _)| o.len());
+    json!({
+        "id": id, "object": "batch", "endpoint": batch.endpoint,
+        "input_file_id": batch.input_file_id, "completion_window": "24h",
+        "status": if done.is_some() { "completed" } else { "in_progress" },
+        "output_file_id": done.filter(|(o, _)| !o.is_empty()).map(|_| format!("file-out-{id}")),
+        "error_file_id": done.filter(|(_, e)| !e.is_empty()).map(|_| format!("file-err-{id}")),
+        "created_at": batch.created_unix,
+        "request_counts": {"total": batch.requests.len(), "completed": completed, "failed": failed},
+    })
+}
+
+/// An Anthropic message batch object.
+fn anthropic_batch(id: &str, batch: &FakeBatch, server: &Server) -> Value {
+    let done = batch.results.as_ref();
+    let errored = done.map_or(0, |(o, _)| {
+        o.iter().filter(|l| l.contains("\"errored\"")).count()
+    });
+    let total = batch.requests.len();
+    json!({
+        "id": id, "type": "message_batch",
+        "processing_status": if done.is_some() { "ended" } else { "in_progress" },
+        "request_counts": {
+            "processing": if done.is_some() { 0 } else { total },
+            "succeeded": if done.is_some() { total - errored } else { 0 },
+            "errored": errored, "canceled": 0, "expired": 0,
+        },
+        "ended_at": null, "created_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-02T00:00:00Z",
+        "cancel_initiated_at": null,
+        "results_url": done.map(|_| format!("{}/v1/messages/batches/{id}/results", server.origin)),
+    })
+}
+
+/// The file of a `multipart/form-data` body (the part named `file`), as text.
+fn multipart_file(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let delimiter = text.lines().next()?.trim_end();
+    let closing = format!("\r\n{delimiter}");
+    for part in text.split(delimiter) {
+        if part.contains("name=\"file\"") {
+            let start = part.find("\r\n\r\n")? + 4;
+            let content = &part[start..];
+            let end = content.find(&closing).unwrap_or(content.len());
+            return Some(content[..end].trim_end_matches("\r\n").to_owned());
+        }
+    }
+    None
 }
 
 /// What a request costs the token limit: its prompt's estimate (bytes / 4 + 1, as `usage`

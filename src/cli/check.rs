@@ -19,6 +19,10 @@ pub(super) struct Args {
     /// model is on it.
     #[arg(long)]
     online: bool,
+    /// Also check that every model player of an evaluation script can send its calls through
+    /// a batch API (`arena eval --batch`); games are always played one call at a time.
+    #[arg(long)]
+    batch: bool,
 }
 
 pub(super) async fn run(args: &Args) -> u8 {
@@ -34,6 +38,11 @@ pub(super) async fn run(args: &Args) -> u8 {
             // not built here (that takes an engine and time).
             let at = e.spec.defined_at.get("").cloned().unwrap_or_default();
             let mut problems = Vec::new();
+            if args.batch {
+                for p in arena::eval::batch::check_players(&e.spec.players) {
+                    problems.push(format!("{at}: {p}"));
+                }
+            }
             for task in e.spec.tasks.iter().filter(|t| t.data.is_some()) {
                 // A data folder from an unset variable only warns, as an unset key does: scripts
                 // are often checked on a machine without the data, and `arena run` needs it.
@@ -76,6 +85,12 @@ pub(super) async fn run(args: &Args) -> u8 {
             );
             (summary, routes(&e.spec.players, &e.spec.defined_at))
         })
+    } else if args.batch {
+        eprintln!(
+            "{}: --batch applies to evaluation scripts (`arena eval --batch`); games are played one call at a time",
+            script.display()
+        );
+        return 2;
     } else {
         match Generation::load_for_check(script) {
             Ok(g) => {

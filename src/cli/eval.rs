@@ -26,6 +26,19 @@ pub(super) struct Args {
     /// Items answered at once (default: the script's `concurrency`, else 4).
     #[arg(long)]
     concurrency: Option<usize>,
+    /// Send the models' calls through their providers' batch APIs (OpenAI Batch API,
+    /// Anthropic Message Batches: half price, answers within a day); calls a batch did not
+    /// answer are then asked one by one. Resumable: a killed run polls the same batches again.
+    #[arg(long)]
+    batch: bool,
+    /// Seconds between two polls of a running batch (with `--batch`).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        requires = "batch"
+    )]
+    batch_poll: f64,
 }
 
 pub(super) async fn run(args: Args) -> Result<u8> {
@@ -33,12 +46,17 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         script,
         db,
         concurrency,
+        batch,
+        batch_poll,
     } = args;
     let db = db.unwrap_or_else(|| default_db(&script));
     let options = eval::run::EvalOptions {
         script,
         db: db.clone(),
         concurrency,
+        batch: batch.then(|| eval::batch::BatchOptions {
+            poll: std::time::Duration::from_secs_f64(batch_poll.max(0.01)),
+        }),
     };
     let summary = match eval::run::run(options, &LuaHost).await {
         Ok(s) => s,

@@ -13,6 +13,8 @@
 //!   script (`arena eval`): items read or built, asked of every player through the Lua task
 //!   scripts, every reply and score stored, resumable, re-scorable without calls
 //!   ([`run::rescore`]).
+//! - [`batch`]: `arena eval --batch`, the models' calls sent through their providers' batch
+//!   APIs at half price, resumable like the rest.
 //! - [`recorded`]: scoring prediction files recorded by ChessArena (`arena score-recorded`).
 //!
 //! The scoring functions above talk to no model or engine; [`run`] does, through the roster.
@@ -31,6 +33,7 @@
 //! ```
 
 pub mod basic;
+pub mod batch;
 pub mod datasets;
 pub mod items;
 pub mod move_selection;

@@ -21,7 +21,7 @@ use crate::{
     board::game::fen_of,
     calls::{self, CallError, CallSlot, StoredReply},
     engine::{EnginePool, SearchLimits},
-    llm::{ChatMessage, Endpoint, LlmClient},
+    llm::{ChatMessage, ChatRequest, Endpoint, LlmClient},
     store::{EvalReplyRecord, Store},
     tournament::spec::LlmPlayerSpec,
 };
@@ -54,12 +54,19 @@ pub(crate) enum Answerer<'a> {
     Random { seed: u64 },
     /// Stored replies only: a re-scoring never calls anyone.
     ReplayOnly,
+    /// A language model asked through a batch: stored replies are replayed, and the first
+    /// call without one stops the item with [`ReplyError::Deferred`], which carries the
+    /// request to put into the next batch.
+    Collect { spec: &'a LlmPlayerSpec },
 }
 
 impl Answerer<'_> {
     /// Whether this player reads prompts.
     pub(crate) fn reads_prompts(&self) -> bool {
-        matches!(self, Answerer::Llm { .. } | Answerer::ReplayOnly)
+        matches!(
+            self,
+            Answerer::Llm { .. } | Answerer::ReplayOnly | Answerer::Collect { .. }
+        )
     }
 }
 
@@ -82,6 +89,15 @@ pub(crate) enum ReplyError {
     /// The reply could not be stored.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// Collecting for a batch: call `seq` of the item has no stored reply yet; `request` is
+    /// what to ask.
+    #[error("call {seq} waits for a batch")]
+    Deferred {
+        /// The call's number within the item.
+        seq: u32,
+        /// The request.
+        request: Box<ChatRequest>,
+    },
 }
 
 /// Where the stored replies are written.
@@ -159,6 +175,15 @@ impl ReplySource<'_> {
                 reasoning: stored.reasoning,
             },
             (Answerer::ReplayOnly, _, None) => return Err(ReplyError::Exhausted(seq)),
+            (Answerer::Collect { spec }, _, None) => {
+                let request = spec
+                    .model_spec()
+                    .request(messages.to_vec(), &Default::default());
+                return Err(ReplyError::Deferred {
+                    seq: seq as u32,
+                    request: Box::new(request),
+                });
+            }
             (Answerer::Engine { pool, limits }, recorder, None) => {
                 let record = native_record(seq, engine_answer(pool, limits, native).await?);
                 Reply::plain(record_native(recorder.as_ref(), record)?)

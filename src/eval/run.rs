@@ -26,11 +26,12 @@ use super::{
     task::{EvalHost, Evaluation, Parsed, Task},
 };
 use crate::{
-    llm::ChatMessage,
+    llm::{ChatMessage, PriceTable},
     script::{CheckErrors, ScriptError},
     store::{EvalResultRow, EvalRunRow, Store, StoreError},
     table::Table,
     tournament::{
+        endpoint_line::endpoint_lines,
         players::{Participant, Roster, SetupError},
         spec::{PlayerSpec, TournamentSettings, TournamentSpec},
     },
@@ -62,6 +63,10 @@ pub enum RunError {
         /// The runs the store holds.
         known: Vec<String>,
     },
+    /// A batch that cannot be used: a player without a batch API, or a batch that could not be
+    /// submitted, polled or read (its items stay open and resume on the next run).
+    #[error("batch: {0}")]
+    Batch(String),
     /// Stored settings this build cannot read.
     #[error("evaluation run `{run}` has unreadable settings: {message}")]
     BadSettings {
@@ -103,6 +108,9 @@ pub struct EvalOptions {
     pub db: PathBuf,
     /// Items answered at once (default: the script's, else 4).
     pub concurrency: Option<usize>,
+    /// Send the models' calls through their providers' batch APIs first (see
+    /// [`super::batch`]); `None` asks every call one by one.
+    pub batch: Option<super::batch::BatchOptions>,
 }
 
 /// What a run did.
@@ -121,10 +129,10 @@ pub struct EvalSummary {
 }
 
 /// One task of a run, ready to ask.
-struct TaskRun {
+pub(super) struct TaskRun {
     spec: TaskSpec,
-    label: String,
-    items: Vec<(String, String)>,
+    pub(super) label: String,
+    pub(super) items: Vec<(String, String)>,
     script: Mutex<Box<dyn Task>>,
     scoring: Scoring,
 }
@@ -158,6 +166,12 @@ fn player_info(p: &PlayerSpec) -> PlayerInfo {
 pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummary, RunError> {
     let scripts = host.load_evaluation(&options.script)?;
     let spec = scripts.spec();
+    if options.batch.is_some() {
+        let problems = super::batch::check_players(&spec.players);
+        if !problems.is_empty() {
+            return Err(RunError::Batch(problems.join("; ")));
+        }
+    }
     let store = Store::open(&options.db)?;
     let settings = RunSettings {
         settings: spec.settings.clone(),
@@ -239,6 +253,9 @@ async fn run_with(
         .or(spec.settings.concurrency)
         .unwrap_or(4)
         .max(1);
+    if let Some(batch) = options.batch {
+        super::batch::run_rounds(store, run, roster, &tasks, &spec.players, batch).await?;
+    }
     let mut jobs = Vec::new();
     for task in &tasks {
         let done: BTreeSet<(String, u32)> = store
@@ -307,6 +324,9 @@ async fn run_with(
         .map(|(n, r)| {
             if (n + 1) % 25 == 0 || n + 1 == total {
                 eprintln!("[{}/{total}] answers scored", n + 1);
+                for line in endpoint_lines(&roster.client.load()) {
+                    eprintln!("{line}");
+                }
             }
             r
         })
@@ -314,6 +334,9 @@ async fn run_with(
         .await;
     let scored = outcomes.iter().filter(|o| o.is_ok()).count();
     let open: Vec<String> = outcomes.into_iter().filter_map(Result::err).collect();
+    for line in super::batch::spend_lines(store, run, &spec.players, &PriceTable::built_in())? {
+        eprintln!("{line}");
+    }
     let tables = report_tables(store, run, settings)?;
     Ok(EvalSummary {
         run: run.name.clone(),
@@ -326,7 +349,7 @@ async fn run_with(
 
 /// Why one item could not be scored.
 #[derive(Debug, thiserror::Error)]
-enum ItemError {
+pub(super) enum ItemError {
     #[error(transparent)]
     Reply(#[from] ReplyError),
     #[error(transparent)]
@@ -401,7 +424,7 @@ fn parsed_json(p: &Parsed) -> Value {
 }
 
 /// Asks one item of one player (from stored replies first) and scores it.
-async fn answer_item(
+pub(super) async fn answer_item(
     task: &TaskRun,
     player: &PlayerInfo,
     idx: u32,

@@ -735,7 +735,7 @@ pub(super) fn http_error(
 
 /// Reads the endpoint's API key from its environment variable, trimmed (a key pasted with a
 /// trailing newline would otherwise be an invalid header).
-fn api_key(endpoint: &Endpoint) -> Result<Option<String>, LlmError> {
+pub(super) fn api_key(endpoint: &Endpoint) -> Result<Option<String>, LlmError> {
     let Some(env) = &endpoint.api_key_env else {
         return Ok(None);
     };

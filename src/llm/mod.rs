@@ -33,6 +33,7 @@
 //! ```
 
 mod anthropic;
+mod batch;
 mod client;
 mod error_body;
 #[cfg(test)]
@@ -57,6 +58,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use self::{
+    batch::{
+        BATCH_PRICE_FACTOR, BatchClient, BatchError, BatchOutcome, BatchRequest, BatchState,
+        EndedBatch, batch_cost, supports_batch,
+    },
     client::{FailedAttempt, LlmClient, MAX_RESPONSE_BYTES, headers_that_matter},
     limits::{LimitState, ReportedLimits},
     pacing::{EndpointLoad, RateLimit},

@@ -31,6 +31,7 @@
 
 mod adjudication;
 mod analysis;
+mod batches;
 mod browse;
 mod calls;
 mod copy;
@@ -58,6 +59,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 pub use self::{
     adjudication::{AdjudicationEvalRecord, LimitVerdictRecord},
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
+    batches::{BatchItemRecord, BatchItemRow, BatchUsageRow, EvalBatchRow},
     browse::{GameFilter, GameProgress, PageFrom, TournamentProgress},
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,

@@ -1,4 +1,4 @@
--- The schema of a new arena store, version 14: what running every migration of
+-- The schema of a new arena store, version 15: what running every migration of
 -- src/store/schema.rs in turn makes of an empty store, made here in one batch instead.
 -- Written by `ARENA_BLESS=1 cargo test --lib new_store_has_the_schema`: never edit it by
 -- hand; add a migration and bless the file again.
@@ -189,7 +189,7 @@ CREATE TABLE "eval_replies" (
     prompt_tokens     INTEGER,
     completion_tokens INTEGER,
     latency_ms        INTEGER NOT NULL DEFAULT 0,
-    created_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), cached_tokens INTEGER CHECK (cached_tokens >= 0), cache_write_tokens INTEGER CHECK (cache_write_tokens >= 0), reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0), provider_cost_usd REAL CHECK (provider_cost_usd >= 0), cost_details_json TEXT,
+    created_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), cached_tokens INTEGER CHECK (cached_tokens >= 0), cache_write_tokens INTEGER CHECK (cache_write_tokens >= 0), reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0), provider_cost_usd REAL CHECK (provider_cost_usd >= 0), cost_details_json TEXT, batch_id TEXT,
     PRIMARY KEY (run_id, task, player, idx, seq),
     FOREIGN KEY (run_id, task, idx) REFERENCES eval_items (run_id, task, idx)
 ) WITHOUT ROWID;
@@ -240,4 +240,26 @@ CREATE TABLE leases (
     owner      TEXT    NOT NULL,
     expires_ms INTEGER NOT NULL, token INTEGER NOT NULL DEFAULT 1 CHECK (token >= 1),
     PRIMARY KEY (kind, item)
+) WITHOUT ROWID;
+CREATE TABLE eval_batches (
+    id         INTEGER PRIMARY KEY,
+    run_id     INTEGER NOT NULL REFERENCES eval_runs (id),
+    provider   TEXT    NOT NULL,
+    endpoint   TEXT    NOT NULL,
+    batch_id   TEXT    NOT NULL,
+    ended      INTEGER NOT NULL DEFAULT 0 CHECK (ended IN (0, 1)),
+    created_at TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (endpoint, batch_id)
+);
+CREATE TABLE eval_batch_items (
+    batch     INTEGER NOT NULL REFERENCES eval_batches (id),
+    custom_id TEXT    NOT NULL,
+    task      TEXT    NOT NULL,
+    player    TEXT    NOT NULL,
+    idx       INTEGER NOT NULL CHECK (idx >= 0),
+    seq       INTEGER NOT NULL CHECK (seq >= 0),
+    prompt_json TEXT NOT NULL,
+    outcome   TEXT CHECK (outcome IN ('answered', 'errored', 'expired', 'canceled')),
+    error     TEXT,
+    PRIMARY KEY (batch, custom_id)
 ) WITHOUT ROWID;

@@ -535,6 +535,46 @@ pub(crate) const SCHEMA_V14: &str = r"
 ALTER TABLE leases ADD COLUMN token INTEGER NOT NULL DEFAULT 1 CHECK (token >= 1);
 ";
 
+/// Version 15: evaluation items sent through a provider's batch API (`arena eval --batch`).
+///
+/// `eval_batches` holds each batch arena submitted: the run, the endpoint and wire format it
+/// went to, the provider's batch id, and `ended` once its results were read and stored. It is
+/// written as soon as the provider has accepted the batch and before any polling, so a run
+/// killed while waiting polls the same batch again instead of submitting its items twice.
+/// `eval_batch_items` holds the requests in it, one per item call (`custom_id` names it in the
+/// batch; `prompt_json` holds its messages, stored with the answer), and what became of each:
+/// NULL while the batch runs, then `answered`, `errored`, `expired` or `canceled`, with the
+/// provider's error when there is one. An answer itself is
+/// stored in `eval_replies` like any call; its `batch_id` column marks it as a batch answer
+/// (billed at the provider's batch price) and is NULL for calls made one by one.
+pub(crate) const SCHEMA_V15: &str = r"
+CREATE TABLE eval_batches (
+    id         INTEGER PRIMARY KEY,
+    run_id     INTEGER NOT NULL REFERENCES eval_runs (id),
+    provider   TEXT    NOT NULL,
+    endpoint   TEXT    NOT NULL,
+    batch_id   TEXT    NOT NULL,
+    ended      INTEGER NOT NULL DEFAULT 0 CHECK (ended IN (0, 1)),
+    created_at TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (endpoint, batch_id)
+);
+
+CREATE TABLE eval_batch_items (
+    batch     INTEGER NOT NULL REFERENCES eval_batches (id),
+    custom_id TEXT    NOT NULL,
+    task      TEXT    NOT NULL,
+    player    TEXT    NOT NULL,
+    idx       INTEGER NOT NULL CHECK (idx >= 0),
+    seq       INTEGER NOT NULL CHECK (seq >= 0),
+    prompt_json TEXT NOT NULL,
+    outcome   TEXT CHECK (outcome IN ('answered', 'errored', 'expired', 'canceled')),
+    error     TEXT,
+    PRIMARY KEY (batch, custom_id)
+) WITHOUT ROWID;
+
+ALTER TABLE eval_replies ADD COLUMN batch_id TEXT;
+";
+
 /// The whole schema at [`CURRENT_VERSION`], exactly as SQLite holds it once every migration has
 /// run on an empty store. A new store is made from it in one batch: replaying the history instead
 /// (tables rebuilt, renamed and altered, each time making SQLite re-read its whole catalogue on
@@ -548,7 +588,7 @@ pub(crate) const NEW_STORE_SCHEMA: &str = include_str!("new_store.sql");
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15,
 ];
 
 /// The schema version this build writes (and the newest it can read).

@@ -1695,7 +1695,7 @@ fn a_postgres_store_defines_no_aggregate_and_older_stores_lose_theirs() {
     assert_eq!(functions(&store), ["arena_now"]);
     drop(store);
 
-    // Version 13 as arena made it: the aggregate, no tokens, a lease held.
+    // Version 13 as arena made it: the aggregate, no tokens, no batches, a lease held.
     crate::test_parts::admin(
         &url,
         "CREATE FUNCTION arena_sum_bool(total bigint, value boolean) RETURNS bigint
@@ -1703,6 +1703,9 @@ fn a_postgres_store_defines_no_aggregate_and_older_stores_lose_theirs() {
          $$ SELECT CASE WHEN value IS NULL THEN total ELSE COALESCE(total, 0) + value::int END $$;
          CREATE AGGREGATE sum(boolean) (SFUNC = arena_sum_bool, STYPE = bigint);
          ALTER TABLE leases DROP COLUMN token;
+         DROP TABLE eval_batch_items;
+         DROP TABLE eval_batches;
+         ALTER TABLE eval_replies DROP COLUMN batch_id;
          INSERT INTO leases (kind, item, owner, expires_ms) VALUES ('play', 1, 'w', 0);
          UPDATE arena_store SET version = 13;",
     )

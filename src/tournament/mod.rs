@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod ask;
 pub mod budget;
 pub mod dryrun;
+pub mod endpoint_line;
 mod error;
 pub mod experiment;
 pub mod game;

@@ -34,6 +34,8 @@ pub struct Progress {
     done_at_start: u64,
     started: Instant,
     bar: Option<ProgressBar>,
+    /// The client whose endpoints get a line each (see [`Progress::watch_endpoints`]).
+    client: OnceLock<crate::llm::LlmClient>,
 }
 
 impl Progress {
@@ -67,9 +69,26 @@ impl Progress {
             done_at_start: done,
             started: Instant::now(),
             bar,
+            client: OnceLock::new(),
         };
         progress.refresh();
         progress
+    }
+
+    /// Shows a line per model endpoint and key of `client` (calls in flight, limits and how
+    /// close the last minute came to them, 429s: see [`super::endpoint_line`]) under the bar,
+    /// and after each plain progress line.
+    pub fn watch_endpoints(&self, client: crate::llm::LlmClient) {
+        let _ = self.client.set(client);
+        self.refresh();
+    }
+
+    /// The endpoint lines, one per endpoint and key used so far.
+    fn endpoint_lines(&self) -> Vec<String> {
+        self.client
+            .get()
+            .map(|c| super::endpoint_line::endpoint_lines(&c.load()))
+            .unwrap_or_default()
     }
 
     /// More games were scheduled.
@@ -104,6 +123,9 @@ impl Progress {
                     clock(self.started.elapsed()),
                     self.line()
                 );
+                for line in self.endpoint_lines() {
+                    eprintln!("{line}");
+                }
             }
         }
     }
@@ -167,7 +189,12 @@ impl Progress {
 
     fn refresh(&self) {
         if let Some(bar) = &self.bar {
-            bar.set_message(format!("{} · ETA {}", self.counters(), self.eta()));
+            let mut message = format!("{} · ETA {}", self.counters(), self.eta());
+            for line in self.endpoint_lines() {
+                message.push('\n');
+                message.push_str(&line);
+            }
+            bar.set_message(message);
         }
     }
 

@@ -190,6 +190,7 @@ pub async fn run(
         totals.llm_calls,
         totals.prompt_tokens + totals.completion_tokens,
     ));
+    progress.watch_endpoints(roster.client.clone());
     let env = Arc::new(GameEnv {
         store: store.clone(),
         roster: roster.clone(),
