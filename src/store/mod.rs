@@ -57,7 +57,9 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, ffi};
 pub use self::{
     adjudication::{AdjudicationEvalRecord, LimitVerdictRecord},
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
-    browse::{GameFilter, GameProgress, PageFrom, TournamentProgress},
+    browse::{
+        GameFilter, GameProgress, PageFrom, RatedGameRow, TerminationCount, TournamentProgress,
+    },
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
         LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, UsageDetails,
