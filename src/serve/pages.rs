@@ -12,10 +12,13 @@ use super::{App, Params, ServeError};
 use crate::{
     board::Termination,
     leaderboard,
-    report::html::{
-        self,
-        markup::{Element, Node, el},
-        svg,
+    report::{
+        Table,
+        html::{
+            self,
+            markup::{Element, Node, el},
+            svg,
+        },
     },
     store::{GameFilter, GameRow, PageFrom, Store, TournamentRow},
 };
@@ -558,52 +561,83 @@ pub(super) async fn leaderboard_fragment(
     State(app): State<Arc<App>>,
     Path(id): Path<i64>,
 ) -> Result<Response, ServeError> {
+    let (t, finished, tables) = leaderboard_tables(&app, id).await?;
+    let mut div = el("div")
+        .id("leaderboard")
+        .attr("data-src", format!("/tournaments/{}/leaderboard", t.id))
+        .attr("data-finished", finished);
+    for table in tables.iter() {
+        let mut table = table.clone();
+        if let Some(rest) = table.title.strip_prefix(&format!("{} · ", t.name)) {
+            table.title = rest.to_owned();
+        }
+        div.push(html::table_html(&table));
+    }
+    Ok(fragment(div))
+}
+
+/// `/api/tournaments/{id}/leaderboard`: the same tables as the document `arena leaderboard
+/// --tournament NAME --stats --format json` prints.
+pub(super) async fn leaderboard_json(
+    State(app): State<Arc<App>>,
+    Path(id): Path<i64>,
+) -> Result<Response, ServeError> {
+    let (_, _, tables) = leaderboard_tables(&app, id).await?;
+    Ok(no_store((
+        [(header::CONTENT_TYPE, "application/json")],
+        crate::table::render(&tables, crate::table::Format::Json),
+    )))
+}
+
+/// A tournament's leaderboard tables, from the cache while its counts stay the same; made by one
+/// request at a time, so that the pages a finished game refreshes together wait for one
+/// computation instead of each making its own.
+async fn leaderboard_tables(
+    app: &Arc<App>,
+    id: i64,
+) -> Result<(TournamentRow, u64, Arc<Vec<Table>>), ServeError> {
     let (t, progress) = app
         .read(move |store| Ok((tournament_of(store, id)?, store.tournament_progress(id)?)))
         .await?;
     let key = (progress.games, progress.finished);
-    let cached = app
-        .leaderboards
+    let cached = || {
+        app.leaderboards
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+            .filter(|(k, _)| *k == key)
+            .map(|(_, tables)| Arc::clone(tables))
+    };
+    let making = Arc::clone(
+        app.making
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(id)
+            .or_default(),
+    );
+    let _making = making.lock().await;
+    if let Some(tables) = cached() {
+        return Ok((t, progress.finished, tables));
+    }
+    let format_tables = app.config.format_tables.clone();
+    let made = {
+        let t = t.clone();
+        app.read(move |store| {
+            let options = leaderboard::Options {
+                stats: true,
+                show_all: true,
+                format_tables: format_tables.map(|f| f(store, &t)).unwrap_or_default(),
+                ..leaderboard::Options::default()
+            };
+            Ok(Arc::new(leaderboard::tables(store, &t, &options)?))
+        })
+        .await?
+    };
+    app.leaderboards
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(&id)
-        .filter(|(k, _)| *k == key)
-        .map(|(_, html)| Arc::clone(html));
-    let markup = match cached {
-        Some(m) => m,
-        None => {
-            let format_tables = app.config.format_tables.clone();
-            let made = app
-                .read(move |store| {
-                    let options = leaderboard::Options {
-                        stats: true,
-                        show_all: true,
-                        format_tables: format_tables.map(|f| f(store, &t)).unwrap_or_default(),
-                        ..leaderboard::Options::default()
-                    };
-                    let mut div = el("div")
-                        .id("leaderboard")
-                        .attr("data-src", format!("/tournaments/{}/leaderboard", t.id))
-                        .attr("data-finished", progress.finished);
-                    for mut table in leaderboard::tables(store, &t, &options)? {
-                        if let Some(rest) = table.title.strip_prefix(&format!("{} · ", t.name)) {
-                            table.title = rest.to_owned();
-                        }
-                        div.push(html::table_html(&table));
-                    }
-                    let mut out = String::new();
-                    Node::Element(div).render(&mut out);
-                    Ok(Arc::new(out))
-                })
-                .await?;
-            app.leaderboards
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(id, (key, Arc::clone(&made)));
-            made
-        }
-    };
-    Ok(no_store(Html(markup.as_str().to_owned())))
+        .insert(id, (key, Arc::clone(&made)));
+    Ok((t, progress.finished, made))
 }
 
 /// `/runs/{id}`: an evaluation run's tables and items, as the report shows them.

@@ -280,6 +280,11 @@ fn serve_browses_a_real_store_page_by_page() {
         tables["tables"].as_array().unwrap().len(),
         "every table of `arena leaderboard --stats`"
     );
+    // The same figures to the last digit: the served JSON is the command's document.
+    let served = server.get(&format!("/api/tournaments/{}/leaderboard", t.id));
+    assert_eq!(served.status, 200);
+    assert_eq!(served.header("content-type"), Some("application/json"));
+    assert_eq!(served.body, String::from_utf8(out.stdout).unwrap());
 
     // The viewer's own assets; nothing else reaches the file system.
     assert_eq!(server.get("/assets/viewer.js").status, 200);
@@ -472,6 +477,22 @@ fn serve_browses_a_postgres_store() {
     assert!(!data["plies"].as_array().unwrap().is_empty());
     let board = server.get(&format!("/tournaments/{id}/leaderboard"));
     assert!(board.body.contains("standings"), "{}", board.body);
+    // The figures the database summed are the command's, to the last digit.
+    let served = server.get(&format!("/api/tournaments/{id}/leaderboard"));
+    let out = dir
+        .arena()
+        .args([
+            "leaderboard",
+            "--db",
+            &db.url,
+            "--stats",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(served.body, stdout(&out));
     let start = Instant::now();
     drop(server);
     assert!(start.elapsed() < Duration::from_secs(60));
