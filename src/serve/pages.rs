@@ -15,7 +15,7 @@ use crate::{
     report::{
         Table,
         html::{
-            self,
+            self, filters,
             markup::{Element, Node, el},
             svg,
         },
@@ -386,65 +386,25 @@ pub(super) async fn games_fragment(
 
 fn games_list(t: &TournamentRow, q: &ListQuery, p: &GamesPage) -> Element {
     let f = &q.filter;
-    let select =
-        |name: &'static str, label: &str, current: Option<&str>, options: Vec<(String, String)>| {
-            let mut s = el("select").attr("name", name);
-            for (value, text) in options {
-                let mut o = el("option").attr("value", &value);
-                if current == Some(value.as_str()) || (current.is_none() && value.is_empty()) {
-                    o = o.attr("selected", "");
-                }
-                s.push(o.text(text));
-            }
-            el("label").text(format!("{label} ")).child(s)
-        };
-    let any = || (String::new(), "any".to_owned());
+    let bind = filters::Bind::Form;
     let form = el("form")
         .class("filters")
         .attr("method", "get")
         .attr("action", format!("/tournaments/{}", t.id))
-        .child(select(
-            "player",
-            "player",
+        .child(filters::player(
+            bind,
             f.player.as_deref(),
-            std::iter::once(any())
-                .chain(p.players.iter().map(|n| (n.clone(), n.clone())))
-                .collect(),
+            p.players.iter().map(String::as_str),
         ))
-        .child(select(
-            "colour",
-            "playing",
+        .child(filters::colour(
+            bind,
             f.as_white.map(|w| if w { "white" } else { "black" }),
-            vec![
-                (String::new(), "either colour".into()),
-                ("white".into(), "White".into()),
-                ("black".into(), "Black".into()),
-            ],
         ))
-        .child(select(
-            "result",
-            "result",
-            f.result.as_deref(),
-            vec![
-                any(),
-                ("1-0".into(), "1-0".into()),
-                ("0-1".into(), "0-1".into()),
-                ("1/2-1/2".into(), "½-½".into()),
-                ("*".into(), "void".into()),
-                ("none".into(), "unfinished".into()),
-            ],
-        ))
-        .child(select(
-            "termination",
-            "termination",
+        .child(filters::result(bind, f.result.as_deref(), &[("*", "void")]))
+        .child(filters::termination(
+            bind,
             f.termination.as_deref(),
-            std::iter::once(any())
-                .chain(
-                    p.terminations
-                        .iter()
-                        .map(|t| (t.clone(), t.replace('_', " "))),
-                )
-                .collect(),
+            p.terminations.iter().map(String::as_str),
         ))
         .child(
             el("label").text("opening ").child(
@@ -454,7 +414,8 @@ fn games_list(t: &TournamentRow, q: &ListQuery, p: &GamesPage) -> Element {
                     .attr("value", f.opening.clone().unwrap_or_default()),
             ),
         )
-        .child(select(
+        .child(filters::select(
+            bind,
             "void",
             "void",
             f.void.map(|v| if v { "yes" } else { "no" }),
