@@ -273,6 +273,27 @@ impl Store {
             .context(what)
     }
 
+    /// The tournament's game of the highest number that has started (has the hash of the scripts
+    /// it ran under), or `None` before any has.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure or unreadable stored data.
+    pub fn newest_started_game(&self, tournament: i64) -> Result<Option<GameRow>, StoreError> {
+        let what = || format!("find the newest started game of tournament {tournament}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {GAME_COLUMNS} FROM games g WHERE g.tournament_id = ?1 \
+                 AND g.script_hash IS NOT NULL ORDER BY g.idx DESC LIMIT 1"
+            ))
+            .context(what)?;
+        let mut rows = stmt
+            .query_map(params![tournament], game_row)
+            .context(what)?;
+        rows.next().transpose().context(what)
+    }
+
     /// A tournament's finished games counted by (White, Black, result, termination), with their
     /// plies summed: what the terminations table needs, summed by the database.
     ///
