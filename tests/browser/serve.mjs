@@ -27,8 +27,16 @@ const running = page.locator("tr.game[data-status='running']").first();
 await running.waitFor({ timeout: 60000 });
 await running.click();
 await page.waitForSelector("#viewer:not([hidden]) #v-ply-title");
-// On the last ply, the viewer follows the game.
+// On the last ply, the viewer follows the game. A key pressed while a new ply's refresh replaces
+// the open game can be lost, so End is pressed until the last move is the one shown.
 await page.keyboard.press("End");
+await page.waitForFunction(() => {
+  const items = document.querySelectorAll("#v-moves li");
+  const last = items[items.length - 1];
+  if (last && last.classList.contains("current")) return true;
+  document.dispatchEvent(new KeyboardEvent("keydown", { key: "End", bubbles: true }));
+  return false;
+}, null, { timeout: 30000, polling: 250 });
 const movesAtOpen = await page.locator("#v-moves li.mv").count();
 const fenAtOpen = await page.locator("#v-fen").textContent();
 await page.screenshot({ path: spec.screenshots + "/live-game.png", fullPage: false });
