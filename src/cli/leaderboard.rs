@@ -112,13 +112,9 @@ pub(super) fn run(args: Args) -> Result<u8> {
     for t in select(&store, tournament.as_deref())? {
         // A misspelt anchor is the user's mistake, not a property of the pool: say so loudly,
         // with the names that would do.
-        let rated = leaderboard::bradley_terry::rated_games(&store.games(t.id)?);
-        let mut players: Vec<String> = rated
-            .iter()
-            .flat_map(|g| [g.white.clone(), g.black.clone()])
-            .collect();
+        let rated = leaderboard::bradley_terry::rated_in(&store, t.id)?;
+        let mut players: Vec<String> = rated.players().to_vec();
         players.sort();
-        players.dedup();
         for (option, anchor) in [("--anchor", &anchor), ("--ladder", &ladder)] {
             if let Some(anchor) = anchor
                 && !players.contains(&anchor.name)

@@ -9,10 +9,10 @@ use crate::{
     rating::{
         Z95,
         bradley_terry::{
-            self, Bootstrap, BootstrapConfig, Config, Fit, Game, MIN_MARGIN, VirtualDraws,
+            self, Bootstrap, BootstrapConfig, Config, Fit, Game, Games, MIN_MARGIN, VirtualDraws,
         },
     },
-    store::{GameRow, GameStatus},
+    store::{GameRow, GameStatus, Store, StoreError, current_attempts},
     table::{Cell, Table},
 };
 
@@ -59,26 +59,97 @@ pub fn rated_games(rows: &[GameRow]) -> Vec<Game> {
                 g.black.clone(),
                 result.score_for(shakmaty::Color::White),
             );
-            let opening = match (&g.opening_label, &g.start_fen) {
-                (Some(label), _) => Some(label.clone()),
-                (None, Some(fen)) => Some(format!("{fen} {}", g.opening_moves.join(" "))),
-                (None, None) if !g.opening_moves.is_empty() => Some(g.opening_moves.join(" ")),
-                (None, None) => None,
-            };
-            Some(match opening {
-                Some(opening) => {
-                    let (a, b) = if g.white < g.black {
-                        (&g.white, &g.black)
-                    } else {
-                        (&g.black, &g.white)
-                    };
-                    // Unit separators cannot appear in names or openings read from a script.
-                    game.in_group(format!("{a}\u{1f}{b}\u{1f}{opening}"))
-                }
+            Some(match group(&g.white, &g.black, &opening_of(g)) {
+                Some(group) => game.in_group(group),
                 None => game,
             })
         })
         .collect()
+}
+
+/// The rated games of stored rows (the current attempt of each slot, finished with a result), in
+/// schedule order and numbered, grouped as [`rated_games`] groups them.
+pub fn rated(rows: &[GameRow]) -> Games {
+    let mut games = Games::new();
+    for g in current_attempts(rows) {
+        if g.status != GameStatus::Finished {
+            continue;
+        }
+        if let Some(result) = g
+            .result
+            .as_deref()
+            .and_then(|r| r.parse::<GameResult>().ok())
+        {
+            let group = group(&g.white, &g.black, &opening_of(g));
+            games.push(
+                &g.white,
+                &g.black,
+                result.score_for(shakmaty::Color::White),
+                group.as_deref(),
+            );
+        }
+    }
+    games
+}
+
+/// [`rated`] read from the store a row at a time: a tournament of 100,000 games is rated
+/// without holding its games.
+///
+/// # Errors
+/// When the store cannot be read.
+pub fn rated_in(store: &Store, tournament: i64) -> Result<Games, StoreError> {
+    let mut games = Games::new();
+    store.for_each_rated_game(tournament, |g| {
+        let Ok(result) = g.result.parse::<GameResult>() else {
+            return;
+        };
+        let opening = Opening {
+            label: g.opening_label.as_deref(),
+            start_fen: g.start_fen.as_deref(),
+            moves: &g.opening_moves,
+        };
+        let group = group(&g.white, &g.black, &opening);
+        games.push(
+            &g.white,
+            &g.black,
+            result.score_for(shakmaty::Color::White),
+            group.as_deref(),
+        );
+    })?;
+    Ok(games)
+}
+
+/// What names a game's opening.
+struct Opening<'a> {
+    label: Option<&'a str>,
+    start_fen: Option<&'a str>,
+    moves: &'a [String],
+}
+
+fn opening_of(g: &GameRow) -> Opening<'_> {
+    Opening {
+        label: g.opening_label.as_deref(),
+        start_fen: g.start_fen.as_deref(),
+        moves: &g.opening_moves,
+    }
+}
+
+/// The resampling group of a game between `white` and `black` from `opening`: the pair and the
+/// opening, or none when the game has no opening.
+fn group(white: &str, black: &str, opening: &Opening<'_>) -> Option<String> {
+    let opening = match (opening.label, opening.start_fen) {
+        (Some(label), _) => label.to_owned(),
+        (None, Some(fen)) => format!("{fen} {}", opening.moves.join(" ")),
+        (None, None) if !opening.moves.is_empty() => opening.moves.join(" "),
+        (None, None) => return None,
+    };
+    let (a, b) = if white < black {
+        (white, black)
+    } else {
+        (black, white)
+    };
+    // Unit separators cannot appear in names or openings read from a script.
+    Some(format!("{a}\u{1f}{b}\u{1f}{opening}"))
 }
 
 /// The ratings table and a one-row table of the fit's own parameters (White's advantage, the
@@ -86,6 +157,11 @@ pub fn rated_games(rows: &[GameRow]) -> Vec<Game> {
 /// no fit (no finished games, or a pool without finite ratings), the ratings table says why and
 /// has no rows.
 pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
+    tables_of(&rated(rows), options)
+}
+
+/// [`tables`] over rated games ([`rated`], [`rated_in`]).
+pub fn tables_of(games: &Games, options: &Options) -> Vec<Table> {
     let mut table = Table::new(
         "ratings (Bradley-Terry)",
         &[
@@ -100,7 +176,6 @@ pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
         ],
     )
     .of_kind("bradley_terry");
-    let games = rated_games(rows);
     if games.is_empty() {
         table.notes.push("no finished games to fit".into());
         return vec![table];
@@ -117,13 +192,14 @@ pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
         virtual_draws: options.virtual_draws,
     };
     let outcome = if options.samples == 0 {
-        bradley_terry::fit(&games, &config).map(|fit| (fit, None))
+        bradley_terry::fit_games(games, &config).map(|fit| (fit, None))
     } else {
         let resampling = BootstrapConfig {
             samples: options.samples,
             seed: options.seed,
         };
-        bradley_terry::bootstrap(&games, &config, &resampling).map(|b| (b.fit.clone(), Some(b)))
+        bradley_terry::bootstrap_games(games, &config, &resampling)
+            .map(|b| (b.fit.clone(), Some(b)))
     };
     let (fit, resampled) = match outcome {
         Ok(fitted) => fitted,

@@ -14,10 +14,11 @@ use std::collections::BTreeMap;
 use crate::{
     analysis,
     board::{GameResult, Termination},
+    rating::bradley_terry::Games,
     rating::glicko::{self, Compat, GlickoConfig},
     store::{
-        GameRow, GameStatus, PlayerRow, StandingRow, Store, StoreError, TournamentRow,
-        current_attempts,
+        GameRow, GameStatus, PlayerRow, StandingRow, Store, StoreError, TerminationCount,
+        TournamentRow, VOID_RESULT,
     },
     table::{Cell, Table},
 };
@@ -70,31 +71,39 @@ pub fn tables(
     tournament: &TournamentRow,
     options: &Options,
 ) -> Result<Vec<Table>, StoreError> {
-    let games = store.games(tournament.id)?;
+    // Nothing here holds the tournament's games: the ratings read them a row at a time in
+    // schedule order, the terminations are summed by the database, and the void games are read
+    // alone. A tournament of 100,000 games costs one pass over its rated rows.
     let players = store.players(tournament.id)?;
     let standings = store.standings(tournament.id)?;
     // The ratings see each schedule slot's current attempt, in slot order: the same games in the
     // same order as a tournament that no harness fault interrupted.
-    let rated: Vec<GameRow> = current_attempts(&games).into_iter().cloned().collect();
-    let mut out = vec![ratings(&rated, &players, options)];
-    out.extend(bradley_terry::tables(&rated, &options.bradley_terry));
+    let rated = bradley_terry::rated_in(store, tournament.id)?;
+    let mut out = vec![ratings_of(&rated, &players, options)];
+    out.extend(bradley_terry::tables_of(&rated, &options.bradley_terry));
     out.push(standings_table(&standings));
     out.extend(options.format_tables.iter().cloned());
-    if games.iter().any(GameRow::is_void) {
-        out.push(void_games_table(&games));
+    let voids = store.void_games(tournament.id)?;
+    if voids.iter().any(GameRow::is_void) {
+        out.push(void_games_table(&voids));
     }
     if options.stats {
         out.push(attempts(&standings));
-        out.push(terminations(&games, &players));
+        out.push(terminations_of(
+            &store.termination_counts(tournament.id)?,
+            &players,
+        ));
     }
     if options.games {
+        // One row a game: this table is as long as the tournament, so it reads every game.
+        let games = store.games(tournament.id)?;
         out.push(games_table(&games, &store.call_summaries(tournament.id)?));
     }
     if options.llm_chess || llm_chess::applies(&players) {
         out.push(llm_chess::table_for(store, tournament)?);
     }
-    out.extend(scales::table(
-        &games,
+    out.extend(scales::table_of(
+        &rated,
         &players,
         crate::rating::calibration::Calibration::builtin(),
     ));
@@ -135,11 +144,16 @@ pub fn legal_move_rates(rows: &[StandingRow]) -> BTreeMap<String, f64> {
 /// interval, games. Schedule order, not the order the games happened to finish in, so that the
 /// same games give the same ratings at any concurrency and after any resume.
 pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> Table {
+    ratings_of(&bradley_terry::rated(games), players, options)
+}
+
+/// [`ratings`] over rated games ([`bradley_terry::rated`], [`bradley_terry::rated_in`]).
+pub fn ratings_of(games: &Games, players: &[PlayerRow], options: &Options) -> Table {
     let config = GlickoConfig {
         compat: options.compat,
         ..GlickoConfig::default()
     };
-    let ratings = rate(games, options.compat);
+    let ratings = glicko(games, options.compat, false);
     let title = match options.compat {
         Compat::Correct => "ratings (Glicko-1)",
         Compat::ChessArena => "ratings (Glicko-1, ChessArena-compatible update)",
@@ -223,33 +237,38 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
 /// (ChessArena, appendix C): what [`ratings`] shows, for callers that want the numbers (the HTML
 /// report's plot).
 pub fn rate(games: &[GameRow], compat: Compat) -> glicko::Ratings {
+    // Schedule order, not finish order: the same games give the same ratings at any concurrency.
+    // A replay takes its slot's place, so a game an engine crash made void and that was played
+    // again rates where it was scheduled.
+    rate_of(&bradley_terry::rated(games), compat)
+}
+
+/// [`rate`] over rated games, already in schedule order.
+pub fn rate_of(games: &Games, compat: Compat) -> glicko::Ratings {
+    glicko(games, compat, true)
+}
+
+/// Glicko-1 over `games` in their order, with each player's history or (for a table, which
+/// shows only where each player ended) without.
+fn glicko(games: &Games, compat: Compat, history: bool) -> glicko::Ratings {
     let config = GlickoConfig {
         compat,
         ..GlickoConfig::default()
     };
-    // Schedule order, not finish order: the same games give the same ratings at any concurrency.
-    // A replay takes its slot's place, so a game an engine crash made void and that was played
-    // again rates where it was scheduled.
-    let finished: Vec<&GameRow> = current_attempts(games)
-        .into_iter()
-        .filter(|g| g.status == GameStatus::Finished)
-        .collect();
     let mut ratings = glicko::Ratings::new(config).expect("the default Glicko settings are valid");
-    for g in finished {
-        let Some(result) = g
-            .result
-            .as_deref()
-            .and_then(|r| r.parse::<GameResult>().ok())
-        else {
-            continue;
-        };
+    for (white, black, score_white) in games.iter() {
         let game = glicko::GameResult {
-            white: g.white.clone(),
-            black: g.black.clone(),
-            score_white: result.score_for(shakmaty::Color::White),
+            white: white.to_owned(),
+            black: black.to_owned(),
+            score_white,
         };
-        if let Err(e) = ratings.record(&game) {
-            tracing::warn!("game {} left out of the ratings: {e}", g.index);
+        let recorded = if history {
+            ratings.record(&game).map(|_| ())
+        } else {
+            ratings.record_current(&game)
+        };
+        if let Err(e) = recorded {
+            tracing::warn!("a game of {white} against {black} left out of the ratings: {e}");
         }
     }
     ratings
@@ -437,6 +456,24 @@ pub fn attempts(rows: &[StandingRow]) -> Table {
 
 /// Wins, losses, draws and void games by termination, and the average game length, per player.
 pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
+    let counts: Vec<TerminationCount> = games
+        .iter()
+        .filter(|g| g.status == GameStatus::Finished)
+        .map(|g| TerminationCount {
+            white: g.white.clone(),
+            black: g.black.clone(),
+            result: g.result.clone(),
+            termination: g.termination.clone(),
+            games: 1,
+            plies: u64::from(g.ply_count),
+        })
+        .collect();
+    terminations_of(&counts, players)
+}
+
+/// [`terminations`] from the finished games counted by the store
+/// ([`Store::termination_counts`]).
+pub fn terminations_of(finished: &[TerminationCount], players: &[PlayerRow]) -> Table {
     let kinds = Termination::ALL;
     // Per termination: won, lost, drawn, void (a game that ended without a result).
     const OUTCOMES: usize = 4;
@@ -455,7 +492,7 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
         by_kind: BTreeMap<(usize, usize), u64>,
     }
     let mut counts: BTreeMap<&str, Counts> = BTreeMap::new();
-    for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
+    for g in finished {
         let result = g
             .result
             .as_deref()
@@ -467,7 +504,8 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
         else {
             continue;
         };
-        if result.is_none() && !g.is_void() {
+        let void = g.result.as_deref() == Some(VOID_RESULT);
+        if result.is_none() && !void {
             continue;
         }
         let kind = kinds.iter().position(|k| *k == termination).unwrap_or(0);
@@ -476,15 +514,15 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
             (g.black.as_str(), shakmaty::Color::Black),
         ] {
             let c = counts.entry(name).or_default();
-            c.games += 1;
-            c.plies += u64::from(g.ply_count);
+            c.games += g.games;
+            c.plies += g.plies;
             let outcome = match result.map(|r| r.score_for(color)) {
                 None => 3,
                 Some(s) if s > 0.75 => 0,
                 Some(s) if s < 0.25 => 1,
                 Some(_) => 2,
             };
-            *c.by_kind.entry((kind, outcome)).or_default() += 1;
+            *c.by_kind.entry((kind, outcome)).or_default() += g.games;
         }
     }
     // Drop the columns no game used, so the table stays readable.

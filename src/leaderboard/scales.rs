@@ -28,19 +28,25 @@ use std::collections::BTreeMap;
 use shakmaty::Color;
 
 use crate::{
-    board::GameResult,
     rating::{
         Z95,
+        bradley_terry::Games,
         calibration::Calibration,
         elo_anchor::{self, AnchorGame, EloEstimate, WHITE_ADVANTAGE},
     },
-    store::{GameRow, GameStatus, PlayerRow},
+    store::{GameRow, PlayerRow},
     table::{Cell, Table},
 };
 
 /// The three-scale table for every model player (`llm`, `moa`) that played a built-in rung, or
 /// `None` when none did.
 pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration) -> Option<Table> {
+    table_of(&super::bradley_terry::rated(games), players, calibration)
+}
+
+/// [`table`] over rated games ([`super::bradley_terry::rated`],
+/// [`super::bradley_terry::rated_in`]).
+pub fn table_of(games: &Games, players: &[PlayerRow], calibration: &Calibration) -> Option<Table> {
     let rungs: BTreeMap<&str, RungSeen> = players
         .iter()
         .filter_map(|p| Some((p.name.as_str(), RungSeen::of(p, calibration)?)))
@@ -55,21 +61,12 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
     {
         per_model.insert(p.name.as_str(), Vec::new());
     }
-    for g in games.iter().filter(|g| g.status == GameStatus::Finished) {
-        let Some(result) = g
-            .result
-            .as_deref()
-            .and_then(|r| r.parse::<GameResult>().ok())
-        else {
-            continue; // void or unfinished: in no rating
-        };
-        for (me, opponent, color) in [
-            (&g.white, &g.black, Color::White),
-            (&g.black, &g.white, Color::Black),
+    for (white, black, score_white) in games.iter() {
+        for (me, opponent, color, score) in [
+            (white, black, Color::White, score_white),
+            (black, white, Color::Black, 1.0 - score_white),
         ] {
-            let (Some(list), Some(rung)) =
-                (per_model.get_mut(me.as_str()), rungs.get(opponent.as_str()))
-            else {
+            let (Some(list), Some(rung)) = (per_model.get_mut(me), rungs.get(opponent)) else {
                 continue;
             };
             let game = AnchorGame {
@@ -79,7 +76,7 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
                     Color::White => elo_anchor::Color::White,
                     Color::Black => elo_anchor::Color::Black,
                 },
-                score: result.score_for(color),
+                score,
             };
             list.push(game);
         }
@@ -229,6 +226,7 @@ impl RungSeen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::GameResult;
     use crate::rating::calibration::{PinnedRung, UciScale};
 
     fn player(name: &str, kind: &str, settings: &str) -> PlayerRow {

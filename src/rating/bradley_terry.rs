@@ -110,6 +110,95 @@ impl Game {
     }
 }
 
+/// Games with their players and groups numbered once: what a fit reads. Made from [`Game`]s, or
+/// filled game by game ([`Games::push`]) without a string per game, as a leaderboard over
+/// 100,000 stored games is.
+#[derive(Debug, Clone, Default)]
+pub struct Games {
+    /// Players by number, in the order they first played.
+    names: Vec<String>,
+    numbers: HashMap<String, usize>,
+    /// (white, black, White's score).
+    games: Vec<(usize, usize, f64)>,
+    /// Each game's group by number (numbered in the order they first appear).
+    groups: Vec<Option<usize>>,
+    group_numbers: HashMap<String, usize>,
+    /// The first bad game's error, reported when the games are fitted.
+    invalid: Option<RatingError>,
+}
+
+impl Games {
+    /// No games yet.
+    pub fn new() -> Games {
+        Games::default()
+    }
+
+    /// Numbers `games`.
+    pub fn of(games: &[Game]) -> Games {
+        let mut out = Games::new();
+        for g in games {
+            out.push(&g.white, &g.black, g.score_white, g.group.as_deref());
+        }
+        out
+    }
+
+    /// Adds a game between `white` and `black` in which White scored `score_white`, in `group`
+    /// (see [`Game::group`]). A bad game (self-play, a score outside 0 to 1) is left out and the
+    /// first one is reported by a fit, as for [`Game`]s.
+    pub fn push(&mut self, white: &str, black: &str, score_white: f64, group: Option<&str>) {
+        let bad = if white == black {
+            Some(RatingError::SelfPlay(white.to_owned()))
+        } else {
+            error::score(score_white).err()
+        };
+        if let Some(e) = bad {
+            self.invalid.get_or_insert(e);
+            return;
+        }
+        let mut number = |name: &str| match self.numbers.get(name) {
+            Some(&i) => i,
+            None => {
+                self.names.push(name.to_owned());
+                self.numbers.insert(name.to_owned(), self.names.len() - 1);
+                self.names.len() - 1
+            }
+        };
+        let (w, b) = (number(white), number(black));
+        self.games.push((w, b, score_white));
+        let group = group.map(|g| match self.group_numbers.get(g) {
+            Some(&i) => i,
+            None => {
+                let i = self.group_numbers.len();
+                self.group_numbers.insert(g.to_owned(), i);
+                i
+            }
+        });
+        self.groups.push(group);
+    }
+
+    /// The games in the order they were added: White, Black and White's score.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str, f64)> {
+        self.games
+            .iter()
+            .map(|&(w, b, s)| (self.names[w].as_str(), self.names[b].as_str(), s))
+    }
+
+    /// The players, in the order they first played.
+    pub fn players(&self) -> &[String] {
+        &self.names
+    }
+
+    /// How many games.
+    pub fn len(&self) -> usize {
+        self.games.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.games.is_empty()
+    }
+}
+
 /// What fixes the common shift of the ratings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Anchor {
@@ -316,6 +405,15 @@ impl Fit {
 /// linking them to the rest), [`RatingError::NoFiniteAdvantage`] when White's advantage has none,
 /// and [`RatingError::NoConvergence`] if Newton's method stalls.
 pub fn fit(games: &[Game], config: &Config) -> Result<Fit, RatingError> {
+    fit_games(&Games::of(games), config)
+}
+
+/// [`fit`] over numbered games.
+///
+/// # Errors
+///
+/// Those of [`fit`].
+pub fn fit_games(games: &Games, config: &Config) -> Result<Fit, RatingError> {
     let pool = Pool::new(games, config)?;
     let all: Vec<usize> = (0..pool.games.len()).collect();
     pool.fit(&all)
@@ -403,16 +501,29 @@ pub fn bootstrap(
     config: &Config,
     bootstrap: &BootstrapConfig,
 ) -> Result<Bootstrap, RatingError> {
+    bootstrap_games(&Games::of(games), config, bootstrap)
+}
+
+/// [`bootstrap`] over numbered games.
+///
+/// # Errors
+///
+/// Those of [`bootstrap`].
+pub fn bootstrap_games(
+    games: &Games,
+    config: &Config,
+    bootstrap: &BootstrapConfig,
+) -> Result<Bootstrap, RatingError> {
     let pool = Pool::new(games, config)?;
     let all: Vec<usize> = (0..pool.games.len()).collect();
     let Estimate { fit: full, r, h } = pool.estimate(&all, None)?;
 
     let mut units: Vec<Vec<usize>> = Vec::new();
-    let mut by_group: HashMap<&str, usize> = HashMap::new();
-    for (i, g) in games.iter().enumerate() {
-        match g.group.as_deref() {
+    let mut unit_of_group: HashMap<usize, usize> = HashMap::new();
+    for (i, group) in games.groups.iter().enumerate() {
+        match group {
             Some(group) => {
-                let unit = *by_group.entry(group).or_insert_with(|| {
+                let unit = *unit_of_group.entry(*group).or_insert_with(|| {
                     units.push(Vec::new());
                     units.len() - 1
                 });
@@ -421,6 +532,8 @@ pub fn bootstrap(
             None => units.push(vec![i]),
         }
     }
+    // Each unit's games summed by cell, so that a sample costs its units, not its games.
+    let sums: Vec<Vec<Cell>> = units.iter().map(|u| Cell::sums(&pool, u)).collect();
 
     let position: HashMap<&str, usize> = full
         .players
@@ -444,16 +557,18 @@ pub fn bootstrap(
         let (w, b, _) = pool.games[unit[0]];
         strata.entry((w.min(b), w.max(b))).or_default().push(u);
     }
-    let mut sample = Vec::with_capacity(games.len());
+    let mut sample = Tally::new(pool.names.len());
     for _ in 0..bootstrap.samples {
         sample.clear();
         for members in strata.values() {
             for _ in 0..members.len() {
                 let unit = members[rng.random_range(0..members.len())];
-                sample.extend_from_slice(&units[unit]);
+                for cell in &sums[unit] {
+                    sample.add(cell);
+                }
             }
         }
-        let Ok(Estimate { fit: refit, .. }) = pool.estimate(&sample, Some((&r, h))) else {
+        let Ok(Estimate { fit: refit, .. }) = pool.estimate_tally(&sample, Some((&r, h))) else {
             failed += 1;
             continue;
         };
@@ -545,7 +660,7 @@ pub fn bootstrap(
         samples,
         failed,
         units: units.len(),
-        grouped: !by_group.is_empty(),
+        grouped: !unit_of_group.is_empty(),
     })
 }
 
@@ -561,14 +676,14 @@ fn standard_deviation(values: &[f64]) -> f64 {
 
 /// The games with their players numbered once, so that a resample refits without strings.
 struct Pool<'a> {
-    names: Vec<String>,
+    names: &'a [String],
     /// (white, black, White's score).
-    games: Vec<(usize, usize, f64)>,
+    games: &'a [(usize, usize, f64)],
     config: &'a Config,
 }
 
 impl<'a> Pool<'a> {
-    fn new(games: &[Game], config: &'a Config) -> Result<Pool<'a>, RatingError> {
+    fn new(games: &'a Games, config: &'a Config) -> Result<Pool<'a>, RatingError> {
         config.virtual_draws.valid()?;
         if let Anchor::Mean(value) = &config.anchor {
             error::finite("anchor_rating", *value)?;
@@ -579,37 +694,23 @@ impl<'a> Pool<'a> {
         for (_, rating) in config.anchor.pinned() {
             error::finite("anchor_rating", rating)?;
         }
-        if games.is_empty() {
+        if games.is_empty() && games.invalid.is_none() {
             return Err(RatingError::NoGames);
         }
-        let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut names = Vec::new();
-        let mut numbered = Vec::with_capacity(games.len());
-        for g in games {
-            if g.white == g.black {
-                return Err(RatingError::SelfPlay(g.white.clone()));
-            }
-            error::score(g.score_white)?;
-            let mut sides = [0; 2];
-            for (side, name) in sides.iter_mut().zip([&g.white, &g.black]) {
-                *side = *index.entry(name.as_str()).or_insert_with(|| {
-                    names.push(name.clone());
-                    names.len() - 1
-                });
-            }
-            numbered.push((sides[0], sides[1], g.score_white));
+        if let Some(e) = &games.invalid {
+            return Err(e.clone());
         }
         if let Some((name, _)) = config
             .anchor
             .pinned()
             .into_iter()
-            .find(|(name, _)| !index.contains_key(name))
+            .find(|(name, _)| !games.numbers.contains_key(*name))
         {
             return Err(RatingError::UnknownPlayer(name.to_owned()));
         }
         Ok(Pool {
-            names,
-            games: numbered,
+            names: &games.names,
+            games: &games.games,
             config,
         })
     }
@@ -627,7 +728,26 @@ impl<'a> Pool<'a> {
         chosen: &[usize],
         start: Option<(&[f64], f64)>,
     ) -> Result<Estimate, RatingError> {
-        let cells = Cells::collect(self, chosen);
+        let mut tally = Tally::new(self.names.len());
+        for &k in chosen {
+            let (white, black, s) = self.games[k];
+            tally.add(&Cell {
+                white,
+                black,
+                s,
+                times: 1,
+            });
+        }
+        self.estimate_tally(&tally, start)
+    }
+
+    /// Fits the games summed in `tally`, as [`Pool::estimate`].
+    fn estimate_tally(
+        &self,
+        tally: &Tally,
+        start: Option<(&[f64], f64)>,
+    ) -> Result<Estimate, RatingError> {
+        let cells = Cells::collect(self, tally);
         let n = self.names.len();
         // The players held fixed, by number, with their ratings; the first is the reference.
         let pinned: Vec<(usize, f64)> = match &self.config.anchor {
@@ -654,7 +774,7 @@ impl<'a> Pool<'a> {
                 .collect(),
         };
         let (reference, reference_rating) = pinned[0];
-        let unbounded = cells.unbounded(&pinned, &self.names);
+        let unbounded = cells.unbounded(&pinned, self.names);
         if !unbounded.is_empty() {
             return Err(RatingError::Unbounded(unbounded));
         }
@@ -688,7 +808,7 @@ impl<'a> Pool<'a> {
                 break;
             }
             let (gradient, information) = cells.derivatives(&r, h, &params);
-            let step = solve(information, gradient).ok_or_else(|| params.singular(&self.names))?;
+            let step = solve(information, gradient).ok_or_else(|| params.singular(self.names))?;
             let longest = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
             let mut scale = if longest > MAX_STEP {
                 MAX_STEP / longest
@@ -729,7 +849,7 @@ impl<'a> Pool<'a> {
             vec![vec![0.0; params.len()]; params.len()]
         } else {
             let (_, information) = cells.derivatives(&r, h, &params);
-            invert(information).ok_or_else(|| params.singular(&self.names))?
+            invert(information).ok_or_else(|| params.singular(self.names))?
         };
         // The covariance of two ratings (zero for the reference), then, for the mean anchor, the
         // variance of each rating less the mean: V_ii − 2 · mean_j V_ij + mean_jk V_jk.
@@ -851,6 +971,97 @@ impl Params {
     }
 }
 
+/// `times` games of `white` against `black` in which White scored `s` each.
+#[derive(Debug, Clone, Copy)]
+struct Cell {
+    white: usize,
+    black: usize,
+    s: f64,
+    times: u32,
+}
+
+impl Cell {
+    /// The games numbered in `unit`, summed by (White, Black, score) in the order they first
+    /// appear. Scores in halves sum exactly whatever the order, so merging them changes no bit of
+    /// a fit; any other score stays one cell a game, in the games' order.
+    fn sums(pool: &Pool, unit: &[usize]) -> Vec<Cell> {
+        let mut out: Vec<Cell> = Vec::new();
+        for &k in unit {
+            let (white, black, s) = pool.games[k];
+            let halves = (s * 2.0).fract() == 0.0;
+            match out
+                .iter_mut()
+                .find(|c| halves && c.white == white && c.black == black && c.s == s)
+            {
+                Some(c) => c.times += 1,
+                None => out.push(Cell {
+                    white,
+                    black,
+                    s,
+                    times: 1,
+                }),
+            }
+        }
+        out
+    }
+}
+
+/// Games summed into dense n × n cells, row White, column Black, with each player's totals: a
+/// bootstrap builds thousands of these, and a map costs more than the fit itself.
+struct Tally {
+    n: usize,
+    played: Vec<f64>,
+    points: Vec<f64>,
+    games: Vec<u32>,
+    score: Vec<f64>,
+    draws: Vec<u32>,
+}
+
+impl Tally {
+    fn new(n: usize) -> Tally {
+        Tally {
+            n,
+            played: vec![0.0; n * n],
+            points: vec![0.0; n * n],
+            games: vec![0; n],
+            score: vec![0.0; n],
+            draws: vec![0; n],
+        }
+    }
+
+    fn clear(&mut self) {
+        self.played.fill(0.0);
+        self.points.fill(0.0);
+        self.games.fill(0);
+        self.score.fill(0.0);
+        self.draws.fill(0);
+    }
+
+    fn add(&mut self, c: &Cell) {
+        let (w, b, s) = (c.white, c.black, c.s);
+        let cell = w * self.n + b;
+        if c.times == 1 {
+            self.played[cell] += 1.0;
+            self.points[cell] += s;
+            self.score[w] += s;
+            self.score[b] += 1.0 - s;
+        } else {
+            // Only scores in halves are merged (see [`Cell::sums`]): these products are exact.
+            let times = f64::from(c.times);
+            self.played[cell] += times;
+            self.points[cell] += s * times;
+            self.score[w] += s * times;
+            self.score[b] += (1.0 - s) * times;
+        }
+        self.games[w] += c.times;
+        self.games[b] += c.times;
+        if s == 0.5 {
+            self.draws[w] += c.times;
+            self.draws[b] += c.times;
+        }
+    }
+}
+
 /// One (White, Black) cell: `n` games, `s` points of White.
 struct Obs {
     white: usize,
@@ -872,28 +1083,15 @@ struct Cells {
 }
 
 impl Cells {
-    fn collect(pool: &Pool, chosen: &[usize]) -> Cells {
-        // Dense n × n sums, row White, column Black: a bootstrap builds thousands of these, and a
-        // map costs more than the fit itself.
+    fn collect(pool: &Pool, tally: &Tally) -> Cells {
         let n = pool.names.len();
-        let mut played = vec![0.0; n * n];
-        let mut points = vec![0.0; n * n];
-        let mut games = vec![0u32; n];
-        let mut score = vec![0.0; n];
-        let mut draws = vec![0u32; n];
-        for &k in chosen {
-            let (w, b, s) = pool.games[k];
-            played[w * n + b] += 1.0;
-            points[w * n + b] += s;
-            games[w] += 1;
-            games[b] += 1;
-            score[w] += s;
-            score[b] += 1.0 - s;
-            if s == 0.5 {
-                draws[w] += 1;
-                draws[b] += 1;
-            }
-        }
+        let mut played = tally.played.clone();
+        let mut points = tally.points.clone();
+        let (games, score, draws) = (
+            tally.games.clone(),
+            tally.score.clone(),
+            tally.draws.clone(),
+        );
         let prior = pool.config.virtual_draws;
         if prior.any() {
             for i in 0..n {

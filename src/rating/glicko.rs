@@ -336,6 +336,21 @@ impl Ratings {
     /// [`RatingError::SelfPlay`] when White and Black are the same player (nothing is changed);
     /// [`RatingError::InvalidScore`] for a score outside `[0, 1]`.
     pub fn record(&mut self, game: &GameResult) -> Result<&GameRecord, RatingError> {
+        self.rate(game, true)?;
+        Ok(self.games.last().expect("a game was just pushed"))
+    }
+
+    /// Rates one more game as [`Ratings::record`] does, keeping only each player's current
+    /// rating, deviation and game count: no history entry and no game record, so that rating
+    /// 100,000 games holds nothing per game.
+    ///
+    /// # Errors
+    /// As [`Ratings::record`].
+    pub fn record_current(&mut self, game: &GameResult) -> Result<(), RatingError> {
+        self.rate(game, false)
+    }
+
+    fn rate(&mut self, game: &GameResult, history: bool) -> Result<(), RatingError> {
         if game.white == game.black {
             return Err(RatingError::SelfPlay(game.white.clone()));
         }
@@ -344,27 +359,45 @@ impl Ratings {
         let black_before = self.rating(&game.black);
         let step = step(white_before, black_before, score, &self.config);
         let white_now = white_kept(white_before, &step, &self.config);
-        self.write(&game.white, white_now, step.white, &game.black, score);
+        self.write(
+            &game.white,
+            white_now,
+            step.white,
+            &game.black,
+            score,
+            history,
+        );
         self.write(
             &game.black,
             step.black,
             step.black,
             &game.white,
             1.0 - score,
+            history,
         );
-        self.games.push(GameRecord {
-            white: game.white.clone(),
-            black: game.black.clone(),
-            score_white: score,
-            white_before,
-            black_before,
-            white_after: step.white,
-            black_after: step.black,
-        });
-        Ok(self.games.last().expect("a game was just pushed"))
+        if history {
+            self.games.push(GameRecord {
+                white: game.white.clone(),
+                black: game.black.clone(),
+                score_white: score,
+                white_before,
+                black_before,
+                white_after: step.white,
+                black_after: step.black,
+            });
+        }
+        Ok(())
     }
 
-    fn write(&mut self, name: &str, kept: Rating, computed: Rating, opponent: &str, score: f64) {
+    fn write(
+        &mut self,
+        name: &str,
+        kept: Rating,
+        computed: Rating,
+        opponent: &str,
+        score: f64,
+        history: bool,
+    ) {
         let initial = self.config.initial();
         let player = self
             .players
@@ -378,6 +411,9 @@ impl Ratings {
         player.rating = kept.rating;
         player.rd = kept.rd;
         player.games += 1;
+        if !history {
+            return;
+        }
         player.history.push(HistoryEntry {
             rating: computed.rating,
             rd: computed.rd,

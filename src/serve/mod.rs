@@ -12,14 +12,16 @@
 //!   inline script and every outside request.
 //! - **Nothing loads the whole store**: the games list is one keyset page of the
 //!   `(tournament_id, idx)` key ([`Store::games_page`]), a game is read when it is opened, and
-//!   the leaderboard (which needs every game of its tournament, not of the store) is made on
-//!   request, off the async threads, and kept until the tournament's counts change.
+//!   the leaderboard is made from the tournament's rated results read a row at a time and its
+//!   counts summed by the database ([`crate::leaderboard::tables`]), on request, off the async
+//!   threads, once however many pages ask at the same time, and kept until the tournament's
+//!   counts change.
 //! - **Store access off the runtime**: the store is synchronous (a connection behind a mutex,
 //!   or a small PostgreSQL pool), so each read runs in `spawn_blocking`.
 //! - **Live pages by polling the store** ([`live`]): a `arena run` on this machine or another
-//!   writes the store, not this process, so the server compares cheap counts
-//!   ([`Store::tournament_progress`]) a few times a second and pushes what changed to open pages
-//!   as server-sent events.
+//!   writes the store, not this process, so one poller per watched tournament compares cheap
+//!   counts ([`Store::tournament_progress`]) a few times a second and its pages' streams push
+//!   what changed as server-sent events.
 //! - **Safe by default**: routes are fixed, assets are compiled in (no URL reaches the file
 //!   system), and a server that listens beyond loopback answers only requests carrying its token.
 //! - **A person's moves** ([`play`]): the only writes, through a connection of their own, each
@@ -62,7 +64,8 @@ pub struct Config {
     pub token: Option<String>,
     /// Games per page of a games list.
     pub page_size: u32,
-    /// How often a live page's stream looks at the store.
+    /// How often a watched tournament's poller reads the store (one poller per tournament,
+    /// however many pages watch it).
     pub poll: Duration,
     /// The format tables of a tournament, shown with its leaderboard.
     pub format_tables: Option<Arc<FormatTables>>,
@@ -98,15 +101,21 @@ impl std::fmt::Debug for Config {
     }
 }
 
-/// A leaderboard's markup and the (games, finished) counts it was made at.
-type CachedBoard = ((u64, u64), Arc<String>);
+/// A leaderboard's tables and the (games, finished) counts they were made at.
+type CachedBoard = ((u64, u64), Arc<Vec<Table>>);
 
-/// The server's state: the store, the settings and the cached leaderboards.
+/// The server's state: the store, the settings, the cached leaderboards and the live pollers.
 pub struct App {
     store: Arc<Store>,
     config: Config,
-    /// Each tournament's leaderboard markup, with the counts it was made at.
+    /// Each tournament's leaderboard tables, with the counts they were made at.
     leaderboards: Mutex<HashMap<i64, CachedBoard>>,
+    /// One lock per tournament that only the request making its leaderboard holds, so that the
+    /// pages a finished game refreshes at once wait for one computation instead of each making
+    /// its own.
+    making: Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
+    /// The pollers of the tournaments that live pages watch.
+    pollers: live::Pollers,
 }
 
 impl App {
@@ -116,7 +125,15 @@ impl App {
             store: Arc::new(store),
             config,
             leaderboards: Mutex::new(HashMap::new()),
+            making: Mutex::new(HashMap::new()),
+            pollers: live::Pollers::default(),
         })
+    }
+
+    /// How many times the live pollers read the store so far, and how many tournaments they
+    /// watch now: one reading per poll per watched tournament, however many pages are open.
+    pub fn live_readings(&self) -> (u64, usize) {
+        (self.pollers.readings(), self.pollers.watched())
     }
 
     /// Runs `f` on the store off the async threads.
@@ -186,6 +203,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/runs/{id}", get(pages::eval_run))
         .route("/api/games/{id}", get(game_json))
         .route("/api/tournaments/{id}/events", get(live::events))
+        .route(
+            "/api/tournaments/{id}/leaderboard",
+            get(pages::leaderboard_json),
+        )
         .route("/assets/{name}", get(asset))
         .route("/play", get(play::index))
         .route("/play/{id}", get(play::page))

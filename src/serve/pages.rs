@@ -12,10 +12,13 @@ use super::{App, Params, ServeError};
 use crate::{
     board::Termination,
     leaderboard,
-    report::html::{
-        self,
-        markup::{Element, Node, el},
-        svg,
+    report::{
+        Table,
+        html::{
+            self, filters,
+            markup::{Element, Node, el},
+            svg,
+        },
     },
     store::{GameFilter, GameRow, PageFrom, Store, TournamentRow},
 };
@@ -383,65 +386,25 @@ pub(super) async fn games_fragment(
 
 fn games_list(t: &TournamentRow, q: &ListQuery, p: &GamesPage) -> Element {
     let f = &q.filter;
-    let select =
-        |name: &'static str, label: &str, current: Option<&str>, options: Vec<(String, String)>| {
-            let mut s = el("select").attr("name", name);
-            for (value, text) in options {
-                let mut o = el("option").attr("value", &value);
-                if current == Some(value.as_str()) || (current.is_none() && value.is_empty()) {
-                    o = o.attr("selected", "");
-                }
-                s.push(o.text(text));
-            }
-            el("label").text(format!("{label} ")).child(s)
-        };
-    let any = || (String::new(), "any".to_owned());
+    let bind = filters::Bind::Form;
     let form = el("form")
         .class("filters")
         .attr("method", "get")
         .attr("action", format!("/tournaments/{}", t.id))
-        .child(select(
-            "player",
-            "player",
+        .child(filters::player(
+            bind,
             f.player.as_deref(),
-            std::iter::once(any())
-                .chain(p.players.iter().map(|n| (n.clone(), n.clone())))
-                .collect(),
+            p.players.iter().map(String::as_str),
         ))
-        .child(select(
-            "colour",
-            "playing",
+        .child(filters::colour(
+            bind,
             f.as_white.map(|w| if w { "white" } else { "black" }),
-            vec![
-                (String::new(), "either colour".into()),
-                ("white".into(), "White".into()),
-                ("black".into(), "Black".into()),
-            ],
         ))
-        .child(select(
-            "result",
-            "result",
-            f.result.as_deref(),
-            vec![
-                any(),
-                ("1-0".into(), "1-0".into()),
-                ("0-1".into(), "0-1".into()),
-                ("1/2-1/2".into(), "½-½".into()),
-                ("*".into(), "void".into()),
-                ("none".into(), "unfinished".into()),
-            ],
-        ))
-        .child(select(
-            "termination",
-            "termination",
+        .child(filters::result(bind, f.result.as_deref(), &[("*", "void")]))
+        .child(filters::termination(
+            bind,
             f.termination.as_deref(),
-            std::iter::once(any())
-                .chain(
-                    p.terminations
-                        .iter()
-                        .map(|t| (t.clone(), t.replace('_', " "))),
-                )
-                .collect(),
+            p.terminations.iter().map(String::as_str),
         ))
         .child(
             el("label").text("opening ").child(
@@ -451,7 +414,8 @@ fn games_list(t: &TournamentRow, q: &ListQuery, p: &GamesPage) -> Element {
                     .attr("value", f.opening.clone().unwrap_or_default()),
             ),
         )
-        .child(select(
+        .child(filters::select(
+            bind,
             "void",
             "void",
             f.void.map(|v| if v { "yes" } else { "no" }),
@@ -558,52 +522,83 @@ pub(super) async fn leaderboard_fragment(
     State(app): State<Arc<App>>,
     Path(id): Path<i64>,
 ) -> Result<Response, ServeError> {
+    let (t, finished, tables) = leaderboard_tables(&app, id).await?;
+    let mut div = el("div")
+        .id("leaderboard")
+        .attr("data-src", format!("/tournaments/{}/leaderboard", t.id))
+        .attr("data-finished", finished);
+    for table in tables.iter() {
+        let mut table = table.clone();
+        if let Some(rest) = table.title.strip_prefix(&format!("{} · ", t.name)) {
+            table.title = rest.to_owned();
+        }
+        div.push(html::table_html(&table));
+    }
+    Ok(fragment(div))
+}
+
+/// `/api/tournaments/{id}/leaderboard`: the same tables as the document `arena leaderboard
+/// --tournament NAME --stats --format json` prints.
+pub(super) async fn leaderboard_json(
+    State(app): State<Arc<App>>,
+    Path(id): Path<i64>,
+) -> Result<Response, ServeError> {
+    let (_, _, tables) = leaderboard_tables(&app, id).await?;
+    Ok(no_store((
+        [(header::CONTENT_TYPE, "application/json")],
+        crate::table::render(&tables, crate::table::Format::Json),
+    )))
+}
+
+/// A tournament's leaderboard tables, from the cache while its counts stay the same; made by one
+/// request at a time, so that the pages a finished game refreshes together wait for one
+/// computation instead of each making its own.
+async fn leaderboard_tables(
+    app: &Arc<App>,
+    id: i64,
+) -> Result<(TournamentRow, u64, Arc<Vec<Table>>), ServeError> {
     let (t, progress) = app
         .read(move |store| Ok((tournament_of(store, id)?, store.tournament_progress(id)?)))
         .await?;
     let key = (progress.games, progress.finished);
-    let cached = app
-        .leaderboards
+    let cached = || {
+        app.leaderboards
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+            .filter(|(k, _)| *k == key)
+            .map(|(_, tables)| Arc::clone(tables))
+    };
+    let making = Arc::clone(
+        app.making
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(id)
+            .or_default(),
+    );
+    let _making = making.lock().await;
+    if let Some(tables) = cached() {
+        return Ok((t, progress.finished, tables));
+    }
+    let format_tables = app.config.format_tables.clone();
+    let made = {
+        let t = t.clone();
+        app.read(move |store| {
+            let options = leaderboard::Options {
+                stats: true,
+                show_all: true,
+                format_tables: format_tables.map(|f| f(store, &t)).unwrap_or_default(),
+                ..leaderboard::Options::default()
+            };
+            Ok(Arc::new(leaderboard::tables(store, &t, &options)?))
+        })
+        .await?
+    };
+    app.leaderboards
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(&id)
-        .filter(|(k, _)| *k == key)
-        .map(|(_, html)| Arc::clone(html));
-    let markup = match cached {
-        Some(m) => m,
-        None => {
-            let format_tables = app.config.format_tables.clone();
-            let made = app
-                .read(move |store| {
-                    let options = leaderboard::Options {
-                        stats: true,
-                        show_all: true,
-                        format_tables: format_tables.map(|f| f(store, &t)).unwrap_or_default(),
-                        ..leaderboard::Options::default()
-                    };
-                    let mut div = el("div")
-                        .id("leaderboard")
-                        .attr("data-src", format!("/tournaments/{}/leaderboard", t.id))
-                        .attr("data-finished", progress.finished);
-                    for mut table in leaderboard::tables(store, &t, &options)? {
-                        if let Some(rest) = table.title.strip_prefix(&format!("{} · ", t.name)) {
-                            table.title = rest.to_owned();
-                        }
-                        div.push(html::table_html(&table));
-                    }
-                    let mut out = String::new();
-                    Node::Element(div).render(&mut out);
-                    Ok(Arc::new(out))
-                })
-                .await?;
-            app.leaderboards
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(id, (key, Arc::clone(&made)));
-            made
-        }
-    };
-    Ok(no_store(Html(markup.as_str().to_owned())))
+        .insert(id, (key, Arc::clone(&made)));
+    Ok((t, progress.finished, made))
 }
 
 /// `/runs/{id}`: an evaluation run's tables and items, as the report shows them.

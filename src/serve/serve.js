@@ -68,6 +68,13 @@
     on("ply", onPly);
     on("games", refreshList);
     on("leaderboard", refreshLeaderboard);
+    // The stream fell behind the server's readings: read everything again.
+    on("resync", () => {
+      refreshList();
+      refreshLeaderboard();
+      const viewer = window.arenaViewer;
+      if (viewer && viewer.openGame()) viewer.refresh(viewer.openGame());
+    });
   }
   mark();
 })();

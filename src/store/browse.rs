@@ -1,13 +1,15 @@
 //! Reading a store a page at a time, for `arena serve`: a tournament's games filtered and paged
 //! by their schedule index (keyset paging on the `(tournament_id, idx)` key, so a page costs
 //! the same at the start and at the end of 100,000 games), their count, and the small figures
-//! a live page polls to see that something changed.
+//! a live page polls to see that something changed; and what a leaderboard needs of 100,000
+//! games without reading them whole: the rated results streamed in schedule order, the
+//! terminations summed by SQL, and the void games alone.
 
 use super::db::{Param, params};
 
 use super::{
     Context, Store, StoreError,
-    games::{GAME_COLUMNS, game_row},
+    games::{GAME_COLUMNS, game_row, parse_moves},
 };
 use crate::store::GameRow;
 
@@ -227,4 +229,158 @@ impl Store {
             running,
         })
     }
+
+    /// Hands `f` every rated game of a tournament (finished with a result, the current attempt
+    /// of its slot) in schedule order (slot, then game number): the few columns a rating reads,
+    /// one row at a time, so that rating 100,000 games holds none of them whole.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure or unreadable stored data.
+    pub fn for_each_rated_game(
+        &self,
+        tournament: i64,
+        mut f: impl FnMut(RatedGameRow),
+    ) -> Result<(), StoreError> {
+        let what = || format!("read the rated games of tournament {tournament}");
+        self.conn()
+            .for_each_row(
+                "SELECT g.white, g.black, g.result, g.opening_label, g.start_fen, g.opening_moves \
+                 FROM games g WHERE g.tournament_id = ?1 AND g.status = 'finished' \
+                 AND g.result IS NOT NULL AND g.result <> '*' \
+                 AND NOT EXISTS (SELECT 1 FROM games r WHERE r.replay_of = g.id) \
+                 ORDER BY COALESCE(g.slot, g.idx), g.idx",
+                params![tournament],
+                |r| {
+                    let opening_label: Option<String> = r.get(3)?;
+                    // A label names the opening alone: most rows skip reading the moves.
+                    let opening_moves = if opening_label.is_none() {
+                        parse_moves(5, &r.get::<_, String>(5)?)?
+                    } else {
+                        Vec::new()
+                    };
+                    f(RatedGameRow {
+                        white: r.get(0)?,
+                        black: r.get(1)?,
+                        result: r.get(2)?,
+                        opening_label,
+                        start_fen: r.get(4)?,
+                        opening_moves,
+                    });
+                    Ok(true)
+                },
+            )
+            .context(what)
+    }
+
+    /// The tournament's game of the highest number that has started (has the hash of the scripts
+    /// it ran under), or `None` before any has.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure or unreadable stored data.
+    pub fn newest_started_game(&self, tournament: i64) -> Result<Option<GameRow>, StoreError> {
+        let what = || format!("find the newest started game of tournament {tournament}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {GAME_COLUMNS} FROM games g WHERE g.tournament_id = ?1 \
+                 AND g.script_hash IS NOT NULL ORDER BY g.idx DESC LIMIT 1"
+            ))
+            .context(what)?;
+        let mut rows = stmt
+            .query_map(params![tournament], game_row)
+            .context(what)?;
+        rows.next().transpose().context(what)
+    }
+
+    /// A tournament's finished games counted by (White, Black, result, termination), with their
+    /// plies summed: what the terminations table needs, summed by the database.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn termination_counts(&self, tournament: i64) -> Result<Vec<TerminationCount>, StoreError> {
+        let what = || format!("count the terminations of tournament {tournament}");
+        let mut out = Vec::new();
+        self.conn()
+            .for_each_row(
+                "SELECT g.white, g.black, g.result, g.termination, COUNT(*), \
+                 CAST(SUM((SELECT COUNT(*) FROM plies p WHERE p.game_id = g.id)) AS BIGINT) \
+                 FROM games g WHERE g.tournament_id = ?1 AND g.status = 'finished' \
+                 GROUP BY g.white, g.black, g.result, g.termination \
+                 ORDER BY g.white, g.black, g.result, g.termination",
+                params![tournament],
+                |r| {
+                    out.push(TerminationCount {
+                        white: r.get(0)?,
+                        black: r.get(1)?,
+                        result: r.get(2)?,
+                        termination: r.get(3)?,
+                        games: r.get(4)?,
+                        plies: r.get(5)?,
+                    });
+                    Ok(true)
+                },
+            )
+            .context(what)?;
+        Ok(out)
+    }
+
+    /// A tournament's void games and the games that replay one, in game order: what the void
+    /// games table shows, without the rest.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure or unreadable stored data.
+    pub fn void_games(&self, tournament: i64) -> Result<Vec<GameRow>, StoreError> {
+        let what = || format!("list the void games of tournament {tournament}");
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {GAME_COLUMNS} FROM games g WHERE g.tournament_id = ?1 \
+                 AND ((g.status = 'finished' AND g.result = '*') OR g.replay_of IS NOT NULL) \
+                 ORDER BY g.idx"
+            ))
+            .context(what)?;
+        let rows = stmt
+            .query_map(params![tournament], game_row)
+            .context(what)?;
+        rows.collect::<Result<Vec<_>, _>>().context(what)
+    }
+}
+
+/// A rated game's players, result and opening ([`Store::for_each_rated_game`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RatedGameRow {
+    /// The player with White.
+    pub white: String,
+    /// The player with Black.
+    pub black: String,
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub result: String,
+    /// The opening's label, when it came from a book.
+    pub opening_label: Option<String>,
+    /// The start position, when it is not the standard one.
+    pub start_fen: Option<String>,
+    /// The opening's moves from the start position (left empty when a label names the
+    /// opening).
+    pub opening_moves: Vec<String>,
+}
+
+/// Finished games of one (White, Black, result, termination) ([`Store::termination_counts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminationCount {
+    /// The player with White.
+    pub white: String,
+    /// The player with Black.
+    pub black: String,
+    /// The result (`*` for a void game).
+    pub result: Option<String>,
+    /// How the games ended.
+    pub termination: Option<String>,
+    /// How many games.
+    pub games: u64,
+    /// Their plies, summed.
+    pub plies: u64,
 }

@@ -351,7 +351,7 @@ pub(super) fn game_row(r: &Row<'_>) -> DbResult<GameRow> {
     })
 }
 
-fn parse_moves(column: usize, json: &str) -> DbResult<Vec<String>> {
+pub(super) fn parse_moves(column: usize, json: &str) -> DbResult<Vec<String>> {
     serde_json::from_str(json).map_err(|e| {
         bad_column(
             column,

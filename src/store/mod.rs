@@ -60,7 +60,9 @@ pub use self::{
     adjudication::{AdjudicationEvalRecord, LimitVerdictRecord},
     analysis::{GameAnalysisRecord, PlayerAnalysisRow, PlyAnalysisRecord},
     batches::{BatchItemRecord, BatchItemRow, BatchUsageRow, EvalBatchRow},
-    browse::{GameFilter, GameProgress, PageFrom, TournamentProgress},
+    browse::{
+        GameFilter, GameProgress, PageFrom, RatedGameRow, TerminationCount, TournamentProgress,
+    },
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
         LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, UsageDetails,

@@ -148,14 +148,10 @@ fn stored_format(
     tournament: &TournamentRow,
     hook: &str,
 ) -> Result<Option<StoredFormat>, StandingsError> {
-    let games = store.games(tournament.id)?;
     // The scripts of the last game started: generation numbers start again with every run, so
-    // the schedule order says best which scripts the format was last asked through.
-    let Some(newest) = games
-        .iter()
-        .filter(|g| g.script_hash.is_some())
-        .max_by_key(|g| g.index)
-    else {
+    // the schedule order says best which scripts the format was last asked through. Read alone:
+    // a format without tables must not cost a tournament of 100,000 games their reading.
+    let Some(newest) = store.newest_started_game(tournament.id)? else {
         return Ok(None);
     };
     let hash = newest.script_hash.as_deref().unwrap_or_default();
@@ -171,6 +167,8 @@ fn stored_format(
         files.into_iter().collect(),
     )?;
     let format = rules.format()?;
+    // The format's state is made from every game: its script may read any of them.
+    let games = store.games(tournament.id)?;
     // The openings only matter for pairing, so they are not read (0) for the tables.
     let state = FormatState::new(
         rules.spec(),

@@ -5,28 +5,14 @@
 // store says (each arm's verdict and pairs). Prints one line of JSON; exits 1 with the failures
 // listed when a check fails.
 import { readFileSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { openPage } from "./chromium.mjs";
 
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const failures = [];
 const check = (ok, what) => { if (!ok) failures.push(what); };
 
-const browser = await chromium.launch({
-  executablePath: spec.chromium || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-const requests = [], consoleErrors = [];
-await context.route("**/*", (route) => {
-  const url = route.request().url();
-  if (url.startsWith("file://")) return route.continue();
-  requests.push(url);
-  return route.abort();
-});
-const page = await context.newPage();
-page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
-page.on("pageerror", (e) => consoleErrors.push(String(e)));
+const { browser, page, refused: requests, consoleErrors } =
+  await openPage(spec.chromium, (url) => url.startsWith("file://"));
 await page.goto("file://" + spec.report);
 await page.waitForSelector("html[data-ready='1']", { timeout: 30000 });
 

@@ -1,15 +1,11 @@
 // Measures how long headless chromium takes to open an arena report and then one game in it:
 // `node tests/browser/load.mjs REPORT.html [RUNS]` prints the medians (see README, "The HTML
 // report at scale"). Not a test: nothing is asserted on time.
-import { chromium } from "playwright-core";
+import { launch } from "./chromium.mjs";
 
 const report = process.argv[2];
 const runs = Number(process.argv[3] || 3);
-const browser = await chromium.launch({
-  executablePath: "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launch();
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const load = [], open = [];
 for (let i = 0; i < runs; i++) {

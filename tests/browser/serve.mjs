@@ -4,30 +4,15 @@
 // tests/integration/serve.rs as `node serve.mjs SPEC.json`; prints one line of JSON; exits 1 with
 // the failures listed when a check fails.
 import { readFileSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { openPage } from "./chromium.mjs";
 
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const failures = [];
 const check = (ok, what) => { if (!ok) failures.push(what); };
 
-const browser = await chromium.launch({
-  executablePath: spec.chromium || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-const outside = [], consoleErrors = [], dialogs = [];
 // Anything but the server itself is refused and counted.
-await context.route("**/*", (route) => {
-  const url = route.request().url();
-  if (url.startsWith(spec.base)) return route.continue();
-  outside.push(url);
-  return route.abort();
-});
-const page = await context.newPage();
-page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
-page.on("pageerror", (e) => consoleErrors.push(String(e)));
-page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
+const { browser, page, refused: outside, consoleErrors, dialogs } =
+  await openPage(spec.chromium, (url) => url.startsWith(spec.base));
 
 await page.goto(spec.base + "/tournaments/" + spec.tournament);
 await page.waitForSelector("html[data-ready='1']", { timeout: 30000 });
@@ -42,8 +27,16 @@ const running = page.locator("tr.game[data-status='running']").first();
 await running.waitFor({ timeout: 60000 });
 await running.click();
 await page.waitForSelector("#viewer:not([hidden]) #v-ply-title");
-// On the last ply, the viewer follows the game.
+// On the last ply, the viewer follows the game. A key pressed while a new ply's refresh replaces
+// the open game can be lost, so End is pressed until the last move is the one shown.
 await page.keyboard.press("End");
+await page.waitForFunction(() => {
+  const items = document.querySelectorAll("#v-moves li");
+  const last = items[items.length - 1];
+  if (last && last.classList.contains("current")) return true;
+  document.dispatchEvent(new KeyboardEvent("keydown", { key: "End", bubbles: true }));
+  return false;
+}, null, { timeout: 30000, polling: 250 });
 const movesAtOpen = await page.locator("#v-moves li.mv").count();
 const fenAtOpen = await page.locator("#v-fen").textContent();
 await page.screenshot({ path: spec.screenshots + "/live-game.png", fullPage: false });

@@ -280,6 +280,11 @@ fn serve_browses_a_real_store_page_by_page() {
         tables["tables"].as_array().unwrap().len(),
         "every table of `arena leaderboard --stats`"
     );
+    // The same figures to the last digit: the served JSON is the command's document.
+    let served = server.get(&format!("/api/tournaments/{}/leaderboard", t.id));
+    assert_eq!(served.status, 200);
+    assert_eq!(served.header("content-type"), Some("application/json"));
+    assert_eq!(served.body, String::from_utf8(out.stdout).unwrap());
 
     // The viewer's own assets; nothing else reaches the file system.
     assert_eq!(server.get("/assets/viewer.js").status, 200);
@@ -472,6 +477,22 @@ fn serve_browses_a_postgres_store() {
     assert!(!data["plies"].as_array().unwrap().is_empty());
     let board = server.get(&format!("/tournaments/{id}/leaderboard"));
     assert!(board.body.contains("standings"), "{}", board.body);
+    // The figures the database summed are the command's, to the last digit.
+    let served = server.get(&format!("/api/tournaments/{id}/leaderboard"));
+    let out = dir
+        .arena()
+        .args([
+            "leaderboard",
+            "--db",
+            &db.url,
+            "--stats",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(served.body, stdout(&out));
     let start = Instant::now();
     drop(server);
     assert!(start.elapsed() < Duration::from_secs(60));
@@ -532,6 +553,34 @@ fn read_events(
     events
 }
 
+/// Starts `arena run t.lua` in `dir` and waits (two minutes at most) until its store holds the
+/// tournament `name`; returns the run and the tournament's id.
+// The caller kills and waits for the run it is handed.
+#[allow(clippy::zombie_processes)]
+fn start_run(dir: &TestDir, name: &str) -> (std::process::Child, i64) {
+    let mut run = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if Instant::now() > deadline {
+            let _ = run.kill();
+            let _ = run.wait();
+            panic!("the run made no tournament");
+        }
+        if let Ok(store) = Store::open_read_only(&dir.db())
+            && let Ok(Some(t)) = store.find_tournament(name)
+        {
+            return (run, t.id);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_ply_stored_by_a_running_tournament_reaches_an_event_stream() {
     if !stockfish("a_ply_stored_by_a_running_tournament_reaches_an_event_stream") {
@@ -548,24 +597,8 @@ fn a_ply_stored_by_a_running_tournament_reaches_an_event_stream() {
   },
 }"#,
     );
-    let mut run = dir
-        .arena()
-        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // The server opens the store once the run has made it.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let id = loop {
-        assert!(Instant::now() < deadline, "the run made no tournament");
-        if let Ok(store) = Store::open_read_only(&dir.db())
-            && let Ok(Some(t)) = store.find_tournament("live")
-        {
-            break t.id;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (mut run, id) = start_run(&dir, "live");
     let server = Server::start(dir.path(), "t.db", &[]);
     let events = read_events(
         &server.addr,
@@ -636,24 +669,8 @@ fn a_live_page_follows_the_games_in_headless_chromium() {
   },
 }"#,
     );
-    let mut run = dir
-        .arena()
-        .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // The page opens the game that is running when it loads.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let tournament = loop {
-        assert!(Instant::now() < deadline, "the run made no tournament");
-        if let Ok(store) = Store::open_read_only(&dir.db())
-            && let Ok(Some(t)) = store.find_tournament("watched")
-        {
-            break t.id;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (mut run, tournament) = start_run(&dir, "watched");
     let server = Server::start(dir.path(), "t.db", &[]);
     let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-browser");
     std::fs::create_dir_all(&shots).unwrap();

@@ -1,6 +1,6 @@
 //! `arena serve` at scale: a generated store of 100,000 finished games (a fixture made here,
-//! never committed), the first page, a late page, a filtered page and a game fetched, with the
-//! server's memory. Timings are printed, never asserted (the machine is shared); the memory
+//! never committed), the first page, a late page, a filtered page, a game and the leaderboard
+//! fetched, with the server's memory. Timings are printed, never asserted (the machine is shared); the memory
 //! bound is asserted: it must not grow with the store.
 
 use std::time::{Duration, Instant};
@@ -189,7 +189,41 @@ fn serve_pages_a_store_of_100000_games_in_bounded_memory() {
             &format!("/api/games/{}", last_id - i64::from(after)),
         );
     }
+    let (_, pages_hwm) = memory_kib(server.pid());
+    // The leaderboard: every table of `arena leaderboard --stats` over the 100,000 games, made
+    // from their rated results read a row at a time; then again from the cache.
+    let (board, board_ms) = timed(&server, &format!("/tournaments/{t}/leaderboard"));
+    assert!(board.body.contains("Glicko") && board.body.contains("Bradley-Terry"));
+    let (cached, cached_ms) = timed(&server, &format!("/tournaments/{t}/leaderboard"));
+    assert_eq!(cached.body, board.body);
+    let (json, _) = timed(&server, &format!("/api/tournaments/{t}/leaderboard"));
+    let tables: serde_json::Value = serde_json::from_str(&json.body).unwrap();
+    let standings = tables["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["kind"] == "standings")
+        .unwrap();
+    let games: u64 = standings["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["games"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        games,
+        2 * u64::from(GAMES),
+        "every game counted, once a side"
+    );
     let (rss, hwm) = memory_kib(server.pid());
+    println!(
+        "serve at scale: leaderboard of {GAMES} games {:.0} ms, again from the cache {:.0} ms; \
+         peak RSS {} MiB after the pages, {} MiB after the leaderboard",
+        board_ms.as_secs_f64() * 1e3,
+        cached_ms.as_secs_f64() * 1e3,
+        pages_hwm / 1024,
+        hwm / 1024,
+    );
     println!(
         "serve at scale: {GAMES} games ({size_mb:.0} MB store, made in {:.1} s); first page {:.0} ms, \
          page at the end {:.0} ms, filtered page {:.0} ms, by opening {:.0} ms, a game {:.0} ms; server RSS {} MiB \
@@ -205,8 +239,9 @@ fn serve_pages_a_store_of_100000_games_in_bounded_memory() {
         baseline_hwm / 1024,
     );
     // Bounded by the page, not the store: the server's peak stays within 32 MiB of what it
-    // started with after 45 pages and games from all over the store (reading the tournament's
-    // 100,000 game rows once, as `Store::games` does, passes that bound).
+    // started with after 45 pages and games from all over the store and the leaderboard
+    // (reading the tournament's 100,000 game rows once, as `Store::games` does, passes that
+    // bound).
     assert!(
         hwm < baseline_hwm + 32 * 1024,
         "the server grew from {baseline_hwm} KiB to a peak of {hwm} KiB reading pages of a {size_mb:.0} MB store"

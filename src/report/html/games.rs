@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json, value::RawValue};
 
 use super::{
-    ReportError,
+    ReportError, filters,
     markup::{Element, Node, el},
     pack, svg,
 };
@@ -50,55 +50,20 @@ pub(super) fn list(
         .iter()
         .map(|g| g.termination.as_deref().unwrap_or(g.status.as_str()))
         .collect();
-    let select = |name: &'static str, label: &str, options: Vec<(String, String)>| {
-        let mut s = el("select").attr("data-filter", name);
-        for (value, text) in options {
-            s.push(el("option").attr("value", value).text(text));
-        }
-        el("label").text(format!("{label} ")).child(s)
-    };
-    let any = || (String::new(), "any".to_owned());
+    let bind = filters::Bind::Script;
     let filters = el("div")
         .class("filters")
-        .child(select(
-            "player",
-            "player",
-            std::iter::once(any())
-                .chain(players.iter().map(|p| ((*p).to_owned(), (*p).to_owned())))
-                .collect(),
+        .child(filters::player(bind, None, players.iter().copied()))
+        .child(filters::colour(bind, None))
+        .child(filters::result(
+            bind,
+            None,
+            &[("won", "won by the player"), ("lost", "lost by the player")],
         ))
-        .child(select(
-            "colour",
-            "playing",
-            vec![
-                (String::new(), "either colour".into()),
-                ("white".into(), "White".into()),
-                ("black".into(), "Black".into()),
-            ],
-        ))
-        .child(select(
-            "result",
-            "result",
-            vec![
-                any(),
-                ("1-0".into(), "1-0".into()),
-                ("0-1".into(), "0-1".into()),
-                ("1/2-1/2".into(), "½-½".into()),
-                ("won".into(), "won by the player".into()),
-                ("lost".into(), "lost by the player".into()),
-                ("none".into(), "unfinished".into()),
-            ],
-        ))
-        .child(select(
-            "termination",
-            "termination",
-            std::iter::once(any())
-                .chain(
-                    terminations
-                        .iter()
-                        .map(|t| ((*t).to_owned(), t.replace('_', " "))),
-                )
-                .collect(),
+        .child(filters::termination(
+            bind,
+            None,
+            terminations.iter().copied(),
         ))
         .child(
             el("span")

@@ -27,6 +27,7 @@
 //!   compress about tenfold. (flate2 with its pure-Rust backend compresses; base64 encodes.)
 
 mod evals;
+pub mod filters;
 mod games;
 pub mod markup;
 mod overview;
