@@ -4,29 +4,14 @@
 // the game ends, and checks that the page shows the result. Run by tests/integration/play.rs as
 // `node play.mjs SPEC.json`; prints one line of JSON; exits 1 with the failures listed.
 import { readFileSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { openPage } from "./chromium.mjs";
 
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const failures = [];
 const check = (ok, what) => { if (!ok) failures.push(what); };
 
-const browser = await chromium.launch({
-  executablePath: spec.chromium || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-const outside = [], consoleErrors = [], dialogs = [];
-await context.route("**/*", (route) => {
-  const url = route.request().url();
-  if (url.startsWith(spec.base) || url.startsWith("data:")) return route.continue();
-  outside.push(url);
-  return route.abort();
-});
-const page = await context.newPage();
-page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
-page.on("pageerror", (e) => consoleErrors.push(String(e)));
-page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
+const { browser, page, refused: outside, consoleErrors, dialogs } = await openPage(
+  spec.chromium, (url) => url.startsWith(spec.base) || url.startsWith("data:"));
 
 // The address `arena serve` printed: it keeps the token in a cookie and leaves the address bar.
 await page.goto(spec.base + "/play?token=" + spec.token);
