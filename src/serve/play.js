@@ -125,9 +125,12 @@ function renderText(s, over, you) {
   else if (s.draw === "offered" && !over) status += " Draw offered.";
   $("status").textContent = status;
   const moves = $("moves");
-  moves.replaceChildren(...s.moves.map((san) => {
+  // One numbered item per full move: White's move, then Black's.
+  const pairs = [];
+  for (let i = 0; i < s.moves.length; i += 2) pairs.push(s.moves.slice(i, i + 2).join(" "));
+  moves.replaceChildren(...pairs.map((text) => {
     const li = document.createElement("li");
-    li.textContent = san;
+    li.textContent = text;
     return li;
   }));
   $("reply").textContent = showReply ? (s.reply || "") : "(hidden)";

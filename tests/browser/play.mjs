@@ -72,6 +72,10 @@ const result = await page.evaluate(() => document.documentElement.dataset.result
 check(moves >= 2, `the person made ${moves} moves`);
 check(result !== "", "the page shows a result");
 check(status.includes("Game over"), `the status says the game is over: ${status}`);
+// The moves list numbers full moves: a person's move and the model's share one item.
+const plies = Number(await page.evaluate(() => document.documentElement.dataset.ply));
+const items = await page.locator("#moves li").count();
+check(items === Math.ceil(plies / 2), `${plies} plies are listed as ${items} numbered moves`);
 await page.screenshot({ path: spec.screenshots + "/play-over.png" });
 
 check(outside.length === 0, `requests left the server: ${outside}`);

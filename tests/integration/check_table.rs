@@ -854,7 +854,7 @@ const CASES: &[Case] = &[
 }
 "#,
         )],
-        expected: r#"t.lua:3: player `b`: unknown kind `rnadom` (expected "llm", "moa", "engine" or "random"); did you mean "random"?
+        expected: r#"t.lua:3: player `b`: unknown kind `rnadom` (expected "llm", "moa", "engine", "random" or "human"); did you mean "random"?
 "#,
         engine: false,
     },
