@@ -112,9 +112,36 @@ impl<R: BufRead> Iterator for BoundedLines<R> {
     }
 }
 
+/// Reads all of `reader` as text (invalid UTF-8 is an error), refusing input over `max` bytes
+/// after reading at most one byte more: for files read whole whose size no one checked.
+///
+/// # Errors
+///
+/// The reader's error, or [`io::ErrorKind::InvalidData`] for input over `max` bytes or not UTF-8.
+pub fn read_to_string_limited(reader: impl Read, max: u64) -> io::Result<String> {
+    let mut text = String::new();
+    reader
+        .take(max.saturating_add(1))
+        .read_to_string(&mut text)?;
+    if u64::try_from(text.len()).map_or(true, |n| n > max) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than the limit of {} MiB", max >> 20),
+        ));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{BoundedLines, LineError};
+    use super::{BoundedLines, LineError, read_to_string_limited};
+
+    #[test]
+    fn text_over_the_limit_is_refused() {
+        assert_eq!(read_to_string_limited(&b"abcd"[..], 4).unwrap(), "abcd");
+        let err = read_to_string_limited(&b"abcde"[..], 4).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    }
 
     fn lines(text: &[u8], max_line: usize, max_total: u64) -> Vec<Result<String, String>> {
         BoundedLines::new(text, max_line, max_total)
