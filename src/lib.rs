@@ -17,6 +17,7 @@ pub mod export;
 mod fuzz;
 pub mod import;
 pub mod leaderboard;
+pub mod lines;
 pub mod llm;
 pub mod lua;
 pub mod pairing;

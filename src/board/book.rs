@@ -5,13 +5,15 @@
 
 use std::{
     fs,
-    io::{self, Read, Seek},
+    io::{self, BufRead, Seek},
     ops::ControlFlow,
-    path::{Path, PathBuf},
+    path::Path,
 };
 
 use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
 use shakmaty::{Position, san::SanError};
+
+use crate::lines::{BoundedLines, LineError};
 
 use super::{
     BoardError,
@@ -60,23 +62,43 @@ pub const MAX_BOOK_BYTES: u64 = 256 << 20;
 /// room for EPD operations).
 pub const MAX_EPD_LINE_BYTES: usize = 4 << 10;
 
-/// Reads a book file, refusing one over [`MAX_BOOK_BYTES`] after reading at most one byte more.
-fn read_book(path: &Path) -> Result<String, BoardError> {
-    let io = |source| BoardError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = fs::File::open(path).map_err(io)?;
-    let mut text = String::new();
-    file.take(MAX_BOOK_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(io)?;
-    if u64::try_from(text.len()).map_or(true, |n| n > MAX_BOOK_BYTES) {
-        return Err(BoardError::BookTooLarge {
+/// The largest game of a PGN book, 1 MiB (a long engine game with an evaluation comment on every
+/// move is under 100 KB); also the longest line of one.
+pub const MAX_PGN_GAME_BYTES: usize = 1 << 20;
+
+/// The lines of a book, read through a buffer: no line over `max_line` and no book over
+/// [`MAX_BOOK_BYTES`] is held in memory.
+fn book_lines(
+    input: impl BufRead,
+    path: &Path,
+    max_line: usize,
+) -> impl Iterator<Item = Result<(usize, String), BoardError>> {
+    BoundedLines::new(input, max_line, MAX_BOOK_BYTES).map(move |item| {
+        item.map_err(|e| match e {
+            LineError::Io(source) => BoardError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            LineError::TooLong { line, max } => book_error(
+                path,
+                line,
+                format!("the line is longer than the limit of {max} bytes"),
+            ),
+            LineError::TooLarge { .. } => BoardError::BookTooLarge {
+                path: path.to_path_buf(),
+            },
+        })
+    })
+}
+
+/// Opens a book file for reading through a buffer.
+fn open_book(path: &Path) -> Result<io::BufReader<fs::File>, BoardError> {
+    fs::File::open(path)
+        .map(io::BufReader::new)
+        .map_err(|source| BoardError::Io {
             path: path.to_path_buf(),
-        });
-    }
-    Ok(text)
+            source,
+        })
 }
 
 fn book_error(path: &Path, line: usize, message: String) -> BoardError {
@@ -97,28 +119,19 @@ fn book_error(path: &Path, line: usize, message: String) -> BoardError {
 /// first invalid position.
 pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
     let path = path.as_ref();
-    let text = read_book(path)?;
     let mut openings = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.len() > MAX_EPD_LINE_BYTES {
-            return Err(book_error(
-                path,
-                index + 1,
-                format!(
-                    "the line is {} bytes long, over the limit of {MAX_EPD_LINE_BYTES}",
-                    line.len()
-                ),
-            ));
-        }
+    // Line by line: memory holds one line and the openings read, never the file.
+    for item in book_lines(open_book(path)?, path, MAX_EPD_LINE_BYTES) {
+        let (number, line) = item?;
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let fen = epd_to_fen(trimmed).map_err(|message| book_error(path, index + 1, message))?;
+        let fen = epd_to_fen(trimmed).map_err(|message| book_error(path, number, message))?;
         openings.push(Opening {
             fen: Some(fen),
             moves: Vec::new(),
-            source: format!("{}:{}", path.display(), index + 1),
+            source: format!("{}:{number}", path.display()),
             variant: Variant::Standard,
         });
     }
@@ -457,9 +470,8 @@ fn tag_offset(text: &[u8], start: usize, index: usize) -> usize {
 /// [`BoardError::Io`] when the file cannot be read, [`BoardError::Book`] naming the line and the
 /// text of the first invalid tag, FEN or move.
 pub fn read_pgn_openings(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
-    let path: PathBuf = path.as_ref().to_path_buf();
-    let text = read_book(&path)?;
-    parse_pgn_openings(&text, &path)
+    let path = path.as_ref();
+    pgn_openings_from(open_book(path)?, path)
 }
 
 /// Reads PGN text as [`read_pgn_openings`] reads a file (for PGN embedded in another format, such
@@ -476,11 +488,88 @@ pub fn read_pgn_openings(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardEr
 /// [`BoardError::Book`] naming the line and the text of the first invalid tag, FEN or move, or
 /// the line of a game that does not read as PGN (an unclosed tag or comment).
 pub fn parse_pgn_openings(text: &str, path: &Path) -> Result<Vec<Opening>, BoardError> {
+    pgn_openings_from(text.as_bytes(), path)
+}
+
+/// Where a PGN book is split into games, read a line at a time: a tag line (`[` first) outside
+/// a comment after a game's movetext starts the next game. Only the boundaries are found here;
+/// each game is read by pgn-reader.
+#[derive(Default)]
+struct GameSplitter {
+    in_comment: bool,
+    seen_movetext: bool,
+}
+
+impl GameSplitter {
+    /// Whether `line` starts a new game; updates the state with the line.
+    fn starts_game(&mut self, line: &str) -> bool {
+        let text = line.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+        if !self.in_comment && text.starts_with('[') {
+            return std::mem::take(&mut self.seen_movetext);
+        }
+        if !self.in_comment && text.starts_with('%') {
+            return false;
+        }
+        for c in text.chars() {
+            if self.in_comment {
+                self.in_comment = c != '}';
+            } else if c == '{' {
+                self.in_comment = true;
+            } else if c == ';' {
+                break;
+            } else if !c.is_whitespace() {
+                self.seen_movetext = true;
+            }
+        }
+        false
+    }
+}
+
+/// Reads PGN openings from `input` a game at a time (see [`read_pgn_openings`]): memory holds one
+/// game, never the book; a game over [`MAX_PGN_GAME_BYTES`] is refused at its first line.
+fn pgn_openings_from(input: impl BufRead, path: &Path) -> Result<Vec<Opening>, BoardError> {
+    let mut openings = Vec::new();
+    let mut splitter = GameSplitter::default();
+    let (mut game, mut game_line) = (String::new(), 1);
+    for item in book_lines(input, path, MAX_PGN_GAME_BYTES) {
+        let (number, line) = item?;
+        if splitter.starts_game(&line) && !game.is_empty() {
+            openings.extend(parse_pgn_games(&game, path, game_line)?);
+            game.clear();
+        }
+        if game.is_empty() {
+            game_line = number;
+        }
+        game.push_str(&line);
+        game.push('\n');
+        if game.len() > MAX_PGN_GAME_BYTES {
+            return Err(book_error(
+                path,
+                game_line,
+                format!(
+                    "the game that starts here is longer than the limit of {MAX_PGN_GAME_BYTES} bytes (an unclosed comment?)"
+                ),
+            ));
+        }
+    }
+    if !game.is_empty() {
+        openings.extend(parse_pgn_games(&game, path, game_line)?);
+    }
+    Ok(openings)
+}
+
+/// Reads the games of `text` (usually one) by pgn-reader; `first_line` is the line of the book
+/// the text starts at.
+fn parse_pgn_games(text: &str, path: &Path, first_line: usize) -> Result<Vec<Opening>, BoardError> {
     let bytes = text.as_bytes();
+    // Lines of the text count from 1; the book's from `first_line`.
+    let shift = first_line - 1;
+    let line_before = |bytes: &[u8], offset| line_before(bytes, offset) + shift;
+    let line_at = |bytes: &[u8], offset| line_at(bytes, offset) + shift;
     let mut reader = Reader::new(io::Cursor::new(bytes));
     let mut openings = Vec::new();
     // Lines are counted from the previous game's start, so a large book is scanned once.
-    let (mut counted_to, mut counted_line) = (0, 1);
+    let (mut counted_to, mut counted_line) = (0, first_line);
     let position = |reader: &mut Reader<io::Cursor<&[u8]>>| {
         reader
             .stream_position()
@@ -629,7 +718,7 @@ mod tests {
         let path = write(&dir, "long.epd", &format!("# first\n{long}"));
         let err = read_epd(&path).unwrap_err().to_string();
         assert!(
-            err.contains(":2: the line is ") && err.contains("bytes long, over the limit of 4096"),
+            err.contains(":2: the line is longer than the limit of 4096 bytes"),
             "{err}"
         );
 
@@ -772,6 +861,42 @@ mod tests {
             read_pgn_openings(&path),
             Err(BoardError::Book { line: 3, .. })
         ));
+    }
+
+    /// A book is read a game at a time: a game over the limit is refused at its first line (an
+    /// unclosed comment swallows the rest of the book, so it is named too), the games before it
+    /// having been read.
+    #[test]
+    fn a_pgn_game_over_the_limit_is_refused_at_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let comment = format!("{{{}}}\n", "x".repeat(1000));
+        let big = comment.repeat(MAX_PGN_GAME_BYTES / 1000);
+        let text = format!("[Event \"a\"]\n\n1. e4 *\n\n[Event \"b\"]\n\n1. d4 {big}*\n");
+        let err = read_pgn_openings(write(&dir, "big.pgn", &text)).unwrap_err();
+        assert!(matches!(err, BoardError::Book { line: 5, .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("longer than the limit of 1048576 bytes"),
+            "{err}"
+        );
+
+        let text = "1. e4 {never closed\n\n[Event \"b\"]\n\n1. d4 *\n";
+        let err = read_pgn_openings(write(&dir, "open.pgn", text)).unwrap_err();
+        assert!(err.to_string().contains(":1: unclosed comment"), "{err}");
+
+        // Games split at their tags: lines count through the book, and a `[` in a comment or
+        // after `;` splits nothing.
+        let text = "[Event \"a\"]\n1. e4 { a\n[not a tag] }\n*\n\n[Event \"b\"]\n1. d4 ; {\n[Event \"c\"]\n\n1. c4 d5 2. Ke3 *\n";
+        let err = read_pgn_openings(write(&dir, "split.pgn", text)).unwrap_err();
+        assert!(err.to_string().contains(":10: illegal move `Ke3`"), "{err}");
+        let good = text.replace("Ke3", "Nc3");
+        let openings = read_pgn_openings(write(&dir, "split.pgn", &good)).unwrap();
+        let sources: Vec<&str> = openings
+            .iter()
+            .map(|o| o.source.rsplit(':').next().unwrap())
+            .collect();
+        assert_eq!(sources, ["1", "6", "8"]);
+        assert_eq!(openings[2].moves, ["c2c4", "d7d5", "b1c3"]);
     }
 
     /// fastchess's own output: full games with FEN tags and engine comments on every move.

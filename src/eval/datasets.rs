@@ -11,6 +11,8 @@ use std::{collections::BTreeMap, fmt, fs, path::Path, sync::LazyLock};
 use rand::{RngExt, SeedableRng, rngs::StdRng};
 use regex::Regex;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+use crate::lines::read_to_string_limited;
 use serde_json::Value;
 use shakmaty::{Color, Position, Square, uci::UciMove};
 
@@ -394,11 +396,16 @@ fn split_csv(line: &str) -> Vec<String> {
     fields
 }
 
+/// The largest data set file read, 256 MiB (the largest reference data set is a few MB).
+pub const MAX_DATASET_BYTES: u64 = 256 << 20;
+
 fn read(path: &Path) -> Result<(String, String), EvalError> {
-    let text = fs::read_to_string(path).map_err(|source| EvalError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = fs::File::open(path)
+        .and_then(|file| read_to_string_limited(file, MAX_DATASET_BYTES))
+        .map_err(|source| EvalError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
     Ok((text, path.display().to_string()))
 }
 

@@ -26,10 +26,14 @@ pub fn score_basic_predictions(
     scoring: Scoring,
     total: Option<usize>,
 ) -> Result<BasicMetrics, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = std::fs::File::open(path)
+        .and_then(|file| {
+            crate::lines::read_to_string_limited(file, super::datasets::MAX_DATASET_BYTES)
+        })
+        .map_err(|source| EvalError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
     let bad = |line: usize, message: &str| EvalError::Data {
         task: "basic_understanding".to_owned(),
         message: format!("{}:{line}: {message}", path.display()),

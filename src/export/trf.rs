@@ -8,7 +8,8 @@
 //! player line (001) per player with each round's opponent, colour and result. A void game (a
 //! harness fault, scored for nobody) is a double forfeit: the opponent and colour with `-` on
 //! both sides, so that a checker sees the round's pairing as it was made (and, as arena does,
-//! lets the pair meet again). A round without a game is `0000 - U` for the
+//! lets the pair meet again); a forfeit paired but won by one side is `+` for it and `-` for the
+//! other. A round without a game is `0000 - U` for the
 //! pairing-allocated bye, else `0000 - Z`, `H` or `F` by the points it scored.
 
 use std::fmt::Write as _;
@@ -102,9 +103,17 @@ pub fn trf(name: &str, record: &Record) -> String {
                         None
                     }
                 });
-            if let (Some((opponent, c)), RoundEntry::Unplayed { points: 0 }) = (paired, entry) {
-                let _ = write!(line, "{:>4} {c} -", opponent + 1);
-                continue;
+            if let (Some((opponent, c)), RoundEntry::Unplayed { points }) = (paired, entry) {
+                // A forfeit: `+` for the side that scored the win, `-` for the other.
+                let code = match *points {
+                    0 => Some('-'),
+                    p if p >= t.points_for_win => Some('+'),
+                    _ => None,
+                };
+                if let Some(code) = code {
+                    let _ = write!(line, "{:>4} {c} {code}", opponent + 1);
+                    continue;
+                }
             }
             match *entry {
                 RoundEntry::Played {

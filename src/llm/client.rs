@@ -375,7 +375,14 @@ impl LlmClient {
         if status.is_success() {
             return Ok(());
         }
-        let body = redact(response.text().await.unwrap_or_default(), key.as_deref());
+        // Bounded as every body is: a refusal's message is in its first bytes.
+        let body = match read_limited(response, MAX_RESPONSE_BYTES).await {
+            Ok(Limited::Whole(bytes) | Limited::Over(bytes)) => {
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            Err(_) => String::new(),
+        };
+        let body = redact(body, key.as_deref());
         Err(http_error(endpoint.provider, url, status.as_u16(), body).0)
     }
 

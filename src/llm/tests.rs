@@ -529,6 +529,34 @@ async fn probe_reports_http_errors() {
     assert!(matches!(err, LlmError::Http { status: 404, .. }), "{err:?}");
 }
 
+/// A probe's error body is read up to the body limit, as every body is: an endless one keeps
+/// its head only.
+#[tokio::test]
+async fn a_probe_reads_an_oversized_error_body_no_further_than_the_limit() {
+    let server = MockServer::start().await;
+    let huge = format!(
+        "{{\"error\":{{\"message\":\"down\"}}}}{}",
+        " ".repeat(crate::llm::MAX_RESPONSE_BYTES)
+    );
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(503).set_body_string(huge))
+        .mount(&server)
+        .await;
+    let err = client()
+        .probe(&endpoint(&server.uri()))
+        .await
+        .expect_err("503");
+    match &err {
+        LlmError::Http {
+            status: 503, body, ..
+        } => {
+            assert!(body.len() <= 64 << 10, "{}", body.len());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn bad_base_url_is_a_fatal_client_error() {
     let ep = endpoint("not a url");

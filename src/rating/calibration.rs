@@ -9,12 +9,13 @@
 
 use std::{
     collections::BTreeMap,
-    io::{self, Read, Write},
+    io::{self, Write},
     ops::ControlFlow,
     path::Path,
     sync::OnceLock,
 };
 
+use crate::lines::read_to_string_limited;
 use flate2::{Compression, read::GzDecoder, write::GzEncoder};
 use pgn_reader::{RawTag, Reader, Visitor};
 use serde::{Deserialize, Serialize};
@@ -310,6 +311,9 @@ pub fn write_games_file(path: &Path, pgn: &str) -> io::Result<()> {
     }
 }
 
+/// The largest games file read (decompressed), 256 MiB, as an opening book.
+pub const MAX_GAMES_FILE_BYTES: u64 = 256 << 20;
+
 /// The games of a PGN file (gzip-compressed when its name ends in `.gz`), as
 /// [`games_from_pgn`] reads them.
 ///
@@ -317,12 +321,15 @@ pub fn write_games_file(path: &Path, pgn: &str) -> io::Result<()> {
 /// The file cannot be read or decompressed, or does not parse.
 pub fn read_games_file(path: &Path) -> io::Result<Vec<Game>> {
     let file = std::fs::File::open(path)?;
-    let mut text = String::new();
-    if path.extension().is_some_and(|e| e == "gz") {
-        GzDecoder::new(io::BufReader::new(file)).read_to_string(&mut text)?;
+    // Bounded after decompression, so that a small archive cannot fill the memory.
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        read_to_string_limited(
+            GzDecoder::new(io::BufReader::new(file)),
+            MAX_GAMES_FILE_BYTES,
+        )?
     } else {
-        io::BufReader::new(file).read_to_string(&mut text)?;
-    }
+        read_to_string_limited(io::BufReader::new(file), MAX_GAMES_FILE_BYTES)?
+    };
     games_from_pgn(&text)
 }
 

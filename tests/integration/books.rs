@@ -99,3 +99,73 @@ fn the_guides_first_example_is_reproducible_and_its_book_exists() {
         crate::common::stderr(&out)
     );
 }
+
+/// Peak resident memory of a running process in KiB (`VmHWM`), if it still runs.
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A book is read a line at a time: `arena check` on an EPD book of 300,000 lines (about 104 MB,
+/// mostly comments, with 50,000 positions) peaks far below the book's size, where reading it
+/// whole took more than the book itself.
+#[test]
+fn a_large_book_is_read_in_bounded_memory() {
+    use std::io::Write;
+    const LINES: usize = 300_000;
+    let dir = crate::common::TestDir::new();
+    let path = dir.path().join("big.epd");
+    {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let comment = format!("# {}\n", "x".repeat(400));
+        for i in 0..LINES {
+            if i % 6 == 0 {
+                writeln!(
+                    out,
+                    "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"{i}\";"
+                )
+                .unwrap();
+            } else {
+                out.write_all(comment.as_bytes()).unwrap();
+            }
+        }
+    }
+    let size = std::fs::metadata(&path).unwrap().len();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "t", games_per_pair = 2, openings = { file = "big.epd" },
+  players = { arena.random { name = "a" }, arena.random { name = "b", seed = 5 } },
+}"#,
+    );
+    let mut child = dir
+        .arena()
+        .args(["check", "t.lua"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut peak = 0;
+    // VmHWM only grows, so its last reading before the process exits is (nearly) its peak.
+    while child.try_wait().unwrap().is_none() {
+        peak = peak.max(peak_rss_kib(pid).unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("peak RSS {peak} KiB for a {size}-byte book of {LINES} lines");
+    assert!(size > 100_000_000, "the book has {size} bytes");
+    assert!(peak > 0, "the check's memory was read");
+    // The binary, Lua and 50,000 openings take a few tens of MiB; the book alone is 100 MB.
+    assert!(
+        peak < 80 * 1024,
+        "peak RSS {peak} KiB for a {size}-byte book"
+    );
+}
