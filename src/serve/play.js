@@ -125,9 +125,12 @@ function renderText(s, over, you) {
   else if (s.draw === "offered" && !over) status += " Draw offered.";
   $("status").textContent = status;
   const moves = $("moves");
-  // One numbered item per full move: White's move, then Black's.
+  // One numbered item per full move: White's move, then Black's. A game that starts with Black
+  // to move (a position from a book or a FEN) opens with "…" for White's move.
+  const blackFirst = (s.ply % 2 === 0) === (s.turn === "black");
+  const sans = blackFirst ? ["…", ...s.moves] : s.moves;
   const pairs = [];
-  for (let i = 0; i < s.moves.length; i += 2) pairs.push(s.moves.slice(i, i + 2).join(" "));
+  for (let i = 0; i < sans.length; i += 2) pairs.push(sans.slice(i, i + 2).join(" "));
   moves.replaceChildren(...pairs.map((text) => {
     const li = document.createElement("li");
     li.textContent = text;
