@@ -685,14 +685,29 @@ impl Store {
         kind: &str,
         message: &str,
     ) -> Result<(), StoreError> {
-        self.conn()
-            .prepare_cached(
+        self.record_event_under(None, tournament, game_id, level, kind, message)
+    }
+
+    /// [`Store::record_event`], refused when `fence` no longer holds the game's lease.
+    pub(super) fn record_event_under(
+        &self,
+        fence: Option<&Fence>,
+        tournament: i64,
+        game_id: Option<i64>,
+        level: &str,
+        kind: &str,
+        message: &str,
+    ) -> Result<(), StoreError> {
+        let what = || format!("record event `{kind}` of tournament {tournament}");
+        fenced(&self.conn(), fence, what, |conn| {
+            conn.prepare_cached(
                 "INSERT INTO events (tournament_id, game_id, level, kind, message)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             )
             .and_then(|mut stmt| stmt.execute(params![tournament, game_id, level, kind, message]))
-            .context(|| format!("record event `{kind}` of tournament {tournament}"))?;
-        Ok(())
+            .context(what)?;
+            Ok(())
+        })
     }
 
     /// The events of a tournament, oldest first.

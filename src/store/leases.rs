@@ -441,6 +441,29 @@ impl Leased<'_> {
         )
     }
 
+    /// [`Store::record_event`] about the leased game, under the lease: a worker that lost the
+    /// game logs nothing more about it.
+    ///
+    /// # Errors
+    ///
+    /// See [`Leased`].
+    pub fn record_event(
+        &self,
+        tournament: i64,
+        level: &str,
+        kind: &str,
+        message: &str,
+    ) -> Result<(), StoreError> {
+        self.store.record_event_under(
+            Some(self.fence),
+            tournament,
+            Some(self.game()),
+            level,
+            kind,
+            message,
+        )
+    }
+
     /// [`Store::game_time_control`] under the lease.
     ///
     /// # Errors
@@ -813,5 +836,36 @@ mod tests {
         store.leased(&fresh).record_limit_verdict(&verdict).unwrap();
         assert_eq!(store.adjudication_evals(game).unwrap(), vec![eval]);
         assert_eq!(store.limit_verdict(game).unwrap(), Some(verdict));
+    }
+
+    #[test]
+    fn events_about_a_game_under_a_lost_lease_are_refused() {
+        let (store, game) = store_with_game();
+        let tournament = store.game(game).unwrap().tournament;
+        let (stale, fresh) = taken_over(&store, game, "w1", "w2");
+        let logged = |store: &Store| {
+            store
+                .events(tournament)
+                .unwrap()
+                .into_iter()
+                .filter(|e| e.kind == "engine_failure")
+                .count()
+        };
+        let refused = store
+            .leased(&stale)
+            .record_event(
+                tournament,
+                "error",
+                "engine_failure",
+                "from the stalled worker",
+            )
+            .unwrap_err();
+        assert!(matches!(refused, StoreError::LeaseLost { .. }), "{refused}");
+        assert_eq!(logged(&store), 0, "the stale event stayed out");
+        store
+            .leased(&fresh)
+            .record_event(tournament, "error", "engine_failure", "from the holder")
+            .unwrap();
+        assert_eq!(logged(&store), 1);
     }
 }

@@ -714,9 +714,8 @@ impl<'a> GameAdjudication<'a> {
             Err(e) => {
                 let message = format!("no adjudication evaluation after ply {ply}: {e}");
                 tracing::warn!(game = row.index, "{message}");
-                let _ = env.store.record_event(
+                let _ = env.store.leased(&self.fence).record_event(
                     env.tournament,
-                    Some(row.id),
                     "warn",
                     "adjudication_engine_failure",
                     &message,
@@ -833,9 +832,8 @@ impl<'a> GameAdjudication<'a> {
                 };
                 let message = format!("no move-limit verdict: {why}");
                 tracing::warn!(game = row.index, "{message}");
-                let _ = env.store.record_event(
+                let _ = env.store.leased(&self.fence).record_event(
                     env.tournament,
-                    Some(row.id),
                     "warn",
                     "adjudication_engine_failure",
                     &message,

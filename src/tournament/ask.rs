@@ -286,13 +286,9 @@ async fn one(
                 GameError::Api { source, .. } if source.is_transient() => "endpoint_unreachable",
                 _ => "endpoint_error",
             };
-            let _ = env.store.record_event(
-                env.tournament,
-                Some(turn.game_id),
-                "error",
-                kind,
-                &error.to_string(),
-            );
+            let _ = turn
+                .lease
+                .record_event(env.tournament, "error", kind, &error.to_string());
             error
         }
         CallError::Store(e) => GameError::Store(e),

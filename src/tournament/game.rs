@@ -133,6 +133,8 @@ async fn play_inner(
     lease: Leased<'_>,
 ) -> Result<GameEnd, GameError> {
     let store = &env.store;
+    // The game's lease under another name: engine leases are called `lease` further down.
+    let game_lease = lease;
     let replay = |what: String, source: ReplayError| GameError::Replay {
         game: row.index,
         what,
@@ -259,7 +261,7 @@ async fn play_inner(
             Side::Random { seed } => (random_move(&game, env.seed, *seed, seed_key), 1),
             Side::Human => {
                 let allowance = clock_of(&mut clocks, game.turn()).map(|c| c.allowance_ms());
-                match human::wait_for_move(env, row, &game, name, allowance).await? {
+                match human::wait_for_move(env, row, &game, name, allowance, lease).await? {
                     HumanTurn::Move { mv, waited_ms } => {
                         charged = Some(waited_ms);
                         (mv, 1)
@@ -317,9 +319,8 @@ async fn play_inner(
                 match legal {
                     Ok(mv) => (mv, 1),
                     Err(reason) => {
-                        let _ = store.record_event(
+                        let _ = game_lease.record_event(
                             env.tournament,
-                            Some(row.id),
                             "error",
                             "engine_failure",
                             &reason,

@@ -25,7 +25,7 @@ use shakmaty::Move;
 use super::{GameError, game::GameEnv};
 use crate::{
     board::{Game, GameEnd, GameResult, Termination},
-    store::{GameRow, HumanAction, HumanActionRow},
+    store::{GameRow, HumanAction, HumanActionRow, Leased},
 };
 
 /// How often the run looks for the person's move.
@@ -52,6 +52,7 @@ pub(super) async fn wait_for_move(
     game: &Game,
     name: &str,
     allowance_ms: Option<u64>,
+    lease: Leased<'_>,
 ) -> Result<HumanTurn, GameError> {
     let started = Instant::now();
     let ply = game.ply();
@@ -74,9 +75,8 @@ pub(super) async fn wait_for_move(
                 Err(e) => {
                     // The server checks every move first: only another writer can store this.
                     refused.push(a.id);
-                    env.store.record_event(
+                    lease.record_event(
                         env.tournament,
-                        Some(row.id),
                         "warn",
                         "human_illegal",
                         &format!("`{name}`'s stored move `{uci}` at ply {ply} is not legal: {e}"),
