@@ -44,21 +44,7 @@ pub fn trf(name: &str, record: &Record) -> String {
     if let Some(points) = bye_points.filter(|&p| p != t.points_for_win) {
         let _ = writeln!(out, "BBU {:>4}", tenths(points));
     }
-    let played = |a: usize, b: usize| {
-        t.players[a]
-            .rounds
-            .iter()
-            .any(|r| matches!(r, RoundEntry::Played { opponent, .. } if *opponent == b))
-    };
-    let mut barred: Vec<(usize, usize)> = t
-        .forbidden
-        .iter()
-        .map(|&(a, b)| (a.min(b), a.max(b)))
-        .filter(|&(a, b)| a != b && !played(a, b))
-        .collect();
-    barred.sort_unstable();
-    barred.dedup();
-    for (a, b) in barred {
+    for (a, b) in t.barred_pairs() {
         let _ = writeln!(out, "XXP {} {}", a + 1, b + 1);
     }
     // The rank column: by points, then pairing number.

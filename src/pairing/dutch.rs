@@ -111,6 +111,29 @@ pub struct Tournament {
     pub forbidden: Vec<(usize, usize)>,
 }
 
+impl Tournament {
+    /// The forbidden pairs that matter to a pairing program: each pair once, lower index first,
+    /// sorted, leaving out a player paired with itself and pairs that have already played (they
+    /// cannot meet again anyway). What a TRF file's `XXP` lines hold.
+    pub fn barred_pairs(&self) -> Vec<(usize, usize)> {
+        let played = |a: usize, b: usize| {
+            self.players[a]
+                .rounds
+                .iter()
+                .any(|r| matches!(r, RoundEntry::Played { opponent, .. } if *opponent == b))
+        };
+        let mut barred: Vec<(usize, usize)> = self
+            .forbidden
+            .iter()
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .filter(|&(a, b)| a != b && !played(a, b))
+            .collect();
+        barred.sort_unstable();
+        barred.dedup();
+        barred
+    }
+}
+
 /// A Swiss tournament as a pairing program sees it, with the players' names and ratings: what
 /// a FIDE TRF file holds.
 #[derive(Debug, Clone, PartialEq)]

@@ -148,22 +148,7 @@ fn any_tournament() -> impl Strategy<Value = (String, Record)> {
 /// What a record reads back as: the forbidden pairs the export writes (those that never played,
 /// lower number first, sorted) and the unplayed games in order.
 fn normalised(mut record: Record) -> Record {
-    let t = &record.tournament;
-    let played = |a: usize, b: usize| {
-        t.players[a]
-            .rounds
-            .iter()
-            .any(|r| matches!(r, RoundEntry::Played { opponent, .. } if *opponent == b))
-    };
-    let mut barred: Vec<(usize, usize)> = t
-        .forbidden
-        .iter()
-        .map(|&(a, b)| (a.min(b), a.max(b)))
-        .filter(|&(a, b)| a != b && !played(a, b))
-        .collect();
-    barred.sort_unstable();
-    barred.dedup();
-    record.tournament.forbidden = barred;
+    record.tournament.forbidden = record.tournament.barred_pairs();
     record.unplayed.sort_by_key(|g| (g.round, g.white, g.black));
     record
 }
