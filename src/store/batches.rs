@@ -4,7 +4,7 @@
 
 use super::db::{Row, params};
 
-use super::{Context, EvalReplyRecord, Store, StoreError, get_u64, sql_u64};
+use super::{Context, EvalReplyRecord, Store, StoreError, get_u64};
 
 /// One item call put into a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,33 +191,15 @@ impl Store {
         };
         let conn = self.conn();
         let tx = conn.transaction().context(what)?;
-        tx.execute(
-            "INSERT INTO eval_replies (run_id, task, player, idx, seq, prompt_json,
-                 reply_text, reasoning, prompt_tokens, completion_tokens, latency_ms,
-                 cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
-                 cost_details_json, batch_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-            params![
-                run_id,
-                item.task,
-                item.player,
-                item.idx,
-                item.seq,
-                item.prompt_json,
-                reply.reply_text,
-                reply.reasoning,
-                reply.prompt_tokens.map(sql_u64),
-                reply.completion_tokens.map(sql_u64),
-                sql_u64(reply.latency_ms),
-                reply.details.cached_tokens.map(sql_u64),
-                reply.details.cache_write_tokens.map(sql_u64),
-                reply.details.reasoning_tokens.map(sql_u64),
-                reply.details.provider_cost_usd,
-                reply.details.cost_details_json,
-                batch_id,
-            ],
-        )
-        .context(what)?;
+        let key = super::eval::ReplyKey {
+            run_id,
+            task: &item.task,
+            player: &item.player,
+            idx: item.idx,
+            seq: item.seq,
+            prompt_json: Some(&item.prompt_json),
+        };
+        super::eval::insert_eval_reply(&tx, &key, reply, Some(batch_id)).context(what)?;
         tx.execute(
             "UPDATE eval_batch_items SET outcome = 'answered', error = NULL
              WHERE batch = ?1 AND custom_id = ?2",

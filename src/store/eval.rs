@@ -1,6 +1,6 @@
 //! Fine-grained evaluations: runs, their fixed item sets, every reply and every scored item.
 
-use super::db::{DbResult, OptionalExtension, Row, params};
+use super::db::{Conn, DbResult, OptionalExtension, Row, params};
 
 use super::{Context, Store, StoreError, UsageDetails, get_opt_u64, get_u64, sql_u64};
 
@@ -178,38 +178,20 @@ impl Store {
         idx: u32,
         reply: &EvalReplyRecord,
     ) -> Result<(), StoreError> {
-        self.conn()
-            .execute(
-                "INSERT INTO eval_replies (run_id, task, player, idx, seq, prompt_json,
-                     reply_text, reasoning, prompt_tokens, completion_tokens, latency_ms,
-                     cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
-                     cost_details_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-                params![
-                    run_id,
-                    task,
-                    player,
-                    idx,
-                    reply.seq,
-                    reply.prompt_json,
-                    reply.reply_text,
-                    reply.reasoning,
-                    reply.prompt_tokens.map(sql_u64),
-                    reply.completion_tokens.map(sql_u64),
-                    sql_u64(reply.latency_ms),
-                    reply.details.cached_tokens.map(sql_u64),
-                    reply.details.cache_write_tokens.map(sql_u64),
-                    reply.details.reasoning_tokens.map(sql_u64),
-                    reply.details.provider_cost_usd,
-                    reply.details.cost_details_json,
-                ],
+        let key = ReplyKey {
+            run_id,
+            task,
+            player,
+            idx,
+            seq: reply.seq,
+            prompt_json: reply.prompt_json.as_deref(),
+        };
+        insert_eval_reply(&self.conn(), &key, reply, None).context(|| {
+            format!(
+                "record reply {} of `{player}` to item {idx} of task `{task}`",
+                reply.seq
             )
-            .context(|| {
-                format!(
-                    "record reply {} of `{player}` to item {idx} of task `{task}`",
-                    reply.seq
-                )
-            })?;
+        })?;
         Ok(())
     }
 
@@ -345,6 +327,51 @@ fn run_row(r: &Row<'_>) -> DbResult<EvalRunRow> {
         settings_json: r.get(3)?,
         source_run_id: r.get(4)?,
     })
+}
+
+/// Which call an eval reply answers: its item and its place among the item's calls.
+pub(super) struct ReplyKey<'a> {
+    pub run_id: i64,
+    pub task: &'a str,
+    pub player: &'a str,
+    pub idx: u32,
+    pub seq: u32,
+    pub prompt_json: Option<&'a str>,
+}
+
+/// The one INSERT of an eval reply, interactive (`batch_id` none) or from a batch.
+pub(super) fn insert_eval_reply(
+    conn: &Conn<'_>,
+    key: &ReplyKey<'_>,
+    reply: &EvalReplyRecord,
+    batch_id: Option<&str>,
+) -> DbResult<usize> {
+    conn.execute(
+        "INSERT INTO eval_replies (run_id, task, player, idx, seq, prompt_json,
+             reply_text, reasoning, prompt_tokens, completion_tokens, latency_ms,
+             cached_tokens, cache_write_tokens, reasoning_tokens, provider_cost_usd,
+             cost_details_json, batch_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        params![
+            key.run_id,
+            key.task,
+            key.player,
+            key.idx,
+            key.seq,
+            key.prompt_json,
+            reply.reply_text,
+            reply.reasoning,
+            reply.prompt_tokens.map(sql_u64),
+            reply.completion_tokens.map(sql_u64),
+            sql_u64(reply.latency_ms),
+            reply.details.cached_tokens.map(sql_u64),
+            reply.details.cache_write_tokens.map(sql_u64),
+            reply.details.reasoning_tokens.map(sql_u64),
+            reply.details.provider_cost_usd,
+            reply.details.cost_details_json,
+            batch_id,
+        ],
+    )
 }
 
 #[cfg(test)]
