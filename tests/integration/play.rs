@@ -5,7 +5,6 @@
 //! leaderboard. The browser's side is tests/browser/play.mjs.
 
 use std::{
-    io::{BufRead, BufReader},
     path::Path,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
@@ -15,7 +14,7 @@ use arena::store::{GameStatus, Store};
 
 use crate::{
     common::{TestDir, start_run, stdout},
-    serve::{Response, request},
+    serve::{Response, Server, request},
 };
 
 /// A person against the random mover: two games, each ended by a move limit at the latest.
@@ -29,42 +28,31 @@ pub const PERSON_VS_RANDOM: &str = r#"return arena.tournament {
 
 /// `arena serve` with its play token; killed when dropped.
 pub struct PlayServer {
-    child: Child,
-    pub addr: String,
+    server: Server,
     pub token: String,
 }
 
 impl PlayServer {
-    /// Starts `arena serve --db DB --listen 127.0.0.1:0` in `dir` and reads its two lines:
-    /// where it listens, and the play address with the token.
+    /// Starts `arena serve --db DB --listen 127.0.0.1:0` in `dir` and reads the play address
+    /// with the token it prints after the address it listens on.
     pub fn start(dir: &Path, db: &str) -> PlayServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_arena"))
-            .current_dir(dir)
-            .args(["serve", "--db", db, "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("arena serve starts");
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let (mut first, mut second) = (String::new(), String::new());
-        out.read_line(&mut first).unwrap();
-        out.read_line(&mut second).unwrap();
-        let addr = first
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split(['/', ' ', '\n']).next())
-            .unwrap_or_else(|| panic!("arena serve did not say where it listens: {first:?}"))
-            .to_owned();
-        let token = second
+        let mut server = Server::start(dir, db, &[]);
+        let line = server.next_line();
+        let token = line
             .split("/play?token=")
             .nth(1)
             .map(|t| t.trim().to_owned())
-            .unwrap_or_else(|| panic!("arena serve printed no play address: {second:?}"));
-        PlayServer { child, addr, token }
+            .unwrap_or_else(|| panic!("arena serve printed no play address: {line:?}"));
+        PlayServer { server, token }
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> &str {
+        &self.server.addr
     }
 
     pub fn state(&self, game: i64) -> serde_json::Value {
-        let r = request(&self.addr, "GET", &format!("/api/play/{game}"), "", "");
+        let r = request(self.addr(), "GET", &format!("/api/play/{game}"), "", "");
         assert_eq!(r.status, 200, "{}", r.body);
         serde_json::from_str(&r.body).unwrap()
     }
@@ -77,19 +65,12 @@ impl PlayServer {
             String::new()
         };
         request(
-            &self.addr,
+            self.addr(),
             "POST",
             &format!("/api/play/{game}/{action}"),
             &format!("{auth}Content-Type: application/json\r\n"),
             body,
         )
-    }
-}
-
-impl Drop for PlayServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -198,7 +179,7 @@ fn a_person_plays_through_the_store_and_survives_a_killed_run() {
     assert_eq!(refused.status, 401, "{}", refused.body);
     assert!(refused.body.contains("play token"), "{}", refused.body);
     let wrong = request(
-        &server.addr,
+        server.addr(),
         "POST",
         &format!("/api/play/{game}/move"),
         "Authorization: Bearer not-the-token\r\nContent-Type: application/json\r\n",
@@ -364,7 +345,7 @@ fn a_person_plays_a_whole_game_on_the_board_in_headless_chromium() {
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("play-browser");
     std::fs::create_dir_all(&shots).unwrap();
     let spec = serde_json::json!({
-        "base": format!("http://{}", server.addr),
+        "base": format!("http://{}", server.addr()),
         "token": server.token,
         "game": game,
         "screenshots": shots,

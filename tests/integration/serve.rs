@@ -6,7 +6,7 @@ use std::{
     io::{BufRead, BufReader, Read, Write},
     net::TcpStream,
     path::Path,
-    process::{Child, Command, Stdio},
+    process::{Child, ChildStdout, Command, Stdio},
     time::{Duration, Instant},
 };
 
@@ -21,6 +21,8 @@ const INJECTED: &str =
 /// `arena serve` running on a free loopback port; killed when dropped.
 pub struct Server {
     child: Child,
+    /// The rest of its standard output, after the line that says where it listens.
+    out: BufReader<ChildStdout>,
     /// `127.0.0.1:PORT`.
     pub addr: String,
 }
@@ -36,17 +38,23 @@ impl Server {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("arena serve starts");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        out.read_line(&mut line).unwrap();
         let addr = line
             .split("http://")
             .nth(1)
             .and_then(|rest| rest.split(['/', ' ', '\n']).next())
             .unwrap_or_else(|| panic!("arena serve did not say where it listens: {line:?}"))
             .to_owned();
-        Server { child, addr }
+        Server { child, out, addr }
+    }
+
+    /// The next line the server prints.
+    pub fn next_line(&mut self) -> String {
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        line
     }
 
     /// The server's process id.
