@@ -298,7 +298,12 @@ async fn arena_analysis(
         .expect("the analyser starts");
     let analyser = &analyser;
     let reports: Vec<_> = futures_util::stream::iter(&games)
-        .map(|game| async move { analyser.analyse_game(game).await.expect("an analysis") })
+        .map(|game| async move {
+            analyser
+                .analyse_game(game, None)
+                .await
+                .expect("an analysis")
+        })
         .buffered(processes)
         .collect()
         .await;

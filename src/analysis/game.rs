@@ -53,7 +53,7 @@ use super::{
 use crate::{
     board::Variant,
     engine::Score,
-    store::{GameAnalysisRecord, GameRow, GameStatus, PlyAnalysisRecord, Store},
+    store::{Fence, GameAnalysisRecord, GameRow, GameStatus, PlyAnalysisRecord, Store},
 };
 
 /// How many consecutive positions of a game one process searches in a row with a warm hash. Fixed
@@ -156,14 +156,20 @@ impl<'a> Analyser<'a> {
     }
 
     /// Analyses the plies of `game` that are not analysed yet and, once all are, records the
-    /// game's accuracy.
+    /// game's accuracy. With `lease` (the game's analysis lease), every write checks that this
+    /// worker still holds it: a worker that stalled while another took the game over writes
+    /// nothing more ([`crate::store::StoreError::LeaseLost`]).
     ///
     /// # Errors
     ///
     /// [`AnalysisError::BadFen`] or [`AnalysisError::BadPly`] for stored data that does not replay,
     /// the engine's errors (after one retry of the failed segment on a fresh process), and
     /// [`AnalysisError::Store`].
-    pub async fn analyse_game(&self, game: &GameRow) -> Result<GameReport, AnalysisError> {
+    pub async fn analyse_game(
+        &self,
+        game: &GameRow,
+        lease: Option<&Fence>,
+    ) -> Result<GameReport, AnalysisError> {
         let plies = self.store.plies(game.id)?;
         let done: HashSet<u32> = self
             .store
@@ -287,7 +293,10 @@ impl<'a> Analyser<'a> {
                     terminal,
                     all,
                 )?;
-                self.store.record_ply_analysis(game.id, &record)?;
+                match lease {
+                    Some(fence) => self.store.leased(fence).record_ply_analysis(&record)?,
+                    None => self.store.record_ply_analysis(game.id, &record)?,
+                }
                 report.analysed += 1;
             }
             match searches.next().await {
@@ -309,16 +318,17 @@ impl<'a> Analyser<'a> {
             let records = self.store.ply_analyses(game.id)?;
             let first = positions.first().map_or(Color::White, |(_, p)| p.turn());
             let (white_accuracy, black_accuracy) = accuracies(&records, first);
-            self.store.record_game_analysis(
-                game.id,
-                &GameAnalysisRecord {
-                    engine_id: self.engine_id.clone(),
-                    limits_key: self.settings.limits.key(),
-                    win_model: self.settings.win_model.as_str().to_owned(),
-                    white_accuracy,
-                    black_accuracy,
-                },
-            )?;
+            let verdict = GameAnalysisRecord {
+                engine_id: self.engine_id.clone(),
+                limits_key: self.settings.limits.key(),
+                win_model: self.settings.win_model.as_str().to_owned(),
+                white_accuracy,
+                black_accuracy,
+            };
+            match lease {
+                Some(fence) => self.store.leased(fence).record_game_analysis(&verdict)?,
+                None => self.store.record_game_analysis(game.id, &verdict)?,
+            }
             report.complete = true;
         }
         Ok(report)
@@ -687,7 +697,7 @@ mod tests {
         let game = store_game(&store, 0, &moves, "1-0", "checkmate");
         let analyser = Analyser::new(&store, &pool, settings()).await.unwrap();
         assert_eq!(analyser.pending(game.tournament).unwrap().len(), 1);
-        let report = analyser.analyse_game(&game).await.unwrap();
+        let report = analyser.analyse_game(&game, None).await.unwrap();
         assert_eq!(
             (report.plies, report.analysed, report.complete),
             (7, 7, true)
@@ -758,14 +768,14 @@ mod tests {
         let again = store_game(&store, 2, &moves, "1/2-1/2", "move_limit");
         let analyser = Analyser::new(&store, &pool, settings()).await.unwrap();
 
-        let one = analyser.analyse_game(&first).await.unwrap();
+        let one = analyser.analyse_game(&first, None).await.unwrap();
         assert_eq!((one.searched, one.cached), (4, 0));
         assert_eq!((pool.engine_requests(), pool.sessions()), (4, 1));
 
         // One segment, and its last position is new: searched whole, from a cleared hash, so the
         // three positions it shares with the first game, searched in the same order, come out the
         // same.
-        let two = analyser.analyse_game(&second).await.unwrap();
+        let two = analyser.analyse_game(&second, None).await.unwrap();
         assert_eq!((two.searched, two.cached), (4, 0));
         assert_eq!((pool.engine_requests(), pool.sessions()), (8, 2));
         let plies = store.ply_analyses(second.id).unwrap();
@@ -777,7 +787,7 @@ mod tests {
         );
 
         // The same game again: its one segment is all in the cache, and nothing is searched.
-        let three = analyser.analyse_game(&again).await.unwrap();
+        let three = analyser.analyse_game(&again, None).await.unwrap();
         assert_eq!((three.searched, three.cached, three.complete), (0, 4, true));
         assert_eq!(pool.engine_requests(), 8);
         assert_eq!(
@@ -786,7 +796,7 @@ mod tests {
         );
 
         // Nothing is left to do, and asking again changes nothing.
-        let again = analyser.analyse_game(&second).await.unwrap();
+        let again = analyser.analyse_game(&second, None).await.unwrap();
         assert_eq!(
             (again.analysed, again.searched, again.complete),
             (0, 0, true)
@@ -826,10 +836,10 @@ mod tests {
         let analyser = Analyser::new(&store, &pool, settings).await.unwrap();
         for (n, moves) in warm_up.iter().enumerate() {
             let game = store_game(&store, 10 + n as u32, moves, "*", "move_limit");
-            analyser.analyse_game(&game).await.unwrap();
+            analyser.analyse_game(&game, None).await.unwrap();
         }
         let game = store_game(&store, 0, &LONG_GAME, "1/2-1/2", "move_limit");
-        let report = analyser.analyse_game(&game).await.unwrap();
+        let report = analyser.analyse_game(&game, None).await.unwrap();
         assert_eq!((report.analysed, report.searched), (44, 45));
         let plies = store.ply_analyses(game.id).unwrap();
         pool.shutdown().await;
@@ -883,7 +893,7 @@ mod tests {
         let opening = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"];
         let c960 = [&opening[..], &["e1h1", "f8c5"]].concat();
         let game = store_game_in(&store, Variant::Chess960, 0, &c960, "1/2-1/2", "move_limit");
-        let report = analyser.analyse_game(&game).await.unwrap();
+        let report = analyser.analyse_game(&game, None).await.unwrap();
         assert_eq!((report.analysed, report.searched), (8, 9));
 
         let sent = std::fs::read_to_string(&log).unwrap();
@@ -910,7 +920,7 @@ mod tests {
             "1/2-1/2",
             "move_limit",
         );
-        let report = analyser.analyse_game(&game).await.unwrap();
+        let report = analyser.analyse_game(&game, None).await.unwrap();
         pool.shutdown().await;
         assert_eq!((report.analysed, report.searched, report.cached), (8, 9, 0));
         let sent = std::fs::read_to_string(&log).unwrap();
@@ -947,7 +957,7 @@ mod tests {
         let moves = ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6", "h5f7"];
         let game = store_game(&store, 0, &moves, "1-0", "checkmate");
         let analyser = Analyser::new(&store, &pool, settings()).await.unwrap();
-        let report = analyser.analyse_game(&game).await.unwrap();
+        let report = analyser.analyse_game(&game, None).await.unwrap();
         pool.shutdown().await;
         assert_eq!((report.analysed, report.searched), (7, 7));
 

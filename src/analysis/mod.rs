@@ -11,7 +11,7 @@
 //! let analyser = Analyser::new(store, &pool, AnalysisSettings::default()).await?;
 //! let t = store.find_tournament("demo")?.expect("a tournament");
 //! for game in analyser.pending(t.id)? {
-//!     analyser.analyse_game(&game).await?;
+//!     analyser.analyse_game(&game, None).await?;
 //! }
 //! for row in store.analysis_summary(t.id)? {
 //!     println!("{}: {:.1}% top-3 moves", row.player, 100.0 * row.top_move_rate);
@@ -100,6 +100,15 @@ pub enum AnalysisError {
 }
 
 impl AnalysisError {
+    /// Whether another worker took the game's analysis over while this one worked on it: not a
+    /// failure of the analysis, which the new holder carries on.
+    pub fn is_lease_lost(&self) -> bool {
+        matches!(
+            self,
+            AnalysisError::Store(crate::store::StoreError::LeaseLost { .. })
+        )
+    }
+
     /// Whether the engine process was at fault (crashed, hung, broke the protocol), so that the same
     /// work on the fresh process its actor started may succeed.
     pub fn is_engine_fault(&self) -> bool {

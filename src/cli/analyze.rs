@@ -128,8 +128,8 @@ async fn analyze_with(
             let mut reports = futures_util::stream::iter(pending.iter())
                 .map(|game| async move {
                     match worker.claim(store, LeaseKind::Analysis, game.id) {
-                        Ok(Some(_)) => {
-                            let report = analyser.analyse_game(game).await;
+                        Ok(Some(lease)) => {
+                            let report = analyser.analyse_game(game, Some(&lease)).await;
                             worker.release(store, LeaseKind::Analysis, game.id);
                             Ok(Some((game, report)))
                         }
@@ -144,6 +144,16 @@ async fn analyze_with(
                     held_elsewhere = true;
                     continue;
                 };
+                if let Err(e) = &report
+                    && e.is_lease_lost()
+                {
+                    eprintln!(
+                        "game {} of `{}`: {e}; its new holder finishes the analysis",
+                        game.index, t.name
+                    );
+                    held_elsewhere = true;
+                    continue;
+                }
                 let report = report.with_context(|| {
                     format!("cannot analyse game {} of `{}`", game.index, t.name)
                 })?;

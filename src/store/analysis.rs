@@ -2,7 +2,10 @@
 
 use super::db::{DbResult, OptionalExtension, Row, params};
 
-use super::{Context, Store, StoreError, bad_column, get_u64};
+use super::{
+    Context, Store, StoreError, bad_column, get_u64,
+    leases::{Fence, fenced},
+};
 use crate::engine::Score;
 
 /// The analysis of one ply, as written once both of its positions are analysed.
@@ -210,12 +213,22 @@ impl Store {
         game_id: i64,
         a: &PlyAnalysisRecord,
     ) -> Result<(), StoreError> {
+        self.record_ply_analysis_under(None, game_id, a)
+    }
+
+    pub(super) fn record_ply_analysis_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        a: &PlyAnalysisRecord,
+    ) -> Result<(), StoreError> {
         let (before_cp, before_mate) = split(a.eval_before);
         let (after_cp, after_mate) = split(a.eval_after);
         let (played_cp, played_mate) = a.played_score.map_or((None, None), split);
         let pv = serde_json::to_string(&a.pv).expect("a list of strings always serialises");
-        self.conn()
-            .prepare_cached(
+        let what = || format!("record the analysis of ply {} of game {game_id}", a.ply);
+        fenced(&self.conn(), fence, what, |conn| {
+            conn.prepare_cached(
                 "INSERT INTO ply_analysis (game_id, ply, engine_id, limits_key, win_model,
                     eval_before_cp, eval_before_mate, eval_after_cp, eval_after_mate, best, pv,
                     top_json, played_rank, in_top, played_cp, played_mate, all_moves_json,
@@ -250,8 +263,9 @@ impl Store {
                     a.classification,
                 ])
             })
-            .context(|| format!("record the analysis of ply {} of game {game_id}", a.ply))?;
-        Ok(())
+            .context(what)?;
+            Ok(())
+        })
     }
 
     /// The analysed plies of a game, in ply order.
@@ -286,8 +300,18 @@ impl Store {
         game_id: i64,
         a: &GameAnalysisRecord,
     ) -> Result<(), StoreError> {
-        self.conn()
-            .execute(
+        self.record_game_analysis_under(None, game_id, a)
+    }
+
+    pub(super) fn record_game_analysis_under(
+        &self,
+        fence: Option<&Fence>,
+        game_id: i64,
+        a: &GameAnalysisRecord,
+    ) -> Result<(), StoreError> {
+        let what = || format!("record the analysis of game {game_id}");
+        fenced(&self.conn(), fence, what, |conn| {
+            conn.execute(
                 "INSERT INTO game_analysis (game_id, engine_id, limits_key, win_model,
                     white_accuracy, black_accuracy)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -303,8 +327,9 @@ impl Store {
                     a.black_accuracy
                 ],
             )
-            .context(|| format!("record the analysis of game {game_id}"))?;
-        Ok(())
+            .context(what)?;
+            Ok(())
+        })
     }
 
     /// The verdict on a fully analysed game, if it is.

@@ -9,8 +9,9 @@
 //! Leases fence. Each lease row carries a token, a number that grows every time the item changes
 //! hands (a takeover, or a claim after a release: a released lease keeps its row, without an
 //! owner, so that its token never starts again). A claim hands the worker a [`Fence`] (its name
-//! and the token), and every write of a game's plies, calls, result, adjudication evaluations and
-//! move-limit verdict made under it checks, in
+//! and the token), and every write of a game's plies, calls, result, adjudication evaluations,
+//! move-limit verdict and events made under a play lease, and of its analysis under an analysis
+//! lease, checks, in
 //! the same transaction and under the lease row's lock, that the row still names that worker and
 //! token ([`check_fence`]). A worker that stalled past its lease (a paused machine, a partition)
 //! while another took the game over finds its writes refused with [`StoreError::LeaseLost`], and
@@ -441,6 +442,36 @@ impl Leased<'_> {
         )
     }
 
+    /// [`Store::record_ply_analysis`] under the game's analysis lease.
+    ///
+    /// # Errors
+    ///
+    /// See [`Leased`].
+    pub fn record_ply_analysis(&self, a: &super::PlyAnalysisRecord) -> Result<(), StoreError> {
+        debug_assert_eq!(
+            self.fence.kind,
+            LeaseKind::Analysis,
+            "analysis under a play lease"
+        );
+        self.store
+            .record_ply_analysis_under(Some(self.fence), self.game(), a)
+    }
+
+    /// [`Store::record_game_analysis`] under the game's analysis lease.
+    ///
+    /// # Errors
+    ///
+    /// See [`Leased`].
+    pub fn record_game_analysis(&self, a: &super::GameAnalysisRecord) -> Result<(), StoreError> {
+        debug_assert_eq!(
+            self.fence.kind,
+            LeaseKind::Analysis,
+            "analysis under a play lease"
+        );
+        self.store
+            .record_game_analysis_under(Some(self.fence), self.game(), a)
+    }
+
     /// [`Store::record_event`] about the leased game, under the lease: a worker that lost the
     /// game logs nothing more about it.
     ///
@@ -836,6 +867,87 @@ mod tests {
         store.leased(&fresh).record_limit_verdict(&verdict).unwrap();
         assert_eq!(store.adjudication_evals(game).unwrap(), vec![eval]);
         assert_eq!(store.limit_verdict(game).unwrap(), Some(verdict));
+    }
+
+    #[test]
+    fn analysis_written_under_a_lost_analysis_lease_is_refused() {
+        use crate::{
+            engine::Score,
+            store::{GameAnalysisRecord, PlyAnalysisRecord, PlyRecord},
+        };
+        let (store, game) = store_with_game();
+        store
+            .record_ply(
+                game,
+                &PlyRecord {
+                    ply: 0,
+                    fen_before: "f".into(),
+                    uci: "e2e4".into(),
+                    san: "e4".into(),
+                    player: "a".into(),
+                    attempts: 1,
+                    elapsed_ms: 1,
+                    clock_ms: None,
+                },
+            )
+            .unwrap();
+        let short = Duration::from_millis(200);
+        let Claim::Claimed(stale) = store.claim(LeaseKind::Analysis, game, "w1", short).unwrap()
+        else {
+            panic!("w1 could not claim the analysis");
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        let Claim::Claimed(fresh) = store.claim(LeaseKind::Analysis, game, "w2", LONG).unwrap()
+        else {
+            panic!("a lapsed analysis lease is not taken over");
+        };
+        let analysis = PlyAnalysisRecord {
+            ply: 0,
+            engine_id: "sf".into(),
+            limits_key: "depth=8".into(),
+            win_model: "lichess".into(),
+            eval_before: Score::Cp(30),
+            eval_after: Score::Cp(-25),
+            best: Some("e2e4".into()),
+            pv: vec!["e2e4".into()],
+            top_json: "[]".into(),
+            played_rank: Some(1),
+            in_top: true,
+            played_score: None,
+            all_moves_json: None,
+            win_before: 52.0,
+            win_after: 48.0,
+            cp_loss: 0,
+            accuracy: 100.0,
+            phase: "opening".into(),
+            classification: "best".into(),
+        };
+        let verdict = GameAnalysisRecord {
+            engine_id: "sf".into(),
+            limits_key: "depth=8".into(),
+            win_model: "lichess".into(),
+            white_accuracy: Some(100.0),
+            black_accuracy: None,
+        };
+        let lost = |e: StoreError| assert!(matches!(e, StoreError::LeaseLost { .. }), "{e}");
+        lost(
+            store
+                .leased(&stale)
+                .record_ply_analysis(&analysis)
+                .unwrap_err(),
+        );
+        lost(
+            store
+                .leased(&stale)
+                .record_game_analysis(&verdict)
+                .unwrap_err(),
+        );
+        assert!(store.ply_analyses(game).unwrap().is_empty());
+        assert!(store.game_analysis(game).unwrap().is_none());
+        store.leased(&fresh).record_ply_analysis(&analysis).unwrap();
+        store.leased(&fresh).record_game_analysis(&verdict).unwrap();
+        assert_eq!(store.ply_analyses(game).unwrap().len(), 1);
+        assert!(store.game_analysis(game).unwrap().is_some());
     }
 
     #[test]

@@ -155,8 +155,8 @@ async fn work(
         }
         while running.len() < capacity {
             let Some(game) = queue.pop_front() else { break };
-            match worker.claim(&store, LeaseKind::Analysis, game.id) {
-                Ok(Some(_)) => {}
+            let lease = match worker.claim(&store, LeaseKind::Analysis, game.id) {
+                Ok(Some(fence)) => fence,
                 Ok(None) => {
                     held_elsewhere.push(game);
                     continue;
@@ -166,9 +166,9 @@ async fn work(
                     held_elsewhere.push(game);
                     continue;
                 }
-            }
+            };
             running.push(async move {
-                let result = analyser.analyse_game(&game).await;
+                let result = analyser.analyse_game(&game, Some(&lease)).await;
                 (game, result)
             });
         }
@@ -216,6 +216,10 @@ async fn work(
                                 r.plies, r.searched, r.cached
                             ),
                         );
+                    }
+                    Err(e) if e.is_lease_lost() => {
+                        tracing::warn!("{title}: {e}; its new holder finishes the analysis");
+                        progress.game_analysed(false, &format!("{title}: analysis taken over"));
                     }
                     Err(e) => {
                         report.failed += 1;
