@@ -17,9 +17,11 @@
 //!   object (tokens estimated as bytes / 4). A request without a FEN, or with a FEN that has no
 //!   legal move, gets a reply without a fence, which arena treats as a bad answer;
 //! - `GET /stats`: its counts so far, as `{"chat_completions": N, "requests": N, "answers": N,
-//!   "rate_limited": N}`: chat completions asked for (counted as each request arrives; `requests`
+//!   "rate_limited": N, "images": N}`: chat completions asked for (counted as each request arrives; `requests`
 //!   is the same count), answered with a reply, and refused with 429, for tests that must know
-//!   when requests were made and benchmarks that count 429s.
+//!   when requests were made and benchmarks that count 429s; and the pictures received. A message
+//!   may be a list of content parts (text and `image_url` parts); an `image_url` that is not a
+//!   base64 `data:image/...` URL gets 400, as OpenAI answers it.
 //!
 //! `--rpm N` and `--tpm N` make it enforce rate limits as providers do over short windows: a token
 //! bucket per limit, refilled at N/60 a second and holding at most N/60 (so 1,200 RPM admits at
@@ -297,6 +299,8 @@ struct Server {
     completions: AtomicU64,
     answers: AtomicU64,
     rate_limited: AtomicU64,
+    /// Pictures received in content parts (`image_url` data URLs).
+    images: AtomicU64,
     listings: AtomicU64,
     other: AtomicU64,
     limits: Mutex<Limits>,
@@ -360,6 +364,7 @@ async fn main() -> std::io::Result<()> {
         completions: AtomicU64::new(0),
         answers: AtomicU64::new(0),
         rate_limited: AtomicU64::new(0),
+        images: AtomicU64::new(0),
         listings: AtomicU64::new(0),
         other: AtomicU64::new(0),
         limits: Mutex::new(Limits {
@@ -550,6 +555,7 @@ async fn route(request: &Request, server: &Server) -> Reply {
                     "requests": asked,
                     "answers": server.answers.load(Ordering::Relaxed),
                     "rate_limited": server.rate_limited.load(Ordering::Relaxed),
+                    "images": server.images.load(Ordering::Relaxed),
                     "batches": batches.created,
                     "batch_requests": batches.requests,
                     "batch_duplicates": batches.duplicates,
@@ -933,6 +939,11 @@ fn complete(request: &Value, server: &Server) -> Reply {
     let Some(messages) = request["messages"].as_array() else {
         return Reply::error("400 Bad Request", "`messages` is missing");
     };
+    let images = match images_in(messages) {
+        Ok(n) => n,
+        Err(why) => return Reply::error("400 Bad Request", &why),
+    };
+    server.images.fetch_add(images, Ordering::Relaxed);
     let texts: Vec<String> = messages.iter().map(text_of).collect();
     let fen = messages
         .iter()
@@ -977,6 +988,33 @@ fn complete(request: &Value, server: &Server) -> Reply {
 }
 
 /// A message's text: a string, or the text parts of a content array.
+/// The pictures in the messages' content parts, each an `image_url` whose URL is a base64 `data:`
+/// URL of an image (as OpenAI takes them); a malformed one is refused, as OpenAI refuses it.
+fn images_in(messages: &[Value]) -> Result<u64, String> {
+    use base64::Engine as _;
+    let mut count = 0;
+    for part in messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+    {
+        if part["type"] != "image_url" {
+            continue;
+        }
+        let url = part["image_url"]["url"].as_str().unwrap_or_default();
+        let data = url
+            .strip_prefix("data:image/")
+            .and_then(|rest| rest.split_once(";base64,"))
+            .map(|(_, data)| data)
+            .ok_or_else(|| format!("an image_url part that is not a base64 data URL: {url:.40}"))?;
+        match base64::engine::general_purpose::STANDARD.decode(data) {
+            Ok(bytes) if !bytes.is_empty() => count += 1,
+            _ => return Err("an image_url part whose data is not base64".to_owned()),
+        }
+    }
+    Ok(count)
+}
+
 fn text_of(message: &Value) -> String {
     match &message["content"] {
         Value::String(s) => s.clone(),

@@ -222,6 +222,11 @@ pub async fn record_or_replay_within(
         CallSlot::EvalItem { .. } => None,
     };
     let request_json = serde_json::to_string(&StoredRequest::of(request, role))?;
+    // The request names its pictures; their bytes are stored (once each) before it is sent, so
+    // every stored request, failed attempts' included, can be shown as it was asked.
+    if request.messages.iter().any(|m| !m.images.is_empty()) {
+        store.put_images(&request.messages)?;
+    }
     if let CallSlot::Ply {
         ply,
         seq,
@@ -465,10 +470,13 @@ impl<'a> StoredRequest<'a> {
     }
 }
 
-/// A [`ChatMessage`] with its keys in alphabetical order.
+/// A [`ChatMessage`] with its keys in alphabetical order (an [`Image`](crate::llm::Image)'s own
+/// keys, `media_type` and `sha256`, already are).
 #[derive(Serialize)]
 struct SortedMessage<'a> {
     content: &'a str,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    images: &'a [crate::llm::Image],
     role: &'a str,
 }
 
@@ -478,6 +486,7 @@ fn sorted_messages<S: serde::Serializer>(
 ) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(messages.iter().map(|m| SortedMessage {
         content: &m.content,
+        images: &m.images,
         role: &m.role,
     }))
 }
@@ -496,7 +505,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::llm::Reasoning;
+    use crate::llm::{Image, Reasoning};
 
     /// What `request_json` held before [`StoredRequest`]: the request as a `Value`, with the
     /// role added, printed.
@@ -519,7 +528,7 @@ mod tests {
             model: "m\"odel".into(),
             messages: vec![
                 ChatMessage::new("system", "line\nbreak \u{1} é \\"),
-                ChatMessage::new("user", ""),
+                ChatMessage::new("user", "").with_image(Image::new("image/png", vec![1, 2, 3])),
             ],
             temperature: Some(0.1 + 0.2),
             top_p: Some(1.0),

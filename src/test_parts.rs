@@ -181,6 +181,7 @@ impl FakeOpenAi {
             asked: count("chat_completions"),
             answers: count("answers"),
             rate_limited: count("rate_limited"),
+            images: count("images"),
         }
     }
 
@@ -216,6 +217,8 @@ pub struct FakeStats {
     pub answers: u64,
     /// Chat completions refused with 429 (past its `--rpm`/`--tpm`).
     pub rate_limited: u64,
+    /// Pictures received in the requests' content parts.
+    pub images: u64,
 }
 
 impl Drop for FakeOpenAi {

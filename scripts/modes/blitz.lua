@@ -12,7 +12,7 @@ M.defaults = {
   legal_moves = true, -- list the legal moves in the prompt
   history = 10, -- show the last N moves (0: none)
   notation = "uci", -- "uci" or "san": how moves are shown and expected
-  board = "none", -- "none", "ascii" or "unicode": a diagram beside the FEN
+  board = "none", -- "none", "ascii", "unicode" or "image" (a PNG picture, for vision models): a diagram beside the FEN
   max_attempts = 5, -- failed answers allowed per move before forfeit
   parser = "chessarena", -- see parsers/move.lua
   grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
@@ -21,14 +21,14 @@ M.defaults = {
 --- The values a text option may take (a parser option may also be a table: see parsers/move.lua).
 M.choices = {
   notation = { "uci", "san" },
-  board = { "none", "ascii", "unicode" },
+  board = { "none", "ascii", "unicode", "image" },
   parser = { "chessarena", "chessarena_any", "tolerant" },
 }
 
 function M.start(ctx)
   local messages = {
     { role = "system", content = prompts.system(ctx) },
-    { role = "user", content = prompts.position(ctx) },
+    { role = "user", content = prompts.position(ctx), images = prompts.images(ctx) },
   }
   return grammar.wrap(ctx, messages)
 end

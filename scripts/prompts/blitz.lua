@@ -35,7 +35,10 @@ function P.position(ctx)
     "You are " .. side_name(ctx) .. ", to move (move " .. ctx.move_number .. ").",
   }
   local board = ctx.options.board
-  if board ~= "none" then
+  if board == "image" then
+    table.insert(lines, "The board is in the picture below, your pieces at the bottom"
+      .. (ctx.last_move and ", the last move's two squares tinted." or "."))
+  elseif board ~= "none" then
     table.insert(lines, "The board:\n" .. arena.board.render(ctx.fen, board))
   end
   local n = ctx.options.history
@@ -51,6 +54,15 @@ function P.position(ctx)
   end
   table.insert(lines, "Which move is best here? Think it through, then give it in the fence.")
   return table.concat(lines, "\n")
+end
+
+--- The pictures shown with the position: the board as a PNG when `board = "image"`, drawn from
+--- the mover's side with the last move marked; nil otherwise.
+function P.images(ctx)
+  if ctx.options.board ~= "image" then
+    return nil
+  end
+  return { arena.board.image(ctx.fen, { last_move = ctx.last_move }) }
 end
 
 --- What the model is told after a failed attempt (shared by the single-request modes).

@@ -371,6 +371,26 @@ function arena.board.legal_moves(fen, notation, variant) end
 ---@return string
 function arena.board.render(fen, style) end
 
+---A picture a message can show: put it in a message's `images` list
+---(`{ role = "user", content = "...", images = { arena.board.image(ctx.fen) } }`). It is sent in each
+---provider's image format, and stored once however many requests show it.
+---@class arena.Image
+---@field media_type string                    the picture's media type, "image/png"
+---@field data string                          the picture's bytes (a binary string)
+
+---@class arena.BoardImageOptions
+---@field size? integer                        the picture's side in pixels, 64 to 2048 (default 384)
+---@field orientation? "white"|"black"         the side drawn at the bottom (default: the side to move)
+---@field coordinates? boolean                 file letters and rank digits along the edges (default true)
+---@field last_move? string                    a move in UCI (`ctx.last_move`) whose two squares are tinted
+
+---The position drawn as a PNG picture, for vision models: the same FEN and options give the same
+---bytes. Raises on a bad FEN, size, option or last move.
+---@param fen string                           the position (standard or Chess960)
+---@param options? arena.BoardImageOptions     how to draw it
+---@return arena.Image
+function arena.board.image(fen, options) end
+
 ---True when the text holds anything besides the move (bullet mode's rule). "arena" (default): one
 ---move, UCI or SAN, fenced, tagged or bare, and nothing else; "chessarena": ChessArena's
 ---`judge_thinking` (anything left after deleting UCI-shaped moves and fences).
@@ -446,7 +466,7 @@ function arena.pairing.dutch(t) end
 ---@field defaults? table                      the options it understands, with defaults (arena enforces max_attempts and max_turns); a player's option must have its default's type (a number, true or false, text; text options may also take a table)
 ---@field choices? table<string, string[]>     the values a text option may take (`choices = { notation = { "uci", "san" } }`): `arena check` refuses any other, naming the closest
 ---@field exhausted? "forfeit"|"too_many_wrong_actions"   how a game ends when max_attempts are used up (default forfeit)
----@field start fun(ctx: arena.TurnContext): ({role: string, content: string}[] | { messages: {role: string, content: string}[], request?: table }) the messages that open each attempt: a list, or `{ messages, request }` whose `request` fields are added to the request body
+---@field start fun(ctx: arena.TurnContext): ({role: string, content: string, images?: arena.Image[]}[] | { messages: {role: string, content: string, images?: arena.Image[]}[], request?: table }) the messages that open each attempt: a list, or `{ messages, request }` whose `request` fields are added to the request body; a message's `images` are shown after its text
 ---@field reply fun(ctx: arena.TurnContext, text: string): arena.Decision reads the model's reply and decides what happens next
 
 -- The move lists and dialogs are made when first read (`pairs` makes them all; `rawget`/`next` see

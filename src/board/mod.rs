@@ -18,10 +18,12 @@
 pub mod book;
 pub mod chessarena;
 pub mod clock;
+pub mod diagram;
 pub mod eco;
 #[cfg(test)]
 mod fuzz;
 pub mod game;
+pub mod image;
 pub mod notation;
 pub mod pgn;
 pub mod render;
@@ -74,6 +76,9 @@ pub enum BoardError {
         /// What is wrong, quoting the bad text.
         message: String,
     },
+    /// A board picture that cannot be made (a size out of range).
+    #[error("{0}")]
+    Picture(String),
     /// A book file that cannot be read.
     #[error("failed to read opening book `{}`: {source}", path.display())]
     Io {

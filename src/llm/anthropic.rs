@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatRequest, Reasoning, ReportedUsage, Usage, WireReply,
+    ChatMessage, ChatRequest, Reasoning, ReportedUsage, Usage, WireReply,
     openai::{insert_sampling, merge_extra},
 };
 
@@ -67,6 +67,19 @@ fn thinking_budget(req: &ChatRequest) -> Option<u32> {
     Some(budget.max(MIN_BUDGET))
 }
 
+/// A message's `content`: its text, or, when it shows pictures, a list of blocks, the text
+/// first and then each picture as an `image` block with a base64 `source`.
+fn content(m: &ChatMessage) -> Value {
+    if m.images.is_empty() {
+        return json!(m.content);
+    }
+    let mut blocks = vec![json!({"type": "text", "text": m.content})];
+    blocks.extend(m.images.iter().map(|i| {
+        json!({"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.base64()}})
+    }));
+    Value::Array(blocks)
+}
+
 /// The JSON body for `req`, with `extra_body` merged last.
 pub(super) fn encode(req: &ChatRequest) -> Value {
     let mut body = Map::new();
@@ -84,7 +97,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
         .messages
         .iter()
         .filter(|m| m.role != "system")
-        .map(|m| json!({"role": m.role, "content": m.content}))
+        .map(|m| json!({"role": m.role, "content": content(m)}))
         .collect();
     body.insert("messages".into(), Value::Array(messages));
     let mut max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);

@@ -60,19 +60,23 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
             json!({"parts": [{"text": system.join("\n\n")}]}),
         );
     }
-    let contents: Vec<Value> = req
-        .messages
-        .iter()
-        .filter(|m| m.role != "system")
-        .map(|m| {
-            let role = if m.role == "assistant" {
-                "model"
-            } else {
-                "user"
-            };
-            json!({"role": role, "parts": [{"text": m.content}]})
-        })
-        .collect();
+    let contents: Vec<Value> =
+        req.messages
+            .iter()
+            .filter(|m| m.role != "system")
+            .map(|m| {
+                let role = if m.role == "assistant" {
+                    "model"
+                } else {
+                    "user"
+                };
+                let mut parts = vec![json!({"text": m.content})];
+                parts.extend(m.images.iter().map(
+                    |i| json!({"inline_data": {"mime_type": i.media_type, "data": i.base64()}}),
+                ));
+                json!({"role": role, "parts": parts})
+            })
+            .collect();
     body.insert("contents".into(), Value::Array(contents));
     let mut config = Map::new();
     if let Some(t) = req.temperature {

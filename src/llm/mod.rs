@@ -260,6 +260,11 @@ pub struct ChatMessage {
     pub role: String,
     /// The text.
     pub content: String,
+    /// Pictures shown with the text (a board for a vision model), after it; serialised as
+    /// references (see [`Image`]), and not at all when there are none, so a message without
+    /// pictures reads as it always did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
 }
 
 impl ChatMessage {
@@ -268,8 +273,76 @@ impl ChatMessage {
         Self {
             role: role.into(),
             content: content.into(),
+            images: Vec::new(),
         }
     }
+
+    /// The message with `image` shown after its text (and after the pictures it had).
+    pub fn with_image(mut self, image: Image) -> Self {
+        self.images.push(image);
+        self
+    }
+}
+
+/// A picture sent with a message, sent inline (base64) in each provider's format: OpenAI chat's
+/// `image_url` data URL, the Responses API's `input_image`, Anthropic's base64 `image` block,
+/// Gemini's `inline_data`.
+///
+/// Serialised, an image is a reference, its media type and the SHA-256 of its bytes, never the
+/// bytes: a stored request names its pictures, and the store keeps each distinct picture once
+/// (`images`, see `store::images`). A board picture is 5 to 20 KB, and a game shows one per ply
+/// that often repeats (a retry, a replay, the same position in another game), where the request
+/// around it is 1 to 3 KB; inlined, pictures would be nearly all of a store. Read back from JSON,
+/// an image has its reference and no bytes until the store fills them ([`Image::is_resolved`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// The media type, `image/png`.
+    pub media_type: String,
+    /// The SHA-256 of the bytes, in lower-case hex.
+    pub sha256: String,
+    /// The bytes; empty in an image read back from JSON until resolved from the store.
+    #[serde(skip)]
+    pub data: std::sync::Arc<[u8]>,
+}
+
+impl Image {
+    /// An image of `media_type` holding `data`, its SHA-256 computed.
+    pub fn new(media_type: impl Into<String>, data: impl Into<std::sync::Arc<[u8]>>) -> Self {
+        let data = data.into();
+        Self {
+            media_type: media_type.into(),
+            sha256: sha256_hex(&data),
+            data,
+        }
+    }
+
+    /// Whether the bytes are here (an image read back from JSON has only its reference).
+    pub fn is_resolved(&self) -> bool {
+        !self.data.is_empty()
+    }
+
+    /// The bytes in standard base64, as every provider takes them.
+    pub fn base64(&self) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(&self.data)
+    }
+
+    /// The image as a `data:` URL, as the OpenAI formats take it.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.base64())
+    }
+}
+
+/// The SHA-256 of `data` in lower-case hex.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest as _;
+    use std::fmt::Write as _;
+    let digest = sha2::Sha256::digest(data);
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
 }
 
 /// The host (with its port, when not the default) of an endpoint's base URL, for telling users
@@ -725,6 +798,8 @@ fn snippet(body: &str) -> String {
     }
 }
 
+#[cfg(test)]
+mod image_tests;
 #[cfg(test)]
 mod provider_tests;
 #[cfg(test)]

@@ -19,7 +19,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply, WireUsageReport};
+use super::{
+    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply, WireUsageReport,
+};
 
 /// The chat-completions URL below `base_url` (which ends in `/v1` or similar).
 pub(super) fn chat_url(base_url: &str) -> String {
@@ -79,6 +81,21 @@ pub(super) fn merge_extra(body: &mut Map<String, Value>, req: &ChatRequest) {
     }
 }
 
+/// A message's `content`: its text, or, when it shows pictures, a list of parts, the text
+/// first and then each picture as an `image_url` with a data URL.
+fn content(m: &ChatMessage) -> Value {
+    if m.images.is_empty() {
+        return json!(m.content);
+    }
+    let mut parts = vec![json!({"type": "text", "text": m.content})];
+    parts.extend(
+        m.images
+            .iter()
+            .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})),
+    );
+    Value::Array(parts)
+}
+
 /// The JSON body for `req`; entries of `extra_body` are merged last so that they can add
 /// server-specific fields (llama.cpp `grammar`, vLLM `chat_template_kwargs`) or override ours.
 pub(super) fn encode(req: &ChatRequest) -> Value {
@@ -87,7 +104,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
     let messages: Vec<Value> = req
         .messages
         .iter()
-        .map(|m| json!({ "role": m.role, "content": m.content }))
+        .map(|m| json!({ "role": m.role, "content": content(m) }))
         .collect();
     body.insert("messages".into(), Value::Array(messages));
     let restricted = is_openai_reasoning_model(&req.model);

@@ -18,13 +18,28 @@ use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply, WireUsageReport,
+    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply, WireUsageReport,
     openai::{insert_sampling, merge_extra},
 };
 
 /// The Responses URL below `base_url` (which ends in `/v1`).
 pub(super) fn chat_url(base_url: &str) -> String {
     format!("{}/responses", base_url.trim_end_matches('/'))
+}
+
+/// A message item's `content`: its text, or, when it shows pictures, a list of parts, the text
+/// as `input_text` and then each picture as an `input_image` with a data URL.
+fn content(m: &ChatMessage) -> Value {
+    if m.images.is_empty() {
+        return json!(m.content);
+    }
+    let mut parts = vec![json!({"type": "input_text", "text": m.content})];
+    parts.extend(
+        m.images
+            .iter()
+            .map(|i| json!({"type": "input_image", "image_url": i.data_url()})),
+    );
+    Value::Array(parts)
 }
 
 /// The JSON body for `req`, with `extra_body` merged last.
@@ -44,7 +59,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
         .messages
         .iter()
         .filter(|m| m.role != "system")
-        .map(|m| json!({"type": "message", "role": m.role, "content": m.content}))
+        .map(|m| json!({"type": "message", "role": m.role, "content": content(m)}))
         .collect();
     body.insert("input".into(), Value::Array(input));
     let reasoning_on = req.reasoning.as_ref().is_some_and(|r| r.is_enabled());

@@ -8,7 +8,7 @@
 use mlua::{Lua, Table, Value};
 
 use super::state;
-use crate::llm::ChatMessage;
+use crate::llm::{ChatMessage, Image};
 
 /// The roles a message may have.
 const ROLES: [&str; 3] = ["system", "user", "assistant"];
@@ -54,7 +54,9 @@ fn read(value: Value) -> Result<Vec<ChatMessage>, String> {
             ));
         }
         let content = text(&message, "content", index)?;
-        messages.push(ChatMessage { role, content });
+        let mut chat = ChatMessage::new(role, content);
+        chat.images = images(&message, index)?;
+        messages.push(chat);
     }
     // Anything beyond the sequence was a mistake (`{ msg, n = 2 }`, or a map): say so rather
     // than drop it silently.
@@ -87,6 +89,48 @@ fn text(message: &Table, field: &str, index: usize) -> Result<String, String> {
         )),
         Err(e) => Err(format!("an unreadable message {index}: {e}")),
     }
+}
+
+/// The pictures of message `index`: its `images`, a list of `{media_type = ..., data = ...}`
+/// tables (what `arena.board.image` returns), none without the key.
+fn images(message: &Table, index: usize) -> Result<Vec<Image>, String> {
+    let list = match message.raw_get::<Value>("images") {
+        Ok(Value::Nil) => return Ok(Vec::new()),
+        Ok(Value::Table(list)) => list,
+        Ok(other) => {
+            return Err(format!(
+                "message {index} with `images` as {}, expected a list of images",
+                other.type_name()
+            ));
+        }
+        Err(e) => return Err(format!("an unreadable message {index}: {e}")),
+    };
+    (1..=list.raw_len())
+        .map(|i| {
+            let Ok(Value::Table(image)) = list.raw_get::<Value>(i) else {
+                return Err(format!(
+                    "message {index} with image {i} that is not a table (see arena.board.image)"
+                ));
+            };
+            let media_type = match image.raw_get::<Value>("media_type") {
+                Ok(Value::String(s)) => s.to_string_lossy(),
+                _ => String::new(),
+            };
+            if !media_type.starts_with("image/") {
+                return Err(format!(
+                    "message {index} with image {i} whose `media_type` is not `image/...`"
+                ));
+            }
+            match image.raw_get::<Value>("data") {
+                Ok(Value::String(data)) if !data.as_bytes().is_empty() => {
+                    Ok(Image::new(media_type, data.as_bytes().to_vec()))
+                }
+                _ => Err(format!(
+                    "message {index} with image {i} without its bytes in `data`"
+                )),
+            }
+        })
+        .collect()
 }
 
 /// A table key as an error shows it.
@@ -135,6 +179,22 @@ mod tests {
     }
 
     #[test]
+    fn a_message_shows_the_images_it_lists() {
+        let lua = state_with_a_limit();
+        let messages = read(
+            &lua,
+            r#"return { { role = "user", content = "the board",
+                          images = { { media_type = "image/png", data = "\137PNG" } } } }"#,
+        )
+        .unwrap();
+        assert_eq!(
+            messages,
+            [ChatMessage::new("user", "the board")
+                .with_image(Image::new("image/png", b"\x89PNG".to_vec()))]
+        );
+    }
+
+    #[test]
     fn each_mistake_is_named_with_its_message() {
         let lua = state_with_a_limit();
         for (chunk, expected) in [
@@ -162,6 +222,18 @@ mod tests {
             (
                 "return { { role = 'tool', content = 'a' } }",
                 "a message with role `tool` (expected system, user or assistant)",
+            ),
+            (
+                "return { { role = 'user', content = 'a', images = 'x' } }",
+                "message 1 with `images` as string, expected a list of images",
+            ),
+            (
+                "return { { role = 'user', content = 'a', images = { { media_type = 'text/plain', data = 'x' } } } }",
+                "message 1 with image 1 whose `media_type` is not `image/...`",
+            ),
+            (
+                "return { { role = 'user', content = 'a', images = { { media_type = 'image/png' } } } }",
+                "message 1 with image 1 without its bytes in `data`",
             ),
             (
                 "return { { role = 'user', content = 'a' }, n = 1 }",

@@ -505,3 +505,49 @@ end"#,
     mod agentic;
     mod bullet;
 }
+
+#[test]
+fn board_images_are_png_pictures_a_message_can_show() {
+    run(&format!(
+        r#"
+        local image = arena.board.image("{START}")
+        assert(image.media_type == "image/png", image.media_type)
+        assert(image.data:sub(2, 4) == "PNG", "a PNG signature")
+        assert(arena.board.image("{START}").data == image.data, "the same bytes each time")
+        local flipped = arena.board.image("{START}", {{ orientation = "black", coordinates = false }})
+        assert(flipped.data ~= image.data)
+        local small = arena.board.image("{START}", {{ size = 64, last_move = "e2e4" }})
+        assert(#small.data < #image.data)
+        "#
+    ));
+}
+
+#[test]
+fn bad_board_images_raise_at_the_callers_line() {
+    for (call, expected) in [
+        (
+            r#"arena.board.image("not a fen")"#.to_owned(),
+            "invalid FEN `not a fen`",
+        ),
+        (
+            format!(r#"arena.board.image("{START}", {{ size = 10 }})"#),
+            "64 to 2048 pixels wide, not 10",
+        ),
+        (
+            format!(r#"arena.board.image("{START}", {{ orientation = "up" }})"#),
+            "`orientation` cannot be `up`",
+        ),
+        (
+            format!(r#"arena.board.image("{START}", {{ colour = "red" }})"#),
+            "unknown board image option `colour`",
+        ),
+        (
+            format!(r#"arena.board.image("{START}", {{ last_move = "e2" }})"#),
+            "the last move `e2` is not a move in UCI",
+        ),
+    ] {
+        let err = fails(&format!("local x = 1\n{call}"));
+        assert!(err.contains("test.lua:2"), "{call}: {err}");
+        assert!(err.contains(expected), "{call}: {err}");
+    }
+}

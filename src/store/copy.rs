@@ -694,6 +694,10 @@ mod tests {
             .save_scripts("h1", &[("t.lua".into(), "return {} -- é".into())])
             .unwrap();
         let t = store.open_tournament("study", "t.lua", "{}").unwrap().id;
+        store
+            .put_images(&[crate::llm::ChatMessage::new("user", "board")
+                .with_image(crate::llm::Image::new("image/png", vec![0x89, 0, 255]))])
+            .unwrap();
         for (name, kind) in [("llm", "llm"), ("sf", "engine")] {
             store
                 .upsert_player(t, &PlayerRecord::new(name, kind, "{}"))
@@ -904,6 +908,7 @@ mod tests {
             "eval_items",
             "eval_replies",
             "eval_results",
+            "images",
         ] {
             let check = checks.iter().find(|c| c.table == table).unwrap();
             assert!(check.source.rows > 0, "the fixture fills `{table}`");

@@ -41,6 +41,7 @@ mod export;
 mod games;
 mod group;
 mod human;
+mod images;
 mod leases;
 mod postgres;
 mod schema;

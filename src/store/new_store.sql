@@ -1,4 +1,4 @@
--- The schema of a new arena store, version 15: what running every migration of
+-- The schema of a new arena store, version 16: what running every migration of
 -- src/store/schema.rs in turn makes of an empty store, made here in one batch instead.
 -- Written by `ARENA_BLESS=1 cargo test --lib new_store_has_the_schema`: never edit it by
 -- hand; add a migration and bless the file again.
@@ -262,4 +262,9 @@ CREATE TABLE eval_batch_items (
     outcome   TEXT CHECK (outcome IN ('answered', 'errored', 'expired', 'canceled')),
     error     TEXT,
     PRIMARY KEY (batch, custom_id)
+) WITHOUT ROWID;
+CREATE TABLE images (
+    sha256      TEXT NOT NULL PRIMARY KEY,
+    media_type  TEXT NOT NULL,
+    data_base64 TEXT NOT NULL
 ) WITHOUT ROWID;

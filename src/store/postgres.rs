@@ -382,6 +382,14 @@ CREATE TABLE eval_batch_items (
 
 ALTER TABLE eval_replies ADD COLUMN batch_id TEXT;
 ",
+    // 16: pictures sent to models (see `schema::SCHEMA_V16`).
+    r"
+CREATE TABLE images (
+    sha256      TEXT NOT NULL PRIMARY KEY,
+    media_type  TEXT NOT NULL,
+    data_base64 TEXT NOT NULL
+);
+",
 ];
 
 /// The version [`SCHEMA_AT_11`] creates.

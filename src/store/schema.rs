@@ -575,6 +575,20 @@ CREATE TABLE eval_batch_items (
 ALTER TABLE eval_replies ADD COLUMN batch_id TEXT;
 ";
 
+/// Version 16: pictures sent to models (board images), each distinct one stored once.
+///
+/// A stored request names its pictures by media type and SHA-256 (see `llm::Image`); `images`
+/// holds their bytes under that hash, base64-encoded (text on both backends, so copies and
+/// checksums between SQLite and PostgreSQL treat it like every other column). A row is written
+/// before the first request that shows it and never changes.
+pub(crate) const SCHEMA_V16: &str = r"
+CREATE TABLE images (
+    sha256      TEXT NOT NULL PRIMARY KEY,
+    media_type  TEXT NOT NULL,
+    data_base64 TEXT NOT NULL
+) WITHOUT ROWID;
+";
+
 /// The whole schema at [`CURRENT_VERSION`], exactly as SQLite holds it once every migration has
 /// run on an empty store. A new store is made from it in one batch: replaying the history instead
 /// (tables rebuilt, renamed and altered, each time making SQLite re-read its whole catalogue on
@@ -588,7 +602,7 @@ pub(crate) const NEW_STORE_SCHEMA: &str = include_str!("new_store.sql");
 /// Every migration in order; `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15, SCHEMA_V16,
 ];
 
 /// The schema version this build writes (and the newest it can read).

@@ -1706,6 +1706,7 @@ fn a_postgres_store_defines_no_aggregate_and_older_stores_lose_theirs() {
          DROP TABLE eval_batch_items;
          DROP TABLE eval_batches;
          ALTER TABLE eval_replies DROP COLUMN batch_id;
+         DROP TABLE images;
          INSERT INTO leases (kind, item, owner, expires_ms) VALUES ('play', 1, 'w', 0);
          UPDATE arena_store SET version = 13;",
     )

@@ -913,6 +913,8 @@ fn stored_dialog(
             }
         })?;
     let mut dialog = request.messages;
+    // A stored request names its pictures; the dialog goes on with their bytes.
+    store.resolve_images(&mut dialog)?;
     if let Some(reply) = &last.call.reply_text {
         dialog.push(ChatMessage::new("assistant", reply.clone()));
     }

@@ -7,6 +7,7 @@ mod adjudication;
 mod agentic;
 mod analysis_run;
 mod analyze;
+mod board_images;
 mod books;
 mod budget;
 mod check;

@@ -84,6 +84,18 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
         })?,
     )?;
     board.set(
+        "image",
+        lua.create_function(|lua, (fen, options): (String, Option<Table>)| {
+            let (size, options) = image_options(options)?;
+            let png = crate::board::image::png(&fen, size, &options)
+                .map_err(|e| mlua::Error::runtime(e.to_string()))?;
+            let image = lua.create_table_with_capacity(0, 2)?;
+            image.raw_set("media_type", crate::board::image::PNG_MEDIA_TYPE)?;
+            image.raw_set("data", lua.create_string(&png)?)?;
+            Ok(image)
+        })?,
+    )?;
+    board.set(
         "forbidden_reasoning",
         lua.create_function(|_, (text, rule): (String, Option<String>)| {
             match rule.as_deref().unwrap_or("arena") {
@@ -117,6 +129,49 @@ fn position(fen: &str, variant: Option<&str>) -> mlua::Result<Chess> {
     parsed
         .into_position(mode)
         .map_err(|e| mlua::Error::runtime(format!("impossible position `{fen}`: {e}")))
+}
+
+/// The options of `arena.board.image`: `size` in pixels, `orientation` (`"white"`, `"black"`;
+/// the side to move without it), `coordinates` (default true), `last_move` in UCI.
+fn image_options(
+    options: Option<Table>,
+) -> mlua::Result<(u32, crate::board::diagram::DiagramOptions)> {
+    use crate::board::{diagram::DiagramOptions, image::DEFAULT_SIZE};
+    let mut diagram = DiagramOptions::default();
+    let Some(options) = options else {
+        return Ok((DEFAULT_SIZE, diagram));
+    };
+    for pair in options.pairs::<Value, Value>() {
+        let (key, _) = pair?;
+        let known = matches!(&key, Value::String(k)
+            if ["size", "orientation", "coordinates", "last_move"].contains(&&*k.to_string_lossy()));
+        if !known {
+            return Err(mlua::Error::runtime(format!(
+                "unknown board image option {} (expected size, orientation, coordinates, last_move)",
+                match &key {
+                    Value::String(k) => format!("`{}`", k.to_string_lossy()),
+                    other => format!("of type {}", other.type_name()),
+                }
+            )));
+        }
+    }
+    let size = options.get::<Option<u32>>("size")?.unwrap_or(DEFAULT_SIZE);
+    diagram.orientation = match options.get::<Option<String>>("orientation")?.as_deref() {
+        None => None,
+        Some("white") => Some(shakmaty::Color::White),
+        Some("black") => Some(shakmaty::Color::Black),
+        Some(other) => {
+            return Err(mlua::Error::runtime(format!(
+                "board image `orientation` cannot be `{other}` (expected \"white\" or \"black\"; \
+                 without it, the side to move is at the bottom)"
+            )));
+        }
+    };
+    if let Some(on) = options.get::<Option<bool>>("coordinates")? {
+        diagram.coordinates = on;
+    }
+    diagram.last_move = options.get::<Option<String>>("last_move")?;
+    Ok((size, diagram))
 }
 
 /// A rule by name (`"chessarena"`: ChessArena's reader; `"chessarena_any"`: the same, also

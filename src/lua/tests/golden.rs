@@ -158,6 +158,7 @@ const MODES: &[(&str, &str, &str, &[Scene])] = &[
     ("blitz", "san", "notation = \"san\"", CHESS),
     ("blitz", "board_ascii", "board = \"ascii\"", CHESS),
     ("blitz", "board_unicode", "board = \"unicode\"", CHESS),
+    ("blitz", "board_image", "board = \"image\"", CHESS),
     ("blitz", "grammar", "grammar = true", CHESS),
     ("standard", "default", "", CHESS),
     ("blindfold", "default", "", CHESS),
@@ -262,6 +263,11 @@ fn render(messages: &[ChatMessage], request: &Map<String, Value>) -> String {
     let mut out = String::new();
     for m in messages {
         out += &format!("--- {} ---\n{}\n", m.role, m.content);
+        // The picture's pixels are pinned by `board::image`'s golden pictures; here, that it is
+        // shown, and which one (its SHA-256 would tie the file to one architecture's rounding).
+        for image in &m.images {
+            out += &format!("--- image ({}) ---\n", image.media_type);
+        }
     }
     if !request.is_empty() {
         let json = serde_json::to_string_pretty(request).unwrap();

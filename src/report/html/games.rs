@@ -353,6 +353,13 @@ fn with_game_data<R>(
             n: *ply,
         })
         .collect();
+    let images = shown_images(
+        store,
+        out_plies
+            .iter()
+            .flat_map(|p| &p.calls)
+            .chain(pending.iter().flat_map(|p| &p.calls)),
+    )?;
     Ok(out(&GameData {
         at_limit: g.at_limit.as_deref(),
         black: &g.black,
@@ -360,6 +367,7 @@ fn with_game_data<R>(
         error_kind: g.error_kind.map(|k| k.as_str()),
         generation: g.generation,
         id: g.id,
+        images,
         index: g.index,
         opening: g.opening_label.as_deref(),
         pending,
@@ -386,6 +394,10 @@ struct GameData<'a> {
     error_kind: Option<&'static str>,
     generation: Option<u64>,
     id: i64,
+    /// The pictures the game's messages showed, by SHA-256, as `data:` URLs: each once, however
+    /// many requests showed it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    images: BTreeMap<String, String>,
     index: u32,
     opening: Option<&'a str>,
     pending: Vec<PendingData<'a>>,
@@ -490,10 +502,12 @@ impl<'a> PreviousMessages<'a> {
         let texts: Vec<_> = messages
             .iter()
             .map(|m| match m {
+                // A message with pictures is always sent in full: its text alone may repeat.
                 Shown::Message(Message {
                     content: Text::Json(content),
+                    images,
                     role: Text::Json(role),
-                }) => Some((role.get(), content.get())),
+                }) if images.is_empty() => Some((role.get(), content.get())),
                 _ => None,
             })
             .collect();
@@ -508,11 +522,20 @@ impl<'a> PreviousMessages<'a> {
     }
 }
 
-/// A message of a request, as `{role, content}`.
+/// A message of a request, as `{role, content}`, and the SHA-256 of each picture it showed
+/// (the game's `images` maps them to the pictures).
 #[derive(Serialize)]
 struct Message<'a> {
     content: Text<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    images: Vec<String>,
     role: Text<'a>,
+}
+
+/// A picture as a stored request names it (`llm::Image`'s serialised form).
+#[derive(Deserialize)]
+struct ImageRef {
+    sha256: String,
 }
 
 /// A text of a request as the viewer gets it: the JSON string stored in the request when it is
@@ -605,6 +628,8 @@ impl<'de> Deserialize<'de> for Present {
 struct ChatMessage<'a> {
     role: Option<&'a RawValue>,
     content: Option<&'a RawValue>,
+    /// The pictures a message showed, as stored: `[{"media_type": ..., "sha256": ...}]`.
+    images: Option<&'a RawValue>,
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for ChatMessage<'a> {
@@ -622,12 +647,14 @@ impl<'de: 'a, 'a> Deserialize<'de> for ChatMessage<'a> {
                 let mut m = ChatMessage {
                     role: None,
                     content: None,
+                    images: None,
                 };
                 // A repeated key: the last one, as a `Value` map keeps it.
                 while let Some(key) = map.next_key::<&str>()? {
                     match key {
                         "role" => m.role = Some(map.next_value()?),
                         "content" => m.content = Some(map.next_value()?),
+                        "images" => m.images = Some(map.next_value()?),
                         _ => {
                             map.next_value::<serde::de::IgnoredAny>()?;
                         }
@@ -646,6 +673,29 @@ fn replayed_fen(g: &GameRow, p: &PlyRecord) -> Option<String> {
     Game::new_in(g.variant, Some(&p.fen_before), 0)
         .ok()
         .and_then(|mut game| game.play_uci(&p.uci).ok().map(|_| game.fen()))
+}
+
+/// The pictures the messages of `calls` showed, read from the store once each, as `data:` URLs
+/// by SHA-256. A picture the store lacks is left out (the viewer says so where it was shown).
+fn shown_images<'a>(
+    store: &Store,
+    calls: impl Iterator<Item = &'a CallData<'a>>,
+) -> Result<BTreeMap<String, String>, ReportError> {
+    let mut images = BTreeMap::new();
+    for c in calls {
+        for m in c.messages.iter().flatten() {
+            let Shown::Message(m) = m else { continue };
+            for sha in &m.images {
+                if images.contains_key(sha) {
+                    continue;
+                }
+                if let Some(image) = store.image(sha)? {
+                    images.insert(sha.clone(), image.data_url());
+                }
+            }
+        }
+    }
+    Ok(images)
 }
 
 /// What [`Store::call_summaries`] reads of a call, from the call's whole row.
@@ -731,7 +781,19 @@ fn chat_messages(json: &str) -> Option<(Option<Vec<Message<'_>>>, Option<Value>)
             // Parts or other values: the general path joins or prints them.
             Some(_) => return None,
         };
-        out.push(Message { content, role });
+        let images = match m.images {
+            None => Vec::new(),
+            Some(raw) => serde_json::from_str::<Vec<ImageRef>>(raw.get())
+                .ok()?
+                .into_iter()
+                .map(|i| i.sha256)
+                .collect(),
+        };
+        out.push(Message {
+            content,
+            images,
+            role,
+        });
     }
     let role = match request.arena_role {
         Some(raw) => Some(serde_json::from_str(raw.get()).ok()?),
@@ -770,6 +832,7 @@ fn messages(mut request: Value) -> Option<Vec<Message<'static>>> {
     let system = |content| Message {
         role: "system".into(),
         content: Text::Plain(content),
+        images: Vec::new(),
     };
     let mut out = Vec::new();
     // Anthropic's top-level system, Gemini's systemInstruction, the Responses API's instructions.
@@ -789,9 +852,13 @@ fn messages(mut request: Value) -> Option<Vec<Message<'static>>> {
     };
     if let Value::Array(list) = list {
         for mut m in list {
+            let images = serde_json::from_value::<Vec<ImageRef>>(field(&mut m, "images"))
+                .map(|list| list.into_iter().map(|i| i.sha256).collect())
+                .unwrap_or_default();
             out.push(Message {
                 role: Text::Plain(role(&m, "?")),
                 content: Text::Plain(text(field(&mut m, "content"))),
+                images,
             });
         }
     } else if let Some(Value::Array(contents)) = request.get_mut("contents").map(Value::take) {
@@ -799,6 +866,7 @@ fn messages(mut request: Value) -> Option<Vec<Message<'static>>> {
             out.push(Message {
                 role: Text::Plain(role(&m, "user")),
                 content: Text::Plain(text(field(&mut m, "parts"))),
+                images: Vec::new(),
             });
         }
     } else {

@@ -159,11 +159,12 @@ pub fn build(store: &Store, selection: &Selection) -> Result<(String, ReportStat
                 .attr("content", "width=device-width, initial-scale=1"),
         )
         // Nothing may leave the page: no fetch, no image, no font from elsewhere. Inline script and
-        // style are the report's own; data: URLs are not needed.
+        // style are the report's own; the only images are `data:` URLs, the board pictures that
+        // were sent to models, embedded in the page.
         .child(
             el("meta").attr("http-equiv", "Content-Security-Policy").attr(
                 "content",
-                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'none'; connect-src 'none'",
+                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'",
             ),
         )
         .child(el("meta").attr("name", "generator").attr("content", "arena report"))

@@ -2,112 +2,44 @@
 //! pieces (the viewer's script only places `<use>` references to the piece symbols), the ratings
 //! plot with 95 % intervals and the bar charts.
 //!
-//! The pieces are drawn here, simple silhouettes on a 45-unit square, rather than vendored: the
-//! well-known SVG sets are CC BY-SA (Cburnett's, as redistributed in cm-chessboard), GPL or
-//! non-commercial (lichess's others), and a glyph font would depend on the fonts of the reader's
-//! machine. Plots are drawn here too: a few rectangles, lines and labels do not need a plotting
-//! crate (plotters is optional in the verified set and would add two dozen crates for this).
+//! The pieces' outlines are [`crate::board::diagram`]'s, the same ones the board pictures sent to
+//! vision models are drawn with. Plots are drawn here: a few rectangles, lines and labels do not
+//! need a plotting crate (plotters is optional in the verified set and would add two dozen crates
+//! for this).
 
 use super::markup::{Element, el};
 
+use crate::board::diagram::{self, PAINT, SHAPES, STROKE_WIDTH};
+
 /// The side of one square in board units (the pieces are drawn on a 45 × 45 box).
-pub const SQUARE: u32 = 45;
-
-/// One piece: `(id, outline paths, detail paths drawn in the contrasting colour)`.
-type PieceShape = (
-    &'static str,
-    &'static [&'static str],
-    &'static [&'static str],
-);
-
-const BASE: &str = "M9.5 39.5h26v-3.5h-26z";
-
-/// The six shapes; each is drawn once white and once black.
-const SHAPES: &[PieceShape] = &[
-    (
-        "P",
-        &[
-            BASE,
-            "M15 36c0-7 4-10 5-13h5c1 3 5 6 5 13z",
-            "M22.5 9a5.5 5.5 0 1 0 0.01 0zM17 22.5h11v-2.5h-11z",
-        ],
-        &[],
-    ),
-    (
-        "R",
-        &[
-            BASE,
-            "M14 36l1.5-17h14l1.5 17z",
-            "M12 19v-9h4v3.5h4v-3.5h5v3.5h4v-3.5h4v9z",
-        ],
-        &["M15.5 30h14M15 23h15"],
-    ),
-    (
-        "N",
-        &[
-            BASE,
-            "M13.5 36c0-6 3-10 7-13-4 0-7 2-9.5 1.5-2.5-1-2-4 0-6.5 3-3.5 6-7 8.5-9l1-4 2.5 3.5c7 1 11.5 7 11 17-.5 5-2 8-2 10.5z",
-        ],
-        &["M15.5 17.5a1.2 1.2 0 1 0 0.01 0zM24 12c3 1.5 5 5 5 10"],
-    ),
-    (
-        "B",
-        &[
-            BASE,
-            "M15 36c0-5 3-8 4.5-10h6c1.5 2 4.5 5 4.5 10z",
-            "M22.5 9c-5 4.5-7.5 9-7.5 12.5 0 3 3 4.5 7.5 4.5s7.5-1.5 7.5-4.5c0-3.5-2.5-8-7.5-12.5z",
-            "M22.5 4.5a2.2 2.2 0 1 0 0.01 0z",
-        ],
-        &["M19.5 18.5l6-5M22.5 29.5v0"],
-    ),
-    (
-        "Q",
-        &[
-            BASE,
-            "M11.5 36l2-11-5-10 7.5 7 2.5-11 4 10 4-10 2.5 11 7.5-7-5 10 2 11z",
-            "M8.5 13a2 2 0 1 0 0.01 0zM18 9a2 2 0 1 0 0.01 0zM27 9a2 2 0 1 0 0.01 0zM36.5 13a2 2 0 1 0 0.01 0zM22.5 8a2 2 0 1 0 0.01 0z",
-        ],
-        &["M13.5 30h18"],
-    ),
-    (
-        "K",
-        &[
-            BASE,
-            "M12.5 36c0-6 2-10 3.5-14h13c1.5 4 3.5 8 3.5 14z",
-            "M15.5 22c-2.5-5 1-9.5 7-9.5s9.5 4.5 7 9.5z",
-            "M21 4h3v3.5h3.5v3h-3.5v3h-3v-3h-3.5v-3h3.5z",
-        ],
-        &["M14 30h17"],
-    ),
-];
+pub const SQUARE: u32 = diagram::SQUARE;
 
 /// `<symbol>`s `p-wK`, `p-bN`, ... for the twelve pieces, in a hidden `<svg>`.
 pub fn piece_symbols() -> Element {
     let mut defs = el("defs");
-    for (white, fill, stroke) in [(true, "#fafafa", "#1a1a1a"), (false, "#262626", "#1a1a1a")] {
-        for (name, outline, details) in SHAPES {
-            let id = format!("p-{}{name}", if white { 'w' } else { 'b' });
+    for (color, paint) in PAINT {
+        for shape in &SHAPES {
+            let id = format!("p-{}{}", color.char(), shape.letter);
             let mut symbol = el("symbol")
                 .id(id)
                 .attr("viewBox", format!("0 0 {SQUARE} {SQUARE}"));
-            for d in *outline {
+            for d in shape.outline {
                 symbol.push(
                     el("path")
                         .attr("d", d)
-                        .attr("fill", fill)
-                        .attr("stroke", stroke)
-                        .attr("stroke-width", "1.5")
+                        .attr("fill", paint.fill)
+                        .attr("stroke", paint.stroke)
+                        .attr("stroke-width", STROKE_WIDTH)
                         .attr("stroke-linejoin", "round"),
                 );
             }
-            let detail = if white { "#1a1a1a" } else { "#e8e8e8" };
-            for d in *details {
+            for d in shape.details {
                 symbol.push(
                     el("path")
                         .attr("d", d)
                         .attr("fill", "none")
-                        .attr("stroke", detail)
-                        .attr("stroke-width", "1.5")
+                        .attr("stroke", paint.detail)
+                        .attr("stroke-width", STROKE_WIDTH)
                         .attr("stroke-linecap", "round"),
                 );
             }

@@ -373,7 +373,16 @@
       if (c.error) card.append(h("p", { class: "error" }, c.error));
       if (c.messages) {
         const box = h("div", { class: "messages" }, h("div", { class: "label" }, "messages sent (" + c.messages.length + ")"));
-        c.messages.forEach((m) => box.append(longText(m.role, m.content, false, "msg " + m.role)));
+        c.messages.forEach((m) => {
+          box.append(longText(m.role, m.content, false, "msg " + m.role));
+          // The pictures the message showed, as the model got them (stored once per game).
+          (m.images || []).forEach((sha) => {
+            const url = (state.game.images || {})[sha];
+            box.append(url
+              ? h("img", { class: "shown", src: url, alt: "the picture sent with this message", title: "sha256 " + sha })
+              : h("p", { class: "note" }, "a picture was sent here (sha256 " + sha + "), but the store does not hold it"));
+          });
+        });
         card.append(box);
       } else if (c.request) {
         card.append(longText("request", c.request, false, "msg"));

@@ -1010,3 +1010,49 @@ mod llm_clocks {
         );
     }
 }
+
+/// A resumed game goes on with the dialog of its last stored request, pictures included: the
+/// request names them, the store gives their bytes back.
+#[tokio::test]
+async fn a_resumed_dialog_gets_its_pictures_back_from_the_store() {
+    use crate::llm::{ChatMessage, Image};
+    let s = setup(vec![], 10, 3).await;
+    let shown = ChatMessage::new("user", "the board").with_image(Image::new(
+        "image/png",
+        crate::board::image::png(
+            &crate::board::game::chess960_fen(518).unwrap(),
+            64,
+            &Default::default(),
+        )
+        .unwrap(),
+    ));
+    let request = crate::llm::ChatRequest {
+        model: "test".into(),
+        messages: vec![shown.clone()],
+        ..Default::default()
+    };
+    s.env.store.put_images(&request.messages).unwrap();
+    let call = crate::store::LlmCallRecord {
+        game_id: Some(s.row.id),
+        ply: 0,
+        seq: 0,
+        player: "m".into(),
+        model: "test".into(),
+        endpoint: "http://127.0.0.1:1/v1".into(),
+        request_json: serde_json::to_string(&request).unwrap(),
+        reply_text: Some("move e2e4".into()),
+        reasoning: None,
+        raw_body: None,
+        finish_reason: Some("stop".into()),
+        http_status: Some(200),
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: 1,
+        transport_retries: 0,
+        error: None,
+        details: Default::default(),
+    };
+    s.env.store.record_llm_call(&call).unwrap();
+    let dialog = super::stored_dialog(&s.env.store, s.row.id, 2, 1).unwrap();
+    assert_eq!(dialog, [shown, ChatMessage::new("assistant", "move e2e4")]);
+}
