@@ -238,8 +238,9 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
 const TOKEN_COOKIE: &str = "arena_token";
 
 /// The content security policy of every answer: the page's own scripts, styles and requests,
-/// nothing from elsewhere, no inline script, no frames, no forms sent elsewhere.
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+/// nothing from elsewhere, no inline script, no frames, no forms sent elsewhere. Images may also
+/// be `data:` URLs: a game's transcript shows the board pictures its model was sent that way.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
      connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// Refuses requests without the token (when there is one) and adds the security headers.
