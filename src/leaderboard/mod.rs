@@ -592,9 +592,11 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
     for c in calls {
         let entry = counts.entry((c.game_id, c.player.as_str())).or_default();
         entry.0 += 1;
-        // Answers to an agentic action (`say`) and proposals of a mixture are neither.
+        // Answers to an agentic action (`say`) and proposals of a mixture are neither; a vote's
+        // unplayed samples are not attempts (the vote is one).
         match c.outcome.as_deref() {
             Some("move") | Some("proposal") | None => {}
+            Some(crate::store::SAMPLE_OUTCOME) => entry.0 -= 1,
             Some(o) if o.starts_with("get_") || o == "do_reflection" || o == "reflection_notes" => {
                 entry.0 -= 1;
             }

@@ -47,4 +47,5 @@ mod streaming;
 mod tournament;
 mod usage;
 mod void_games;
+mod vote;
 mod workers;
