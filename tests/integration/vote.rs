@@ -289,3 +289,29 @@ fn check_refuses_samples_where_they_cannot_vote() {
     }
     assert!(!text.contains("`fine`"), "{text}");
 }
+
+#[test]
+fn a_dry_run_counts_every_sample() {
+    let dir = TestDir::new();
+    // 2 games of 10 plies against a random mover: 10 moves, 1 to 3 attempts of 5 samples each.
+    let model = crate::common::llm_player(
+        "http://127.0.0.1:9/v1",
+        "m",
+        "legal_moves = true, max_attempts = 3, samples = 5",
+    );
+    let script = dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "hand", games_per_pair = 2, max_plies = 10,
+  players = {{ {model}, arena.random {{ name = "rnd" }} }},
+}}"#
+        ),
+    );
+    let report =
+        arena::tournament::dryrun::dry_run(&script, None, std::sync::Arc::new(arena::lua::LuaHost))
+            .unwrap();
+    let m = &report.players[0];
+    assert_eq!((m.calls.low, m.calls.high), (50.0, 150.0));
+    assert_eq!(m.completion_tokens.high, 150.0 * 48.0);
+}
