@@ -101,6 +101,19 @@ fn five_samples_play_the_majority_move_and_every_sample_is_stored_and_counted() 
             );
         }
     }
+    // The viewer's data for the ply carries every sample, its role and the vote.
+    let t = store.find_tournament("vote").unwrap().unwrap();
+    let shown: serde_json::Value =
+        serde_json::from_slice(&arena::report::html::game_json(&store, &t, &game).unwrap())
+            .unwrap();
+    let shown = shown.to_string();
+    for i in 1..=5 {
+        assert!(shown.contains(&format!("\"sample_{i}\"")), "{shown}");
+    }
+    assert!(
+        shown.contains("vote e2e4 3, d2d4 2 of 5 samples"),
+        "{shown}"
+    );
     // Each sample asked with its own seed.
     let seeds: Vec<u64> = calls
         .iter()
