@@ -482,6 +482,29 @@ async fn a_resumed_vote_reuses_its_samples_and_builds_on_the_played_one() {
 }
 
 #[tokio::test]
+async fn a_sample_answered_with_say_is_a_script_fault_not_chess() {
+    let replies = Replies {
+        replies: vec!["move e2e4", "say look again"],
+        next: AtomicUsize::new(0),
+    };
+    let player = json!({"temperature": 0.5, "max_concurrency": 1, "options": {"samples": 2}});
+    let s = setup_with(replies, player, 4, 1).await;
+    let outcome = play(&s.env, &s.row, s.rules.clone(), &s.fence).await;
+    let GameOutcome::Errored(error) = outcome else {
+        panic!("a dialog mode cannot vote: {outcome:?}");
+    };
+    assert_eq!(error.kind(), ErrorKind::Script);
+    assert!(
+        error
+            .to_string()
+            .contains("answered sample 2 of 2 with `say`"),
+        "{error}"
+    );
+    assert_eq!(s.env.store.game(s.row.id).unwrap().result, None);
+    assert_eq!(s.env.store.llm_calls(s.row.id, 0).unwrap().len(), 2);
+}
+
+#[tokio::test]
 async fn using_up_the_attempts_loses_by_the_modes_termination() {
     let s = setup(vec!["move e2e5", "reset", "retry no"], 10, 3).await;
     let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
