@@ -365,6 +365,15 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
                 .into(),
         );
     }
+    // Self-consistency: say what the failure counts are over, since calls are not attempts.
+    for r in rows.iter().filter(|r| r.unplayed_samples > 0) {
+        table.notes.push(format!(
+            "{} votes over samples: its parse errors and illegal moves count one decision per \
+             attempt (the vote's), while LLM calls and tokens count every call, {} of its {} \
+             calls being samples that did not decide their attempt",
+            r.player, r.unplayed_samples, r.llm_calls
+        ));
+    }
     let without_usage: Vec<String> = rows
         .iter()
         .filter(|r| r.calls_without_usage > 0)

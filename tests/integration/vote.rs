@@ -147,6 +147,11 @@ fn five_samples_play_the_majority_move_and_every_sample_is_stored_and_counted() 
     let rows = crate::common::json_rows(&doc, "standings");
     let row = rows.iter().find(|r| r["player"] == "voter").unwrap();
     assert_eq!(row["llm_calls"], 5, "{row}");
+    let text = stdout(&board);
+    assert!(
+        text.contains("voter votes over samples: its parse errors and illegal moves count one decision per attempt"),
+        "{text}"
+    );
 }
 
 #[test]
