@@ -53,6 +53,11 @@
 //! `batches` created, `batch_requests` submitted in them and `batch_duplicates`: requests whose
 //! `custom_id` an earlier batch already held (a client that submitted an item twice).
 //!
+//! `--answers e2e4:3,d2d4:2` replaces the random moves by a fixed distribution, given in turn
+//! whatever the position (legal or not): e2e4 for three completions, d2d4 for two, then from the
+//! start again. Five samples of one request at concurrency 1 or more thus always get three e2e4
+//! and two d2d4 between them, for tests of self-consistency voting.
+//!
 //! `--blind-illegal P` makes the server worse without the legal moves: when no user message lists
 //! them (a line with "legal moves" and a colon, as the built-in prompts write it), it answers an
 //! illegal move (a piece of the side to move sent to a square it cannot reach) with probability
@@ -149,6 +154,28 @@ struct Args {
     /// Fail every Nth request of a batch (0: none).
     #[arg(long, default_value_t = 0)]
     batch_error_every: usize,
+    /// Answer these moves instead of random ones, whatever the position, in turn: `e2e4:3,d2d4:2`
+    /// answers e2e4 three times, then d2d4 twice, then again from the start.
+    #[arg(long)]
+    answers: Option<String>,
+}
+
+/// `--answers`: `MOVE:COUNT` pairs (`:COUNT` may be left out for 1), expanded in order.
+fn parse_answers(text: &str) -> Result<Vec<String>, String> {
+    let mut answers = Vec::new();
+    for part in text.split(',') {
+        let (uci, count) = part.split_once(':').unwrap_or((part, "1"));
+        let count: usize = count
+            .parse()
+            .map_err(|e| format!("`{part}`: the count is not a whole number ({e})"))?;
+        if uci.is_empty() || count == 0 {
+            return Err(format!(
+                "`{part}`: expected MOVE:COUNT with a count above 0"
+            ));
+        }
+        answers.extend(std::iter::repeat_n(uci.to_owned(), count));
+    }
+    Ok(answers)
 }
 
 /// Which batch API a batch came through.
@@ -312,6 +339,9 @@ struct Server {
     batches: Mutex<Batches>,
     /// `http://127.0.0.1:PORT`, for the absolute `results_url` Anthropic gives.
     origin: String,
+    /// `--answers`, expanded (empty: random moves), and how many of them were given so far.
+    fixed_answers: Vec<String>,
+    fixed_given: AtomicU64,
 }
 
 /// One parsed request.
@@ -354,6 +384,14 @@ impl Reply {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
     let args = Args::parse();
+    let fixed_answers = match args.answers.as_deref().map(parse_answers) {
+        None => Vec::new(),
+        Some(Ok(answers)) => answers,
+        Some(Err(e)) => {
+            eprintln!("fake_openai: --answers: {e}");
+            std::process::exit(2);
+        }
+    };
     let listener = TcpListener::bind(("127.0.0.1", args.port)).await?;
     let port = listener.local_addr()?.port();
     println!("listening on http://127.0.0.1:{port}/v1");
@@ -378,6 +416,8 @@ async fn main() -> std::io::Result<()> {
         batch_error_every: args.batch_error_every,
         batches: Mutex::new(Batches::default()),
         origin: format!("http://127.0.0.1:{port}"),
+        fixed_answers,
+        fixed_given: AtomicU64::new(0),
     });
     let accept = async {
         loop {
@@ -955,7 +995,7 @@ fn complete(request: &Value, server: &Server) -> Reply {
         .iter()
         .zip(messages)
         .any(|(text, m)| m["role"] == "user" && LEGAL_LIST.is_match(text));
-    let content = match fen.as_deref().map(|fen| random_move(fen, !listed, server)) {
+    let content = match fen.as_deref().map(|fen| chosen_move(fen, !listed, server)) {
         Some(Ok(uci)) => format!("I pick a random legal move.\n```\n{uci}\n```"),
         Some(Err(why)) => format!("I cannot move: {why}."),
         None => "I see no FEN in your message.".to_owned(),
@@ -1025,6 +1065,15 @@ fn text_of(message: &Value) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// The next of `--answers` when it is set (legal or not), else [`random_move`].
+fn chosen_move(fen: &str, blind: bool, server: &Server) -> Result<String, String> {
+    if server.fixed_answers.is_empty() {
+        return random_move(fen, blind, server);
+    }
+    let k = server.fixed_given.fetch_add(1, Ordering::Relaxed) as usize;
+    Ok(server.fixed_answers[k % server.fixed_answers.len()].clone())
 }
 
 /// A uniformly random legal move of `fen` in UCI, drawn from the server's generator; when

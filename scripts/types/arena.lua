@@ -114,7 +114,7 @@ arena = {}
 ---@field stream_idle_s? number                seconds a streamed reply may send nothing before it is cut as failed (default 60)
 ---@field rate? arena.Rate                      rate limits of this endpoint and key, shared by every player on them; requests are paced to them (and to the limits the provider's headers report)
 ---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", "agentic", or your module
----@field options? table                       the mode's options (see its `defaults`)
+---@field options? table                       the mode's options (see its `defaults`), and `samples = N` (1 to 32, default 1), handled by arena for any mode with one reply per attempt: N samples per attempt at the player's `temperature` (which must be above 0), the move most of them decided played (see the book's "Self-consistency voting")
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
 ---@field on_rejected? "void"|"forfeit"         when the provider refuses a request for good (context exceeded, request rejected): the game ends void (default) or as this player's forfeit
 ---@field budget? arena.Budget                  what this player may spend: once reached, no new game of it starts

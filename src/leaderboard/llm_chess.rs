@@ -15,9 +15,10 @@
 //!   the turn at which a player failed when that turn came back without a move (too many wrong
 //!   actions, max turns, forfeit; not a request the API refused), as [`moves`] explains. Wrong
 //!   actions and wrong moves per 1000 moves, game duration and average moves use this count.
-//! - Action calls per ply: the replies the play mode read (mixture proposals not counted) per ply
-//!   the player was asked to move at (arena's own figure). Tokens per move: completion tokens of
-//!   every call (proposals included) over all moves of the player's games, both sides', as LLM
+//! - Action calls per ply: the replies the play mode read (mixture proposals and a vote's
+//!   unplayed samples not counted) per ply the player was asked to move at (arena's own
+//!   figure). Tokens per move: completion tokens of every call (proposals and samples
+//!   included) over all moves of the player's games, both sides', as LLM
 //!   Chess divides `completion_tokens_black` by `number_of_moves`.
 //! - Cost per game from the built-in [`PriceTable`]; `-` when a model has no price, `unknown`
 //!   (and tokens per move too) when any call of the player came back without token usage.
@@ -338,7 +339,7 @@ pub fn table(
         if WRONG_MOVES.contains(&outcome) {
             t.wrong_moves += 1;
         }
-        if outcome != PROPOSAL {
+        if outcome != PROPOSAL && outcome != crate::store::SAMPLE_OUTCOME {
             t.replies += 1;
         }
         t.asked.insert((c.game_id, c.ply));

@@ -365,6 +365,15 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
                 .into(),
         );
     }
+    // Self-consistency: say what the failure counts are over, since calls are not attempts.
+    for r in rows.iter().filter(|r| r.unplayed_samples > 0) {
+        table.notes.push(format!(
+            "{} votes over samples: its parse errors and illegal moves count one decision per \
+             attempt (the vote's), while LLM calls and tokens count every call, {} of its {} \
+             calls being samples that did not decide their attempt",
+            r.player, r.unplayed_samples, r.llm_calls
+        ));
+    }
     let without_usage: Vec<String> = rows
         .iter()
         .filter(|r| r.calls_without_usage > 0)
@@ -592,9 +601,11 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
     for c in calls {
         let entry = counts.entry((c.game_id, c.player.as_str())).or_default();
         entry.0 += 1;
-        // Answers to an agentic action (`say`) and proposals of a mixture are neither.
+        // Answers to an agentic action (`say`) and proposals of a mixture are neither; a vote's
+        // unplayed samples are not attempts (the vote is one).
         match c.outcome.as_deref() {
             Some("move") | Some("proposal") | None => {}
+            Some(crate::store::SAMPLE_OUTCOME) => entry.0 -= 1,
             Some(o) if o.starts_with("get_") || o == "do_reflection" || o == "reflection_notes" => {
                 entry.0 -= 1;
             }

@@ -33,6 +33,7 @@ use crate::tournament::{
         check_players,
     },
     turn::PlayMode,
+    vote,
 };
 
 /// The Lua script host: loads tournament scripts into [`Generation`]s. The binary hands it to
@@ -300,7 +301,7 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
         // The options first, each at its own line: a mode smoke-run with a misspelt or mistyped
         // option would only fail as a follow-on of it.
         let option_problems = match HookModule::require(&lua, &module, "play mode") {
-            Ok(hooks) => hooks.option_problems(&lua, binding.options),
+            Ok(hooks) => hooks.option_problems(&lua, &vote::mode_options(binding.options)),
             Err(e) => {
                 errors.push(in_player(e, &place.key("mode").at(), name));
                 continue;
@@ -321,6 +322,18 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
         // Loading the mode here both validates it and records its sources.
         match ModeScript::load(&lua, &module, binding) {
             Ok(mode) => {
+                // A mode that holds a dialog within a ply has no single reply to vote on.
+                if let Ok(n @ 2..) = vote::samples_of(binding.options)
+                    && mode.max_turns().is_some()
+                {
+                    errors.push(ScriptError::at(
+                        place.key("options").key(vote::SAMPLES_OPTION).at(),
+                        format!(
+                            "{what}: `{} = {n}` needs a mode with one reply per attempt; mode `{}` holds a dialog within a ply (it has `max_turns`), so its replies cannot be voted on",
+                            vote::SAMPLES_OPTION, binding.mode
+                        ),
+                    ));
+                }
                 mode_options.insert(name.to_string(), mode.options().clone());
                 if let Err(e) = mode.smoke_test(binding) {
                     errors.push(in_player(e, &at, name));

@@ -18,6 +18,7 @@ use crate::{
     tournament::{
         spec::ModeBinding,
         turn::{Action, Decision, LegalMoves, PlayMode, PlyOpening, RetryAction, TurnContext},
+        vote,
     },
 };
 
@@ -71,7 +72,8 @@ impl ModeScript {
         let hooks = HookModule::require(lua, module, "play mode")?;
         let start = hooks.hook("start")?;
         let reply = hooks.hook("reply")?;
-        let options = hooks.options(lua, player.options)?;
+        // `samples` is arena's, not the mode's: the game loop votes over the mode's decisions.
+        let options = hooks.options(lua, &vote::mode_options(player.options))?;
         let max_attempts = limit_option(&options, "max_attempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
         let max_turns = limit_option(&options, "max_turns")?;
         let exhausted = match hooks.table().get::<Option<String>>("exhausted")?.as_deref() {

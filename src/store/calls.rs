@@ -74,6 +74,11 @@ impl UsageDetails {
 /// play mode (so it is neither a move nor a protocol failure).
 pub const PROPOSAL_OUTCOME: &str = "proposal";
 
+/// The outcome stored on a self-consistency sample's row that is not its attempt's decision:
+/// the play mode read it and it voted (what it decided is in the row's detail), but another
+/// sample's reply decided the attempt (so it is neither a move nor a protocol failure).
+pub const SAMPLE_OUTCOME: &str = "sample";
+
 /// One request to a language model and what came back, as the caller hands it over (API keys
 /// already stripped from the request).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -66,7 +66,7 @@ pub use self::{
     },
     calls::{
         CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
-        LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, UsageDetails,
+        LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, SAMPLE_OUTCOME, UsageDetails,
     },
     copy::{CopyError, Side, TableCheck, TableSum},
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},

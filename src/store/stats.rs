@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::{
-    Context, Store, StoreError,
+    Context, SAMPLE_OUTCOME, Store, StoreError,
     db::{DbResult, params},
     get_u64,
 };
@@ -60,6 +60,9 @@ pub struct StandingRow {
     pub accepted_moves: u64,
     /// LLM calls made.
     pub llm_calls: u64,
+    /// Of those, self-consistency samples that did not decide their attempt (outcome `sample`):
+    /// another sample's reply did, so they are calls but not attempts.
+    pub unplayed_samples: u64,
     /// Prompt tokens used, over the calls that reported usage.
     pub prompt_tokens: u64,
     /// Completion tokens used, over the calls that reported usage.
@@ -94,9 +97,11 @@ impl AtLimit {
 impl StandingRow {
     /// ChessArena's legal-move rate of a player that answers through LLM calls: accepted moves
     /// per attempt (the complement of the parse-error, illegal-move and forbidden-reasoning
-    /// rates); `None` for players that make no calls.
+    /// rates); `None` for players that make no calls. An attempt of a player that votes is its
+    /// vote (one decision over several samples), so unplayed samples are not attempts.
     pub fn legal_move_rate(&self) -> Option<f64> {
-        (self.llm_calls > 0).then(|| self.accepted_moves as f64 / self.llm_calls as f64)
+        let attempts = self.llm_calls.saturating_sub(self.unplayed_samples);
+        (attempts > 0).then(|| self.accepted_moves as f64 / attempts as f64)
     }
 
     /// The score as a percentage of the games played (0 without games).
@@ -139,6 +144,7 @@ struct CallStats {
     completion_tokens: u64,
     accepted_moves: u64,
     calls_without_usage: u64,
+    unplayed_samples: u64,
 }
 
 impl Store {
@@ -165,7 +171,8 @@ impl Store {
                         COUNT(*), COALESCE(SUM(c.prompt_tokens), 0),
                         COALESCE(SUM(c.completion_tokens), 0),
                         COALESCE(SUM(CASE WHEN c.outcome = 'move' THEN 1 ELSE 0 END), 0),
-                        COALESCE(SUM(CASE WHEN c.prompt_tokens IS NULL OR c.completion_tokens IS NULL THEN 1 ELSE 0 END), 0)
+                        COALESCE(SUM(CASE WHEN c.prompt_tokens IS NULL OR c.completion_tokens IS NULL THEN 1 ELSE 0 END), 0),
+                        COALESCE(SUM(CASE WHEN c.outcome = '{SAMPLE_OUTCOME}' THEN 1 ELSE 0 END), 0)
                      FROM llm_calls c JOIN games g ON g.id = c.game_id
                      WHERE g.tournament_id = ?1 AND g.status = 'finished'
                        AND c.reused_from IS NULL
@@ -184,6 +191,7 @@ impl Store {
                         completion_tokens: get_u64(r, 6)?,
                         accepted_moves: get_u64(r, 7)?,
                         calls_without_usage: get_u64(r, 8)?,
+                        unplayed_samples: get_u64(r, 9)?,
                     };
                     Ok((r.get::<_, String>(0)?, stats))
                 })
@@ -237,6 +245,7 @@ impl Store {
                     forbidden_reasoning: 0,
                     accepted_moves: 0,
                     llm_calls: 0,
+                    unplayed_samples: 0,
                     prompt_tokens: 0,
                     completion_tokens: 0,
                     calls_without_usage: 0,
@@ -255,6 +264,7 @@ impl Store {
                 row.illegal_moves = c.illegal_moves;
                 row.forbidden_reasoning = c.forbidden_reasoning;
                 row.llm_calls = c.llm_calls;
+                row.unplayed_samples = c.unplayed_samples;
                 row.accepted_moves = c.accepted_moves;
                 row.prompt_tokens = c.prompt_tokens;
                 row.completion_tokens = c.completion_tokens;

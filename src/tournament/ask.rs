@@ -9,6 +9,11 @@
 //! proposer rows get the outcome `proposal`. The play mode only ever reads the synthesizer's reply,
 //! and its outcome is set on the synthesizer's row. A resumed game re-reads every stored reply
 //! (proposals included) instead of asking again.
+//!
+//! A player that votes (`samples = n`, see [`super::vote`]) makes `n` calls per turn, all asking
+//! the same messages: sample `i` (0-based) has `seq = turn · n + i` and the role `sample_<i + 1>`.
+//! The play mode reads every sample; the one whose decision the attempt takes gets the mode's
+//! outcome, every other the outcome `sample`.
 
 use futures_util::future::join_all;
 
@@ -214,6 +219,49 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             Ok(answer)
         }
     }
+}
+
+/// Gets `n` samples of one dialog turn of a single model, asked at once: sample `i` (0-based) is
+/// stored with `seq = turn · n + i` and `"arena_role": "sample_<i + 1>"`, and its request's seed
+/// (if the player sets one) is the player's plus `i` (see [`super::vote::sample_seed`]). Stored
+/// samples are reused, missing ones requested; every answer is stored before it is returned.
+///
+/// # Errors
+/// The first failed sample's error, in sample order (every sample that came back is stored).
+pub async fn ask_samples(
+    env: &GameEnv,
+    spec: &ModelSpec,
+    endpoint: &Endpoint,
+    turn: &Turn<'_>,
+    n: u32,
+) -> Result<Vec<Answer>, GameError> {
+    let base = turn.turn * n;
+    let roles: Vec<String> = (1..=n).map(|i| format!("sample_{i}")).collect();
+    let specs: Vec<ModelSpec> = (0..n)
+        .map(|i| ModelSpec {
+            seed: super::vote::sample_seed(spec.seed, i),
+            ..spec.clone()
+        })
+        .collect();
+    let answers = join_all(
+        specs
+            .iter()
+            .zip(&roles)
+            .enumerate()
+            .map(|(i, (spec, role))| {
+                one(
+                    env,
+                    turn,
+                    base + i as u32,
+                    Some(role),
+                    spec,
+                    endpoint,
+                    turn.dialog.to_vec(),
+                )
+            }),
+    )
+    .await;
+    answers.into_iter().collect()
 }
 
 fn stored_reply(stored: &[LlmCallRow], seq: u32) -> Option<StoredReply> {

@@ -22,6 +22,7 @@
 //!   (`max_turns` of the mode when it sets one, else `max_attempts`), each retry's prompt
 //!   carrying the earlier replies. Games are counted at full length (`max_plies`), so games that
 //!   end early by mate or forfeit spend less; with no move limit, [`ASSUMED_PLIES`] are assumed.
+//!   A player with `samples = N` makes N calls per attempt (see [`super::vote`]).
 //! - **Dollars**: when the `--db` store holds calls of the model that the provider priced itself
 //!   (OpenRouter's `usage.cost`), at the provider's own rates fitted to those calls
 //!   ([`ProviderPricing::price`]); else from the built-in price table overlaid with the
@@ -533,8 +534,10 @@ fn estimate_player(
     })?;
     let prompt = mean_prompt(mode.as_ref(), player.name(), plies, start)?;
     estimate.prompt_per_call = prompt;
-    // A player moves in half the plies of a game.
-    let moves = games * f64::from(plies) / 2.0;
+    // A player moves in half the plies of a game; a player that votes asks every attempt
+    // `samples` times (each sample a call of the same prompt).
+    let samples = f64::from(super::vote::samples_of(binding.options).unwrap_or(1));
+    let moves = games * f64::from(plies) / 2.0 * samples;
     let per_move_high = f64::from(mode.max_turns().unwrap_or(mode.max_attempts()).max(1));
     let proposers = models.len().saturating_sub(1) as f64;
     let mut sources = Vec::new();

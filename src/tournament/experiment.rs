@@ -642,7 +642,9 @@ const FORFEITS: [&str; 5] = [
 /// The protocol figures compared between each arm and the baseline, in order: a stable
 /// snake_case key (the experiment table's columns are `<key>_diff` and `<key>_ci95`) and a label
 /// for people. Seconds per move add up the latency of every call made for a move (retries and
-/// re-asks included): what the arm makes a player wait.
+/// re-asks included): what the arm makes a player wait (for a player that votes, every sample's,
+/// though they run at once). The rates are over the calls that decided an attempt: a vote's
+/// unplayed samples (outcome `sample`) are left out, so one vote counts as one attempt.
 pub const METRICS: [(&str, &str); 6] = [
     ("illegal_pct", "illegal moves % of calls"),
     ("parse_error_pct", "parse errors % of calls"),
@@ -767,8 +769,11 @@ pub fn differences(
         let f = figures
             .entry((*cell, c.player.clone(), other.clone()))
             .or_default();
-        f.calls += 1.0;
         let outcome = c.outcome.as_deref().unwrap_or_default();
+        // A vote is one attempt: its unplayed samples are calls but not in the rates' base.
+        if outcome != crate::store::SAMPLE_OUTCOME {
+            f.calls += 1.0;
+        }
         if ILLEGAL.contains(&outcome) {
             f.illegal += 1.0;
         }

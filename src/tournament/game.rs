@@ -22,6 +22,7 @@ use super::{
     rules::Rules,
     spec::OnRejected,
     turn::{Action, LegalMoves, PlayMode, RetryAction, TurnContext},
+    vote,
 };
 use crate::{
     board::{
@@ -95,6 +96,8 @@ struct LlmSide {
     previous_dialog: Vec<ChatMessage>,
     /// What a game becomes when a provider refuses this side's request for good.
     on_rejected: OnRejected,
+    /// Samples asked per attempt (`samples`, 1 unless the player votes; see [`super::vote`]).
+    samples: u32,
     /// Whether a request of this side was accepted in this game (it moved before, or a call of
     /// this ply came back): a refusal after that is this request's, not the player's settings'.
     accepted: bool,
@@ -556,11 +559,14 @@ async fn side(
             } else {
                 game.ply() + 1
             };
-            let previous_dialog =
-                stored_dialog(&env.store, game_id, next_ply, models.calls_per_turn())?;
+            // Checked with the spec; a bad value would have been refused there.
+            let samples = vote::samples_of(binding.options).unwrap_or(1);
+            let calls_per_turn = models.calls_per_turn() * samples;
+            let previous_dialog = stored_dialog(&env.store, game_id, next_ply, calls_per_turn)?;
             Side::Llm(Box::new(LlmSide {
                 models,
                 mode,
+                samples,
                 previous_dialog,
                 on_rejected: spec.on_rejected(),
                 accepted: false,
@@ -705,25 +711,26 @@ async fn llm_ply(
             Some(allowed) => Some(Duration::from_millis(allowed - charged_ms)),
             None => None,
         };
-        let asked = ask::ask(
-            env,
-            &side.models,
-            &Turn {
-                game_id: at.row.id,
-                ply,
-                turn,
-                player: name,
-                dialog: &dialog,
-                extra: &request_extra,
-                stored: at.stored,
-                earlier: at.earlier,
-                clock,
-                lease: at.lease,
-            },
-        )
-        .await;
-        let answer = match asked {
-            Ok(answer) => answer,
+        let asking = Turn {
+            game_id: at.row.id,
+            ply,
+            turn,
+            player: name,
+            dialog: &dialog,
+            extra: &request_extra,
+            stored: at.stored,
+            earlier: at.earlier,
+            clock,
+            lease: at.lease,
+        };
+        let asked = match &side.models {
+            Models::Single { spec, endpoint } if side.samples > 1 => {
+                ask::ask_samples(env, spec, endpoint, &asking, side.samples).await
+            }
+            models => ask::ask(env, models, &asking).await.map(|a| vec![a]),
+        };
+        let answers = match asked {
+            Ok(answers) => answers,
             Err(GameError::Api { source, .. })
                 if matches!(*source, crate::llm::LlmError::OutOfTime { .. }) =>
             {
@@ -744,12 +751,22 @@ async fn llm_ply(
             }
         };
         side.accepted = true;
-        charged_ms = charged_ms.saturating_add(answer.charged_ms);
+        // Samples run at once: the turn takes as long as the slowest.
+        let took = answers.iter().map(|a| a.charged_ms).max().unwrap_or(0);
+        charged_ms = charged_ms.saturating_add(took);
+        ctx.attempt = attempt;
+        let (answer, decision) = if answers.len() > 1 {
+            vote_on(at, mode, &mut ctx, &dialog, answers)?
+        } else {
+            let answer = answers.into_iter().next().expect("one answer");
+            ctx.dialog = Arc::new(with_reply(&dialog, &answer.text));
+            ctx.reasoning = answer.reasoning.clone();
+            let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
+            (answer, decision)
+        };
         dialog.push(ChatMessage::new("assistant", answer.text.clone()));
         ctx.dialog = Arc::new(dialog.clone());
         ctx.reasoning = answer.reasoning;
-        ctx.attempt = attempt;
-        let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
         let outcome = |default: &str| decision.outcome.clone().unwrap_or_else(|| default.into());
         let candidate = decision.candidate.as_deref();
         let settle =
@@ -838,6 +855,97 @@ async fn llm_ply(
     })
 }
 
+/// `dialog` followed by the model's `reply`.
+fn with_reply(dialog: &[ChatMessage], reply: &str) -> Vec<ChatMessage> {
+    let mut d = Vec::with_capacity(dialog.len() + 1);
+    d.extend_from_slice(dialog);
+    d.push(ChatMessage::new("assistant", reply));
+    d
+}
+
+/// Self-consistency (see [`super::vote`]): the play mode reads every sample of one attempt, the
+/// vote picks the sample whose reply and decision the attempt takes (the earliest voting for the
+/// winning move, or the first sample when none decided a legal move), and every other sample's
+/// row is settled as [`vote::SAMPLE_OUTCOME`] with what it decided and the tally.
+///
+/// # Errors
+/// A script error (a sample answered with `say`, which has no move to vote for, included), or a
+/// store that refused a verdict.
+fn vote_on(
+    at: &PlyAt<'_>,
+    mode: &dyn PlayMode,
+    ctx: &mut TurnContext,
+    dialog: &[ChatMessage],
+    answers: Vec<ask::Answer>,
+) -> Result<(ask::Answer, crate::tournament::turn::Decision), GameError> {
+    let script = |source| GameError::Script {
+        player: at.name.to_string(),
+        source,
+    };
+    let n = answers.len();
+    let mut decisions = Vec::with_capacity(n);
+    for (i, answer) in answers.iter().enumerate() {
+        ctx.dialog = Arc::new(with_reply(dialog, &answer.text));
+        ctx.reasoning = answer.reasoning.clone();
+        let decision = mode.reply(ctx, &answer.text).map_err(script)?;
+        if let Action::Say(_) = decision.action {
+            return Err(script(crate::script::ScriptError::bare(format!(
+                "the play mode answered sample {} of {n} with `say`: `samples` needs a mode that decides every reply (a move, a retry or a forfeit)",
+                i + 1
+            ))));
+        }
+        decisions.push(decision);
+    }
+    let pos = at.game.position();
+    let legal: Vec<Option<String>> = decisions
+        .iter()
+        .map(|d| match &d.action {
+            Action::Move(uci) => at
+                .game
+                .parse_uci(uci)
+                .ok()
+                .map(|mv| crate::board::uci_of(pos, &mv)),
+            _ => None,
+        })
+        .collect();
+    let tally = vote::vote(&legal);
+    let chosen = tally.as_ref().map_or(0, |t| t.played);
+    let result = match &tally {
+        Some(t) => format!(
+            "vote {}: played {} (sample {})",
+            t.summary(),
+            t.winner,
+            chosen + 1
+        ),
+        None => format!("vote: no legal move in {n} samples; sample 1 decided the attempt"),
+    };
+    for (i, (answer, decision)) in answers.iter().zip(&decisions).enumerate() {
+        if i == chosen {
+            continue;
+        }
+        let (decided, candidate) = match (&decision.action, &legal[i]) {
+            (Action::Move(_), Some(uci)) => (format!("move {uci}"), Some(uci.as_str())),
+            (Action::Move(uci), None) => (format!("illegal {uci}"), Some(uci.as_str())),
+            (Action::Retry(_), _) => (
+                decision.outcome.clone().unwrap_or_else(|| "retry".into()),
+                decision.candidate.as_deref(),
+            ),
+            (Action::Forfeit(_), _) => (
+                decision.outcome.clone().unwrap_or_else(|| "forfeit".into()),
+                None,
+            ),
+            (Action::Say(_), _) => unreachable!("refused above"),
+        };
+        let detail = format!("sample {} of {n}: {decided}; {result}", i + 1);
+        answer
+            .row
+            .settle(at.lease, vote::SAMPLE_OUTCOME, Some(&detail), candidate)?;
+    }
+    let decision = decisions.swap_remove(chosen);
+    let answer = answers.into_iter().nth(chosen).expect("the chosen sample");
+    Ok((answer, decision))
+}
+
 /// The termination of a request the provider refused for good, or `None` for an error that sets
 /// the game aside. A prompt over the context is always the game's own; any other refusal is
 /// only once a request of the player was accepted in this game: refused at its very first
@@ -886,7 +994,8 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
 /// The final dialog of the ply before `next_ply` of the same side, rebuilt from the store when a
 /// game resumes (so it sees exactly what an uninterrupted one would): the last turn's messages
 /// plus its reply. For a mixture of agents the messages are the first proposer's (the dialog
-/// itself, not the synthesizer's merged prompt) and the reply is the synthesizer's.
+/// itself, not the synthesizer's merged prompt) and the reply is the synthesizer's; for a vote,
+/// the reply is the played sample's.
 fn stored_dialog(
     store: &Store,
     game_id: i64,
@@ -912,10 +1021,18 @@ fn stored_dialog(
                 source,
             }
         })?;
+    // The turn's reply: its last row that is not an unplayed sample of a vote (a mixture's
+    // synthesizer; the sample a vote played).
+    let replied = calls
+        .iter()
+        .filter(|c| c.call.seq >= first_of_turn)
+        .filter(|c| c.outcome.as_deref() != Some(vote::SAMPLE_OUTCOME))
+        .max_by_key(|c| c.call.seq)
+        .unwrap_or(last);
     let mut dialog = request.messages;
     // A stored request names its pictures; the dialog goes on with their bytes.
     store.resolve_images(&mut dialog)?;
-    if let Some(reply) = &last.call.reply_text {
+    if let Some(reply) = &replied.call.reply_text {
         dialog.push(ChatMessage::new("assistant", reply.clone()));
     }
     Ok(dialog)

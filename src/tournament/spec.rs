@@ -494,7 +494,8 @@ impl PlayerSpec {
 
 impl PlayerSpec {
     /// What is wrong with this player on its own, each message naming it (empty when nothing):
-    /// a model setting no request could be sent with, an empty mixture, a non-finite anchor.
+    /// a model setting no request could be sent with, an empty mixture, a non-finite anchor, `samples`
+    /// where they cannot be voted on (see [`super::vote`]).
     pub fn problems(&self) -> Vec<String> {
         let what = format!("player `{}`", self.name());
         let mut problems = Vec::new();
@@ -542,6 +543,7 @@ impl PlayerSpec {
             }
             PlayerSpec::Random(_) | PlayerSpec::Human(_) => {}
         }
+        problems.extend(super::vote::problems(self));
         if let Some(elo) = self.anchor_elo()
             && !elo.is_finite()
         {

@@ -48,4 +48,5 @@ mod streaming;
 mod tournament;
 mod usage;
 mod void_games;
+mod vote;
 mod workers;

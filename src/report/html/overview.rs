@@ -20,8 +20,8 @@ use crate::{
 };
 
 /// Outcomes of calls that are the model's own protocol failures, in the chart's order, with
-/// their label. Anything else that is not a move, an answered action or a proposal counts as
-/// "other".
+/// their label. Anything else that is not a move, an answered action, a proposal or an unplayed
+/// sample of a vote counts as "other".
 const FAILURES: &[(&str, &str)] = &[
     ("no_move_found", "no move found"),
     ("unparseable", "unparseable"),
@@ -36,7 +36,7 @@ const FAILURES: &[(&str, &str)] = &[
 fn is_success(outcome: &str) -> bool {
     matches!(
         outcome,
-        "move" | "proposal" | "say" | "reflection_notes" | "do_reflection"
+        "move" | "proposal" | "sample" | "say" | "reflection_notes" | "do_reflection"
     ) || outcome.starts_with("get_")
 }
 

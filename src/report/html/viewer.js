@@ -171,7 +171,7 @@
   }
   const NAG = { inaccuracy: "?!", mistake: "?", blunder: "??" };
   function failed(calls) {
-    return calls.filter((c) => c.outcome && !/^(move|proposal|say|reflection_notes|do_reflection|get_.*)$/.test(c.outcome)).length;
+    return calls.filter((c) => c.outcome && !/^(move|proposal|sample|say|reflection_notes|do_reflection|get_.*)$/.test(c.outcome)).length;
   }
 
   function renderMoves(g) {
@@ -359,11 +359,14 @@
       return;
     }
     const agentic = calls.length > 1 && calls.some((c) => c.outcome && /^(get_|make_move|wrong_action|wrong_move|say)/.test(c.outcome));
-    panel.append(h("p", { class: "note" }, calls.length + (agentic ? " dialog turn(s)" : " attempt(s)") + " for this ply"));
+    // Self-consistency: every sample is a call, and one vote over them is an attempt.
+    const voted = calls.some((c) => c.outcome === "sample");
+    panel.append(h("p", { class: "note" }, calls.length + (agentic ? " dialog turn(s)" : voted ? " call(s), self-consistency samples (one vote per attempt; the other samples' outcome is \u201csample\u201d)" : " attempt(s)") + " for this ply"));
     calls.forEach((c, i) => {
       const ok = c.outcome === "move";
-      const card = h("div", { class: "attempt " + (ok ? "ok" : c.outcome ? "failed" : "unused"), "data-seq": c.seq });
-      card.append(h("h5", {}, (agentic ? "turn " : "attempt ") + (i + 1),
+      const sample = c.outcome === "sample";
+      const card = h("div", { class: "attempt " + (ok ? "ok" : sample ? "unused" : c.outcome ? "failed" : "unused"), "data-seq": c.seq });
+      card.append(h("h5", {}, (agentic ? "turn " : voted ? "call " : "attempt ") + (i + 1),
         c.role ? " · " + c.role : "",
         " · ", h("span", { class: "outcome" }, c.outcome || "(reply never used)")));
       card.append(h("p", { class: "meta" }, kv("model", c.model), kv("tokens", c.pt == null || c.ct == null ? "unknown (no usage reported)" : c.pt + " + " + c.ct), kv("latency", c.ms + " ms"),
@@ -389,7 +392,7 @@
       }
       card.append(longText("reply", c.reply === null || c.reply === undefined ? "(no reply)" : c.reply, true, "reply"));
       if (c.reasoning) card.append(longText("reasoning", c.reasoning, false, "reasoning"));
-      if (c.detail) card.append(h("p", { class: ok ? "detail" : "feedback" }, h("span", { class: "k" }, ok ? "read as " : "feedback / detail: "), c.detail));
+      if (c.detail) card.append(h("p", { class: ok || sample ? "detail" : "feedback" }, h("span", { class: "k" }, ok ? "read as " : sample ? "vote: " : "feedback / detail: "), c.detail));
       panel.append(card);
     });
   }

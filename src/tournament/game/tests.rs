@@ -431,6 +431,80 @@ async fn a_resumed_game_replays_stored_replies_and_rebuilds_the_previous_dialog(
 }
 
 #[tokio::test]
+async fn a_resumed_vote_reuses_its_samples_and_builds_on_the_played_one() {
+    // Ply 0: three samples, e2e4 wins 2–1 (sample 1's reply is played, the last sample lost);
+    // ply 2: the broken mode fails on the first sample, after all three are stored.
+    let replies = Replies {
+        replies: vec!["move e2e4", "move e2e4", "move d2d4", "flaky"],
+        next: AtomicUsize::new(0),
+    };
+    let player = json!({"temperature": 0.5, "max_concurrency": 1, "options": {"samples": 3}});
+    let s = setup_with(replies, player, 4, 1).await;
+    let GameOutcome::Errored(error) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
+        panic!("the broken mode sets the game aside");
+    };
+    assert_eq!(error.kind(), ErrorKind::Script);
+    assert_eq!(s._server.received_requests().await.unwrap().len(), 6);
+    assert_eq!(s.env.store.plies(s.row.id).unwrap()[0].uci, "e2e4");
+    let first: Vec<TurnContext> = s.rules.seen.lock().unwrap().clone();
+    // The dialog kept after ply 0 ends with the played reply.
+    let kept = first
+        .iter()
+        .find(|c| c.ply == 2)
+        .unwrap()
+        .previous_dialog
+        .clone();
+    assert_eq!(kept.last().unwrap().content, "move e2e4");
+
+    s.rules.broken.store(false, Ordering::SeqCst);
+    s.rules.seen.lock().unwrap().clear();
+    let row = s.env.store.game(s.row.id).unwrap();
+    let GameOutcome::Finished(_) = play(&s.env, &row, s.rules.clone(), &s.fence).await else {
+        panic!("the resumed game should finish");
+    };
+    assert_eq!(
+        s._server.received_requests().await.unwrap().len(),
+        6,
+        "the stored samples are read again, not asked"
+    );
+    let resumed = s.rules.seen.lock().unwrap();
+    assert_eq!(resumed[0].ply, 2);
+    assert_eq!(
+        resumed[0].previous_dialog, kept,
+        "rebuilt from the store, on the played sample"
+    );
+    assert_eq!(s.env.store.plies(s.row.id).unwrap()[2].uci, "d2d4");
+    let outcomes = outcomes(&s.env.store, s.row.id, 3);
+    assert_eq!(
+        outcomes,
+        ["move", "sample", "sample", "move", "sample", "sample"]
+    );
+}
+
+#[tokio::test]
+async fn a_sample_answered_with_say_is_a_script_fault_not_chess() {
+    let replies = Replies {
+        replies: vec!["move e2e4", "say look again"],
+        next: AtomicUsize::new(0),
+    };
+    let player = json!({"temperature": 0.5, "max_concurrency": 1, "options": {"samples": 2}});
+    let s = setup_with(replies, player, 4, 1).await;
+    let outcome = play(&s.env, &s.row, s.rules.clone(), &s.fence).await;
+    let GameOutcome::Errored(error) = outcome else {
+        panic!("a dialog mode cannot vote: {outcome:?}");
+    };
+    assert_eq!(error.kind(), ErrorKind::Script);
+    assert!(
+        error
+            .to_string()
+            .contains("answered sample 2 of 2 with `say`"),
+        "{error}"
+    );
+    assert_eq!(s.env.store.game(s.row.id).unwrap().result, None);
+    assert_eq!(s.env.store.llm_calls(s.row.id, 0).unwrap().len(), 2);
+}
+
+#[tokio::test]
 async fn using_up_the_attempts_loses_by_the_modes_termination() {
     let s = setup(vec!["move e2e5", "reset", "retry no"], 10, 3).await;
     let GameOutcome::Finished(end) = play(&s.env, &s.row, s.rules.clone(), &s.fence).await else {
