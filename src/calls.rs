@@ -25,7 +25,9 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::{
-    llm::{ChatMessage, ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
+    llm::{
+        ChatMessage, ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError, ToolCall, ToolSpec,
+    },
     store::{
         CallVerdict, EvalReplyRecord, FailedCallRecord, Leased, LlmCallRecord, PlyRecord, Store,
         StoreError, UsageDetails,
@@ -432,6 +434,8 @@ struct StoredRequest<'a> {
     seed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "<[ToolSpec]>::is_empty")]
+    tools: &'a [ToolSpec],
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
 }
@@ -447,6 +451,7 @@ impl<'a> StoredRequest<'a> {
             seed,
             reasoning,
             extra_body,
+            tools,
         } = request;
         StoredRequest {
             arena_role,
@@ -460,6 +465,7 @@ impl<'a> StoredRequest<'a> {
             }),
             seed: *seed,
             temperature: *temperature,
+            tools,
             top_p: *top_p,
         }
     }
@@ -470,6 +476,10 @@ impl<'a> StoredRequest<'a> {
 struct SortedMessage<'a> {
     content: &'a str,
     role: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[ToolCall]>::is_empty")]
+    tool_calls: &'a [ToolCall],
 }
 
 fn sorted_messages<S: serde::Serializer>(
@@ -479,6 +489,8 @@ fn sorted_messages<S: serde::Serializer>(
     serializer.collect_seq(messages.iter().map(|m| SortedMessage {
         content: &m.content,
         role: &m.role,
+        tool_call_id: m.tool_call_id.as_deref(),
+        tool_calls: &m.tool_calls,
     }))
 }
 
@@ -520,6 +532,15 @@ mod tests {
             messages: vec![
                 ChatMessage::new("system", "line\nbreak \u{1} é \\"),
                 ChatMessage::new("user", ""),
+                ChatMessage::assistant(
+                    "hm",
+                    vec![ToolCall {
+                        id: "c\"1".into(),
+                        name: "make_move".into(),
+                        arguments: r#"{"move": "e2e4"}"#.into(),
+                    }],
+                ),
+                ChatMessage::tool_result("c\"1", "done"),
             ],
             temperature: Some(0.1 + 0.2),
             top_p: Some(1.0),
@@ -533,6 +554,11 @@ mod tests {
                 .as_object()
                 .unwrap()
                 .clone(),
+            tools: vec![ToolSpec {
+                name: "make_move".into(),
+                description: "Play a move.".into(),
+                parameters: json!({"type": "object", "properties": {"move": {"type": "string"}}}),
+            }],
         };
         let bare = ChatRequest {
             model: "m".into(),

@@ -663,6 +663,7 @@ fn reply_from_wire(
         latency_ms,
         transport_retries: 0,
         raw_body,
+        tool_calls: wire.tool_calls,
     }
 }
 

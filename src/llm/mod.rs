@@ -256,10 +256,17 @@ pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// One message of a chat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
-    /// `system`, `user` or `assistant`.
+    /// `system`, `user`, `assistant`, or `tool` for the result of a tool call.
     pub role: String,
     /// The text.
     pub content: String,
+    /// The tools an `assistant` message called (empty for every other message, and skipped
+    /// when stored, so a conversation without tools is stored as it always was).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a `tool` message: the id of the call whose result it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 impl ChatMessage {
@@ -268,6 +275,63 @@ impl ChatMessage {
         Self {
             role: role.into(),
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// An `assistant` message: the reply's text and the tools it called.
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self {
+            tool_calls,
+            ..Self::new("assistant", content)
+        }
+    }
+
+    /// A `tool` message: the result of the call `call_id`.
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: Some(call_id.into()),
+            ..Self::new("tool", content)
+        }
+    }
+}
+
+/// A tool a request offers the model: a function with a name, a description and JSON-schema
+/// parameters, sent in each wire format's own shape (see [`ChatRequest::tools`]). Fields are in
+/// alphabetical order, as the store writes requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// What it does, for the model.
+    pub description: String,
+    /// The function's name (letters, digits, `_` and `-`, as every provider accepts).
+    pub name: String,
+    /// Its arguments as a JSON schema (an `object` schema).
+    pub parameters: Value,
+}
+
+/// A tool call in a model's reply. Fields are in alphabetical order, as the store writes
+/// requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The arguments as JSON text, as the model wrote them (Anthropic and Gemini send an
+    /// object, written out here compactly). It may not be valid JSON: the reader decides.
+    pub arguments: String,
+    /// The provider's id of the call, which its result names (OpenAI's `id`, the Responses
+    /// API's `call_id`, Anthropic's `tool_use` id; Gemini's `id`, or `call_N` by position
+    /// when the model gave none).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+}
+
+impl ToolCall {
+    /// The arguments as a JSON object, for the wire formats that send an object (Anthropic,
+    /// Gemini); arguments that are not a JSON object are sent as an empty one.
+    fn arguments_object(&self) -> Value {
+        match serde_json::from_str::<Value>(&self.arguments) {
+            Ok(Value::Object(map)) => Value::Object(map),
+            _ => Value::Object(Map::new()),
         }
     }
 }
@@ -321,6 +385,9 @@ pub struct ChatRequest {
     /// `chat_template_kwargs`; they override fields set above.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra_body: Map<String, Value>,
+    /// Tools the model may call (skipped when stored if there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
 }
 
 /// A reasoning setting. Each API takes the part it understands:
@@ -472,6 +539,9 @@ pub struct ChatReply {
     pub transport_retries: u32,
     /// The response body as received.
     pub raw_body: String,
+    /// The tools the reply called, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl ChatReply {
@@ -501,6 +571,7 @@ struct WireReply {
     usage: Option<Usage>,
     cost: Option<ProviderCost>,
     finish_reason: Option<String>,
+    tool_calls: Vec<ToolCall>,
 }
 
 /// A wire format's `usage` object: what it says of the tokens and, where the provider prices the
@@ -731,3 +802,5 @@ mod provider_tests;
 mod stream_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tool_tests;

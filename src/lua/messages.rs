@@ -54,7 +54,7 @@ fn read(value: Value) -> Result<Vec<ChatMessage>, String> {
             ));
         }
         let content = text(&message, "content", index)?;
-        messages.push(ChatMessage { role, content });
+        messages.push(ChatMessage::new(role, content));
     }
     // Anything beyond the sequence was a mistake (`{ msg, n = 2 }`, or a map): say so rather
     // than drop it silently.

@@ -939,6 +939,7 @@ impl ModelSpec {
             seed: self.seed,
             extra_body,
             reasoning: self.reasoning(),
+            tools: Vec::new(),
         }
     }
 
