@@ -85,6 +85,8 @@ pub struct StoredReply {
     /// How long the call's successful attempt took when it was made (what a chess clock is
     /// charged for it again when it is replayed).
     pub latency_ms: u64,
+    /// The tools the reply called (read again from its stored body).
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// A reply the caller may read: it is in the store.
@@ -102,6 +104,8 @@ pub struct RecordedReply {
     /// How long the successful attempt took (for a replayed reply: when it was made); queueing
     /// for a request slot, failed attempts and the waits between them are not included.
     pub latency_ms: u64,
+    /// The tools the reply called.
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// The stored row of a call; for ply calls, the place its outcome goes.
@@ -169,6 +173,7 @@ pub fn replayed(stored: StoredReply) -> RecordedReply {
         new_tokens: 0,
         row: CallRow(stored.row_id),
         latency_ms: stored.latency_ms,
+        tool_calls: stored.tool_calls,
     }
 }
 
@@ -235,11 +240,16 @@ pub async fn record_or_replay_within(
         if !earlier.is_empty()
             && let Some(reused) = lease.reuse_llm_call(ply, seq, &request_json, earlier)?
         {
+            let tool_calls = match (&reused.raw_body, request.tools.is_empty()) {
+                (Some(body), false) => endpoint.provider.stored_tool_calls(body),
+                _ => Vec::new(),
+            };
             return Ok(replayed(StoredReply {
                 text: reused.text,
                 reasoning: reused.reasoning,
                 row_id: Some(reused.id),
                 latency_ms: reused.latency_ms,
+                tool_calls,
             }));
         }
         // Nothing is paid for under a lease another worker has taken over: its reply could not
@@ -344,6 +354,7 @@ pub async fn record_or_replay_within(
         new_tokens: prompt_tokens.unwrap_or(0) + completion_tokens.unwrap_or(0),
         row,
         latency_ms: reply.latency_ms,
+        tool_calls: reply.tool_calls,
     })
 }
 

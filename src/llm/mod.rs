@@ -160,6 +160,19 @@ impl Provider {
         }
     }
 
+    /// The tool calls of a stored response body, as the reply that brought it had them: the body
+    /// is decoded as it is, or, when it is a stream of events, put together again first. None
+    /// when it does not decode (a body stored before tools existed has none).
+    pub fn stored_tool_calls(self, raw_body: &str) -> Vec<ToolCall> {
+        if let Ok(wire) = self.decode(raw_body) {
+            return wire.tool_calls;
+        }
+        let body = stream::assemble_stored(self, raw_body).to_string();
+        self.decode(&body)
+            .map(|wire| wire.tool_calls)
+            .unwrap_or_default()
+    }
+
     /// The usage and cost a response body reports, whatever else it holds; nothing when it is
     /// not JSON or reports none.
     pub fn reported_usage(self, body: &str) -> ReportedUsage {

@@ -53,6 +53,19 @@ pub(super) fn streaming_request(provider: Provider, url: String, body: &mut Valu
     }
 }
 
+/// The non-streamed body a stored stream of `provider`'s events adds up to (events that do not
+/// read are skipped).
+pub(super) fn assemble_stored(provider: Provider, raw: &str) -> Value {
+    let mut parser = SseParser::default();
+    let mut assembly = StreamAssembly::new(provider);
+    let mut events = Vec::new();
+    parser.feed(raw.as_bytes(), &mut events);
+    for event in &events {
+        let _ = assembly.push(event);
+    }
+    assembly.body()
+}
+
 /// A streamed body being read: the bytes as received, and the events they hold so far. It lives
 /// outside the reading future, so that a caller that stops the reading (a chess clock) still
 /// finds the reply so far.
@@ -688,6 +701,13 @@ mod tests {
                 "{name}: the fixture calls tools"
             );
             let sse = fixture(&format!("{name}.sse"));
+            // A replayed reply reads its calls from the stored body, plain or streamed.
+            assert_eq!(provider.stored_tool_calls(&sse), twin.tool_calls, "{name}");
+            assert_eq!(
+                provider.stored_tool_calls(&fixture(&format!("{name}.json"))),
+                twin.tool_calls,
+                "{name}"
+            );
             for size in [1, 7, 64, sse.len()] {
                 let assembly = assemble(provider, &sse, size);
                 assert!(assembly.is_complete(), "{name}: the stream ends");

@@ -29,7 +29,7 @@ use crate::{
         clock::{Clock, Flag, GameClocks},
     },
     engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
-    llm::{ChatMessage, ChatRequest, Rejection},
+    llm::{ChatMessage, ChatRequest, Rejection, ToolCall},
     store::{Fence, GameRow, Leased, LlmCallRow, PlyRecord, Store},
 };
 
@@ -688,6 +688,7 @@ async fn llm_ply(
     let opening = mode.start(&ctx).map_err(script)?;
     let mut dialog = opening.messages;
     let mut request_extra = opening.request;
+    let mut tools = opening.tools;
     let mut attempt = 1;
     let mut last_failure;
     let max_turns = mode
@@ -715,6 +716,7 @@ async fn llm_ply(
                 player: name,
                 dialog: &dialog,
                 extra: &request_extra,
+                tools: &tools,
                 stored: at.stored,
                 earlier: at.earlier,
                 clock,
@@ -745,7 +747,10 @@ async fn llm_ply(
         };
         side.accepted = true;
         charged_ms = charged_ms.saturating_add(answer.charged_ms);
-        dialog.push(ChatMessage::new("assistant", answer.text.clone()));
+        dialog.push(ChatMessage::assistant(
+            answer.text.clone(),
+            answer.tool_calls.clone(),
+        ));
         ctx.dialog = Arc::new(dialog.clone());
         ctx.reasoning = answer.reasoning;
         ctx.attempt = attempt;
@@ -791,7 +796,7 @@ async fn llm_ply(
             }
             Action::Say(text) => {
                 settle(&outcome("say"), None)?;
-                dialog.push(ChatMessage::new("user", text.clone()));
+                answer_reply(&mut dialog, &answer.tool_calls, text, &decision);
                 continue;
             }
             Action::Forfeit(reason) => {
@@ -821,12 +826,13 @@ async fn llm_ply(
         attempt += 1;
         ctx.attempt = attempt;
         match feedback {
-            Some(text) => dialog.push(ChatMessage::new("user", text)),
+            Some(text) => answer_reply(&mut dialog, &answer.tool_calls, &text, &decision),
             None => {
                 ctx.dialog = Default::default();
                 let opening = mode.start(&ctx).map_err(script)?;
                 dialog = opening.messages;
                 request_extra = opening.request;
+                tools = opening.tools;
             }
         }
     }
@@ -836,6 +842,26 @@ async fn llm_ply(
             "`{name}` reached max turns: {max_turns} dialog turns at ply {ply} without a move"
         ),
     })
+}
+
+/// Answers a reply with `text`: as a user message, or, when the reply called tools, as the
+/// result of its first call, every further call getting the decision's `other_calls` (the
+/// providers want a result for each call before anything else is said).
+fn answer_reply(
+    dialog: &mut Vec<ChatMessage>,
+    calls: &[ToolCall],
+    text: &str,
+    decision: &super::turn::Decision,
+) {
+    let Some((first, others)) = calls.split_first() else {
+        dialog.push(ChatMessage::new("user", text));
+        return;
+    };
+    dialog.push(ChatMessage::tool_result(&first.id, text));
+    let other = decision.other_calls.as_deref().unwrap_or_default();
+    for call in others {
+        dialog.push(ChatMessage::tool_result(&call.id, other));
+    }
 }
 
 /// The termination of a request the provider refused for good, or `None` for an error that sets
