@@ -349,6 +349,41 @@ impl ToolCall {
     }
 }
 
+/// The tool calls of a stored response body, in whichever wire format it is (the first format
+/// that reads calls from it), plain or streamed; empty when it called none. For showing stored
+/// replies, where the endpoint's format is not at hand.
+pub fn tool_calls_in_body(raw_body: &str) -> Vec<ToolCall> {
+    // Every format's calls are under one of these keys: a body without any has none, and most
+    // bodies are read no further.
+    const KEYS: [&str; 4] = [
+        "\"tool_calls\"",
+        "\"function_call\"",
+        "\"tool_use\"",
+        "\"functionCall\"",
+    ];
+    if !KEYS.iter().any(|k| raw_body.contains(k)) {
+        return Vec::new();
+    }
+    Provider::ALL
+        .iter()
+        .map(|p| p.stored_tool_calls(raw_body))
+        .find(|calls| !calls.is_empty())
+        .unwrap_or_default()
+}
+
+/// A stored reply as transcripts show it: its text, then one `→ name(arguments)` line per tool
+/// call.
+pub fn reply_with_calls(text: &str, calls: &[ToolCall]) -> String {
+    let mut shown = text.to_owned();
+    for call in calls {
+        if !shown.is_empty() {
+            shown.push('\n');
+        }
+        shown.push_str(&format!("→ {}({})", call.name, call.arguments));
+    }
+    shown
+}
+
 /// The host (with its port, when not the default) of an endpoint's base URL, for telling users
 /// where requests and keys go; the URL itself when it does not parse.
 pub fn host_of(base_url: &str) -> String {

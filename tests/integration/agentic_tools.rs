@@ -91,6 +91,69 @@ fn an_agentic_game_through_tools_plays_in_every_wire_format() {
                 );
             }
         }
+        if provider == "gemini" {
+            shown_readably(&dir);
+        }
+    }
+}
+
+/// The report's transcript and the calls export show each tool call, not an empty reply.
+fn shown_readably(dir: &TestDir) {
+    let out = dir
+        .arena()
+        .args(["report", "--db", "t.db"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(dir.path().join("t.html")).unwrap();
+    // The game's data block is gzip and base64: its replies are the shown calls.
+    let block = html
+        .split("data-encoding=\"gzip+base64\" id=\"gd-")
+        .nth(1)
+        .expect("a game block");
+    let body = &block[block.find('>').unwrap() + 1..block.find("</script>").unwrap()];
+    let bytes = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, body).unwrap();
+    let mut data = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut data)
+        .unwrap();
+    assert!(
+        data.contains("→ get_legal_moves({})"),
+        "no call in the report: {data}"
+    );
+    assert!(
+        data.contains("→ make_move({"),
+        "no move call in the report: {data}"
+    );
+
+    let out = dir
+        .arena()
+        .args([
+            "export",
+            "jsonl",
+            "--db",
+            "t.db",
+            "--what",
+            "calls",
+            "--out",
+            "calls.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("calls.jsonl")).unwrap();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 6);
+    for row in &rows {
+        let name = row["tool_calls"][0]["name"].as_str().unwrap();
+        let expected = if row["outcome"] == "move" {
+            "make_move"
+        } else {
+            "get_legal_moves"
+        };
+        assert_eq!(name, expected, "{row}");
     }
 }
 
