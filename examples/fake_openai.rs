@@ -79,6 +79,15 @@
 //! `--stall-stream-after N` sends nothing more after it (the connection stays open until the
 //! client closes it).
 //!
+//! When a request offers tools, it answers with a tool call instead, in the request's own wire
+//! format: chat completions (`tool_calls`, streamed as `delta.tool_calls` pieces with
+//! `--stream`), and also `POST /v1/responses` (a `function_call` item), `POST /v1/messages`
+//! (a `tool_use` block; a request there without tools gets the text answer) and
+//! `POST /v1/models/{model}:generateContent` (a `functionCall` part). It calls `make_move` with a
+//! random move from the legal moves it was given (the last tool result that lists UCI moves, or
+//! a prompt's list), else `get_legal_moves`. `--bad-tool-calls` opens each dialog with two bad
+//! calls, an unknown tool (`resign_game`) and then `make_move` without its `move` argument.
+//!
 //! The HTTP/1.1 is hand-written and minimal, so that the server costs as little CPU as possible
 //! next to the arena it serves: keep-alive and pipelining, `Content-Length` request bodies only
 //! (no chunked uploads), no TLS.
@@ -110,6 +119,11 @@ static FEN: LazyLock<Regex> = LazyLock::new(|| {
         r"[pnbrqkPNBRQK1-8]{1,8}(?:/[pnbrqkPNBRQK1-8]{1,8}){7}\s+[wb]\s+(?:-|[KQkqA-Ha-h]{1,4})\s+(?:-|[a-h][36])(?:\s+\d+\s+\d+)?",
     )
     .expect("the FEN pattern is valid")
+});
+
+/// One move in UCI.
+static UCI_MOVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[a-h][1-8][a-h][1-8][qrbn]?$").expect("the UCI pattern is valid")
 });
 
 /// A prompt line that lists the legal moves ("Your legal moves: ...", "Legal moves (UCI): ...").
@@ -158,6 +172,10 @@ struct Args {
     /// answers e2e4 three times, then d2d4 twice, then again from the start.
     #[arg(long)]
     answers: Option<String>,
+    /// With tools: open each ply with two bad calls (an unknown tool, then make_move without its
+    /// `move` argument) before playing as usual.
+    #[arg(long)]
+    bad_tool_calls: bool,
 }
 
 /// `--answers`: `MOVE:COUNT` pairs (`:COUNT` may be left out for 1), expanded in order.
@@ -342,6 +360,8 @@ struct Server {
     /// `--answers`, expanded (empty: random moves), and how many of them were given so far.
     fixed_answers: Vec<String>,
     fixed_given: AtomicU64,
+    /// `--bad-tool-calls`.
+    bad_tool_calls: bool,
 }
 
 /// One parsed request.
@@ -418,6 +438,7 @@ async fn main() -> std::io::Result<()> {
         origin: format!("http://127.0.0.1:{port}"),
         fixed_answers,
         fixed_given: AtomicU64::new(0),
+        bad_tool_calls: args.bad_tool_calls,
     });
     let accept = async {
         loop {
@@ -641,7 +662,10 @@ async fn route(request: &Request, server: &Server) -> Reply {
             if !server.latency.is_zero() {
                 tokio::time::sleep(server.latency).await;
             }
-            let mut reply = complete(&parsed, server);
+            let mut reply = match tool_call(&parsed, Format::Chat, server) {
+                Some(call) => call_reply(&parsed, Format::Chat, call, server),
+                None => complete(&parsed, server),
+            };
             if reply.status.starts_with("200") {
                 server.answers.fetch_add(1, Ordering::Relaxed);
                 if server.stream && parsed["stream"] == true {
@@ -654,6 +678,11 @@ async fn route(request: &Request, server: &Server) -> Reply {
             reply.headers = headers;
             reply
         }
+        ("POST", "/v1/messages") => other_format(request, Format::Anthropic, server),
+        ("POST", "/v1/responses") => other_format(request, Format::Responses, server),
+        ("POST", p) if p.starts_with("/v1/models/") && p.ends_with(":generateContent") => {
+            other_format(request, Format::Gemini, server)
+        }
         _ => {
             server.other.fetch_add(1, Ordering::Relaxed);
             Reply::error(
@@ -662,6 +691,238 @@ async fn route(request: &Request, server: &Server) -> Reply {
             )
         }
     }
+}
+
+/// A wire format the fake answers tool-calling requests in.
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    Chat,
+    Responses,
+    Anthropic,
+    Gemini,
+}
+
+/// A request in another wire format than chat completions: answered with a tool call when it
+/// offers tools, else (Anthropic only) with the chat answer's text in that format's shape.
+fn other_format(request: &Request, format: Format, server: &Server) -> Reply {
+    server.completions.fetch_add(1, Ordering::Relaxed);
+    let parsed: Value = match serde_json::from_slice(&request.body) {
+        Ok(v) => v,
+        Err(e) => return Reply::error("400 Bad Request", &format!("invalid json: {e}")),
+    };
+    server.answers.fetch_add(1, Ordering::Relaxed);
+    match tool_call(&parsed, format, server) {
+        Some(call) => call_reply(&parsed, format, call, server),
+        None if format == Format::Anthropic => {
+            Reply::json("200 OK", &anthropic_message(&parsed, server))
+        }
+        None => Reply::error(
+            "400 Bad Request",
+            "the fake serves this wire format only for requests that offer tools",
+        ),
+    }
+}
+
+/// What a tool-calling request holds, read alike from every wire format: the tools offered,
+/// the model's turns so far, and the texts of the tool results and user messages.
+struct ToolTurn {
+    offered: Vec<String>,
+    turns: usize,
+    results: Vec<String>,
+    user_text: String,
+}
+
+fn read_turn(request: &Value, format: Format) -> ToolTurn {
+    let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let name = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let mut turn = ToolTurn {
+        offered: Vec::new(),
+        turns: 0,
+        results: Vec::new(),
+        user_text: String::new(),
+    };
+    match format {
+        Format::Chat => {
+            turn.offered = list(&request["tools"])
+                .iter()
+                .map(|t| name(&t["function"]["name"]))
+                .collect();
+            for m in list(&request["messages"]) {
+                match m["role"].as_str() {
+                    Some("assistant") => turn.turns += 1,
+                    Some("tool") => turn.results.push(text_of(&m)),
+                    Some("user") => turn.user_text.push_str(&text_of(&m)),
+                    _ => {}
+                }
+            }
+        }
+        Format::Responses => {
+            turn.offered = list(&request["tools"])
+                .iter()
+                .map(|t| name(&t["name"]))
+                .collect();
+            // The calls of one reply follow each other; a turn is a run of them (or a message).
+            let mut in_call = false;
+            for item in list(&request["input"]) {
+                match item["type"].as_str() {
+                    Some("function_call") => {
+                        if !in_call {
+                            turn.turns += 1;
+                        }
+                        in_call = true;
+                        continue;
+                    }
+                    Some("function_call_output") => turn.results.push(name(&item["output"])),
+                    _ if item["role"] == "assistant" => turn.turns += 1,
+                    _ => turn.user_text.push_str(&text_of(&item)),
+                }
+                in_call = false;
+            }
+        }
+        Format::Anthropic => {
+            turn.offered = list(&request["tools"])
+                .iter()
+                .map(|t| name(&t["name"]))
+                .collect();
+            for m in list(&request["messages"]) {
+                if m["role"] == "assistant" {
+                    turn.turns += 1;
+                    continue;
+                }
+                turn.user_text.push_str(&text_of(&m));
+                for block in list(&m["content"]) {
+                    if block["type"] == "tool_result" {
+                        turn.results.push(name(&block["content"]));
+                    }
+                }
+            }
+        }
+        Format::Gemini => {
+            turn.offered = list(&request["tools"])
+                .iter()
+                .flat_map(|t| list(&t["functionDeclarations"]))
+                .map(|d| name(&d["name"]))
+                .collect();
+            for c in list(&request["contents"]) {
+                if c["role"] == "model" {
+                    turn.turns += 1;
+                    continue;
+                }
+                for part in list(&c["parts"]) {
+                    if let Some(text) = part["text"].as_str() {
+                        turn.user_text.push_str(text);
+                    }
+                    if let Some(result) = part["functionResponse"]["response"]["result"].as_str() {
+                        turn.results.push(result.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    turn
+}
+
+/// The tool the fake calls for a request that offers tools (`None` when it offers none): a
+/// random move from the legal moves it was given (the last tool result that lists UCI moves, or
+/// a user message's list), else `get_legal_moves`. With `--bad-tool-calls`, the first two turns
+/// of each dialog call an unknown tool and then make_move without a move.
+fn tool_call(request: &Value, format: Format, server: &Server) -> Option<(String, Value)> {
+    let turn = read_turn(request, format);
+    if turn.offered.is_empty() {
+        return None;
+    }
+    if server.bad_tool_calls && turn.turns == 0 {
+        return Some(("resign_game".to_owned(), json!({})));
+    }
+    if server.bad_tool_calls && turn.turns == 1 {
+        return Some(("make_move".to_owned(), json!({"square": "e4"})));
+    }
+    let is_list =
+        |text: &str| !text.is_empty() && text.split(',').all(|m| UCI_MOVE.is_match(m.trim()));
+    let listed = turn
+        .results
+        .iter()
+        .rev()
+        .find(|r| is_list(r))
+        .cloned()
+        .or_else(|| {
+            LEGAL_LIST
+                .find(&turn.user_text)
+                .and_then(|m| turn.user_text[m.end()..].lines().next())
+                .map(|l| l.trim().to_owned())
+                .filter(|l| is_list(l))
+        });
+    if let Some(list) = listed {
+        let moves: Vec<&str> = list.split(',').map(str::trim).collect();
+        let mut rng = server.rng.lock().unwrap_or_else(PoisonError::into_inner);
+        let uci = moves[rng.random_range(0..moves.len())];
+        return Some(("make_move".to_owned(), json!({"move": uci})));
+    }
+    if turn.offered.iter().any(|t| t == "get_legal_moves") {
+        return Some(("get_legal_moves".to_owned(), json!({})));
+    }
+    Some(("make_move".to_owned(), json!({"move": "0000"})))
+}
+
+/// A reply that calls `call` (a tool's name and arguments), in `format`'s shape.
+fn call_reply(request: &Value, format: Format, call: (String, Value), server: &Server) -> Reply {
+    let (name, args) = call;
+    let n = server.completions.load(Ordering::Relaxed);
+    let id = format!("call_fake_{n}");
+    let model = request["model"].as_str().unwrap_or("fake-random-mover");
+    let prompt_tokens = request.to_string().len() / 4 + 1;
+    let completion_tokens = 12;
+    let total = prompt_tokens + completion_tokens;
+    let body = match format {
+        Format::Chat => json!({
+            "id": format!("chatcmpl-fake-{n}"),
+            "object": "chat.completion",
+            "created": unix_now(),
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": null, "tool_calls": [{
+                    "id": id, "type": "function",
+                    "function": {"name": name, "arguments": args.to_string()},
+                }]},
+                "finish_reason": "tool_calls",
+            }],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": total,
+            },
+        }),
+        Format::Responses => json!({
+            "id": format!("resp_fake_{n}"), "object": "response", "created_at": unix_now(),
+            "status": "completed", "model": model,
+            "output": [{
+                "id": format!("fc_fake_{n}"), "type": "function_call", "status": "completed",
+                "call_id": id, "name": name, "arguments": args.to_string(),
+            }],
+            "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens,
+                      "total_tokens": total},
+        }),
+        Format::Anthropic => json!({
+            "id": format!("msg_fake_{n}"), "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "tool_use", "id": format!("toolu_fake_{n}"), "name": name,
+                         "input": args}],
+            "stop_reason": "tool_use", "stop_sequence": null,
+            "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+        }),
+        Format::Gemini => json!({
+            "candidates": [{
+                "content": {"role": "model",
+                            "parts": [{"functionCall": {"name": name, "args": args}}]},
+                "finishReason": "STOP", "index": 0,
+            }],
+            "usageMetadata": {"promptTokenCount": prompt_tokens,
+                              "candidatesTokenCount": completion_tokens,
+                              "totalTokenCount": total},
+            "modelVersion": model,
+        }),
+    };
+    Reply::json("200 OK", &body)
 }
 
 /// The batch endpoints of both APIs.
@@ -1136,6 +1397,30 @@ fn chunks(body: &str, include_usage: bool) -> Vec<String> {
     let content = choice["message"]["content"].as_str().unwrap_or_default();
     for word in content.split_inclusive(' ') {
         events.push(delta(json!({"content": word}), Value::Null));
+    }
+    // A tool call as OpenAI streams one: its id and name first, then its arguments in pieces.
+    for (index, call) in choice["message"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let function = &call["function"];
+        events.push(delta(
+            json!({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                   "function": {"name": function["name"], "arguments": ""}}]}),
+            Value::Null,
+        ));
+        let arguments = function["arguments"].as_str().unwrap_or_default();
+        let half = (arguments.len() / 2..=arguments.len())
+            .find(|&i| arguments.is_char_boundary(i))
+            .unwrap_or(arguments.len());
+        for piece in [&arguments[..half], &arguments[half..]] {
+            events.push(delta(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                Value::Null,
+            ));
+        }
     }
     events.push(delta(json!({}), choice["finish_reason"].clone()));
     if include_usage {

@@ -25,7 +25,9 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::{
-    llm::{ChatMessage, ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError},
+    llm::{
+        ChatMessage, ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError, ToolCall, ToolSpec,
+    },
     store::{
         CallVerdict, EvalReplyRecord, FailedCallRecord, Leased, LlmCallRecord, PlyRecord, Store,
         StoreError, UsageDetails,
@@ -83,6 +85,8 @@ pub struct StoredReply {
     /// How long the call's successful attempt took when it was made (what a chess clock is
     /// charged for it again when it is replayed).
     pub latency_ms: u64,
+    /// The tools the reply called (read again from its stored body).
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// A reply the caller may read: it is in the store.
@@ -100,6 +104,8 @@ pub struct RecordedReply {
     /// How long the successful attempt took (for a replayed reply: when it was made); queueing
     /// for a request slot, failed attempts and the waits between them are not included.
     pub latency_ms: u64,
+    /// The tools the reply called.
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// The stored row of a call; for ply calls, the place its outcome goes.
@@ -167,6 +173,7 @@ pub fn replayed(stored: StoredReply) -> RecordedReply {
         new_tokens: 0,
         row: CallRow(stored.row_id),
         latency_ms: stored.latency_ms,
+        tool_calls: stored.tool_calls,
     }
 }
 
@@ -238,11 +245,16 @@ pub async fn record_or_replay_within(
         if !earlier.is_empty()
             && let Some(reused) = lease.reuse_llm_call(ply, seq, &request_json, earlier)?
         {
+            let tool_calls = match (&reused.raw_body, request.tools.is_empty()) {
+                (Some(body), false) => endpoint.provider.stored_tool_calls(body),
+                _ => Vec::new(),
+            };
             return Ok(replayed(StoredReply {
                 text: reused.text,
                 reasoning: reused.reasoning,
                 row_id: Some(reused.id),
                 latency_ms: reused.latency_ms,
+                tool_calls,
             }));
         }
         // Nothing is paid for under a lease another worker has taken over: its reply could not
@@ -347,6 +359,7 @@ pub async fn record_or_replay_within(
         new_tokens: prompt_tokens.unwrap_or(0) + completion_tokens.unwrap_or(0),
         row,
         latency_ms: reply.latency_ms,
+        tool_calls: reply.tool_calls,
     })
 }
 
@@ -437,6 +450,8 @@ struct StoredRequest<'a> {
     seed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "<[ToolSpec]>::is_empty")]
+    tools: &'a [ToolSpec],
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
 }
@@ -452,6 +467,7 @@ impl<'a> StoredRequest<'a> {
             seed,
             reasoning,
             extra_body,
+            tools,
         } = request;
         StoredRequest {
             arena_role,
@@ -465,6 +481,7 @@ impl<'a> StoredRequest<'a> {
             }),
             seed: *seed,
             temperature: *temperature,
+            tools,
             top_p: *top_p,
         }
     }
@@ -478,6 +495,10 @@ struct SortedMessage<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     images: &'a [crate::llm::Image],
     role: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[ToolCall]>::is_empty")]
+    tool_calls: &'a [ToolCall],
 }
 
 fn sorted_messages<S: serde::Serializer>(
@@ -488,6 +509,8 @@ fn sorted_messages<S: serde::Serializer>(
         content: &m.content,
         images: &m.images,
         role: &m.role,
+        tool_call_id: m.tool_call_id.as_deref(),
+        tool_calls: &m.tool_calls,
     }))
 }
 
@@ -529,6 +552,15 @@ mod tests {
             messages: vec![
                 ChatMessage::new("system", "line\nbreak \u{1} é \\"),
                 ChatMessage::new("user", "").with_image(Image::new("image/png", vec![1, 2, 3])),
+                ChatMessage::assistant(
+                    "hm",
+                    vec![ToolCall {
+                        id: "c\"1".into(),
+                        name: "make_move".into(),
+                        arguments: r#"{"move": "e2e4"}"#.into(),
+                    }],
+                ),
+                ChatMessage::tool_result("c\"1", "done"),
             ],
             temperature: Some(0.1 + 0.2),
             top_p: Some(1.0),
@@ -542,6 +574,11 @@ mod tests {
                 .as_object()
                 .unwrap()
                 .clone(),
+            tools: vec![ToolSpec {
+                name: "make_move".into(),
+                description: "Play a move.".into(),
+                parameters: json!({"type": "object", "properties": {"move": {"type": "string"}}}),
+            }],
         };
         let bare = ChatRequest {
             model: "m".into(),

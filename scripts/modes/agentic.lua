@@ -7,11 +7,16 @@
 -- (terminations `max_turns` and `too_many_wrong_actions`). Every wrong action is stored with the
 -- outcome `wrong_action`, every refused move with `wrong_move`; answered actions with their name.
 --
+-- `actions = "tools"` offers the same actions as the provider's native tools (defined beside this
+-- file in modes/agentic_tools.lua, where a user may add one): same limits, same outcomes; a reply
+-- that calls no tool, an unknown one, or one with unreadable arguments is a wrong action.
+--
 -- Switches for the paper's ablations: `board` (unicode, ascii, fen, fen_pgn), `board_in_prompt`,
 -- `legal_moves_in_prompt`, `only_make_move`, `legal_moves = false`, `previous_moves`, `memory`,
 -- `reflection`, and `single_request` (one request per ply, no actions but make_move).
 local prompts = require("prompts.agentic")
 local actions = require("parsers.actions")
+local tools = require("modes.agentic_tools")
 
 local M = {}
 
@@ -29,6 +34,7 @@ M.defaults = {
   reflection = false, -- offer do_reflection
   single_request = false, -- one request per ply with everything in it; the reply ends with make_move
   rule = "llm_chess", -- how actions are read: "llm_chess" or "strict" (see parsers/actions.lua)
+  actions = "text", -- "text": actions written in the reply; "tools": the provider's tool calls
   max_attempts = 3, -- failed actions per ply before the game is lost
   max_turns = 10, -- model replies per ply before the game is lost
 }
@@ -37,6 +43,7 @@ M.defaults = {
 M.choices = {
   board = { "unicode", "ascii", "fen", "fen_pgn" },
   rule = { "llm_chess", "strict" },
+  actions = { "text", "tools" },
 }
 
 --- Which actions the model is offered and what the prompt shows by itself.
@@ -63,6 +70,8 @@ end
 
 local BOARDS = { unicode = true, ascii = true, fen = true, fen_pgn = true }
 local RULES = { llm_chess = true, strict = true }
+local ACTIONS = { text = true, tools = true }
+local BUILT_IN = { get_current_board = true, get_legal_moves = true, do_reflection = true, make_move = true }
 
 -- Misspelled option values fail when the script is checked, not in the middle of a game.
 local function check(o)
@@ -72,6 +81,116 @@ local function check(o)
   if not RULES[o.rule] then
     error("option `rule` cannot be `" .. tostring(o.rule) .. "` (expected llm_chess or strict)")
   end
+  if not ACTIONS[o.actions] then
+    error("option `actions` cannot be `" .. tostring(o.actions) .. "` (expected text or tools)")
+  end
+  if o.actions == "tools" and o.single_request then
+    error("option `actions = \"tools\"` cannot be combined with `single_request` (it takes no actions but make_move in the text)")
+  end
+  if o.actions == "tools" and o.memory then
+    error("option `actions = \"tools\"` cannot be combined with `memory` yet (a carried-over dialog holds no tool calls)")
+  end
+end
+
+--- The tools offered at this ply: the built-in ones the options offer, and every added one.
+local function offered_tools(offered)
+  local list = {}
+  for _, tool in ipairs(tools) do
+    if not BUILT_IN[tool.name] or offered[tool.name] then
+      table.insert(list, tool)
+    end
+  end
+  return list
+end
+
+--- The tools as a request offers them: name, description and parameters.
+local function tool_specs(list)
+  local specs = {}
+  for _, tool in ipairs(list) do
+    table.insert(specs, { name = tool.name, description = tool.description, parameters = tool.parameters })
+  end
+  return specs
+end
+
+local function tool_names(list)
+  local names = {}
+  for _, tool in ipairs(list) do
+    table.insert(names, tool.name)
+  end
+  return names
+end
+
+local function tools_start(ctx)
+  local offered, shown = M.setup(ctx.options)
+  local list = offered_tools(offered)
+  return {
+    messages = { { role = "user", content = prompts.tools_kickoff(ctx, tool_names(list), shown) } },
+    tools = tool_specs(list),
+  }
+end
+
+-- A reply through tools: its first call is the action; any further calls of the same reply are
+-- answered with a note and not carried out (one action per turn, as in the text protocol).
+local function tools_reply(ctx, calls)
+  local offered = M.setup(ctx.options)
+  local list = offered_tools(offered)
+  local names = tool_names(list)
+  local others = prompts.tools_not_carried_out(ctx)
+  local call = calls[1]
+  local asked = ctx.dialog[#ctx.dialog - 1]
+  if not call then
+    if asked ~= nil and asked.content == prompts.reflection(ctx) then
+      -- Notes written after do_reflection are never a wrong action, as in the text protocol.
+      return { say = prompts.tools_after_reflection(ctx), outcome = "reflection_notes" }
+    end
+    return { retry = prompts.tools_wrong_action(ctx, names, { kind = "no_call" }), outcome = "wrong_action" }
+  end
+  local tool
+  for _, t in ipairs(list) do
+    if t.name == call.name then
+      tool = t
+    end
+  end
+  if not tool then
+    return {
+      retry = prompts.tools_wrong_action(ctx, names, { kind = "unknown_tool", name = call.name }),
+      outcome = "wrong_action",
+      other_calls = others,
+    }
+  end
+  local text = call.arguments
+  if text == nil or text:match("^%s*$") then
+    text = "{}"
+  end
+  local ok, args = pcall(arena.json.decode, text)
+  if not ok or type(args) ~= "table" then
+    return {
+      retry = prompts.tools_wrong_action(ctx, names, { kind = "bad_arguments", name = call.name }),
+      outcome = "wrong_action",
+      other_calls = others,
+    }
+  end
+  if tool.name == "make_move" then
+    local uci = args.move
+    if type(uci) ~= "string" then
+      return {
+        retry = prompts.tools_wrong_action(ctx, names, { kind = "bad_arguments", name = call.name }),
+        outcome = "wrong_action",
+        other_calls = others,
+      }
+    end
+    if legal_set(ctx)[uci] then
+      return { move = uci, outcome = "move" }
+    end
+    local well_formed = uci:match("^[a-h][1-8][a-h][1-8][qrbn]?$") ~= nil
+    return {
+      retry = prompts.wrong_move(ctx, uci, well_formed),
+      outcome = "wrong_move",
+      candidate = uci,
+      other_calls = others,
+    }
+  end
+  return { say = tool.answer(ctx, args), outcome = tool.name, other_calls = others }
 end
 
 function M.start(ctx)
@@ -82,6 +201,9 @@ function M.start(ctx)
       { role = "system", content = prompts.single_system(ctx) },
       { role = "user", content = prompts.single_user(ctx) },
     }
+  end
+  if o.actions == "tools" then
+    return tools_start(ctx)
   end
   local offered, shown = M.setup(o)
   local messages = {}
@@ -109,10 +231,13 @@ local function single_reply(ctx, text)
   }
 end
 
-function M.reply(ctx, text)
+function M.reply(ctx, text, calls)
   local o = ctx.options
   if o.single_request then
     return single_reply(ctx, text)
+  end
+  if o.actions == "tools" then
+    return tools_reply(ctx, calls or {})
   end
   local offered = M.setup(o)
   -- The message before the reply is what arena said last.

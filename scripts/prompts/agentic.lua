@@ -150,6 +150,55 @@ function P.wrong_move(ctx, uci, well_formed)
   return "The move was not played: `" .. uci .. "` is not legal in this position (FEN " .. ctx.fen .. ")."
 end
 
+--- The message that opens a ply when the actions are tools: `names` lists the tools offered,
+--- `shown` says what the prompt carries by itself ({board = bool, legal_moves = bool}).
+function P.tools_kickoff(ctx, names, shown)
+  local parts = {}
+  if ctx.options.previous_moves then
+    local moves = #ctx.history_uci > 0 and P.move_pairs(ctx, ctx.history_uci) or "none yet"
+    table.insert(parts, "The moves so far (UCI): " .. moves)
+  end
+  if shown.board then
+    table.insert(parts, "The board now:\n" .. P.board(ctx))
+  end
+  if shown.legal_moves then
+    table.insert(parts, "Your legal moves (UCI): " .. P.legal_moves(ctx))
+  end
+  table.insert(parts, "You are playing chess as " .. side_name(ctx) .. ", and it is your move. "
+    .. "Act through your tools (" .. table.concat(names, ", ") .. "), one call at a time. "
+    .. "Your turn ends when you make a legal move with make_move.")
+  chess960.add(parts, ctx, "uci")
+  return table.concat(parts, "\n\n")
+end
+
+--- With tools: what the model hears after its notes on the reflection prompt.
+function P.tools_after_reflection(_ctx)
+  return "Now that you have thought it over, call one of your tools."
+end
+
+--- With tools: the result of every call after the first in one reply.
+function P.tools_not_carried_out(_ctx)
+  return "Not carried out: call one tool at a time."
+end
+
+--- With tools: what the model hears after a reply that calls no tool it can use. `err.kind` is
+--- "no_call", "unknown_tool" or "bad_arguments"; `err.name` the tool it called.
+function P.tools_wrong_action(_ctx, names, err)
+  local why
+  if err.kind == "unknown_tool" then
+    why = "There is no tool `" .. tostring(err.name) .. "` here."
+  elseif err.kind == "bad_arguments" then
+    if err.name == "make_move" then
+      why = "make_move needs one argument, `move`, a move in UCI notation such as e2e4."
+    else
+      why = "The arguments of `" .. tostring(err.name) .. "` are not a JSON object."
+    end
+  else
+    why = "Your reply called no tool."
+  end
+  return why .. " Act only through your tools, one call at a time: " .. table.concat(names, ", ") .. "."
+end
+
 --- The one-request-per-ply variant: the system message.
 function P.single_system(_ctx)
   return "You are a strong chess player. You always answer with one legal move."

@@ -466,8 +466,20 @@ function arena.pairing.dutch(t) end
 ---@field defaults? table                      the options it understands, with defaults (arena enforces max_attempts and max_turns); a player's option must have its default's type (a number, true or false, text; text options may also take a table)
 ---@field choices? table<string, string[]>     the values a text option may take (`choices = { notation = { "uci", "san" } }`): `arena check` refuses any other, naming the closest
 ---@field exhausted? "forfeit"|"too_many_wrong_actions"   how a game ends when max_attempts are used up (default forfeit)
----@field start fun(ctx: arena.TurnContext): ({role: string, content: string, images?: arena.Image[]}[] | { messages: {role: string, content: string, images?: arena.Image[]}[], request?: table }) the messages that open each attempt: a list, or `{ messages, request }` whose `request` fields are added to the request body; a message's `images` are shown after its text
----@field reply fun(ctx: arena.TurnContext, text: string): arena.Decision reads the model's reply and decides what happens next
+---@field start fun(ctx: arena.TurnContext): ({role: string, content: string, images?: arena.Image[]}[] | { messages: {role: string, content: string, images?: arena.Image[]}[], request?: table, tools?: arena.Tool[] }) the messages that open each attempt: a list, or `{ messages, request, tools }` whose `request` fields are added to the request body and whose `tools` are offered to the model; a message's `images` are shown after its text
+---@field reply fun(ctx: arena.TurnContext, text: string, calls: arena.ToolCall[]): arena.Decision reads the model's reply (and the tools it called, an empty list when none) and decides what happens next
+
+-- A tool a play mode offers the model (`tools` in what `start` returns).
+---@class arena.Tool
+---@field name string                          the tool's name: 1 to 64 letters, digits, `_` or `-`
+---@field description string                   what it does, for the model
+---@field parameters? table                    its arguments as a JSON schema (default: an object without properties)
+
+-- A tool call in a model's reply (`reply`'s third argument, and `tool_calls` of its message in `ctx.dialog`).
+---@class arena.ToolCall
+---@field id string                            the provider's id of the call, which its result names
+---@field name string                          the tool called
+---@field arguments string                     the arguments as the JSON text the model wrote (it may not be valid JSON)
 
 -- The move lists and dialogs are made when first read (`pairs` makes them all; `rawget`/`next` see
 -- only those read); the metatable is protected; a ctx kept past its call keeps only those it read.
@@ -489,7 +501,7 @@ function arena.pairing.dutch(t) end
 ---@field opponent string                      the opponent's name
 ---@field game integer                         the game's number in the tournament schedule
 ---@field options table                        the mode's options: its `defaults` overlaid with the player's
----@field dialog {role: string, content: string}[] the messages of this ply so far (in `reply`, the reply included)
+---@field dialog {role: string, content: string, tool_calls?: arena.ToolCall[], tool_call_id?: string}[] the messages of this ply so far (in `reply`, the reply included); a reply that called tools has `tool_calls`, a tool result (role `tool`) the `tool_call_id` it answers
 ---@field previous_dialog {role: string, content: string}[] the whole dialog of this player's previous move in this game (its final attempt, reply included); empty on its first move
 ---@field reasoning? string                    `reply` only: the reasoning the provider returned beside the answer
 
@@ -501,6 +513,7 @@ function arena.pairing.dutch(t) end
 ---@field forfeit? string     give the game up, with a reason
 ---@field outcome? string     the label counted in the statistics
 ---@field candidate? string   the move read in a refused reply (`err.candidate`), stored with the call and shown by `arena export pgn --annotate`
+---@field other_calls? string the result sent for each tool call of the reply after the first (the first gets the `say` or `retry` text; default empty)
 
 ---`format_options` of `format = "swiss"`.
 ---@class arena.SwissOptions

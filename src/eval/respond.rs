@@ -160,6 +160,7 @@ impl ReplySource<'_> {
                     reasoning: s.reasoning,
                     row_id: None,
                     latency_ms: s.latency_ms,
+                    tool_calls: Vec::new(),
                 });
                 let reply =
                     calls::record_or_replay(r.store, client, endpoint, slot, &request, stored)

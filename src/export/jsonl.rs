@@ -90,6 +90,7 @@ fn call(r: CallExportRow, prices: &Prices) -> Value {
         "outcome_detail": r.row.outcome_detail,
         "candidate": r.candidate,
         "created_at": r.row.created_at,
+        "tool_calls": c.raw_body.as_deref().map(crate::llm::tool_calls_in_body).unwrap_or_default(),
     });
     if let Some(object) = value.as_object_mut() {
         object.extend(usage.map(|(name, v)| (name.to_owned(), v)));

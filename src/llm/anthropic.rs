@@ -13,6 +13,10 @@
 //! The reply's `thinking` blocks are the reasoning (`redacted_thinking` blocks carry no readable
 //! text and are skipped); its `text` blocks are the answer.
 //!
+//! Tools are offered as `tools: [{name, description, input_schema}]`; the reply's `tool_use`
+//! blocks are its calls (`input` an object, kept as its JSON text), sent back as `tool_use`
+//! blocks of the assistant message, and the results are `tool_result` blocks of a `user` message.
+//!
 //! Usage: `input_tokens` counts only the uncached part of the prompt, so the prompt is that plus
 //! `cache_read_input_tokens` (the cached tokens) and `cache_creation_input_tokens` (the cache
 //! writes). Thinking tokens are inside `output_tokens` and never reported apart: reasoning tokens
@@ -24,7 +28,7 @@ use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatMessage, ChatRequest, Reasoning, ReportedUsage, Usage, WireReply,
+    ChatMessage, ChatRequest, Reasoning, ReportedUsage, ToolCall, Usage, WireReply,
     openai::{insert_sampling, merge_extra},
 };
 
@@ -93,13 +97,24 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
     if !system.is_empty() {
         body.insert("system".into(), json!(system.join("\n\n")));
     }
-    let messages: Vec<Value> = req
-        .messages
-        .iter()
-        .filter(|m| m.role != "system")
-        .map(|m| json!({"role": m.role, "content": content(m)}))
-        .collect();
-    body.insert("messages".into(), Value::Array(messages));
+    body.insert(
+        "messages".into(),
+        Value::Array(encode_messages(&req.messages)),
+    );
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.parameters,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
     let mut max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let budget = thinking_budget(req);
     if let Some(budget) = budget {
@@ -132,6 +147,39 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// The messages other than system ones. An assistant's tool calls are `tool_use` blocks after
+/// its text (if it wrote any); tool results are `tool_result` blocks, those that follow each
+/// other in one `user` message, as the API wants them.
+fn encode_messages(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    for m in messages.iter().filter(|m| m.role != "system") {
+        if let Some(id) = &m.tool_call_id {
+            results.push(json!({"type": "tool_result", "tool_use_id": id, "content": m.content}));
+            continue;
+        }
+        if !results.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut results)}));
+        }
+        if m.tool_calls.is_empty() {
+            out.push(json!({"role": m.role, "content": content(m)}));
+            continue;
+        }
+        let mut blocks = Vec::new();
+        if !m.content.is_empty() {
+            blocks.push(json!({"type": "text", "text": m.content}));
+        }
+        blocks.extend(m.tool_calls.iter().map(|c| {
+            json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments_object()})
+        }));
+        out.push(json!({"role": m.role, "content": blocks}));
+    }
+    if !results.is_empty() {
+        out.push(json!({"role": "user", "content": results}));
+    }
+    out
+}
+
 #[derive(Deserialize)]
 struct Response {
     #[serde(rename = "type")]
@@ -148,6 +196,10 @@ struct Block {
     kind: String,
     text: Option<String>,
     thinking: Option<String>,
+    /// A `tool_use` block's fields.
+    id: Option<String>,
+    name: Option<String>,
+    input: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -221,11 +273,19 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         .ok_or_else(|| "the reply has no content".to_owned())?;
     let mut answer = Vec::new();
     let mut thinking = Vec::new();
+    let mut tool_calls = Vec::new();
     for block in blocks {
         match block.kind.as_str() {
             "text" => answer.extend(block.text),
             "thinking" => thinking.extend(block.thinking.filter(|t| !t.trim().is_empty())),
-            // redacted_thinking is encrypted; tool_use carries no move.
+            "tool_use" => tool_calls.push(ToolCall {
+                id: block
+                    .id
+                    .unwrap_or_else(|| format!("call_{}", tool_calls.len())),
+                name: block.name.unwrap_or_default(),
+                arguments: block.input.unwrap_or_else(|| json!({})).to_string(),
+            }),
+            // redacted_thinking is encrypted.
             _ => {}
         }
     }
@@ -245,6 +305,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         usage: response.usage.map(WireUsage::read),
         cost: None,
         finish_reason,
+        tool_calls,
     })
 }
 

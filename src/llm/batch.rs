@@ -430,6 +430,7 @@ fn reply_of(provider: Provider, body: &Value) -> Result<ChatReply, String> {
         latency_ms: 0,
         transport_retries: 0,
         raw_body: raw,
+        tool_calls: wire.tool_calls,
     })
 }
 

@@ -549,21 +549,13 @@ impl LlmClient {
                 });
             }
         };
-        if let Some(usage) = &wire.usage {
-            slot.used(usage.total_tokens);
-        }
-        let (content, reasoning) = answer_and_reasoning(&wire);
-        Ok(ChatReply {
-            content,
-            reasoning,
-            usage: wire.usage,
-            provider_cost: wire.cost,
-            finish_reason: wire.finish_reason,
-            http_status: status.as_u16(),
+        Ok(reply_from_wire(
+            wire,
+            slot,
+            status.as_u16(),
             latency_ms,
-            transport_retries: 0,
-            raw_body: text,
-        })
+            text,
+        ))
     }
 }
 
@@ -638,21 +630,41 @@ fn streamed_reply(
             }));
         }
     };
+    Ok(reply_from_wire(
+        wire,
+        slot,
+        answer.status,
+        answer.latency_ms,
+        text,
+    ))
+}
+
+/// The reply a decoded body makes, its tokens counted on the endpoint's slot. Streamed and
+/// non-streamed attempts both end here, so that a streamed reply is the same as its non-streamed
+/// twin by construction (only `raw_body` differs: the events, not the body they add up to).
+fn reply_from_wire(
+    wire: WireReply,
+    slot: &Slot<'_>,
+    http_status: u16,
+    latency_ms: u64,
+    raw_body: String,
+) -> ChatReply {
     if let Some(usage) = &wire.usage {
         slot.used(usage.total_tokens);
     }
     let (content, reasoning) = answer_and_reasoning(&wire);
-    Ok(ChatReply {
+    ChatReply {
         content,
         reasoning,
         usage: wire.usage,
         provider_cost: wire.cost,
         finish_reason: wire.finish_reason,
-        http_status: answer.status,
-        latency_ms: answer.latency_ms,
+        http_status,
+        latency_ms,
         transport_retries: 0,
-        raw_body: text,
-    })
+        raw_body,
+        tool_calls: wire.tool_calls,
+    }
 }
 
 /// The answer with `<think>` blocks split off, and the reasoning: the wire format's reasoning

@@ -13,13 +13,21 @@
 //! `candidatesTokenCount` excludes thinking, so the completion count adds `thoughtsTokenCount`. A
 //! prompt the API blocks has no candidates; it reads as an empty answer with finish reason
 //! `content_filter` rather than as a garbled body, because retrying would be blocked again.
+//!
+//! Tools are offered as `tools: [{functionDeclarations: [{name, description, parameters}]}]`;
+//! the reply's `functionCall` parts are its calls (`args` an object, kept as its JSON text; a
+//! call without an `id` gets `call_N` by position), sent back as `functionCall` parts of the
+//! model's content, and the results are `functionResponse` parts (`response: {result}`) of a
+//! `user` content.
 
 use reqwest::RequestBuilder;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{ChatRequest, ReportedUsage, Usage, WireReply, openai::merge_extra};
+use super::{
+    ChatMessage, ChatRequest, ReportedUsage, ToolCall, Usage, WireReply, openai::merge_extra,
+};
 
 /// The `generateContent` URL for `model` below `base_url`. A `models/` prefix on the name, as
 /// Gemini's own model list spells it, is accepted.
@@ -60,24 +68,27 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
             json!({"parts": [{"text": system.join("\n\n")}]}),
         );
     }
-    let contents: Vec<Value> =
-        req.messages
+    body.insert(
+        "contents".into(),
+        Value::Array(encode_contents(&req.messages)),
+    );
+    if !req.tools.is_empty() {
+        let declarations: Vec<Value> = req
+            .tools
             .iter()
-            .filter(|m| m.role != "system")
-            .map(|m| {
-                let role = if m.role == "assistant" {
-                    "model"
-                } else {
-                    "user"
-                };
-                let mut parts = vec![json!({"text": m.content})];
-                parts.extend(m.images.iter().map(
-                    |i| json!({"inline_data": {"mime_type": i.media_type, "data": i.base64()}}),
-                ));
-                json!({"role": role, "parts": parts})
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                })
             })
             .collect();
-    body.insert("contents".into(), Value::Array(contents));
+        body.insert(
+            "tools".into(),
+            json!([{ "functionDeclarations": declarations }]),
+        );
+    }
     let mut config = Map::new();
     if let Some(t) = req.temperature {
         config.insert("temperature".into(), json!(t));
@@ -112,6 +123,56 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// The contents other than system messages. An assistant's tool calls are `functionCall` parts
+/// after its text (if it wrote any); tool results are `functionResponse` parts (named after the
+/// call they answer, `response: {result}`), those that follow each other in one `user` content.
+fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
+    let name_of = |id: &str| {
+        messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .find(|c| c.id == id)
+            .map_or("", |c| c.name.as_str())
+    };
+    let mut out: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    for m in messages.iter().filter(|m| m.role != "system") {
+        if let Some(id) = &m.tool_call_id {
+            results.push(json!({"functionResponse": {
+                "id": id,
+                "name": name_of(id),
+                "response": {"result": m.content},
+            }}));
+            continue;
+        }
+        if !results.is_empty() {
+            out.push(json!({"role": "user", "parts": std::mem::take(&mut results)}));
+        }
+        let role = if m.role == "assistant" {
+            "model"
+        } else {
+            "user"
+        };
+        let mut parts = Vec::new();
+        if m.tool_calls.is_empty() || !m.content.is_empty() {
+            parts.push(json!({"text": m.content}));
+        }
+        parts.extend(
+            m.images
+                .iter()
+                .map(|i| json!({"inline_data": {"mime_type": i.media_type, "data": i.base64()}})),
+        );
+        parts.extend(m.tool_calls.iter().map(
+            |c| json!({"functionCall": {"id": c.id, "name": c.name, "args": c.arguments_object()}}),
+        ));
+        out.push(json!({"role": role, "parts": parts}));
+    }
+    if !results.is_empty() {
+        out.push(json!({"role": "user", "parts": results}));
+    }
+    out
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Response {
@@ -134,10 +195,20 @@ struct Content {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Part {
     text: Option<String>,
     #[serde(default)]
     thought: bool,
+    function_call: Option<FunctionCall>,
+}
+
+#[derive(Deserialize)]
+struct FunctionCall {
+    id: Option<String>,
+    #[serde(default)]
+    name: String,
+    args: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -214,6 +285,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                     usage,
                     cost: None,
                     finish_reason: Some("content_filter".into()),
+                    tool_calls: Vec::new(),
                 })
             }
             None => Err("the reply has no candidates".to_owned()),
@@ -221,7 +293,18 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
     };
     let mut answer = Vec::new();
     let mut thoughts = Vec::new();
+    let mut tool_calls = Vec::new();
     for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
+        if let Some(call) = part.function_call {
+            tool_calls.push(ToolCall {
+                id: call
+                    .id
+                    .unwrap_or_else(|| format!("call_{}", tool_calls.len())),
+                name: call.name,
+                arguments: call.args.unwrap_or_else(|| json!({})).to_string(),
+            });
+            continue;
+        }
         let Some(text) = part.text else {
             continue;
         };
@@ -246,13 +329,14 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         usage,
         cost: None,
         finish_reason,
+        tool_calls,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{ChatMessage, Reasoning};
+    use crate::llm::Reasoning;
 
     #[test]
     fn urls_carry_the_model() {

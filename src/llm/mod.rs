@@ -160,6 +160,19 @@ impl Provider {
         }
     }
 
+    /// The tool calls of a stored response body, as the reply that brought it had them: the body
+    /// is decoded as it is, or, when it is a stream of events, put together again first. None
+    /// when it does not decode (a body stored before tools existed has none).
+    pub fn stored_tool_calls(self, raw_body: &str) -> Vec<ToolCall> {
+        if let Ok(wire) = self.decode(raw_body) {
+            return wire.tool_calls;
+        }
+        let body = stream::assemble_stored(self, raw_body).to_string();
+        self.decode(&body)
+            .map(|wire| wire.tool_calls)
+            .unwrap_or_default()
+    }
+
     /// The usage and cost a response body reports, whatever else it holds; nothing when it is
     /// not JSON or reports none.
     pub fn reported_usage(self, body: &str) -> ReportedUsage {
@@ -256,7 +269,7 @@ pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// One message of a chat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
-    /// `system`, `user` or `assistant`.
+    /// `system`, `user`, `assistant`, or `tool` for the result of a tool call.
     pub role: String,
     /// The text.
     pub content: String,
@@ -265,6 +278,13 @@ pub struct ChatMessage {
     /// pictures reads as it always did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
+    /// The tools an `assistant` message called (empty for every other message, and skipped
+    /// when stored, so a conversation without tools is stored as it always was).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a `tool` message: the id of the call whose result it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 impl ChatMessage {
@@ -274,6 +294,8 @@ impl ChatMessage {
             role: role.into(),
             content: content.into(),
             images: Vec::new(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
         }
     }
 
@@ -281,6 +303,22 @@ impl ChatMessage {
     pub fn with_image(mut self, image: Image) -> Self {
         self.images.push(image);
         self
+    }
+
+    /// An `assistant` message: the reply's text and the tools it called.
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self {
+            tool_calls,
+            ..Self::new("assistant", content)
+        }
+    }
+
+    /// A `tool` message: the result of the call `call_id`.
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: Some(call_id.into()),
+            ..Self::new("tool", content)
+        }
     }
 }
 
@@ -345,6 +383,80 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex
 }
 
+/// A tool a request offers the model: a function with a name, a description and JSON-schema
+/// parameters, sent in each wire format's own shape (see [`ChatRequest::tools`]). Fields are in
+/// alphabetical order, as the store writes requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// What it does, for the model.
+    pub description: String,
+    /// The function's name (letters, digits, `_` and `-`, as every provider accepts).
+    pub name: String,
+    /// Its arguments as a JSON schema (an `object` schema).
+    pub parameters: Value,
+}
+
+/// A tool call in a model's reply. Fields are in alphabetical order, as the store writes
+/// requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The arguments as JSON text, as the model wrote them (Anthropic and Gemini send an
+    /// object, written out here compactly). It may not be valid JSON: the reader decides.
+    pub arguments: String,
+    /// The provider's id of the call, which its result names (OpenAI's `id`, the Responses
+    /// API's `call_id`, Anthropic's `tool_use` id; Gemini's `id`, or `call_N` by position
+    /// when the model gave none).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+}
+
+impl ToolCall {
+    /// The arguments as a JSON object, for the wire formats that send an object (Anthropic,
+    /// Gemini); arguments that are not a JSON object are sent as an empty one.
+    fn arguments_object(&self) -> Value {
+        match serde_json::from_str::<Value>(&self.arguments) {
+            Ok(Value::Object(map)) => Value::Object(map),
+            _ => Value::Object(Map::new()),
+        }
+    }
+}
+
+/// The tool calls of a stored response body, in whichever wire format it is (the first format
+/// that reads calls from it), plain or streamed; empty when it called none. For showing stored
+/// replies, where the endpoint's format is not at hand.
+pub fn tool_calls_in_body(raw_body: &str) -> Vec<ToolCall> {
+    // Every format's calls are under one of these keys: a body without any has none, and most
+    // bodies are read no further.
+    const KEYS: [&str; 4] = [
+        "\"tool_calls\"",
+        "\"function_call\"",
+        "\"tool_use\"",
+        "\"functionCall\"",
+    ];
+    if !KEYS.iter().any(|k| raw_body.contains(k)) {
+        return Vec::new();
+    }
+    Provider::ALL
+        .iter()
+        .map(|p| p.stored_tool_calls(raw_body))
+        .find(|calls| !calls.is_empty())
+        .unwrap_or_default()
+}
+
+/// A stored reply as transcripts show it: its text, then one `→ name(arguments)` line per tool
+/// call.
+pub fn reply_with_calls(text: &str, calls: &[ToolCall]) -> String {
+    let mut shown = text.to_owned();
+    for call in calls {
+        if !shown.is_empty() {
+            shown.push('\n');
+        }
+        shown.push_str(&format!("→ {}({})", call.name, call.arguments));
+    }
+    shown
+}
+
 /// The host (with its port, when not the default) of an endpoint's base URL, for telling users
 /// where requests and keys go; the URL itself when it does not parse.
 pub fn host_of(base_url: &str) -> String {
@@ -394,6 +506,9 @@ pub struct ChatRequest {
     /// `chat_template_kwargs`; they override fields set above.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra_body: Map<String, Value>,
+    /// Tools the model may call (skipped when stored if there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
 }
 
 /// A reasoning setting. Each API takes the part it understands:
@@ -545,6 +660,9 @@ pub struct ChatReply {
     pub transport_retries: u32,
     /// The response body as received.
     pub raw_body: String,
+    /// The tools the reply called, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl ChatReply {
@@ -574,6 +692,7 @@ struct WireReply {
     usage: Option<Usage>,
     cost: Option<ProviderCost>,
     finish_reason: Option<String>,
+    tool_calls: Vec<ToolCall>,
 }
 
 /// A wire format's `usage` object: what it says of the tokens and, where the provider prices the
@@ -806,3 +925,5 @@ mod provider_tests;
 mod stream_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tool_tests;

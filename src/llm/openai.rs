@@ -13,6 +13,10 @@
 //! gpt-5) reject `temperature` and `top_p` and take `max_completion_tokens` instead of
 //! `max_tokens`, so for those model names the sampling parameters are dropped and the limit renamed;
 //! other servers get the request as asked.
+//!
+//! Tools are offered as `tools: [{type: function, function: {name, description, parameters}}]`;
+//! the reply's `message.tool_calls` are its calls (`arguments` a JSON text), sent back in the
+//! assistant message, and each result is a `tool` message naming its `tool_call_id`.
 
 use reqwest::RequestBuilder;
 use serde::Deserialize;
@@ -20,7 +24,8 @@ use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply, WireUsageReport,
+    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, ToolCall, Usage, WireReply,
+    WireUsageReport,
 };
 
 /// The chat-completions URL below `base_url` (which ends in `/v1` or similar).
@@ -101,12 +106,22 @@ fn content(m: &ChatMessage) -> Value {
 pub(super) fn encode(req: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
-    let messages: Vec<Value> = req
-        .messages
-        .iter()
-        .map(|m| json!({ "role": m.role, "content": content(m) }))
-        .collect();
+    let messages: Vec<Value> = req.messages.iter().map(encode_message).collect();
     body.insert("messages".into(), Value::Array(messages));
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                }})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
     let restricted = is_openai_reasoning_model(&req.model);
     insert_sampling(
         &mut body,
@@ -141,6 +156,33 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// One message: a tool result is a `tool` message naming its call, an assistant's tool calls
+/// are `tool_calls` (its content `null` when it wrote no text), anything else role and text.
+fn encode_message(m: &ChatMessage) -> Value {
+    if let Some(id) = &m.tool_call_id {
+        return json!({"role": "tool", "tool_call_id": id, "content": m.content});
+    }
+    if m.tool_calls.is_empty() {
+        return json!({ "role": m.role, "content": content(m) });
+    }
+    let calls: Vec<Value> = m
+        .tool_calls
+        .iter()
+        .map(|c| {
+            json!({"id": c.id, "type": "function", "function": {
+                "name": c.name,
+                "arguments": c.arguments,
+            }})
+        })
+        .collect();
+    let content = if m.content.is_empty() {
+        Value::Null
+    } else {
+        json!(m.content)
+    };
+    json!({"role": m.role, "content": content, "tool_calls": calls})
+}
+
 #[derive(Deserialize)]
 struct Response {
     #[serde(default)]
@@ -161,6 +203,23 @@ struct Message {
     reasoning_content: Option<String>,
     /// OpenRouter and Ollama.
     reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireToolCall>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall {
+    id: Option<String>,
+    function: WireFunction,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    #[serde(default)]
+    name: String,
+    /// A JSON text; some servers send an object instead, read as its text.
+    #[serde(default)]
+    arguments: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -242,19 +301,35 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         .or(message.reasoning)
         .filter(|r| !r.trim().is_empty());
     let (usage, cost) = response.usage.map(WireUsage::read).unzip();
+    let tool_calls = message
+        .tool_calls
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, call)| ToolCall {
+            id: call.id.unwrap_or_else(|| format!("call_{i}")),
+            name: call.function.name,
+            arguments: match call.function.arguments {
+                Some(Value::String(text)) => text,
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            },
+        })
+        .collect();
     Ok(WireReply {
         content: message.content.unwrap_or_default(),
         reasoning,
         usage,
         cost: cost.flatten(),
         finish_reason: choice.finish_reason,
+        tool_calls,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{ChatMessage, Reasoning};
+    use crate::llm::Reasoning;
 
     #[test]
     fn encodes_set_fields_only_and_merges_extra_body() {

@@ -10,6 +10,10 @@
 //! `temperature` and `top_p`, so with reasoning enabled they are dropped. The API has no `seed`.
 //! `store: false` keeps OpenAI from retaining the conversation.
 //!
+//! Tools are offered as `tools: [{type: function, name, description, parameters}]`; the reply's
+//! `function_call` output items are its calls (their `call_id` is the id), sent back as
+//! `function_call` input items, and each result is a `function_call_output` item.
+//!
 //! Usage is `input_tokens_details.cached_tokens` and `output_tokens_details.reasoning_tokens`;
 //! OpenRouter's Responses API adds `cost`, `cost_details` and `is_byok` (see [`ProviderCost`]).
 
@@ -18,7 +22,8 @@ use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, Usage, WireReply, WireUsageReport,
+    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, ToolCall, Usage, WireReply,
+    WireUsageReport,
     openai::{insert_sampling, merge_extra},
 };
 
@@ -59,9 +64,24 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
         .messages
         .iter()
         .filter(|m| m.role != "system")
-        .map(|m| json!({"type": "message", "role": m.role, "content": content(m)}))
+        .flat_map(input_items)
         .collect();
     body.insert("input".into(), Value::Array(input));
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
     let reasoning_on = req.reasoning.as_ref().is_some_and(|r| r.is_enabled());
     insert_sampling(
         &mut body,
@@ -95,6 +115,27 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// The input items of one message: a tool result is a `function_call_output`, an assistant's
+/// tool calls are `function_call` items after its text (if it wrote any).
+fn input_items(m: &ChatMessage) -> Vec<Value> {
+    if let Some(id) = &m.tool_call_id {
+        return vec![json!({"type": "function_call_output", "call_id": id, "output": m.content})];
+    }
+    let mut items = Vec::new();
+    if m.tool_calls.is_empty() || !m.content.is_empty() {
+        items.push(json!({"type": "message", "role": m.role, "content": content(m)}));
+    }
+    items.extend(m.tool_calls.iter().map(|c| {
+        json!({
+            "type": "function_call",
+            "call_id": c.id,
+            "name": c.name,
+            "arguments": c.arguments,
+        })
+    }));
+    items
+}
+
 #[derive(Deserialize)]
 struct Response {
     status: Option<String>,
@@ -112,6 +153,10 @@ struct Item {
     content: Vec<Part>,
     #[serde(default)]
     summary: Vec<Part>,
+    /// A `function_call` item's fields.
+    call_id: Option<String>,
+    name: Option<String>,
+    arguments: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -205,8 +250,16 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         .ok_or_else(|| "the reply has no output".to_owned())?;
     let mut answer = Vec::new();
     let mut reasoning = Vec::new();
+    let mut tool_calls = Vec::new();
     for item in output {
         match item.kind.as_str() {
+            "function_call" => tool_calls.push(ToolCall {
+                id: item
+                    .call_id
+                    .unwrap_or_else(|| format!("call_{}", tool_calls.len())),
+                name: item.name.unwrap_or_default(),
+                arguments: item.arguments.unwrap_or_default(),
+            }),
             "message" => {
                 answer.extend(item.content.into_iter().filter_map(
                     |part| match part.kind.as_str() {
@@ -223,7 +276,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                     .filter_map(|part| part.text)
                     .filter(|text| !text.trim().is_empty()),
             ),
-            // Tool calls and other items carry no text for a chess move.
+            // Other items (web searches, ...) carry nothing arena reads.
             _ => {}
         }
     }
@@ -249,6 +302,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         usage,
         cost: cost.flatten(),
         finish_reason,
+        tool_calls,
     })
 }
 

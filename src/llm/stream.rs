@@ -15,6 +15,11 @@
 //! call stores exactly the answer, reasoning, usage and finish reason a non-streamed one would
 //! (the tests check this on recorded twins), and a stream cut midway reads as the reply so far.
 //! A provider's `error` event mid-stream ends the stream with the provider's message.
+//!
+//! Tool calls stream too: chat-completion `delta.tool_calls` pieces are joined by their `index`,
+//! Anthropic `tool_use` blocks by their `input_json_delta` pieces, Gemini `functionCall` parts
+//! come whole, and the Responses API's final `response.completed` carries its `function_call`
+//! items (a Responses stream cut before it has no tool calls).
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -46,6 +51,19 @@ pub(super) fn streaming_request(provider: Provider, url: String, body: &mut Valu
             None => url,
         },
     }
+}
+
+/// The non-streamed body a stored stream of `provider`'s events adds up to (events that do not
+/// read are skipped).
+pub(super) fn assemble_stored(provider: Provider, raw: &str) -> Value {
+    let mut parser = SseParser::default();
+    let mut assembly = StreamAssembly::new(provider);
+    let mut events = Vec::new();
+    parser.feed(raw.as_bytes(), &mut events);
+    for event in &events {
+        let _ = assembly.push(event);
+    }
+    assembly.body()
 }
 
 /// A streamed body being read: the bytes as received, and the events they hold so far. It lives
@@ -235,6 +253,16 @@ struct ChatParts {
     reasoning: Option<String>,
     finish_reason: Option<String>,
     usage: Option<Value>,
+    /// Tool calls by their `index`: id, name and the arguments' text, each sent in pieces.
+    tool_calls: BTreeMap<u64, ChatToolCall>,
+}
+
+/// One tool call of a chat-completions stream, put together from its deltas.
+#[derive(Debug, Default)]
+struct ChatToolCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
 }
 
 impl ChatParts {
@@ -255,6 +283,27 @@ impl ChatParts {
                 delta["reasoning_content"].as_str(),
             );
             append(&mut self.reasoning, delta["reasoning"].as_str());
+            for (position, call) in delta["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                // The first delta of a call brings its id and name, later ones pieces of the
+                // arguments; `index` says which call (a server without it sends one at a time).
+                let index = call["index"].as_u64().unwrap_or(position as u64);
+                let entry = self.tool_calls.entry(index).or_default();
+                if let Some(id) = call["id"].as_str() {
+                    entry.id = Some(id.to_owned());
+                }
+                let function = &call["function"];
+                entry
+                    .name
+                    .push_str(function["name"].as_str().unwrap_or_default());
+                entry
+                    .arguments
+                    .push_str(function["arguments"].as_str().unwrap_or_default());
+            }
             if let Some(reason) = choice["finish_reason"].as_str() {
                 self.finish_reason = Some(reason.to_owned());
             }
@@ -274,6 +323,19 @@ impl ChatParts {
         }
         if let Some(r) = &self.reasoning {
             message.insert("reasoning".into(), json!(r));
+        }
+        if !self.tool_calls.is_empty() {
+            let calls: Vec<Value> = self
+                .tool_calls
+                .values()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function", "function": {
+                        "name": c.name,
+                        "arguments": c.arguments,
+                    }})
+                })
+                .collect();
+            message.insert("tool_calls".into(), Value::Array(calls));
         }
         json!({
             "object": "chat.completion",
@@ -390,8 +452,10 @@ impl ResponsesParts {
 #[derive(Debug, Default)]
 struct AnthropicParts {
     message: Option<Map<String, Value>>,
-    /// Block index → block type and text (or thinking).
+    /// Block index → block type and text (or thinking, or a tool call's input as JSON text).
     blocks: BTreeMap<u64, (String, String)>,
+    /// Block index → a `tool_use` block's id and name.
+    tools: BTreeMap<u64, (String, String)>,
     stop_reason: Option<Value>,
     usage: Map<String, Value>,
 }
@@ -411,6 +475,11 @@ impl AnthropicParts {
             "content_block_start" => {
                 let block = &data["content_block"];
                 let kind = block["type"].as_str().unwrap_or("text").to_owned();
+                if kind == "tool_use" {
+                    let id = block["id"].as_str().unwrap_or_default().to_owned();
+                    let name = block["name"].as_str().unwrap_or_default().to_owned();
+                    self.tools.insert(index, (id, name));
+                }
                 let text = block["text"]
                     .as_str()
                     .or(block["thinking"].as_str())
@@ -423,7 +492,9 @@ impl AnthropicParts {
                 let (kind, text) = match delta["type"].as_str() {
                     Some("text_delta") => ("text", delta["text"].as_str()),
                     Some("thinking_delta") => ("thinking", delta["thinking"].as_str()),
-                    // Signatures and tool input carry no text arena reads.
+                    // A tool call's input comes as pieces of its JSON text.
+                    Some("input_json_delta") => ("tool_use", delta["partial_json"].as_str()),
+                    // Signatures carry no text arena reads.
                     _ => return Ok(()),
                 };
                 let block = self
@@ -468,9 +539,18 @@ impl AnthropicParts {
         });
         let content: Vec<Value> = self
             .blocks
-            .values()
-            .map(|(kind, text)| match kind.as_str() {
+            .iter()
+            .map(|(index, (kind, text))| match kind.as_str() {
                 "thinking" => json!({"type": "thinking", "thinking": text}),
+                "tool_use" => {
+                    let (id, name) = self.tools.get(index).cloned().unwrap_or_default();
+                    // Input not (yet) whole JSON reads as no input.
+                    let input = serde_json::from_str::<Value>(text)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+                }
                 _ => json!({"type": kind, "text": text}),
             })
             .collect();
@@ -492,8 +572,8 @@ impl AnthropicParts {
 struct GeminiParts {
     /// Whether a chunk had a candidate (a blocked prompt has none).
     candidate: bool,
-    /// (thought, text), in order.
-    parts: Vec<(bool, String)>,
+    /// The parts in order: (thought, text), or a function call as sent (`None`, its part).
+    parts: Vec<(Option<bool>, Value)>,
     finish_reason: Option<Value>,
     usage: Option<Value>,
     prompt_feedback: Option<Value>,
@@ -511,13 +591,20 @@ impl GeminiParts {
                 .into_iter()
                 .flatten()
             {
+                if part.get("functionCall").is_some() {
+                    // A function call comes whole in one chunk.
+                    self.parts.push((None, part.clone()));
+                    continue;
+                }
                 let Some(text) = part["text"].as_str() else {
                     continue;
                 };
                 let thought = part["thought"].as_bool().unwrap_or(false);
                 match self.parts.last_mut() {
-                    Some((kind, so_far)) if *kind == thought => so_far.push_str(text),
-                    _ => self.parts.push((thought, text.to_owned())),
+                    Some((Some(kind), Value::String(so_far))) if *kind == thought => {
+                        so_far.push_str(text)
+                    }
+                    _ => self.parts.push((Some(thought), json!(text))),
                 }
             }
             if let Some(reason) = candidate.get("finishReason").filter(|r| !r.is_null()) {
@@ -544,8 +631,9 @@ impl GeminiParts {
                 .parts
                 .iter()
                 .map(|(thought, text)| match thought {
-                    true => json!({"text": text, "thought": true}),
-                    false => json!({"text": text}),
+                    Some(true) => json!({"text": text, "thought": true}),
+                    Some(false) => json!({"text": text}),
+                    None => text.clone(),
                 })
                 .collect();
             let mut candidate = Map::new();
@@ -599,6 +687,37 @@ mod tests {
         provider
             .decode(&body.to_string())
             .expect("the body decodes")
+    }
+
+    #[test]
+    fn every_format_assembles_the_tool_calls_of_its_non_streamed_twin() {
+        for provider in Provider::ALL {
+            let name = format!("{}_tools", provider.name());
+            let twin = provider
+                .decode(&fixture(&format!("{name}.json")))
+                .expect("the twin decodes");
+            assert!(
+                !twin.tool_calls.is_empty(),
+                "{name}: the fixture calls tools"
+            );
+            let sse = fixture(&format!("{name}.sse"));
+            // A replayed reply reads its calls from the stored body, plain or streamed.
+            assert_eq!(provider.stored_tool_calls(&sse), twin.tool_calls, "{name}");
+            assert_eq!(
+                provider.stored_tool_calls(&fixture(&format!("{name}.json"))),
+                twin.tool_calls,
+                "{name}"
+            );
+            for size in [1, 7, 64, sse.len()] {
+                let assembly = assemble(provider, &sse, size);
+                assert!(assembly.is_complete(), "{name}: the stream ends");
+                assert_eq!(
+                    decoded(provider, &assembly.body()),
+                    twin,
+                    "{name} in chunks of {size} bytes"
+                );
+            }
+        }
     }
 
     #[test]

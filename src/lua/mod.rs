@@ -22,6 +22,7 @@ mod strict;
 mod task;
 #[cfg(test)]
 mod tests;
+mod tools;
 
 pub use crate::script::{CheckErrors, ScriptError};
 pub use format::FormatScript;

@@ -11,7 +11,7 @@ use super::{
     ctx::{CallLists, ContextBuilder},
     generation::Generation,
     hooks::HookModule,
-    messages, state,
+    messages, state, tools,
 };
 use crate::{
     board::Termination,
@@ -153,8 +153,9 @@ impl PlayMode for ModeScript {
     }
 
     /// Calls `start(ctx)`: the messages that open the ply's dialog, either as a plain list or as
-    /// `{messages = {...}, request = {...}}`, where `request` holds extra request-body fields for
-    /// this ply (a grammar built from the legal moves, say).
+    /// `{messages = {...}, request = {...}, tools = {...}}`, where `request` holds extra
+    /// request-body fields for this ply (a grammar built from the legal moves, say) and `tools`
+    /// the tools offered (`{name, description, parameters}` each, parameters a JSON schema).
     fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
         let (ctx, lists) = self.ctx_value(ctx)?;
         let value = state::call::<Value>(
@@ -166,13 +167,13 @@ impl PlayMode for ModeScript {
         ContextBuilder::release(lists);
         let value = value?;
         let fail = |m: String| ScriptError::bare(format!("`{}.start` returned {m}", self.module));
-        let (messages, request) = match &value {
+        let (messages, request, tools) = match &value {
             Value::Table(t) if t.contains_key("messages")? => {
                 for pair in t.pairs::<String, Value>() {
                     let (key, _) = pair?;
-                    if key != "messages" && key != "request" {
+                    if key != "messages" && key != "request" && key != "tools" {
                         return Err(fail(format!(
-                            "a table with unknown key `{key}` (expected messages, request)"
+                            "a table with unknown key `{key}` (expected messages, request, tools)"
                         )));
                     }
                 }
@@ -184,24 +185,34 @@ impl PlayMode for ModeScript {
                         .from_value(v)
                         .map_err(|e| fail(format!("a malformed `request`: {e}")))?,
                 };
-                (t.get::<Value>("messages")?, request)
+                let tools = tools::from_lua(&self.lua, t.get("tools")?).map_err(&fail)?;
+                (t.get::<Value>("messages")?, request, tools)
             }
-            _ => (value, serde_json::Map::new()),
+            _ => (value, serde_json::Map::new(), Vec::new()),
         };
         Ok(PlyOpening {
             messages: messages::from_lua(&self.lua, messages).map_err(fail)?,
             request,
+            tools,
         })
     }
 
-    /// Calls `reply(ctx, text)`: what to do with the model's answer.
+    /// Calls `reply(ctx, text, calls)`: what to do with the model's answer. `calls` lists the
+    /// tools the reply called, `{id, name, arguments}` each (`arguments` the JSON text as the
+    /// model wrote it), and is empty when it called none.
     fn reply(&self, ctx: &TurnContext, text: &str) -> Result<Decision, ScriptError> {
+        let calls = tools::calls_to_lua(
+            &self.lua,
+            ctx.dialog
+                .last()
+                .map_or(&[][..], |m| m.tool_calls.as_slice()),
+        )?;
         let (ctx, lists) = self.ctx_value(ctx)?;
         let value = state::call::<Value>(
             &self.lua,
             &format!("`{}.reply`", self.module),
             &self.reply,
-            (ctx, text),
+            (ctx, text, calls),
         );
         ContextBuilder::release(lists);
         let value = value?;
@@ -239,6 +250,7 @@ fn parse_decision(value: Value) -> Result<Decision, String> {
     let mut action = None;
     let mut outcome = None;
     let mut candidate = None;
+    let mut other_calls = None;
     let mut reset = false;
     let mut retry: Option<Value> = None;
     for pair in t.pairs::<String, Value>() {
@@ -266,9 +278,10 @@ fn parse_decision(value: Value) -> Result<Decision, String> {
             "reset" => reset = v.as_boolean().unwrap_or(false),
             "outcome" => outcome = Some(text()?),
             "candidate" => candidate = Some(text()?),
+            "other_calls" => other_calls = Some(text()?),
             other => {
                 return Err(format!(
-                    "a decision with unknown key `{other}` (expected move, retry, reset, say, forfeit, outcome, candidate)"
+                    "a decision with unknown key `{other}` (expected move, retry, reset, say, forfeit, outcome, candidate, other_calls)"
                 ));
             }
         }
@@ -295,6 +308,7 @@ fn parse_decision(value: Value) -> Result<Decision, String> {
         action,
         outcome,
         candidate,
+        other_calls,
     })
 }
 

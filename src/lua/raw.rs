@@ -129,13 +129,28 @@ pub(super) unsafe fn push_dialog(
     metatable: i32,
 ) {
     unsafe {
-        ffi::luaL_checkstack(state, 3, c"ctx dialog".as_ptr());
+        ffi::luaL_checkstack(state, 5, c"ctx dialog".as_ptr());
         ffi::lua_createtable(state, messages.len().try_into().unwrap_or(0), 0);
         for (i, m) in messages.iter().enumerate() {
-            // Fields in declaration order, as serde sets them.
+            // Fields in declaration order, as serde sets them (the tool fields only when set).
             ffi::lua_createtable(state, 0, 2);
             set_str(state, "role", &m.role);
             set_str(state, "content", &m.content);
+            if !m.tool_calls.is_empty() {
+                ffi::lua_pushstring(state, c"tool_calls".as_ptr());
+                ffi::lua_createtable(state, m.tool_calls.len().try_into().unwrap_or(0), 0);
+                for (j, call) in m.tool_calls.iter().enumerate() {
+                    ffi::lua_createtable(state, 0, 3);
+                    set_str(state, "arguments", &call.arguments);
+                    set_str(state, "id", &call.id);
+                    set_str(state, "name", &call.name);
+                    ffi::lua_rawseti(state, -2, (j + 1) as ffi::lua_Integer);
+                }
+                ffi::lua_rawset(state, -3);
+            }
+            if let Some(id) = &m.tool_call_id {
+                set_str(state, "tool_call_id", id);
+            }
             ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
         }
         ffi::lua_pushvalue(state, metatable);

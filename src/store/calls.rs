@@ -342,6 +342,8 @@ pub struct ReusedCall {
     pub reasoning: Option<String>,
     /// How long the original call's successful attempt took (what a chess clock is charged).
     pub latency_ms: u64,
+    /// The response body as received (the tool calls of the reply are read from it).
+    pub raw_body: Option<String>,
 }
 
 impl Store {
@@ -773,7 +775,7 @@ fn reuse(
                  FROM llm_calls
                  WHERE game_id = ?2 AND ply = ?3 AND seq = ?4 AND request_json = ?5
                    AND reply_text IS NOT NULL
-                 RETURNING id, reply_text, reasoning, latency_ms",
+                 RETURNING id, reply_text, reasoning, latency_ms, raw_body",
             )
             .and_then(|mut stmt| {
                 stmt.query_row(params![game_id, attempt, ply, seq, request_json], |r| {
@@ -782,6 +784,7 @@ fn reuse(
                         text: r.get(1)?,
                         reasoning: r.get(2)?,
                         latency_ms: r.get::<_, i64>(3)?.max(0) as u64,
+                        raw_body: r.get(4)?,
                     })
                 })
                 .optional()

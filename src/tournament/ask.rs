@@ -25,7 +25,7 @@ use super::{
 };
 use crate::{
     calls::{self, CallError, CallRow, CallSlot, StoredReply},
-    llm::{ChatMessage, Endpoint},
+    llm::{ChatMessage, Endpoint, Provider, ToolCall, ToolSpec},
     store::{Leased, LlmCallRow},
 };
 
@@ -107,6 +107,8 @@ pub struct Answer {
     /// mixture, the slowest proposer, since they run at once, plus the synthesizer); a replayed
     /// reply costs what it took when it was made.
     pub charged_ms: u64,
+    /// The tools the reply called.
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// One dialog turn of a ply: where its calls are stored and what they ask.
@@ -123,6 +125,8 @@ pub struct Turn<'a> {
     pub dialog: &'a [ChatMessage],
     /// Extra request fields the mode asked for at this ply.
     pub extra: &'a serde_json::Map<String, serde_json::Value>,
+    /// The tools the mode offers at this ply.
+    pub tools: &'a [ToolSpec],
     /// Replies already stored for this ply (a resumed game), used instead of new requests.
     pub stored: &'a [LlmCallRow],
     /// Earlier attempts of the game's slot (a replay of a void game), newest first: their
@@ -152,6 +156,12 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             )
             .await
         }
+        Models::Moa { .. } if !turn.tools.is_empty() => Err(GameError::Script {
+            player: turn.player.to_string(),
+            source: crate::script::ScriptError::bare(
+                "a mixture of agents cannot play through tools: its synthesizer reads the proposers' text (use `actions = \"text\"`)",
+            ),
+        }),
         Models::Moa {
             proposers,
             synthesizer,
@@ -159,10 +169,10 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             let k = proposers.len() as u32;
             let base = turn.turn * (k + 1);
             let synth_seq = base + k;
-            if let Some(stored) = stored_reply(turn.stored, synth_seq) {
+            if let Some(stored) = stored_reply(turn.stored, synth_seq, None) {
                 // Replayed whole: the proposals of this turn are stored too.
                 let proposing = (base..synth_seq)
-                    .filter_map(|seq| stored_reply(turn.stored, seq))
+                    .filter_map(|seq| stored_reply(turn.stored, seq, None))
                     .map(|p| p.latency_ms)
                     .max()
                     .unwrap_or(0);
@@ -264,13 +274,24 @@ pub async fn ask_samples(
     answers.into_iter().collect()
 }
 
-fn stored_reply(stored: &[LlmCallRow], seq: u32) -> Option<StoredReply> {
+/// The reply stored for call `seq`, its tool calls read from its body by `tools_of` (the
+/// endpoint's wire format, when the ply offers tools).
+fn stored_reply(
+    stored: &[LlmCallRow],
+    seq: u32,
+    tools_of: Option<Provider>,
+) -> Option<StoredReply> {
     stored.iter().find(|c| c.call.seq == seq).and_then(|c| {
+        let tool_calls = match (tools_of, &c.call.raw_body) {
+            (Some(provider), Some(body)) => provider.stored_tool_calls(body),
+            _ => Vec::new(),
+        };
         Some(StoredReply {
             text: c.call.reply_text.clone()?,
             reasoning: c.call.reasoning.clone(),
             row_id: Some(c.id),
             latency_ms: c.call.latency_ms,
+            tool_calls,
         })
     })
 }
@@ -282,6 +303,7 @@ fn answer(stored: StoredReply) -> Answer {
         reasoning: reply.reasoning,
         row: reply.row,
         charged_ms: reply.latency_ms,
+        tool_calls: reply.tool_calls,
     }
 }
 
@@ -304,8 +326,10 @@ async fn one(
         earlier: turn.earlier,
         lease: turn.lease,
     };
-    let request = spec.request(messages, turn.extra);
-    let stored = stored_reply(turn.stored, seq);
+    let mut request = spec.request(messages, turn.extra);
+    request.tools = turn.tools.to_vec();
+    let tools_of = (!turn.tools.is_empty()).then_some(endpoint.provider);
+    let stored = stored_reply(turn.stored, seq, tools_of);
     let asked = stored.is_none();
     let reply = calls::record_or_replay_within(
         &env.store,
@@ -350,6 +374,7 @@ async fn one(
         reasoning: reply.reasoning,
         row: reply.row,
         charged_ms: reply.latency_ms,
+        tool_calls: reply.tool_calls,
     })
 }
 

@@ -30,7 +30,7 @@ use crate::{
         clock::{Clock, Flag, GameClocks},
     },
     engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
-    llm::{ChatMessage, ChatRequest, Rejection},
+    llm::{ChatMessage, ChatRequest, Rejection, ToolCall},
     store::{Fence, GameRow, Leased, LlmCallRow, PlyRecord, Store},
 };
 
@@ -694,6 +694,7 @@ async fn llm_ply(
     let opening = mode.start(&ctx).map_err(script)?;
     let mut dialog = opening.messages;
     let mut request_extra = opening.request;
+    let mut tools = opening.tools;
     let mut attempt = 1;
     let mut last_failure;
     let max_turns = mode
@@ -718,6 +719,7 @@ async fn llm_ply(
             player: name,
             dialog: &dialog,
             extra: &request_extra,
+            tools: &tools,
             stored: at.stored,
             earlier: at.earlier,
             clock,
@@ -759,12 +761,15 @@ async fn llm_ply(
             vote_on(at, mode, &mut ctx, &dialog, answers)?
         } else {
             let answer = answers.into_iter().next().expect("one answer");
-            ctx.dialog = Arc::new(with_reply(&dialog, &answer.text));
+            ctx.dialog = Arc::new(with_reply(&dialog, &answer));
             ctx.reasoning = answer.reasoning.clone();
             let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
             (answer, decision)
         };
-        dialog.push(ChatMessage::new("assistant", answer.text.clone()));
+        dialog.push(ChatMessage::assistant(
+            answer.text.clone(),
+            answer.tool_calls.clone(),
+        ));
         ctx.dialog = Arc::new(dialog.clone());
         ctx.reasoning = answer.reasoning;
         let outcome = |default: &str| decision.outcome.clone().unwrap_or_else(|| default.into());
@@ -808,7 +813,7 @@ async fn llm_ply(
             }
             Action::Say(text) => {
                 settle(&outcome("say"), None)?;
-                dialog.push(ChatMessage::new("user", text.clone()));
+                answer_reply(&mut dialog, &answer.tool_calls, text, &decision);
                 continue;
             }
             Action::Forfeit(reason) => {
@@ -838,12 +843,13 @@ async fn llm_ply(
         attempt += 1;
         ctx.attempt = attempt;
         match feedback {
-            Some(text) => dialog.push(ChatMessage::new("user", text)),
+            Some(text) => answer_reply(&mut dialog, &answer.tool_calls, &text, &decision),
             None => {
                 ctx.dialog = Default::default();
                 let opening = mode.start(&ctx).map_err(script)?;
                 dialog = opening.messages;
                 request_extra = opening.request;
+                tools = opening.tools;
             }
         }
     }
@@ -855,11 +861,14 @@ async fn llm_ply(
     })
 }
 
-/// `dialog` followed by the model's `reply`.
-fn with_reply(dialog: &[ChatMessage], reply: &str) -> Vec<ChatMessage> {
+/// `dialog` followed by the model's reply in `answer` (its text and the tools it called).
+fn with_reply(dialog: &[ChatMessage], answer: &ask::Answer) -> Vec<ChatMessage> {
     let mut d = Vec::with_capacity(dialog.len() + 1);
     d.extend_from_slice(dialog);
-    d.push(ChatMessage::new("assistant", reply));
+    d.push(ChatMessage::assistant(
+        answer.text.clone(),
+        answer.tool_calls.clone(),
+    ));
     d
 }
 
@@ -885,7 +894,7 @@ fn vote_on(
     let n = answers.len();
     let mut decisions = Vec::with_capacity(n);
     for (i, answer) in answers.iter().enumerate() {
-        ctx.dialog = Arc::new(with_reply(dialog, &answer.text));
+        ctx.dialog = Arc::new(with_reply(dialog, answer));
         ctx.reasoning = answer.reasoning.clone();
         let decision = mode.reply(ctx, &answer.text).map_err(script)?;
         if let Action::Say(_) = decision.action {
@@ -944,6 +953,26 @@ fn vote_on(
     let decision = decisions.swap_remove(chosen);
     let answer = answers.into_iter().nth(chosen).expect("the chosen sample");
     Ok((answer, decision))
+}
+
+/// Answers a reply with `text`: as a user message, or, when the reply called tools, as the
+/// result of its first call, every further call getting the decision's `other_calls` (the
+/// providers want a result for each call before anything else is said).
+fn answer_reply(
+    dialog: &mut Vec<ChatMessage>,
+    calls: &[ToolCall],
+    text: &str,
+    decision: &super::turn::Decision,
+) {
+    let Some((first, others)) = calls.split_first() else {
+        dialog.push(ChatMessage::new("user", text));
+        return;
+    };
+    dialog.push(ChatMessage::tool_result(&first.id, text));
+    let other = decision.other_calls.as_deref().unwrap_or_default();
+    for call in others {
+        dialog.push(ChatMessage::tool_result(&call.id, other));
+    }
 }
 
 /// The termination of a request the provider refused for good, or `None` for an error that sets

@@ -941,6 +941,7 @@ impl ModelSpec {
             seed: self.seed,
             extra_body,
             reasoning: self.reasoning(),
+            tools: Vec::new(),
         }
     }
 

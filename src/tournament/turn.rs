@@ -14,7 +14,7 @@ use crate::{
         Termination,
         render::{self, MoveTexts},
     },
-    llm::ChatMessage,
+    llm::{ChatMessage, ToolSpec},
     script::ScriptError,
 };
 
@@ -28,7 +28,8 @@ pub trait PlayMode: Send + Sync {
     /// A script error: the game is set aside, never scored.
     fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError>;
 
-    /// What to do with the model's reply `text` (`ctx.dialog` already ends with it).
+    /// What to do with the model's reply `text` (`ctx.dialog` already ends with it, the tools it
+    /// called included).
     ///
     /// # Errors
     /// A script error: the game is set aside, never scored.
@@ -57,6 +58,8 @@ pub struct PlyOpening {
     /// Fields merged into the request body for every call of this ply (a grammar built from the
     /// legal moves, say).
     pub request: serde_json::Map<String, serde_json::Value>,
+    /// Tools offered to the model at every call of this ply (none: the request offers none).
+    pub tools: Vec<ToolSpec>,
 }
 
 /// A read-only view of the game for one call of a play-mode hook (`ctx` in Lua).
@@ -175,6 +178,9 @@ pub struct Decision {
     /// The move the mode read in the reply when it refuses it (the illegal `e1g1`), for the
     /// record: stored with the call and shown by the annotated PGN export.
     pub candidate: Option<String>,
+    /// When the reply called several tools: the result sent for each call after the first (the
+    /// first gets the action's text); `None` sends an empty result.
+    pub other_calls: Option<String>,
 }
 
 /// The action part of a [`Decision`].

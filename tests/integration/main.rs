@@ -5,6 +5,7 @@
 
 mod adjudication;
 mod agentic;
+mod agentic_tools;
 mod analysis_run;
 mod analyze;
 mod board_images;

@@ -23,7 +23,7 @@ use crate::{
         run::{hook_ctx, item_ctx, puzzle_ctx},
         task::{Parsed, Task},
     },
-    llm::ChatMessage,
+    llm::{ChatMessage, ToolCall, ToolSpec},
     lua::{ModeScript, TaskScript},
     tournament::turn::{Action, LegalMoves, PlayMode, RetryAction, TurnContext},
 };
@@ -131,6 +131,51 @@ const STRICT_FAILURES: Scene = scene(
     &["get_current_board, then get_legal_moves", "make_move E8G8"],
 );
 
+/// Replies through tools: a reply that starts with `call:` is one or more calls, `name:{json}`,
+/// joined by ` + ` (see [`reply_calls`]); any other reply is text that calls no tool.
+const TOOLS_OPENING: Scene = scene(
+    "opening",
+    At::Opening,
+    &[r#"call:make_move:{"move":"e2e4"}"#],
+);
+const TOOLS_ACTIONS: Scene = scene(
+    "actions",
+    At::Middlegame,
+    &[
+        "call:get_current_board:{}",
+        "call:get_legal_moves:{}",
+        r#"call:make_move:{"move":"b7b5"}"#,
+    ],
+);
+/// No call, an unknown tool, an illegal move: the three failures a ply allows.
+const TOOLS_FAILURES: Scene = scene(
+    "failures",
+    At::Middlegame,
+    &[
+        "I would like to castle.",
+        "call:resign_game:{}",
+        r#"call:make_move:{"move":"e7e5"}"#,
+    ],
+);
+/// make_move without its argument, then two calls in one reply (the second is not carried out).
+const TOOLS_ARGUMENTS: Scene = scene(
+    "arguments",
+    At::Middlegame,
+    &[
+        r#"call:make_move:{"square":"b5"}"#,
+        r#"call:get_legal_moves:{} + make_move:{"move":"b7b5"}"#,
+    ],
+);
+const TOOLS_REFLECT: Scene = scene(
+    "reflection",
+    At::Middlegame,
+    &["call:do_reflection:{}", "The centre matters most."],
+);
+#[rustfmt::skip]
+const AGENTIC_TOOLS: &[Scene] = &[TOOLS_OPENING, TOOLS_ACTIONS, TOOLS_FAILURES, TOOLS_ARGUMENTS];
+#[rustfmt::skip]
+const AGENTIC_TOOLS_REFLECTION: &[Scene] = &[TOOLS_OPENING, TOOLS_REFLECT];
+
 const CHESS: &[Scene] = &[OPENING, MIDDLEGAME, PROMOTION, RETRY];
 #[rustfmt::skip]
 const BLITZ: &[Scene] = &[OPENING, MIDDLEGAME, PROMOTION, RETRY, RETRY_NO_MOVE, RETRY_UNPARSEABLE];
@@ -177,6 +222,8 @@ const MODES: &[(&str, &str, &str, &[Scene])] = &[
     ("agentic", "single_request", "single_request = true", SINGLE_REQUEST),
     ("agentic", "reflection", "reflection = true", AGENTIC_REFLECTION),
     ("agentic", "strict", "rule = \"strict\"", AGENTIC_STRICT),
+    ("agentic", "tools", "actions = \"tools\"", AGENTIC_TOOLS),
+    ("agentic", "tools_reflection", "actions = \"tools\", reflection = true", AGENTIC_TOOLS_REFLECTION),
 ];
 
 /// Every built-in task with the settings that change its words: (task, folder, the player's play
@@ -260,20 +307,78 @@ fn every_builtin_prompt_matches_its_golden_file() {
 /// The text of a golden file: each message as a `--- role ---` line followed by its exact content
 /// and a newline, then the ply's extra request fields as pretty JSON when there are any.
 fn render(messages: &[ChatMessage], request: &Map<String, Value>) -> String {
+    render_with_tools(messages, request, &[])
+}
+
+/// [`render`], with each message's tool calls (a `[call ID] name arguments` line each after its
+/// content), a tool result's call id in its heading, and the tools offered at the end.
+fn render_with_tools(
+    messages: &[ChatMessage],
+    request: &Map<String, Value>,
+    tools: &[ToolSpec],
+) -> String {
     let mut out = String::new();
     for m in messages {
-        out += &format!("--- {} ---\n{}\n", m.role, m.content);
+        match &m.tool_call_id {
+            Some(id) => out += &format!("--- {} {id} ---\n{}\n", m.role, m.content),
+            None => out += &format!("--- {} ---\n{}\n", m.role, m.content),
+        }
         // The picture's pixels are pinned by `board::image`'s golden pictures; here, that it is
         // shown, and which one (its SHA-256 would tie the file to one architecture's rounding).
         for image in &m.images {
             out += &format!("--- image ({}) ---\n", image.media_type);
+        }
+        for call in &m.tool_calls {
+            out += &format!("[call {}] {} {}\n", call.id, call.name, call.arguments);
         }
     }
     if !request.is_empty() {
         let json = serde_json::to_string_pretty(request).unwrap();
         out += &format!("--- request ---\n{json}\n");
     }
+    if !tools.is_empty() {
+        let json = serde_json::to_string_pretty(tools).unwrap();
+        out += &format!("--- tools ---\n{json}\n");
+    }
     out
+}
+
+/// The text and tool calls of a scene's reply (see [`TOOLS_OPENING`]); call ids are `call_N`
+/// by the reply's number `n` and the call's position.
+fn reply_calls(reply: &str, n: usize) -> (String, Vec<ToolCall>) {
+    let Some(calls) = reply.strip_prefix("call:") else {
+        return (reply.to_owned(), Vec::new());
+    };
+    let calls = calls
+        .split(" + ")
+        .enumerate()
+        .map(|(i, call)| {
+            let (name, arguments) = call.split_once(':').unwrap();
+            ToolCall {
+                arguments: arguments.to_owned(),
+                id: format!("call_{n}_{i}"),
+                name: name.to_owned(),
+            }
+        })
+        .collect();
+    (String::new(), calls)
+}
+
+/// Answers a reply as `answer_reply` in `src/tournament/game.rs` does: a user message, or the
+/// result of its first call with `other_calls` for the rest.
+fn answer(dialog: &mut Vec<ChatMessage>, calls: &[ToolCall], text: String, other: Option<&str>) {
+    match calls.split_first() {
+        None => dialog.push(ChatMessage::new("user", text)),
+        Some((first, rest)) => {
+            dialog.push(ChatMessage::tool_result(&first.id, text));
+            for call in rest {
+                dialog.push(ChatMessage::tool_result(
+                    &call.id,
+                    other.unwrap_or_default(),
+                ));
+            }
+        }
+    }
 }
 
 /// `base` (the player, its options and limits) moved to the position after `moves` from `start`,
@@ -335,16 +440,18 @@ fn turn_at(script: &ModeScript, base: &TurnContext, mode: &str, at: At) -> TurnC
 /// next attempt, and a move or the last allowed failure ends the ply with nothing more sent.
 fn converse(script: &ModeScript, mut ctx: TurnContext, replies: &[&str]) -> String {
     let opening = script.start(&ctx).unwrap();
-    let (mut dialog, mut request) = (opening.messages, opening.request);
+    let (mut dialog, mut request, mut tools) = (opening.messages, opening.request, opening.tools);
     let mut attempt = 1;
-    for (i, text) in replies.iter().enumerate() {
-        dialog.push(ChatMessage::new("assistant", *text));
+    for (i, reply) in replies.iter().enumerate() {
+        let (text, calls) = reply_calls(reply, i + 1);
+        dialog.push(ChatMessage::assistant(text.clone(), calls.clone()));
         ctx.dialog = dialog.clone().into();
         ctx.attempt = attempt;
-        let decision = script.reply(&ctx, text).unwrap();
+        let decision = script.reply(&ctx, &text).unwrap();
+        let other = decision.other_calls.clone();
         let retry = match decision.action {
-            Action::Say(answer) => {
-                dialog.push(ChatMessage::new("user", answer));
+            Action::Say(said) => {
+                answer(&mut dialog, &calls, said, other.as_deref());
                 continue;
             }
             Action::Retry(retry) if attempt < script.max_attempts() => retry,
@@ -360,15 +467,17 @@ fn converse(script: &ModeScript, mut ctx: TurnContext, replies: &[&str]) -> Stri
         attempt += 1;
         ctx.attempt = attempt;
         match retry {
-            RetryAction::Feedback(feedback) => dialog.push(ChatMessage::new("user", feedback)),
+            RetryAction::Feedback(feedback) => {
+                answer(&mut dialog, &calls, feedback, other.as_deref())
+            }
             RetryAction::Reset => {
                 ctx.dialog = Default::default();
                 let opening = script.start(&ctx).unwrap();
-                (dialog, request) = (opening.messages, opening.request);
+                (dialog, request, tools) = (opening.messages, opening.request, opening.tools);
             }
         }
     }
-    render(&dialog, &request)
+    render_with_tools(&dialog, &request, &tools)
 }
 
 /// The items of a one-answer task, by name, as the store keeps them (their JSON).

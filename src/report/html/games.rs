@@ -1,6 +1,9 @@
 //! The games list (filterable), the viewer's empty frame, and each game's packed data block.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, BTreeSet, HashMap},
+};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json, value::RawValue};
@@ -456,7 +459,8 @@ struct CallData<'a> {
     pt: Option<u64>,
     reasoning: Option<&'a str>,
     reasoning_tokens: Option<u64>,
-    reply: Option<&'a str>,
+    /// The reply's text, with its tool calls as `→ name(arguments)` lines.
+    reply: Option<Cow<'a, str>>,
     /// The request as sent (keys already stripped), for what the messages do not show.
     request: Option<&'a str>,
     retries: u32,
@@ -746,11 +750,27 @@ fn call_data<'a>(c: &'a LlmCallRow, prices: &PriceTable) -> CallData<'a> {
         pt: c.call.prompt_tokens,
         reasoning: c.call.reasoning.as_deref(),
         reasoning_tokens: d.reasoning_tokens,
-        reply: c.call.reply_text.as_deref(),
+        reply: shown_reply(c),
         retries: c.call.transport_retries,
         role,
         seq: c.call.seq,
     }
+}
+
+/// The reply of a call as the transcript shows it: its text and, when it called tools, a line
+/// per call (a reply that only called tools has no text of its own).
+fn shown_reply(c: &LlmCallRow) -> Option<Cow<'_, str>> {
+    let calls = c
+        .call
+        .raw_body
+        .as_deref()
+        .map(crate::llm::tool_calls_in_body)
+        .unwrap_or_default();
+    if calls.is_empty() {
+        return c.call.reply_text.as_deref().map(Cow::Borrowed);
+    }
+    let text = c.call.reply_text.as_deref().unwrap_or_default();
+    Some(Cow::Owned(crate::llm::reply_with_calls(text, &calls)))
 }
 
 /// The messages and `arena_role` of an OpenAI chat request (the common case) read without a

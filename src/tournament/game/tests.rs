@@ -45,6 +45,7 @@ impl PlayMode for CommandMode {
     fn start(&self, ctx: &TurnContext) -> Result<PlyOpening, ScriptError> {
         self.seen.lock().unwrap().push(ctx.clone());
         Ok(PlyOpening {
+            tools: Vec::new(),
             messages: vec![ChatMessage::new(
                 "user",
                 format!("ply {} at {}", ctx.ply, ctx.fen),
@@ -74,6 +75,7 @@ impl PlayMode for CommandMode {
             action,
             outcome: None,
             candidate: None,
+            other_calls: None,
         })
     }
 
