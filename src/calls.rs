@@ -558,6 +558,7 @@ mod tests {
                         id: "c\"1".into(),
                         name: "make_move".into(),
                         arguments: r#"{"move": "e2e4"}"#.into(),
+                        signature: Some("sig".into()),
                     }],
                 ),
                 ChatMessage::tool_result("c\"1", "done"),

@@ -284,6 +284,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                     .unwrap_or_else(|| format!("call_{}", tool_calls.len())),
                 name: block.name.unwrap_or_default(),
                 arguments: block.input.unwrap_or_else(|| json!({})).to_string(),
+                signature: None,
             }),
             // redacted_thinking is encrypted.
             _ => {}

@@ -17,8 +17,9 @@
 //! Tools are offered as `tools: [{functionDeclarations: [{name, description, parameters}]}]`;
 //! the reply's `functionCall` parts are its calls (`args` an object, kept as its JSON text; a
 //! call without an `id` gets `call_N` by position), sent back as `functionCall` parts of the
-//! model's content, and the results are `functionResponse` parts (`response: {result}`) of a
-//! `user` content.
+//! model's content with the `thoughtSignature` their part came with (Gemini's thinking models
+//! refuse a tool dialog that drops it), and the results are `functionResponse` parts
+//! (`response: {result}`) of a `user` content.
 
 use reqwest::RequestBuilder;
 use serde::Deserialize;
@@ -162,9 +163,15 @@ fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
                 .iter()
                 .map(|i| json!({"inline_data": {"mime_type": i.media_type, "data": i.base64()}})),
         );
-        parts.extend(m.tool_calls.iter().map(
-            |c| json!({"functionCall": {"id": c.id, "name": c.name, "args": c.arguments_object()}}),
-        ));
+        parts.extend(m.tool_calls.iter().map(|c| {
+            let mut part =
+                json!({"functionCall": {"id": c.id, "name": c.name, "args": c.arguments_object()}});
+            // The thinking that led to the call goes back with it, as Gemini asks.
+            if let Some(signature) = &c.signature {
+                part["thoughtSignature"] = json!(signature);
+            }
+            part
+        }));
         out.push(json!({"role": role, "parts": parts}));
     }
     if !results.is_empty() {
@@ -201,6 +208,7 @@ struct Part {
     #[serde(default)]
     thought: bool,
     function_call: Option<FunctionCall>,
+    thought_signature: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -302,6 +310,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                     .unwrap_or_else(|| format!("call_{}", tool_calls.len())),
                 name: call.name,
                 arguments: call.args.unwrap_or_else(|| json!({})).to_string(),
+                signature: part.thought_signature,
             });
             continue;
         }

@@ -409,6 +409,11 @@ pub struct ToolCall {
     pub id: String,
     /// The tool's name.
     pub name: String,
+    /// Gemini's `thoughtSignature` of the part that made the call: the model's encrypted thinking,
+    /// which Gemini's thinking models want back with the call in the next request of a tool
+    /// dialog. Only Gemini sends it; skipped when stored without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl ToolCall {

@@ -314,6 +314,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                 Some(Value::Null) | None => String::new(),
                 Some(other) => other.to_string(),
             },
+            signature: None,
         })
         .collect();
     Ok(WireReply {

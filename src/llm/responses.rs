@@ -259,6 +259,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                     .unwrap_or_else(|| format!("call_{}", tool_calls.len())),
                 name: item.name.unwrap_or_default(),
                 arguments: item.arguments.unwrap_or_default(),
+                signature: None,
             }),
             "message" => {
                 answer.extend(item.content.into_iter().filter_map(

@@ -20,11 +20,13 @@ fn request() -> ChatRequest {
             arguments: "{}".into(),
             id: "call_1".into(),
             name: "get_legal_moves".into(),
+            signature: None,
         },
         ToolCall {
             arguments: r#"{"move":"e2e4"}"#.into(),
             id: "call_2".into(),
             name: "make_move".into(),
+            signature: None,
         },
     ];
     ChatRequest {
@@ -125,4 +127,40 @@ fn a_request_without_tools_is_sent_and_stored_as_before() {
         serde_json::to_string(&plain).unwrap(),
         r#"{"model":"m","messages":[{"role":"user","content":"e4?"}]}"#
     );
+}
+
+/// Gemini's thinking models want a call's `thoughtSignature` back with it: read from the reply,
+/// kept in the stored dialog, and sent on the `functionCall` part of the next request.
+#[test]
+fn a_gemini_calls_thought_signature_goes_back_with_the_call() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(FIXTURES)
+        .join("gemini_reply.json");
+    let body = std::fs::read_to_string(&path).unwrap();
+    let wire = Provider::Gemini.decode(&body).unwrap();
+    let call = &wire.tool_calls[0];
+    assert_eq!(call.signature.as_deref(), Some("CiQB0e2Kb7wEXAMPLE"));
+    let request = ChatRequest {
+        model: "m".into(),
+        messages: vec![
+            ChatMessage::new("user", "Your move."),
+            ChatMessage::assistant("", wire.tool_calls.clone()),
+            ChatMessage::tool_result(&call.id, "e2e4 is played."),
+        ],
+        ..ChatRequest::default()
+    };
+    let stored: ChatRequest =
+        serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
+    let sent = Provider::Gemini.encode(&stored);
+    assert_eq!(
+        sent["contents"][1]["parts"][0]["thoughtSignature"], "CiQB0e2Kb7wEXAMPLE",
+        "{sent}"
+    );
+    // The other formats have no such field and send none.
+    for provider in Provider::ALL {
+        if provider != Provider::Gemini {
+            let sent = provider.encode(&stored).to_string();
+            assert!(!sent.contains("CiQB0e2Kb7wEXAMPLE"), "{provider}: {sent}");
+        }
+    }
 }

@@ -358,6 +358,7 @@ fn reply_calls(reply: &str, n: usize) -> (String, Vec<ToolCall>) {
                 arguments: arguments.to_owned(),
                 id: format!("call_{n}_{i}"),
                 name: name.to_owned(),
+                signature: None,
             }
         })
         .collect();
