@@ -531,6 +531,13 @@ impl PlayerSpec {
                         "{what}: a mixture of agents needs at least one proposer"
                     ));
                 }
+                // The synthesizer writes one reply from the proposers' texts; tool calls have
+                // no text to merge, so the agentic mode's tools are for a single model.
+                if moa.options.get("actions").and_then(|v| v.as_str()) == Some("tools") {
+                    problems.push(format!(
+                        "{what}: `actions = \"tools\"` is for a single model (`arena.llm`): a mixture of agents merges its proposers' texts into one reply and cannot merge tool calls; use `actions = \"text\"`"
+                    ));
+                }
             }
             PlayerSpec::Engine(e) => {
                 if let Some(p) = e.random_move_p

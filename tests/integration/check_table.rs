@@ -880,6 +880,27 @@ const CASES: &[Case] = &[
         engine: false,
     },
     Case {
+        name: "moa_with_tools",
+        files: &[(
+            r#"t.lua"#,
+            r#"return arena.tournament {
+  name = "t",
+  players = {
+    arena.random { name = "a" },
+    arena.moa {
+      name = "b", mode = "agentic", options = { actions = "tools" },
+      proposers = { { base_url = "http://127.0.0.1:9/v1", model = "x" } },
+      synthesizer = { base_url = "http://127.0.0.1:9/v1", model = "x" },
+    },
+  },
+}
+"#,
+        )],
+        expected: r#"t.lua:5: player `b`: `actions = "tools"` is for a single model (`arena.llm`): a mixture of agents merges its proposers' texts into one reply and cannot merge tool calls; use `actions = "text"`
+"#,
+        engine: false,
+    },
+    Case {
         name: "moa_proposer_misspelt_key",
         files: &[(
             r#"t.lua"#,
