@@ -78,9 +78,9 @@ local function offered_list(offered)
   return table.concat(names, ", ")
 end
 
---- The message that opens a ply. `shown` says what the prompt carries by itself:
---- {board = bool, legal_moves = bool}.
-function P.kickoff(ctx, offered, shown)
+-- What the opening message of a ply shows by itself, before it asks for a move: the moves so far
+-- (with `previous_moves`), and the board and legal moves when `shown` says the prompt carries them.
+local function shown_parts(ctx, shown)
   local parts = {}
   if ctx.options.previous_moves then
     local moves = #ctx.history_uci > 0 and P.move_pairs(ctx, ctx.history_uci) or "none yet"
@@ -92,6 +92,13 @@ function P.kickoff(ctx, offered, shown)
   if shown.legal_moves then
     table.insert(parts, "Your legal moves (UCI): " .. P.legal_moves(ctx))
   end
+  return parts
+end
+
+--- The message that opens a ply. `shown` says what the prompt carries by itself:
+--- {board = bool, legal_moves = bool}.
+function P.kickoff(ctx, offered, shown)
+  local parts = shown_parts(ctx, shown)
   local lines = {
     "You are playing chess as " .. side_name(ctx) .. ", and it is your move. "
       .. "Answer with exactly one of these actions, written as shown:",
@@ -153,17 +160,7 @@ end
 --- The message that opens a ply when the actions are tools: `names` lists the tools offered,
 --- `shown` says what the prompt carries by itself ({board = bool, legal_moves = bool}).
 function P.tools_kickoff(ctx, names, shown)
-  local parts = {}
-  if ctx.options.previous_moves then
-    local moves = #ctx.history_uci > 0 and P.move_pairs(ctx, ctx.history_uci) or "none yet"
-    table.insert(parts, "The moves so far (UCI): " .. moves)
-  end
-  if shown.board then
-    table.insert(parts, "The board now:\n" .. P.board(ctx))
-  end
-  if shown.legal_moves then
-    table.insert(parts, "Your legal moves (UCI): " .. P.legal_moves(ctx))
-  end
+  local parts = shown_parts(ctx, shown)
   table.insert(parts, "You are playing chess as " .. side_name(ctx) .. ", and it is your move. "
     .. "Act through your tools (" .. table.concat(names, ", ") .. "), one call at a time. "
     .. "Your turn ends when you make a legal move with make_move.")
