@@ -577,4 +577,59 @@ mod tests {
         assert_eq!(win_loss(1, 0, 0).unwrap().normalised_margin95, 0.0);
         assert_eq!(win_loss(0, 0, 0), Err(RatingError::NoGames));
     }
+
+    /// LLM Chess's Elo and its standard error against `tests/reference/llm_chess_elo.py` (its
+    /// Algorithm 1 written from LLM Chess's method, colour added after solving) run live on
+    /// random records played as Black, as LLM Chess's models play, and as White.
+    #[test]
+    fn random_records_match_the_python_reference() {
+        use rand::{RngExt, SeedableRng, rngs::StdRng};
+        let mut rng = StdRng::seed_from_u64(38);
+        for case in 0..30 {
+            let color = if case % 2 == 0 {
+                Color::Black
+            } else {
+                Color::White
+            };
+            let mut raw = Vec::new();
+            for _ in 0..rng.random_range(1..5) {
+                let level: u32 = rng.random_range(1..6);
+                let (w, d, l) = (
+                    rng.random_range(0..30u32),
+                    rng.random_range(0..10u32),
+                    rng.random_range(1..30u32),
+                );
+                raw.push((125.0 * f64::from(level + 1), w + 1, d, l));
+            }
+            let blocks: Vec<Block> = raw
+                .iter()
+                .map(|&(r, w, d, l)| Block::new(r, w, d, l).played_as(color, WHITE_ADVANTAGE))
+                .collect();
+            let input = serde_json::json!({
+                "blocks": raw.iter().map(|&(r, w, d, l)| serde_json::json!([r, w, d, l])).collect::<Vec<_>>(),
+                // LLM Chess adds +35 after solving for its models (Black), -35 for Random (White).
+                "white_advantage": -color.shift(WHITE_ADVANTAGE),
+            });
+            let Some(reference) = super::super::reference::run(
+                "LLM Chess Elo against tests/reference/llm_chess_elo.py",
+                "llm_chess_elo.py",
+                &input,
+            ) else {
+                return;
+            };
+            let ours = estimate(&blocks).unwrap();
+            let (elo, se) = (
+                reference["elo"].as_f64().unwrap(),
+                reference["se"].as_f64().unwrap(),
+            );
+            assert!(
+                close(ours.elo().unwrap(), elo, 1e-6),
+                "{raw:?}: {ours:?} vs {elo}"
+            );
+            assert!(
+                close(ours.se().unwrap(), se, 1e-6),
+                "{raw:?}: {ours:?} vs {se}"
+            );
+        }
+    }
 }

@@ -632,4 +632,46 @@ mod tests {
         let (low, high) = interval95(&Rating::new(1500.0, 100.0));
         assert!(close(low, 1304.0, 1e-9) && close(high, 1696.0, 1e-9));
     }
+
+    /// Glicko-1 as Glickman's formulas give it, one period per game with ChessArena's clip and
+    /// floor, against `tests/reference/glicko.py` run live on 200 random games of six players.
+    #[test]
+    fn random_games_match_the_python_reference() {
+        use rand::{RngExt, SeedableRng, rngs::StdRng};
+        let mut rng = StdRng::seed_from_u64(38);
+        let names = ["a", "b", "c", "d", "e", "f"];
+        let mut games = Vec::new();
+        for _ in 0..200 {
+            let w = rng.random_range(0..names.len());
+            let b = (w + rng.random_range(1..names.len())) % names.len();
+            let score = [0.0, 0.5, 1.0][rng.random_range(0..3)];
+            games.push(game(names[w], names[b], score));
+        }
+        let cfg = GlickoConfig::default();
+        let input = serde_json::json!({
+            "games": games.iter().map(|g| serde_json::json!([g.white, g.black, g.score_white])).collect::<Vec<_>>(),
+            "initial_rating": cfg.initial_rating,
+            "initial_rd": cfg.initial_rd,
+            "min_rd": cfg.min_rd,
+        });
+        let Some(reference) = super::super::reference::run(
+            "Glicko-1 against tests/reference/glicko.py",
+            "glicko.py",
+            &input,
+        ) else {
+            return;
+        };
+        let ratings = rate_games(&games, &cfg).unwrap();
+        for name in names {
+            let ours = ratings.player(name).unwrap();
+            let theirs = &reference[name];
+            let (r, rd) = (theirs[0].as_f64().unwrap(), theirs[1].as_f64().unwrap());
+            assert!(
+                close(ours.rating, r, 1e-9),
+                "{name}: {} vs {r}",
+                ours.rating
+            );
+            assert!(close(ours.rd, rd, 1e-9), "{name}: {} vs {rd}", ours.rd);
+        }
+    }
 }

@@ -21,6 +21,8 @@ pub mod sprt;
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod reference;
 
 pub use error::RatingError;
 

@@ -33,8 +33,9 @@ pub const NELO_PER_T: f64 = 800.0 / std::f64::consts::LN_10;
 /// What replaces an empty bucket, in games (fastchess's and fishtest's `regularize`).
 const EMPTY_BUCKET: f64 = 1e-3;
 
-/// The two-sided 95 % normal quantile.
-const Z95: f64 = super::Z95;
+/// The two-sided 95 % normal quantile, to the digits fastchess uses for its intervals (the
+/// crate's [`super::Z95`] rounds it to 1.96).
+const Z95: f64 = 1.959963984540054;
 
 /// The Elo scale the hypotheses are stated in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,8 +470,11 @@ pub fn elo_difference(counts: &Counts) -> Result<EloDifference, RatingError> {
     let (nelo, nelo_error) = if var > 0.0 {
         let per = (2.0 * var).sqrt();
         ((mu - 0.5) / per * NELO_PER_T, Z95 * se / per * NELO_PER_T)
-    } else {
+    } else if mu == 0.5 {
         (0.0, 0.0)
+    } else {
+        // Every unit scored the same, away from one half: a t-value without spread is infinite.
+        ((mu - 0.5).signum() * f64::INFINITY, 0.0)
     };
     Ok(EloDifference {
         elo: to_elo(mu),
@@ -480,6 +484,91 @@ pub fn elo_difference(counts: &Counts) -> Result<EloDifference, RatingError> {
         nelo_error,
         score: mu,
         units: counts.total(),
+    })
+}
+
+/// One unit against a common opponent: the opponent (an index), the arm's pair score and the
+/// baseline's pair score on the same opening against that opponent (each the mean of two game
+/// scores). Head to head the baseline's is one minus the arm's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairScores {
+    /// Which opponent the two pairs were played against.
+    pub opponent: usize,
+    /// The arm's pair score, in `[0, 1]`.
+    pub arm: f64,
+    /// The baseline's pair score, in `[0, 1]`.
+    pub baseline: f64,
+}
+
+/// A logistic Elo difference estimated through common opponents, with its 95 % interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThroughOpponents {
+    /// The difference, arm minus baseline (infinite or NaN where a side scored 0 or 1 against
+    /// an opponent).
+    pub elo: f64,
+    /// Lower end of the 95 % interval.
+    pub low: f64,
+    /// Upper end of the 95 % interval.
+    pub high: f64,
+    /// Units counted.
+    pub units: u64,
+}
+
+/// The logistic Elo difference between an arm and the baseline through their common opponents.
+/// Under the logistic model an arm rated `R_v` scores `L(R_v - R_o)` against an opponent rated
+/// `R_o`, and the baseline `L(R_b - R_o)`, so against each opponent
+/// `R_v - R_b = L⁻¹(s_v) - L⁻¹(s_b)` whatever the opponent's rating, where `s_v` and `s_b` are
+/// the two sides' mean pair scores against it. The per-opponent differences are pooled with
+/// weights in proportion to their units. The 95 % interval is the delta method's: against each
+/// opponent the variance of `L⁻¹(s̄_v) - L⁻¹(s̄_b)` is
+/// `(g_v² var_v + g_b² var_b - 2 g_v g_b cov) / n`, with `g = dL⁻¹/ds = 400 / (ln 10 · s (1 - s))`
+/// and the covariance of the paired units (same opening, same opponent), and the pooled variance
+/// is the weighted sum over opponents.
+///
+/// # Errors
+/// [`RatingError::NoGames`] without units.
+pub fn elo_through_opponents(units: &[PairScores]) -> Result<ThroughOpponents, RatingError> {
+    if units.is_empty() {
+        return Err(RatingError::NoGames);
+    }
+    let mut opponents: Vec<usize> = units.iter().map(|u| u.opponent).collect();
+    opponents.sort_unstable();
+    opponents.dedup();
+    let total = units.len() as f64;
+    let (mut elo, mut variance) = (0.0, 0.0);
+    for o in opponents {
+        let these: Vec<&PairScores> = units.iter().filter(|u| u.opponent == o).collect();
+        let n = these.len() as f64;
+        let sv = these.iter().map(|u| u.arm).sum::<f64>() / n;
+        let sb = these.iter().map(|u| u.baseline).sum::<f64>() / n;
+        let var_v = these.iter().map(|u| (u.arm - sv).powi(2)).sum::<f64>() / n;
+        let var_b = these.iter().map(|u| (u.baseline - sb).powi(2)).sum::<f64>() / n;
+        let cov = these
+            .iter()
+            .map(|u| (u.arm - sv) * (u.baseline - sb))
+            .sum::<f64>()
+            / n;
+        let to_elo = |s: f64| -> f64 {
+            if s >= 1.0 {
+                f64::INFINITY
+            } else if s <= 0.0 {
+                f64::NEG_INFINITY
+            } else {
+                logistic_elo(s)
+            }
+        };
+        let slope = |s: f64| 400.0 / (std::f64::consts::LN_10 * s * (1.0 - s));
+        let (gv, gb) = (slope(sv), slope(sb));
+        let weight = n / total;
+        elo += weight * (to_elo(sv) - to_elo(sb));
+        variance += weight * weight * (gv * gv * var_v + gb * gb * var_b - 2.0 * gv * gb * cov) / n;
+    }
+    let half = Z95 * variance.max(0.0).sqrt();
+    Ok(ThroughOpponents {
+        elo,
+        low: elo - half,
+        high: elo + half,
+        units: units.len() as u64,
     })
 }
 
@@ -792,5 +881,75 @@ mod tests {
         assert_eq!(p_value_better(&drawn), 1.0);
         let d = elo_difference(&drawn).unwrap();
         assert_eq!((d.elo, d.low, d.high), (0.0, 0.0, 0.0));
+    }
+
+    /// Every figure the experiment prints under fastchess's or Wald's name, against
+    /// `tests/reference/sprt.py` run live on random counts (pairs and paired differences, both
+    /// models): the LLR, both bounds, normalised Elo with its error, logistic Elo with its ends.
+    #[test]
+    fn figures_match_the_python_reference() {
+        let test = "sprt figures against tests/reference/sprt.py";
+        let mut rng = StdRng::seed_from_u64(38);
+        let mut cases = Vec::new();
+        for i in 0..48 {
+            let unit = if i % 2 == 0 {
+                Unit::Pair
+            } else {
+                Unit::PairedDifference
+            };
+            let counts: Vec<u64> = (0..unit.outcomes())
+                .map(|_| {
+                    if rng.random::<f64>() < 0.15 {
+                        0
+                    } else {
+                        rng.random_range(1..40)
+                    }
+                })
+                .collect();
+            let model = if i % 4 < 2 {
+                EloModel::Normalized
+            } else {
+                EloModel::Logistic
+            };
+            let elo0 = [-5.0, 0.0, 0.0, 10.0][i % 4];
+            let elo1 = elo0 + [2.0, 5.0, 40.0, 150.0][(i / 4) % 4];
+            let alpha = [0.05, 0.025, 0.0166, 0.01][(i / 3) % 4];
+            cases.push((
+                Counts { unit, counts },
+                Sprt::new(elo0, elo1, alpha, 0.1, model).unwrap(),
+            ));
+        }
+        let input: Vec<serde_json::Value> = cases
+            .iter()
+            .map(|(c, s)| {
+                serde_json::json!({"counts": c.counts(), "elo0": s.elo0, "elo1": s.elo1,
+                    "alpha": s.alpha, "beta": s.beta, "model": s.model.name()})
+            })
+            .collect();
+        let Some(reference) = super::super::reference::run(test, "sprt.py", &input.into()) else {
+            return;
+        };
+        let reference = reference.as_array().expect("a list of results").clone();
+        for ((counts, sprt), r) in cases.iter().zip(&reference) {
+            let what = format!("{:?} {sprt:?}", counts.counts());
+            let close = |ours: f64, key: &str, tolerance: f64| {
+                let theirs = r[key].as_f64().unwrap_or_else(|| panic!("{key} in {r}"));
+                assert!(
+                    (ours - theirs).abs() <= tolerance * (1.0 + theirs.abs()),
+                    "{what}: {key} {ours} vs {theirs}"
+                );
+            };
+            close(sprt.llr(counts), "llr", 1e-6);
+            close(sprt.lower_bound(), "lower", 1e-12);
+            close(sprt.upper_bound(), "upper", 1e-12);
+            let e = elo_difference(counts).unwrap();
+            close(e.nelo, "nelo", 1e-9);
+            close(e.nelo_error, "nelo_error", 1e-9);
+            if r.get("elo").is_some() {
+                close(e.elo, "elo", 1e-9);
+                close(e.low, "elo_low", 1e-9);
+                close(e.high, "elo_high", 1e-9);
+            }
+        }
     }
 }
