@@ -651,10 +651,20 @@ pub fn bootstrap_games(
             }
         })
         .collect();
+    // White's advantage is fitted from every pairing: its spread is scaled back up as the
+    // players' are, with m the harmonic mean of all pairings' units.
+    let all_strata = {
+        let m = strata.len() as f64
+            / strata
+                .values()
+                .map(|members| 1.0 / members.len() as f64)
+                .sum::<f64>();
+        if m > 1.0 { (m / (m - 1.0)).sqrt() } else { 1.0 }
+    };
     Ok(Bootstrap {
         white_advantage_sd: full
             .white_advantage
-            .map(|_| standard_deviation(&advantages)),
+            .map(|_| standard_deviation(&advantages) * all_strata),
         fit: full,
         spread,
         samples,

@@ -537,3 +537,127 @@ fn the_default_prior_covers_and_barely_biases_at_1_2_and_10_games_a_pair() {
         assert!(s.bias.abs() < 15.0, "{s:?}");
     }
 }
+
+/// The bootstrap written again from its definition (issue 38): for each pairing, draw as many
+/// of its units (opening pairs) as it has, with replacement, refit the whole resample by maximum
+/// likelihood, and take the standard deviation over the refits; resampling `m` units gives a
+/// mean `(m − 1) / m` of its variance, so the spread is scaled by `√(m / (m − 1))`. Players and
+/// White's advantage alike.
+#[test]
+fn the_white_advantage_interval_is_scaled_as_the_players_are() {
+    let players = [
+        ("a", -150.0),
+        ("b", -50.0),
+        ("c", 50.0),
+        ("d", 150.0),
+        ("e", 0.0),
+    ];
+    let mut rng = StdRng::seed_from_u64(17);
+    // Two openings per pairing, each played with both colours: m = 2 units a pairing.
+    let mut pairings: Vec<Vec<Vec<Game>>> = Vec::new();
+    for (i, &(a, ra)) in players.iter().enumerate() {
+        for &(b, rb) in &players[i + 1..] {
+            let mut units = Vec::new();
+            for opening in 0..2 {
+                let group = format!("{a}|{b}|{opening}");
+                units.push(vec![
+                    Game::new(a, b, play(ra, rb, 60.0, &mut rng)).in_group(group.clone()),
+                    Game::new(b, a, play(rb, ra, 60.0, &mut rng)).in_group(group),
+                ]);
+            }
+            pairings.push(units);
+        }
+    }
+    let games: Vec<Game> = pairings.iter().flatten().flatten().cloned().collect();
+    let config = Config {
+        virtual_draws: VirtualDraws::PerPair(1.0),
+        ..Config::new(Anchor::Mean(0.0))
+    };
+    let samples = 3000;
+    let arena = bootstrap(&games, &config, &BootstrapConfig { samples, seed: 4 }).unwrap();
+    assert_eq!(arena.failed, 0);
+
+    let mut advantages = Vec::new();
+    let mut ratings: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut draw = StdRng::seed_from_u64(99);
+    for _ in 0..samples {
+        let mut sample = Vec::new();
+        for units in &pairings {
+            for _ in 0..units.len() {
+                sample.extend(units[draw.random_range(0..units.len())].iter().cloned());
+            }
+        }
+        let refit = fit(&sample, &config).unwrap();
+        advantages.push(refit.white_advantage.unwrap().elo);
+        for p in &refit.players {
+            ratings.entry(p.name.clone()).or_default().push(p.rating);
+        }
+    }
+    let sd = |v: &[f64]| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+    };
+    let scale = (2.0f64 / (2.0 - 1.0)).sqrt();
+    let expected = sd(&advantages) * scale;
+    let printed = arena.white_advantage_sd.unwrap();
+    assert!(
+        (printed / expected - 1.0).abs() < 0.1,
+        "White advantage sd {printed} vs {expected}"
+    );
+    for (p, spread) in arena.fit.players.iter().zip(&arena.spread) {
+        let expected = sd(&ratings[&p.name]) * scale;
+        assert!(
+            (spread.sd / expected - 1.0).abs() < 0.1,
+            "{}: sd {} vs {expected}",
+            p.name,
+            spread.sd
+        );
+    }
+}
+
+/// The maximum-likelihood fit (ratings anchored at mean 0, White's advantage, virtual draws)
+/// against `tests/reference/bradley_terry.py`, Newton's method on the model's own likelihood,
+/// run live on random round robins.
+#[test]
+fn the_fit_matches_the_python_reference() {
+    for seed in 0..6 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let games = tournament(&POOL[..4 + (seed as usize % 3)], 40.0, 2, &mut rng);
+        let prior = [0.0, 0.5, 1.0][seed as usize % 3];
+        let config = Config {
+            virtual_draws: VirtualDraws::PerPair(prior),
+            ..Config::new(Anchor::Mean(0.0))
+        };
+        let input = serde_json::json!({
+            "games": games.iter().map(|g| serde_json::json!([g.white, g.black, g.score_white])).collect::<Vec<_>>(),
+            "virtual_draws": prior,
+        });
+        let Some(reference) = super::super::reference::run(
+            "Bradley-Terry against tests/reference/bradley_terry.py",
+            "bradley_terry.py",
+            &input,
+        ) else {
+            return;
+        };
+        let Ok(ours) = fit(&games, &config) else {
+            // The pure MLE may not exist (a perfect score): the reference would diverge too.
+            assert_eq!(prior, 0.0);
+            continue;
+        };
+        for p in &ours.players {
+            let theirs = reference["ratings"][&p.name].as_f64().unwrap();
+            assert!(
+                (p.rating - theirs).abs() < 1e-6,
+                "seed {seed} {}: {} vs {theirs}",
+                p.name,
+                p.rating
+            );
+        }
+        let h = reference["white_advantage"].as_f64().unwrap();
+        let ours_h = ours.white_advantage.unwrap().elo;
+        assert!(
+            (ours_h - h).abs() < 1e-6,
+            "seed {seed}: advantage {ours_h} vs {h}"
+        );
+    }
+}
