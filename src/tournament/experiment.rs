@@ -37,7 +37,7 @@ use crate::{
     llm::PriceTable,
     rating::{
         RatingError,
-        sprt::{self, Counts, EloDifference, EloModel, Sprt, Unit, Verdict},
+        sprt::{self, Counts, EloDifference, EloModel, PairScores, Sprt, Unit, Verdict},
     },
     store::{CallSummary, GameRow, GameStatus},
     table::{Cell, Table},
@@ -208,8 +208,15 @@ pub struct ArmStatus {
     pub verdict: Verdict,
     /// The LLR after each unit, for plots.
     pub llr_path: Vec<f64>,
-    /// The Elo difference with its 95 % interval, once there is a unit.
+    /// The Elo difference with its 95 % interval, once there is a unit: logistic (mapped from the
+    /// unit's mean score) and normalised (fastchess's, the scale of the default test).
     pub elo: Option<EloDifference>,
+    /// The scale of the test, which the arm's headline estimate is on (logistic in the
+    /// fixed-size mode).
+    pub scale: EloModel,
+    /// Against common opponents: the logistic Elo difference through the opponents (see
+    /// [`sprt::elo_through_opponents`]), which replaces `elo`'s logistic figure there.
+    pub through_opponents: Option<sprt::ThroughOpponents>,
     /// Fixed size: Holm-adjusted one-sided p-value of "no better".
     pub p_holm: Option<f64>,
     /// Cells scheduled for the arm so far under its current scripts (what the cap counts).
@@ -331,17 +338,14 @@ pub fn status_of(
     let cap = design.cap();
     let sprt = design.sprt.as_ref().map(SprtSpec::sprt).transpose()?;
 
-    // Each arm's units in cell order, up to the first cell not finished, its cells, and the
+    // Each arm's units in cell order, up to the first unit not finished, its cells, and the
     // units set aside because they ran under older scripts. An arm's evidence is one version of
     // the scripts: the newest its games started under (see `set_aside` in [`ArmStatus`]).
-    let mut evidence: Vec<(Vec<Counts>, u32, u64)> = Vec::new();
+    let mut evidence: Vec<Evidence> = Vec::new();
     for arm in design.arms() {
         let current = newest.get(arm).map(|n| n.2);
-        let mut steps = Vec::new();
+        let mut e = Evidence::default();
         let mut counts = Counts::new(unit);
-        let mut cells = 0;
-        let mut set_aside = 0;
-        let mut complete = true;
         for cell in 1..=cells_played {
             let opponents: Vec<&str> = if design.opponents.is_empty() {
                 vec![design.baseline.as_str()]
@@ -352,23 +356,28 @@ pub fn status_of(
                 continue;
             }
             let mut old = 0;
-            for opponent in &opponents {
-                if !complete {
+            for (j, opponent) in opponents.iter().enumerate() {
+                if e.blocked.is_some() {
                     break;
                 }
                 let Some(a) = pair(cell, arm, opponent) else {
-                    complete = false;
+                    e.blocked = Some((cell, j));
                     break;
                 };
-                if design.opponents.is_empty() {
+                let scores = if design.opponents.is_empty() {
                     if !under(cell, arm, opponent, current) {
                         old += 1;
                         continue;
                     }
                     counts.add_pair(a.0, a.1)?;
+                    PairScores {
+                        opponent: j,
+                        arm: (a.0 + a.1) / 2.0,
+                        baseline: 1.0 - (a.0 + a.1) / 2.0,
+                    }
                 } else {
                     let Some(b) = pair(cell, &design.baseline, opponent) else {
-                        complete = false;
+                        e.blocked = Some((cell, j));
                         break;
                     };
                     if !under(cell, arm, opponent, current)
@@ -378,85 +387,88 @@ pub fn status_of(
                         continue;
                     }
                     counts.add_difference(a, b)?;
-                }
-                steps.push(counts.clone());
+                    PairScores {
+                        opponent: j,
+                        arm: (a.0 + a.1) / 2.0,
+                        baseline: (b.0 + b.1) / 2.0,
+                    }
+                };
+                e.steps.push(Step {
+                    at: (cell, j),
+                    counts: counts.clone(),
+                    scores,
+                });
             }
-            set_aside += old;
+            e.set_aside += old;
             // A cell wholly from older scripts does not count toward the cap.
             if old < opponents.len() as u64 {
-                cells += 1;
+                e.cells += 1;
             }
         }
-        evidence.push((steps, cells, set_aside));
+        evidence.push(e);
     }
 
-    // Sequential Holm: rerun the variants' tests until the number of H1s is stable.
+    // The tests: the variants as one family under sequential Holm, the null copy on its own at
+    // the plain alpha, or (fixed size) every unit counted.
     let family = design.variants.len();
-    let mut accepted = 0;
-    let mut arms;
-    loop {
-        arms = Vec::new();
-        for (i, arm) in design.arms().into_iter().enumerate() {
-            let null = i >= family;
-            let (steps, cells, set_aside) = &evidence[i];
-            let alpha = sprt.map(|s| {
-                if null {
-                    s.alpha
-                } else {
-                    sprt::holm_alpha(s.alpha, family, accepted)
-                }
-            });
-            let mut used = steps.len();
-            let mut verdict = Verdict::Undecided;
-            let mut path = Vec::new();
-            if let (Some(s), Some(alpha)) = (sprt, alpha) {
-                let test = s.with_alpha(alpha);
-                for (k, counts) in steps.iter().enumerate() {
-                    let llr = test.llr(counts);
-                    path.push(llr);
-                    verdict = test.verdict(llr);
-                    if verdict != Verdict::Undecided {
-                        used = k + 1;
-                        break;
-                    }
-                }
-            }
-            let counts = steps
-                .get(used.wrapping_sub(1))
-                .cloned()
-                .unwrap_or_else(|| Counts::new(unit));
-            let test = sprt.zip(alpha).map(|(s, a)| s.with_alpha(a));
-            arms.push(ArmStatus {
-                variant: arm.to_string(),
-                null,
-                pairs: counts.total(),
-                counts: counts.counts().to_vec(),
-                llr: test.map(|t| t.llr(&counts)),
-                lower_bound: test.map(|t| t.lower_bound()),
-                upper_bound: test.map(|t| t.upper_bound()),
-                alpha,
-                verdict,
-                llr_path: path,
-                elo: sprt::elo_difference(&counts).ok(),
-                p_holm: None,
-                cells: *cells,
-                set_aside: *set_aside,
-                active: verdict == Verdict::Undecided && cells * design.units_per_cell() < cap,
-            });
+    let runs: Vec<Run> = match sprt {
+        Some(s) => {
+            let mut runs = sequential_holm(s, &evidence[..family]);
+            runs.extend(evidence[family..].iter().map(|e| single(s, e)));
+            runs
         }
-        let now = arms[..family]
+        None => evidence
             .iter()
-            .filter(|a| a.verdict == Verdict::H1)
-            .count();
-        if now == accepted || sprt.is_none() {
-            break;
-        }
-        accepted = now;
+            .map(|e| Run {
+                used: e.steps.len(),
+                verdict: Verdict::Undecided,
+                alpha: None,
+                path: Vec::new(),
+            })
+            .collect(),
+    };
+    let mut arms = Vec::new();
+    for (i, (arm, run)) in design.arms().into_iter().zip(runs).enumerate() {
+        let e = &evidence[i];
+        let counted = &e.steps[..run.used];
+        let counts = counted
+            .last()
+            .map_or_else(|| Counts::new(unit), |s| s.counts.clone());
+        let test = sprt.zip(run.alpha).map(|(s, a)| s.with_alpha(a));
+        let through = (!design.opponents.is_empty())
+            .then(|| {
+                let units: Vec<PairScores> = counted.iter().map(|s| s.scores).collect();
+                sprt::elo_through_opponents(&units).ok()
+            })
+            .flatten();
+        arms.push(ArmStatus {
+            variant: arm.to_string(),
+            null: i >= family,
+            pairs: counts.total(),
+            counts: counts.counts().to_vec(),
+            llr: test.map(|t| t.llr(&counts)),
+            lower_bound: test.map(|t| t.lower_bound()),
+            upper_bound: test.map(|t| t.upper_bound()),
+            alpha: run.alpha,
+            verdict: run.verdict,
+            llr_path: run.path,
+            elo: sprt::elo_difference(&counts).ok(),
+            scale: sprt.map_or(EloModel::Logistic, |s| s.model),
+            through_opponents: through,
+            p_holm: None,
+            cells: e.cells,
+            set_aside: e.set_aside,
+            active: run.verdict == Verdict::Undecided && e.cells * design.units_per_cell() < cap,
+        });
     }
     if sprt.is_none() {
         let p: Vec<f64> = evidence[..family]
             .iter()
-            .map(|(steps, _, _)| steps.last().map_or(1.0, sprt::p_value_better))
+            .map(|e| {
+                e.steps
+                    .last()
+                    .map_or(1.0, |s| sprt::p_value_better(&s.counts))
+            })
             .collect();
         for (arm, p) in arms.iter_mut().zip(sprt::holm(&p)) {
             arm.p_holm = Some(p);
@@ -480,7 +492,152 @@ pub fn status_of(
     })
 }
 
+/// One counted unit of an arm: where it sits on the experiment's clock, the arm's counts up to
+/// and including it, and the unit's own pair scores.
+#[derive(Debug, Clone)]
+struct Step {
+    /// (cell, opponent index): units of every arm at the same place are simultaneous.
+    at: (u32, usize),
+    counts: Counts,
+    scores: PairScores,
+}
+
+/// One arm's counted units, in cell order.
+#[derive(Debug, Clone, Default)]
+struct Evidence {
+    steps: Vec<Step>,
+    cells: u32,
+    set_aside: u64,
+    /// Where the arm's first unfinished unit sits: its evidence stops there for now.
+    blocked: Option<(u32, usize)>,
+}
+
+/// Where one arm's test stands: the units it counted (a prefix of its steps), its verdict, the
+/// alpha it ran at (the one that decided it, once decided) and its LLR after each unit.
+#[derive(Debug, Clone)]
+struct Run {
+    used: usize,
+    verdict: Verdict,
+    alpha: Option<f64>,
+    path: Vec<f64>,
+}
+
+/// One test on its own at the plain alpha (the null copy): it stops at the first bound reached.
+fn single(s: Sprt, e: &Evidence) -> Run {
+    let mut run = Run {
+        used: 0,
+        verdict: Verdict::Undecided,
+        alpha: Some(s.alpha),
+        path: Vec::new(),
+    };
+    for step in &e.steps {
+        let llr = s.llr(&step.counts);
+        run.path.push(llr);
+        run.used += 1;
+        run.verdict = s.verdict(llr);
+        if run.verdict != Verdict::Undecided {
+            break;
+        }
+    }
+    run
+}
+
+/// The variants' tests as one family under Holm's step-down in its sequential form (Bartroff
+/// and Lai): the clock is the experiment's units in cell order; at each place every undecided
+/// arm with a unit there takes it; then, while the undecided arm of largest LLR reaches the upper
+/// bound at `alpha / (m - accepted)`, it accepts H1 at that alpha and the others relax; then any
+/// undecided arm at or below its lower bound (at the alpha then in force) accepts H0. A decided
+/// arm keeps its pairs, LLR and alpha for good. The family only moves as far as every undecided
+/// arm's evidence reaches: an arm whose next unit is unfinished holds the others, since its
+/// verdict there could change their alphas.
+fn sequential_holm(s: Sprt, family: &[Evidence]) -> Vec<Run> {
+    let m = family.len();
+    let mut accepted = 0;
+    let level = |accepted: usize| sprt::holm_alpha(s.alpha, m, accepted);
+    let mut runs: Vec<Run> = family
+        .iter()
+        .map(|_| Run {
+            used: 0,
+            verdict: Verdict::Undecided,
+            alpha: Some(level(0)),
+            path: Vec::new(),
+        })
+        .collect();
+    let clock: std::collections::BTreeSet<(u32, usize)> = family
+        .iter()
+        .flat_map(|e| e.steps.iter().map(|s| s.at))
+        .collect();
+    for at in clock {
+        let undecided = |runs: &[Run], i: usize| runs[i].verdict == Verdict::Undecided;
+        if (0..m).any(|i| undecided(&runs, i) && family[i].blocked.is_some_and(|b| b <= at)) {
+            break;
+        }
+        for (i, e) in family.iter().enumerate() {
+            let run = &mut runs[i];
+            if run.verdict != Verdict::Undecided {
+                continue;
+            }
+            if let Some(step) = e.steps.get(run.used).filter(|step| step.at == at) {
+                run.path.push(s.llr(&step.counts));
+                run.used += 1;
+            }
+        }
+        // Step-down: one H1 at a time, the strongest first, each at its own Holm level.
+        loop {
+            let test = s.with_alpha(level(accepted));
+            let best = (0..m)
+                .filter(|&i| undecided(&runs, i))
+                .filter_map(|i| Some((i, *runs[i].path.last()?)))
+                .filter(|&(_, llr)| llr >= test.upper_bound())
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+            let Some((i, _)) = best else { break };
+            runs[i].verdict = Verdict::H1;
+            runs[i].alpha = Some(test.alpha);
+            accepted += 1;
+        }
+        let test = s.with_alpha(level(accepted));
+        for run in runs.iter_mut().filter(|r| r.verdict == Verdict::Undecided) {
+            run.alpha = Some(test.alpha);
+            if run
+                .path
+                .last()
+                .is_some_and(|&llr| llr <= test.lower_bound())
+            {
+                run.verdict = Verdict::H0;
+            }
+        }
+    }
+    runs
+}
+
 impl ArmStatus {
+    /// The logistic Elo difference and its 95 % interval (`None` where it has no width):
+    /// through the opponents against common opponents, else from the unit's mean score. `None`
+    /// without a finite estimate.
+    pub fn logistic_estimate(&self) -> Option<(f64, Option<(f64, f64)>)> {
+        if let Some(t) = self.through_opponents {
+            let range = (t.high > t.low).then_some((t.low, t.high));
+            return t.elo.is_finite().then_some((t.elo, range));
+        }
+        let e = self.elo?;
+        e.elo.is_finite().then(|| (e.elo, interval(&e)))
+    }
+
+    /// The normalised Elo difference (fastchess's: the unit's t-value times `800 / ln 10`, over
+    /// `sqrt 2` for a pair) and its 95 % interval, `nelo ± 1.96 SE` as fastchess prints it.
+    pub fn normalized_estimate(&self) -> Option<(f64, Option<(f64, f64)>)> {
+        let e = self.elo?;
+        let range = (e.nelo_error > 0.0).then_some((e.nelo - e.nelo_error, e.nelo + e.nelo_error));
+        e.nelo.is_finite().then_some((e.nelo, range))
+    }
+
+    /// The estimate on the test's own scale ([`ArmStatus::scale`]).
+    pub fn estimate(&self) -> Option<(f64, Option<(f64, f64)>)> {
+        match self.scale {
+            EloModel::Normalized => self.normalized_estimate(),
+            EloModel::Logistic => self.logistic_estimate(),
+        }
+    }
     /// One line for the terminal: `listed vs plain: H1 (better) after 40 pairs, LLR 2.97 of
     /// bound 2.94`.
     pub fn summary(&self, baseline: &str) -> String {
@@ -500,23 +657,43 @@ impl ArmStatus {
             }
             _ => line += &format!("{} pairs", self.pairs),
         }
-        if let Some(e) = self.elo.filter(|e| e.elo.is_finite()) {
-            match interval(&e) {
-                Some((low, high)) => {
-                    line += &format!(
-                        "; Elo {} [{}, {}]",
-                        signed(e.elo),
-                        signed(low),
-                        signed(high)
-                    )
-                }
-                None => {
-                    line += &format!(
-                        "; Elo {} (no interval: every pair scored alike)",
-                        signed(e.elo)
-                    )
-                }
-            }
+        let logistic_name = if self.through_opponents.is_some() {
+            "logistic Elo through the opponents"
+        } else {
+            "logistic Elo"
+        };
+        let logistic = self.logistic_estimate().map(|(elo, range)| match range {
+            Some((low, high)) => format!("{} [{}, {}]", signed(elo), signed(low), signed(high)),
+            None => signed(elo),
+        });
+        let normalized = self.normalized_estimate().map(|(elo, range)| match range {
+            Some((low, high)) => format!("{elo:+.1} ± {:.1}", (high - low) / 2.0),
+            None => format!("{elo:+.1}"),
+        });
+        let no_spread = self.normalized_estimate().is_some_and(|(_, r)| r.is_none());
+        let (first, second) = match self.scale {
+            EloModel::Normalized => (
+                normalized.map(|n| format!("normalised Elo {n}")),
+                logistic.map(|l| format!("{logistic_name} {l}")),
+            ),
+            EloModel::Logistic => (
+                logistic.map(|l| {
+                    if self.through_opponents.is_some() {
+                        format!("Elo through the opponents {l}")
+                    } else {
+                        format!("Elo {l}")
+                    }
+                }),
+                normalized.map(|n| format!("normalised Elo {n}")),
+            ),
+        };
+        match (first, second) {
+            (Some(first), Some(second)) => line += &format!("; {first} ({second})"),
+            (Some(only), None) | (None, Some(only)) => line += &format!("; {only}"),
+            (None, None) => {}
+        }
+        if no_spread && self.pairs > 0 {
+            line += " (no interval: every pair scored alike)";
         }
         if let Some(p) = self.p_holm {
             line += &format!(", Holm p = {p:.3}");
@@ -550,7 +727,9 @@ fn signed(elo: f64) -> String {
 /// `experiment`): one row per arm with the columns `variant` (the arm's name), `arm`
 /// (`variant`, or `null_copy` for the exact copy of the baseline), `verdict` (`H0`, `H1` or
 /// `undecided`), `pairs`, `llr`, `lower_bound`, `upper_bound`, `alpha`, `elo`, `elo_low`,
-/// `elo_high`, `p_holm`, and for each of [`METRICS`] the paired difference against the baseline
+/// `elo_high` (on the test's scale), `p_holm`, `elo_scale` (`normalized` or `logistic`: the
+/// scale of `elo`), `logistic_elo`, `logistic_elo_low`, `logistic_elo_high`, `normalized_elo`,
+/// `normalized_elo_low`, `normalized_elo_high`, and for each of [`METRICS`] the difference against the baseline
 /// and its 95 % half width (`illegal_pct_diff`, `illegal_pct_ci95`, ...). The differences need
 /// the stored calls: without them (`differences` is `None`, as inside the format script) their
 /// cells are empty. The summary lines are the notes.
@@ -572,6 +751,13 @@ pub fn table(
         "elo_low",
         "elo_high",
         "p_holm",
+        "elo_scale",
+        "logistic_elo",
+        "logistic_elo_low",
+        "logistic_elo_high",
+        "normalized_elo",
+        "normalized_elo_low",
+        "normalized_elo_high",
     ]
     .map(String::from)
     .to_vec();
@@ -597,11 +783,19 @@ pub fn table(
             num(a.lower_bound, 3),
             num(a.upper_bound, 3),
             num(a.alpha, 4),
-            num(a.elo.map(|e| e.elo), 1),
-            num(a.elo.as_ref().and_then(interval).map(|(low, _)| low), 1),
-            num(a.elo.as_ref().and_then(interval).map(|(_, high)| high), 1),
-            num(a.p_holm, 4),
         ];
+        let estimate = |e: Option<(f64, Option<(f64, f64)>)>| {
+            [
+                num(e.map(|e| e.0), 1),
+                num(e.and_then(|e| e.1).map(|r| r.0), 1),
+                num(e.and_then(|e| e.1).map(|r| r.1), 1),
+            ]
+        };
+        row.extend(estimate(a.estimate()));
+        row.push(num(a.p_holm, 4));
+        row.push(a.scale.name().into());
+        row.extend(estimate(a.logistic_estimate()));
+        row.extend(estimate(a.normalized_estimate()));
         let arm = differences.and_then(|d| d.get(&a.variant));
         for i in 0..METRICS.len() {
             let d = arm.and_then(|m| m.get(i).copied().flatten());
@@ -666,15 +860,15 @@ fn metric_places(i: usize) -> usize {
 /// One protocol figure of one arm against the baseline, over the units both have it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Difference {
-    /// Mean paired difference, arm minus baseline.
+    /// The arm's pooled rate minus the baseline's.
     pub mean: f64,
-    /// Half width of its 95 % normal interval (NaN over a single unit).
+    /// Half width of its 95 % interval (delta method over paired units; NaN over a single unit).
     pub half: f64,
-    /// Units the difference is over.
+    /// Paired units the rates are pooled over.
     pub units: usize,
-    /// The arm's mean over those units.
+    /// The arm's pooled rate over those units.
     pub arm_mean: f64,
-    /// The baseline's mean over those units.
+    /// The baseline's pooled rate over those units.
     pub baseline_mean: f64,
 }
 
@@ -696,41 +890,62 @@ struct Protocol {
 }
 
 impl Protocol {
-    /// The figures compared, in [`METRICS`] order; `None` where the denominator is zero.
-    fn values(&self) -> [Option<f64>; METRICS.len()] {
-        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+    /// The figures compared, in [`METRICS`] order, as numerator and denominator: each figure is
+    /// a rate, pooled over units by summing both.
+    fn parts(&self) -> [(f64, f64); METRICS.len()] {
         [
-            ratio(100.0 * self.illegal, self.calls),
-            ratio(100.0 * self.parse_errors, self.calls),
-            ratio(self.forfeits, self.games),
-            ratio(self.tokens, self.moves),
-            ratio(self.latency_ms / 1000.0, self.moves),
-            ratio(self.usd, self.games),
+            (100.0 * self.illegal, self.calls),
+            (100.0 * self.parse_errors, self.calls),
+            (self.forfeits, self.games),
+            (self.tokens, self.moves),
+            (self.latency_ms / 1000.0, self.moves),
+            (self.usd, self.games),
         ]
     }
 }
 
-/// Mean and 95 % half width of paired differences (normal approximation).
-fn mean_interval(d: &[f64]) -> Option<(f64, f64)> {
-    if d.is_empty() {
+/// One paired unit of one rate: the arm's numerator and denominator, then the baseline's.
+type RateUnit = (f64, f64, f64, f64);
+
+/// The difference of two pooled rates over paired units (the ratio estimator: the arm's
+/// numerators summed over its denominators summed, minus the baseline's), with the half width
+/// of its 95 % interval by the delta method over the units, pairing kept: unit `u` contributes
+/// `z_u = (a_u − R_a c_u) / c̄ − (b_u − R_b d_u) / d̄` and the variance of the difference is
+/// `Σ z_u² / (n (n − 1))`. `None` when a side has no denominator at all.
+fn pooled_difference(units: &[RateUnit]) -> Option<Difference> {
+    let n = units.len() as f64;
+    let sum = |f: fn(&RateUnit) -> f64| units.iter().map(f).sum::<f64>();
+    let (num_a, den_a, num_b, den_b) = (sum(|u| u.0), sum(|u| u.1), sum(|u| u.2), sum(|u| u.3));
+    if den_a <= 0.0 || den_b <= 0.0 {
         return None;
     }
-    let n = d.len() as f64;
-    let mean = d.iter().sum::<f64>() / n;
-    let half = if d.len() > 1 {
-        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        super::super::rating::Z95 * (var / n).sqrt()
+    let (rate_a, rate_b) = (num_a / den_a, num_b / den_b);
+    let half = if units.len() > 1 {
+        let (mean_a, mean_b) = (den_a / n, den_b / n);
+        let squares: f64 = units
+            .iter()
+            .map(|u| ((u.0 - rate_a * u.1) / mean_a - (u.2 - rate_b * u.3) / mean_b).powi(2))
+            .sum();
+        super::super::rating::Z95 * (squares / (n * (n - 1.0))).sqrt()
     } else {
         f64::NAN
     };
-    Some((mean, half))
+    Some(Difference {
+        mean: rate_a - rate_b,
+        half,
+        units: units.len(),
+        arm_mean: rate_a,
+        baseline_mean: rate_b,
+    })
 }
 
-/// For each arm against the baseline, the paired difference (arm minus baseline) of every figure
-/// of [`METRICS`], with its 95 % interval. The pairing is the test's: head to head the arm's and
-/// the baseline's figures in the same game pair; against common opponents the arm's pair and the
-/// baseline's pair on the same cell and opponent. Figures are per unit, and the interval is the
-/// normal one over units (units where a rate has no denominator are left out of that rate).
+/// For each arm against the baseline, the difference (arm minus baseline) of every figure of
+/// [`METRICS`], with its 95 % interval. Each figure is a pooled rate over the finished units both
+/// sides played (all the arm's illegal moves over all its calls, not a mean of per-pair rates, so
+/// a short forfeited game weighs by its calls); the interval is the ratio estimator's, by the
+/// delta method over paired units (see [`pooled_difference`]). The pairing is the test's: head
+/// to head the arm's and the baseline's figures in the same game pair; against common opponents
+/// the arm's pair and the baseline's pair on the same cell and opponent.
 pub fn differences(
     design: &Design,
     games: &[&GameRow],
@@ -794,8 +1009,7 @@ pub fn differences(
     let last_cell = figures.keys().map(|k| k.0).max().unwrap_or(0);
     let mut out = Differences::new();
     for arm in design.arms() {
-        let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); METRICS.len()];
-        let mut sums = vec![(0.0, 0.0); METRICS.len()];
+        let mut units: Vec<Vec<RateUnit>> = vec![Vec::new(); METRICS.len()];
         for cell in 1..=last_cell {
             let opponents: Vec<&str> = if design.opponents.is_empty() {
                 vec![design.baseline.as_str()]
@@ -816,28 +1030,12 @@ pub fn differences(
                 if a.games < 2.0 || b.games < 2.0 {
                     continue; // the pair is not finished
                 }
-                for (i, (x, y)) in a.values().into_iter().zip(b.values()).enumerate() {
-                    if let (Some(x), Some(y)) = (x, y) {
-                        diffs[i].push(x - y);
-                        sums[i].0 += x;
-                        sums[i].1 += y;
-                    }
+                for (i, (x, y)) in a.parts().into_iter().zip(b.parts()).enumerate() {
+                    units[i].push((x.0, x.1, y.0, y.1));
                 }
             }
         }
-        let figures = (0..METRICS.len())
-            .map(|i| {
-                let (mean, half) = mean_interval(&diffs[i])?;
-                let n = diffs[i].len() as f64;
-                Some(Difference {
-                    mean,
-                    half,
-                    units: diffs[i].len(),
-                    arm_mean: sums[i].0 / n,
-                    baseline_mean: sums[i].1 / n,
-                })
-            })
-            .collect();
+        let figures = units.iter().map(|u| pooled_difference(u)).collect();
         out.insert(arm.to_string(), figures);
     }
     out
@@ -904,7 +1102,7 @@ pub fn metrics_table(design: &Design, differences: &Differences) -> Table {
     }
     t.notes = notes;
     t.notes.push(format!(
-        "paired differences (variant minus {}) per game pair with 95 % normal intervals",
+        "differences of pooled rates (variant minus {}) over paired game pairs, with 95 % intervals by the delta method over those pairs",
         design.baseline
     ));
     t
@@ -1162,6 +1360,463 @@ mod tests {
         assert!(
             rows[3].pairs < rows[2].pairs && rows[2].pairs <= 50.0,
             "{rows:?}"
+        );
+    }
+
+    // ---- Independent recomputations (issue 38): each figure by a second route. ----
+
+    use rand::{RngExt, SeedableRng, rngs::StdRng};
+
+    /// A game score drawn with `win` and `draw` chances.
+    fn draw_score(rng: &mut StdRng, win: f64, draw: f64) -> f64 {
+        let u: f64 = rng.random();
+        if u < win {
+            1.0
+        } else if u < win + draw {
+            0.5
+        } else {
+            0.0
+        }
+    }
+
+    /// The result string of a game from White's score.
+    fn result_of(white: f64) -> &'static str {
+        match white {
+            1.0 => "1-0",
+            0.0 => "0-1",
+            _ => "1/2-1/2",
+        }
+    }
+
+    /// Head-to-head games of `arms` (name, win chance, draw chance) against `plain` over `cells`
+    /// cells, with each arm's pair scores per cell as the arm saw them.
+    fn head_to_head_games(
+        arms: &[(&str, f64, f64)],
+        cells: u32,
+        seed: u64,
+    ) -> (Vec<FormatGame>, Vec<Vec<(f64, f64)>>) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut games = Vec::new();
+        let mut pairs = vec![Vec::new(); arms.len()];
+        for c in 1..=cells {
+            for (i, &(name, win, draw)) in arms.iter().enumerate() {
+                let first = draw_score(&mut rng, win, draw);
+                let second = draw_score(&mut rng, win, draw);
+                games.push(game(2 * c - 1, name, "plain", Some(result_of(first))));
+                games.push(game(2 * c, "plain", name, Some(result_of(1.0 - second))));
+                pairs[i].push((first, second));
+            }
+        }
+        (games, pairs)
+    }
+
+    /// The pentanomial counts of the first `n` pairs, counted here from the scores (the
+    /// bucket of a pair is its half points), not by [`Counts::add_pair`].
+    fn pentanomial(pairs: &[(f64, f64)], n: usize) -> Counts {
+        let mut buckets = [0u64; 5];
+        for (a, b) in &pairs[..n] {
+            buckets[((a + b) * 2.0).round() as usize] += 1;
+        }
+        // LL, LD, (WL + DD), WD, WW: the middle bucket goes in as WL.
+        Counts::from_pentanomial(
+            buckets[0], buckets[1], buckets[2], 0, buckets[3], buckets[4],
+        )
+    }
+
+    /// Bartroff and Lai's sequential Holm procedure, written from its definition rather than
+    /// from `sequential_holm`: `m` sequential tests share alpha. At each stage every hypothesis
+    /// still open observes its statistic; the open hypotheses are ordered by statistic, largest
+    /// first, and the first is rejected if it reaches the boundary of level `alpha / (m - j)`,
+    /// `j` the rejections so far; rejecting relaxes the next one's level, and the step-down goes
+    /// on within the stage until the largest open statistic falls short. Then the open tests at
+    /// or below their acceptance boundary (at the level in force) accept. A stopped test never
+    /// moves again. Returns each test's (verdict, stage it stopped at or the last stage seen,
+    /// level it ran at).
+    fn reference_holm(s: Sprt, paths: &[Vec<f64>]) -> Vec<(Verdict, usize, f64)> {
+        let m = paths.len();
+        let stages = paths.iter().map(Vec::len).max().unwrap_or(0);
+        let mut result = vec![(Verdict::Undecided, 0, s.alpha / m as f64); m];
+        let mut open: Vec<usize> = (0..m).collect();
+        let mut rejections = 0;
+        for n in 1..=stages {
+            let level = |j: usize| s.alpha / (m - j) as f64;
+            loop {
+                let mut ordered = open.clone();
+                ordered
+                    .sort_by(|&a, &b| paths[b][n - 1].total_cmp(&paths[a][n - 1]).then(a.cmp(&b)));
+                let Some(&top) = ordered.first() else { break };
+                let a = level(rejections);
+                if paths[top][n - 1] < ((1.0 - s.beta) / a).ln() {
+                    break;
+                }
+                result[top] = (Verdict::H1, n, a);
+                open.retain(|&i| i != top);
+                rejections += 1;
+            }
+            let a = level(rejections.min(m - 1));
+            open.retain(|&i| {
+                result[i] = (Verdict::Undecided, n, a);
+                if paths[i][n - 1] <= (s.beta / (1.0 - a)).ln() {
+                    result[i].0 = Verdict::H0;
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        result
+    }
+
+    #[test]
+    fn sequential_holm_matches_bartroff_and_lais_procedure() {
+        // Three variants of different strength and a null copy, head to head: arms stop at
+        // different pairs under different alphas.
+        let arms = [
+            ("strong", 0.62, 0.2),
+            ("middle", 0.5, 0.25),
+            ("weak", 0.4, 0.2),
+            ("plain-null", 0.4, 0.2),
+        ];
+        let mut distinct_alphas = 0;
+        for model in ["normalized", "logistic"] {
+            for seed in 0..25 {
+                let mut d = design(&[]);
+                d.variants = vec!["strong".into(), "middle".into(), "weak".into()];
+                d.sprt = Some(SprtSpec {
+                    elo0: 0.0,
+                    elo1: 60.0,
+                    alpha: 0.05,
+                    beta: 0.1,
+                    model: model.into(),
+                });
+                d.max_pairs = Some(200);
+                let (games, pairs) = head_to_head_games(&arms, 150, seed);
+                let s = status(&state(&d, games)).unwrap();
+                let test = d.sprt.as_ref().unwrap().sprt().unwrap();
+                let paths: Vec<Vec<f64>> = pairs[..3]
+                    .iter()
+                    .map(|p| {
+                        (1..=p.len())
+                            .map(|n| test.llr(&pentanomial(p, n)))
+                            .collect()
+                    })
+                    .collect();
+                let expected = reference_holm(test, &paths);
+                for (i, (verdict, n, alpha)) in expected.iter().enumerate() {
+                    let arm = &s.arms[i];
+                    let what = format!("{model} seed {seed} {}: {arm:?}", arm.variant);
+                    assert_eq!(arm.verdict, *verdict, "{what}");
+                    assert_eq!(arm.pairs, *n as u64, "{what}");
+                    assert!((arm.alpha.unwrap() - alpha).abs() < 1e-15, "{what}");
+                    assert!((arm.llr.unwrap() - paths[i][n - 1]).abs() < 1e-12, "{what}");
+                    assert_eq!(arm.llr_path, paths[i][..*n], "{what}");
+                    let bound = if *verdict == Verdict::H0 {
+                        arm.lower_bound.unwrap()
+                    } else {
+                        arm.upper_bound.unwrap()
+                    };
+                    let wanted = if *verdict == Verdict::H0 {
+                        (test.beta / (1.0 - alpha)).ln()
+                    } else {
+                        ((1.0 - test.beta) / alpha).ln()
+                    };
+                    assert!((bound - wanted).abs() < 1e-12, "{what}");
+                }
+                let h1: Vec<f64> = expected
+                    .iter()
+                    .filter(|e| e.0 == Verdict::H1)
+                    .map(|e| e.2)
+                    .collect();
+                if h1.len() >= 2 && h1.iter().any(|a| *a != h1[0]) {
+                    distinct_alphas += 1;
+                }
+                // The null copy runs alone at the plain alpha.
+                let null = &s.arms[3];
+                assert_eq!(null.alpha, Some(0.05));
+            }
+        }
+        // The fixtures do exercise the step-down: H1s at different levels.
+        assert!(distinct_alphas >= 5, "{distinct_alphas}");
+    }
+
+    #[test]
+    fn a_decided_arm_keeps_its_pairs_llr_and_alpha_as_others_decide() {
+        // Two variants: `early` reaches H0 at alpha / 2 before `late` reaches H1; the H1 relaxes
+        // the level, which must not reopen `early` (at alpha its lower bound is lower).
+        let mut d = design(&[]);
+        d.variants = vec!["early".into(), "late".into()];
+        d.null = None;
+        for seed in 0..40 {
+            let (games, _) =
+                head_to_head_games(&[("early", 0.3, 0.2), ("late", 0.6, 0.2)], 60, seed);
+            let before = status(&state(&d, games.clone())).unwrap();
+            // More cells for `late` only (`early` is decided and gets no new games).
+            let (more, _) = head_to_head_games(&[("late", 0.9, 0.0)], 120, seed + 1000);
+            let mut all = games;
+            all.extend(more.into_iter().filter(|g| g.round > 120));
+            let after = status(&state(&d, all)).unwrap();
+            let (a, b) = (&before.arms[0], &after.arms[0]);
+            if a.verdict != Verdict::Undecided {
+                assert_eq!(
+                    (a.verdict, a.pairs, a.llr, a.alpha),
+                    (b.verdict, b.pairs, b.llr, b.alpha),
+                    "seed {seed}"
+                );
+            }
+        }
+    }
+
+    /// fastchess's normalised Elo of pentanomial pair scores, from its documented method: the
+    /// pair score's mean `s` and variance `v` (over pairs, scores 0, 1/4, ..., 1), normalised
+    /// Elo `(s - 1/2) / sqrt(2 v) · 800 / ln 10`, and the error half the distance between the
+    /// normalised Elos of `s ± 1.959963984540054 sqrt(v / n)` at the same variance.
+    fn fastchess_nelo(pair_scores: &[f64]) -> (f64, f64) {
+        let n = pair_scores.len() as f64;
+        let s = pair_scores.iter().sum::<f64>() / n;
+        let v = pair_scores.iter().map(|x| (x - s).powi(2)).sum::<f64>() / n;
+        let nelo = |score: f64| (score - 0.5) / (2.0 * v).sqrt() * (800.0 / 10f64.ln());
+        let margin = 1.959963984540054 * (v / n).sqrt();
+        (nelo(s), (nelo(s + margin) - nelo(s - margin)) / 2.0)
+    }
+
+    /// A test no fixture here decides (bounds near ±21, a tiny elo1): every unit counts.
+    fn undecidable(model: &str) -> SprtSpec {
+        SprtSpec {
+            elo0: 0.0,
+            elo1: 2.0,
+            alpha: 1e-9,
+            beta: 1e-9,
+            model: model.into(),
+        }
+    }
+
+    /// The value of a column in one row of a table.
+    fn cell(t: &Table, row: usize, column: &str) -> Cell {
+        let i = t.columns.iter().position(|c| c == column).unwrap();
+        t.rows[row][i].clone()
+    }
+
+    fn value(t: &Table, row: usize, column: &str) -> f64 {
+        match cell(t, row, column) {
+            Cell::Num(v, _) => v,
+            other => panic!("{column}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_normalized_test_prints_fastchess_normalized_elo_and_names_the_logistic_one() {
+        let mut d = design(&[]);
+        d.sprt = Some(undecidable("normalized"));
+        d.max_pairs = Some(1000);
+        let (games, pairs) =
+            head_to_head_games(&[("listed", 0.55, 0.3), ("plain-null", 0.35, 0.3)], 60, 7);
+        let s = status(&state(&d, games)).unwrap();
+        let t = table(&d, &s, None);
+        for (row, arm) in pairs.iter().enumerate() {
+            assert_eq!(s.arms[row].verdict, Verdict::Undecided);
+            let scores: Vec<f64> = arm.iter().map(|(a, b)| (a + b) / 2.0).collect();
+            let (nelo, error) = fastchess_nelo(&scores);
+            let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+            let logistic = -400.0 * (1.0 / mean - 1.0).log10();
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+            assert!(close(value(&t, row, "elo"), nelo), "{row}: {nelo}");
+            assert!(close(value(&t, row, "elo_low"), nelo - error));
+            assert!(close(value(&t, row, "elo_high"), nelo + error));
+            assert!(close(value(&t, row, "normalized_elo"), nelo));
+            assert!(close(value(&t, row, "logistic_elo"), logistic));
+            assert_eq!(cell(&t, row, "elo_scale"), Cell::Text("normalized".into()));
+            let line = s.arms[row].summary("plain");
+            let printed = format!("normalised Elo {nelo:+.1} ± {error:.1}");
+            assert!(line.contains(&printed), "{line} lacks {printed}");
+            assert!(line.contains("(logistic Elo "), "{line}");
+        }
+        // The logistic test prints the logistic figure first.
+        d.sprt = Some(undecidable("logistic"));
+        let (games, _) =
+            head_to_head_games(&[("listed", 0.55, 0.3), ("plain-null", 0.35, 0.3)], 60, 7);
+        let s = status(&state(&d, games)).unwrap();
+        let t = table(&d, &s, None);
+        assert_eq!(value(&t, 0, "elo"), value(&t, 0, "logistic_elo"));
+        assert_eq!(cell(&t, 0, "elo_scale"), Cell::Text("logistic".into()));
+    }
+
+    #[test]
+    fn against_common_opponents_the_logistic_elo_goes_through_the_opponents() {
+        // Two opponents of different strength; the baseline scores far from one half.
+        let mut d = design(&["weak", "strong"]);
+        d.sprt = Some(undecidable("logistic"));
+        d.max_pairs = Some(1000);
+        let chances = |player: &str, opponent: &str| match (player, opponent) {
+            ("listed", "weak") => (0.9, 0.05),
+            ("listed", _) => (0.3, 0.2),
+            ("plain", "weak") => (0.7, 0.1),
+            (_, _) => (0.1, 0.2),
+        };
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut games = Vec::new();
+        // Pair scores per opponent: (listed's, plain's), one unit per cell.
+        let mut units: Vec<Vec<(f64, f64)>> = vec![Vec::new(), Vec::new()];
+        for c in 1..=80 {
+            for (j, o) in ["weak", "strong"].into_iter().enumerate() {
+                let mut score = |p: &str| {
+                    let (win, draw) = chances(p, o);
+                    let first = draw_score(&mut rng, win, draw);
+                    let second = draw_score(&mut rng, win, draw);
+                    games.push(game(2 * c - 1, p, o, Some(result_of(first))));
+                    games.push(game(2 * c, o, p, Some(result_of(1.0 - second))));
+                    (first + second) / 2.0
+                };
+                let listed = score("listed");
+                let plain = score("plain");
+                let _ = score("plain-null");
+                units[j].push((listed, plain));
+            }
+        }
+        let s = status(&state(&d, games)).unwrap();
+        let t = table(&d, &s, None);
+        // Route two: each side's mean score against each opponent, the logistic curve's inverse
+        // of each, their difference, averaged over the (equally played) opponents.
+        let inverse = |p: f64| 400.0 * (p / (1.0 - p)).log10();
+        let per_opponent = |u: &Vec<(f64, f64)>| {
+            let n = u.len() as f64;
+            let sv = u.iter().map(|x| x.0).sum::<f64>() / n;
+            let sb = u.iter().map(|x| x.1).sum::<f64>() / n;
+            inverse(sv) - inverse(sb)
+        };
+        let expected = (per_opponent(&units[0]) + per_opponent(&units[1])) / 2.0;
+        let printed = value(&t, 0, "logistic_elo");
+        assert!((printed - expected).abs() < 1e-9, "{printed} vs {expected}");
+        // The former figure, L⁻¹(1/2 + s_variant - s_baseline), is far from it here.
+        let all: Vec<(f64, f64)> = units.concat();
+        let dv = all.iter().map(|x| x.0 - x.1).sum::<f64>() / all.len() as f64;
+        assert!((inverse(0.5 + dv) - expected).abs() > 20.0);
+        // Its interval against a paired bootstrap over cells (resampling each opponent's units).
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut draws = Vec::new();
+        for _ in 0..4000 {
+            let mut sum = 0.0;
+            for u in &units {
+                let sample: Vec<(f64, f64)> = (0..u.len())
+                    .map(|_| u[rng.random_range(0..u.len())])
+                    .collect();
+                sum += per_opponent(&sample);
+            }
+            draws.push(sum / 2.0);
+        }
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        let sd = (draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (draws.len() - 1) as f64)
+            .sqrt();
+        let half = (value(&t, 0, "logistic_elo_high") - value(&t, 0, "logistic_elo_low")) / 2.0;
+        assert!(
+            (half / (1.96 * sd) - 1.0).abs() < 0.12,
+            "delta {half} vs bootstrap {}",
+            1.96 * sd
+        );
+        assert!(
+            s.arms[0]
+                .summary("plain")
+                .contains("; Elo through the opponents +"),
+            "{}",
+            s.arms[0].summary("plain")
+        );
+    }
+
+    /// A finished game row for [`differences`].
+    fn game_row(id: i64, round: u32, white: &str, black: &str, result: &str) -> GameRow {
+        let mut g = crate::leaderboard::tests::row(id as u32, white, black, result);
+        g.round = round;
+        g
+    }
+
+    #[test]
+    fn protocol_rates_are_pooled_over_calls_not_averaged_over_pairs() {
+        let mut d = design(&[]);
+        d.null = None;
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut rows = Vec::new();
+        let mut calls = Vec::new();
+        // Per cell: (listed's illegal, listed's calls, plain's illegal, plain's calls).
+        let mut per_cell: Vec<[f64; 4]> = Vec::new();
+        let mut id = 0;
+        for c in 1..=60u32 {
+            let mut tally = [0.0; 4];
+            for (round, white, black) in
+                [(2 * c - 1, "listed", "plain"), (2 * c, "plain", "listed")]
+            {
+                id += 1;
+                // A short game where the listed player forfeits, or a long one.
+                let short = rng.random::<f64>() < 0.3;
+                let plies: u32 = if short {
+                    3
+                } else {
+                    40 + rng.random_range(0..40)
+                };
+                rows.push(game_row(id, round, white, black, "1/2-1/2"));
+                for ply in 0..plies {
+                    let player = if ply % 2 == 0 { white } else { black };
+                    let (rate, k) = if player == "listed" {
+                        (if short { 0.9 } else { 0.05 }, 0)
+                    } else {
+                        (0.3, 2)
+                    };
+                    let illegal = rng.random::<f64>() < rate;
+                    tally[k] += f64::from(u8::from(illegal));
+                    tally[k + 1] += 1.0;
+                    calls.push(CallSummary {
+                        game_id: id,
+                        ply,
+                        player: player.into(),
+                        model: "m".into(),
+                        prompt_tokens: Some(100),
+                        completion_tokens: Some(10),
+                        details: Default::default(),
+                        outcome: Some(if illegal { "illegal" } else { "ok" }.into()),
+                        latency_ms: 100,
+                    });
+                }
+            }
+            per_cell.push(tally);
+        }
+        let games: Vec<&GameRow> = rows.iter().collect();
+        let diff = differences(&d, &games, &calls, &PriceTable::default());
+        let illegal = diff["listed"][0].unwrap();
+        // Route two: every call of each side, counted straight from the list of calls.
+        let rate = |who: &str| {
+            let mine: Vec<&CallSummary> = calls.iter().filter(|c| c.player == who).collect();
+            let bad = mine
+                .iter()
+                .filter(|c| c.outcome.as_deref() == Some("illegal"))
+                .count();
+            100.0 * bad as f64 / mine.len() as f64
+        };
+        let expected = rate("listed") - rate("plain");
+        assert!(
+            (illegal.mean - expected).abs() < 1e-9,
+            "{} vs pooled {expected}",
+            illegal.mean
+        );
+        assert!((illegal.arm_mean - rate("listed")).abs() < 1e-9);
+        assert_eq!(illegal.units, 60);
+        // The interval against a bootstrap over game pairs.
+        let pooled = |cells: &[[f64; 4]]| {
+            let s = |k: usize| cells.iter().map(|c| c[k]).sum::<f64>();
+            100.0 * (s(0) / s(1) - s(2) / s(3))
+        };
+        let mut draws = Vec::new();
+        for _ in 0..4000 {
+            let sample: Vec<[f64; 4]> = (0..per_cell.len())
+                .map(|_| per_cell[rng.random_range(0..per_cell.len())])
+                .collect();
+            draws.push(pooled(&sample));
+        }
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        let sd = (draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (draws.len() - 1) as f64)
+            .sqrt();
+        assert!(
+            (illegal.half / (1.96 * sd) - 1.0).abs() < 0.12,
+            "delta {} vs bootstrap {}",
+            illegal.half,
+            1.96 * sd
         );
     }
 }
