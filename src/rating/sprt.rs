@@ -945,10 +945,43 @@ mod tests {
             let e = elo_difference(counts).unwrap();
             close(e.nelo, "nelo", 1e-9);
             close(e.nelo_error, "nelo_error", 1e-9);
+            if r.get("p_better").is_some() {
+                // Numerical Recipes' erfc: relative error below 1.2e-7.
+                close(p_value_better(counts), "p_better", 1e-6);
+            }
             if r.get("elo").is_some() {
                 close(e.elo, "elo", 1e-9);
                 close(e.low, "elo_low", 1e-9);
                 close(e.high, "elo_high", 1e-9);
+            }
+        }
+    }
+
+    /// Holm's adjusted p-values from the definition: sorted ascending, the j-th smallest
+    /// (1-based) is `min(1, (m − j + 1) p_(j))`, then made non-decreasing along the order (the
+    /// step-down rejects H_(j) only if every smaller one is rejected); here for random inputs.
+    #[test]
+    fn holm_matches_its_definition_on_random_p_values() {
+        let mut rng = StdRng::seed_from_u64(38);
+        for _ in 0..200 {
+            let m = rng.random_range(1..7);
+            let p: Vec<f64> = (0..m).map(|_| rng.random::<f64>().powi(3)).collect();
+            let adjusted = holm(&p);
+            for i in 0..m {
+                // Definition: the largest scaled value over every p at most p_i in the order.
+                let rank = |k: usize| {
+                    (0..m)
+                        .filter(|&j| p[j] < p[k] || (p[j] == p[k] && j < k))
+                        .count()
+                };
+                let expected = (0..m)
+                    .filter(|&k| rank(k) <= rank(i))
+                    .map(|k| ((m - rank(k)) as f64 * p[k]).min(1.0))
+                    .fold(0.0, f64::max);
+                assert!(
+                    (adjusted[i] - expected).abs() < 1e-12,
+                    "{p:?}: {adjusted:?}"
+                );
             }
         }
     }

@@ -18,6 +18,7 @@ x = (1 + s_variant - s_baseline) / 2, scored 0, 1/8, ..., 1).
 - Normalised Elo is fastchess's for pentanomial pairs: (s - 1/2) / sqrt(2 v) * 800 / ln 10 with
   s, v the mean and variance of the unit's score (raw counts), and its error half the distance
   between the normalised Elos of s +/- 1.959963984540054 sqrt(v / n).
+- The fixed-size p-value of "no better" is 1/2 erfc(z / sqrt 2), z = (s - 1/2) / sqrt(v / n).
 - Logistic Elo (pairs only) is -400 log10(1 / s - 1) and its interval the same map of
   s +/- 1.959963984540054 sqrt(v / n).
 
@@ -105,6 +106,8 @@ def case(c):
     total = sum(counts)
     s, v = mean_var(a, [x / total for x in counts])
     if v > 0:
+        # Fixed size: the one-sided p-value of "no better", normal approximation of the mean.
+        out["p_better"] = 0.5 * math.erfc((s - 0.5) / math.sqrt(v / total) / math.sqrt(2))
         nelo = lambda score: (score - 0.5) / math.sqrt(2 * v) * NELO_PER_T
         half = Z * math.sqrt(v / total)
         out["nelo"] = nelo(s)
