@@ -153,7 +153,8 @@ async fn play_inner(
     };
     let mut game = Game::new_in(row.variant, row.start_fen.as_deref(), settings.max_plies)
         .map_err(|e| replay("the start position".into(), e.into()))?
-        .with_book_plies(book_plies);
+        .with_book_plies(book_plies)
+        .with_endings(rules.spec().endings_of(&row.white, &row.black));
 
     // The clocks: the ones the game started with when it resumes, else what the spec says now.
     let wanted = GameClocks {
