@@ -601,16 +601,24 @@ impl Game {
         })
     }
 
-    /// Plays the game under `endings` (the default is [`Endings::Automatic`]). Set it before the
-    /// first move: a start position whose halfmove clock already allows a claim then ends the game
-    /// at once under [`Endings::Claimed`], as cutechess ends it.
+    /// Plays the game under `endings` (the default is [`Endings::Automatic`]); see
+    /// [`Game::set_endings`].
     #[must_use]
     pub fn with_endings(mut self, endings: Endings) -> Game {
+        self.set_endings(endings);
+        self
+    }
+
+    /// Plays the rest of the game under `endings`, and applies them to the current position at
+    /// once: a start position whose halfmove clock already allows a claim ends the game before
+    /// any move under [`Endings::Claimed`], as cutechess ends it, and so does a replayed game
+    /// whose last stored move reached a claim (a run killed before it recorded the end). Moves
+    /// replayed before the setting (under the default, which ends no game earlier) are kept.
+    pub fn set_endings(&mut self, endings: Endings) {
         self.endings = endings;
-        if self.end.is_none() && self.uci.is_empty() {
+        if self.end.is_none() {
             self.end = self.detect_end();
         }
-        self
     }
 
     /// Which history-dependent draws end the game.

@@ -153,8 +153,7 @@ async fn play_inner(
     };
     let mut game = Game::new_in(row.variant, row.start_fen.as_deref(), settings.max_plies)
         .map_err(|e| replay("the start position".into(), e.into()))?
-        .with_book_plies(book_plies)
-        .with_endings(rules.spec().endings_of(&row.white, &row.black));
+        .with_book_plies(book_plies);
 
     // The clocks: the ones the game started with when it resumes, else what the spec says now.
     let wanted = GameClocks {
@@ -198,6 +197,9 @@ async fn play_inner(
                 .map_err(|e| replay(format!("stored ply {} (`{}`)", ply.ply, ply.uci), e.into()))?;
         }
     }
+    // The endings apply from here on: stored plies are replayed under the automatic ones, which
+    // end no game earlier, so a game begun before an upgrade that changed its rule still replays.
+    game.set_endings(rules.spec().endings_of(&row.white, &row.black));
     lease.mark_game_started(rules.hash(), rules.number())?;
     let mut adjudication = match env.adjudication.as_deref() {
         Some(a) => {
