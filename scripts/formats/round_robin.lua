@@ -9,6 +9,11 @@
 -- player has more than one White more than Blacks. Each opening is played by a pair once with
 -- each colour: cycles 1 and 2 play opening 1, cycles 3 and 4 opening 2, and so on.
 --
+-- As the Handbook recommends for a double round robin, an odd cycle followed by another plays
+-- the table's last two rounds in the other order (round n - 1 before round n - 2), so that no
+-- player has three games in a row with one colour where the cycles meet. Each pair of cycles is
+-- such a double round robin; where two of them meet (cycles 2 and 3) three in a row can happen.
+--
 -- The table of round r (n even, m = n - 1): board 1 pairs player n with the player p such that
 -- 2p = r + 1 (mod m), player n Black in odd rounds and White in even ones; board k (2 to n/2)
 -- pairs White ((k - 1 + (r - 1) n/2) mod m) + 1 with Black ((n - k + (r - 1) n/2) mod m) + 1.
@@ -50,25 +55,39 @@ function M.pairings(state)
     return games
   end
   local n = #players + #players % 2 -- an odd field plays on the next table, number n the bye
-  local table_games = berger(n)
   local rounds = n - 1
+  local by_round = {}
+  for r = 1, rounds do
+    by_round[r] = {}
+  end
+  for _, g in ipairs(berger(n)) do
+    table.insert(by_round[g.round], g)
+  end
   for cycle = 1, state.games_per_pair do
     local opening = nil
     if state.openings > 0 then
       opening = ((cycle - 1) // 2) % state.openings + 1
     end
-    for _, g in ipairs(table_games) do
-      local white, black = players[g.white], players[g.black]
-      if white and black then -- a game against the bye is not played
-        if cycle % 2 == 0 then
-          white, black = black, white
+    -- Whether the table's last two rounds trade places in this cycle (see above).
+    local swap = cycle % 2 == 1 and cycle < state.games_per_pair and rounds >= 3
+    for round = 1, rounds do
+      local from_table = round
+      if swap and round >= rounds - 1 then
+        from_table = 2 * rounds - 1 - round -- round n - 1 is played n - 2nd, and n - 2 last
+      end
+      for _, g in ipairs(by_round[from_table]) do
+        local white, black = players[g.white], players[g.black]
+        if white and black then -- a game against the bye is not played
+          if cycle % 2 == 0 then
+            white, black = black, white
+          end
+          table.insert(games, {
+            white = white,
+            black = black,
+            round = (cycle - 1) * rounds + round,
+            opening = opening,
+          })
         end
-        table.insert(games, {
-          white = white,
-          black = black,
-          round = (cycle - 1) * rounds + g.round,
-          opening = opening,
-        })
       end
     end
   end

@@ -9,7 +9,7 @@ arena = {}
 ---@class arena.Tournament
 ---@field name string                          told apart by name inside one database
 ---@field format? string                       "round_robin" (default), "matchmaker", "ladder", "swiss", "knockout", or a module of your folder
----@field games_per_pair? integer              round robin: games each pair plays (default 2), in cycles on the FIDE Berger tables, colours reversed every second cycle
+---@field games_per_pair? integer              round robin: games each pair plays (default 2), in cycles on the FIDE Berger tables, colours reversed every second cycle, the last two rounds of each odd cycle swapped when another cycle follows
 ---@field max_plies? integer                   draw by move limit after this many plies played from the opening position (default 200, 0 = none); an opening line's book plies do not count
 ---@field max_plies_include_book? boolean       count the book plies toward `max_plies` too (default false)
 ---@field seed? integer                        seeds random movers and random opening order
@@ -22,6 +22,7 @@ arena = {}
 ---@field budget? arena.Budget                  what the whole tournament may spend on model calls: once reached, no new game starts
 ---@field time_control? arena.TimeControl      every player's clock, unless the player has its own
 ---@field adjudication? arena.Adjudication      end games by an engine's evaluation (cutechess's rules) and judge games at the move limit; off when absent
+---@field endings? "automatic"|"claimed"        draws by the game's history: "automatic" (fivefold repetition, 75 moves; as ChessArena and LLM Chess) or "claimed" (threefold repetition and 50 moves end the game at once, as cutechess); default "claimed" when both players are engines, else "automatic"
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random|arena.Human)[] the players, each with its own name: model players, mixtures of agents, engines, random movers and people
 
 ---Where games start: FENs given inline, a book file, or Chess960 start positions. The built-in

@@ -199,7 +199,13 @@ impl<'a> Analyser<'a> {
         let final_index = plies.len();
         let draw_by_rule = matches!(
             game.termination.as_deref(),
-            Some("insufficient_material" | "fivefold_repetition" | "seventy_five_move_rule")
+            Some(
+                "insufficient_material"
+                    | "fivefold_repetition"
+                    | "seventy_five_move_rule"
+                    | "threefold_repetition"
+                    | "fifty_move_rule"
+            )
         );
         // Positions the rules settle are never searched; every other one is searched at its first
         // occurrence in the game.

@@ -8,6 +8,12 @@
 //! whose first counted move is played from the standard start position. A game that counts from
 //! another position (after book plies, or from a FEN) starts from the engine's evaluation of it,
 //! which lichess, having no book, never needs.
+//!
+//! A move that delivers mate counts in none of the figures: lichess's analysis drops the
+//! evaluation of a checkmated position (`mate 0`) before pairing each move's evaluations before
+//! and after (`makeInfos` of its `AnalysisBuilder`), so the mating move gets no entry, no
+//! judgement, no centipawn loss and no accuracy, and the game's ACPL and accuracy are means over
+//! the moves before it.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,7 +34,7 @@ const INITIAL: Score = Score::Cp(15);
 /// One player's lichess figures over a tournament.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LichessFigures {
-    /// Analysed moves the player chose.
+    /// Analysed moves the player chose (not a mating move, which lichess leaves out).
     pub moves: u64,
     /// Its moves judged `?!`, `?` and `??`.
     pub inaccuracies: u64,
@@ -70,6 +76,8 @@ pub fn game_figures(plies: &[PlyRecord], analyses: &[PlyAnalysisRecord]) -> Vec<
         .skip_while(|p| p.player == "book")
         .map_while(|p| Some((p, *by_ply.get(&p.ply)?)))
         .filter(|(p, _)| p.player != "book")
+        // The mating move: lichess has no evaluation pair for it (see the module's notes).
+        .filter(|(_, a)| !delivers_mate(a))
         .collect();
     let Some(&(first, first_analysis)) = counted.first() else {
         return Vec::new();
@@ -180,10 +188,10 @@ pub fn figures(
 }
 
 /// Lichess's judgement of one stored ply from its analysis: the score before it is lichess's
-/// 15 cp when it is played from the standard start position, else the engine's; book plies have
-/// none.
+/// 15 cp when it is played from the standard start position, else the engine's; book plies and
+/// the mating move have none.
 pub fn judgement(ply: &PlyRecord, analysis: &PlyAnalysisRecord) -> Option<LichessJudgement> {
-    if ply.player == "book" {
+    if ply.player == "book" || delivers_mate(analysis) {
         return None;
     }
     let before = if ply.fen_before == START {
@@ -193,6 +201,12 @@ pub fn judgement(ply: &PlyRecord, analysis: &PlyAnalysisRecord) -> Option<Liches
     };
     let best = analysis.best.as_deref() == Some(ply.uci.as_str());
     LichessJudgement::of(best, before, analysis.eval_after)
+}
+
+/// Whether the ply checkmates: the position after it is scored `mate 0`, the evaluation lichess
+/// leaves out of its analysis.
+fn delivers_mate(analysis: &PlyAnalysisRecord) -> bool {
+    analysis.eval_after == Score::Mate(0)
 }
 
 /// The colour that played a ply, from its position.
@@ -325,5 +339,180 @@ mod tests {
         assert!((white.accuracy - w.unwrap()).abs() < 1e-9);
         assert!((black.accuracy - b.unwrap()).abs() < 1e-9);
         assert_eq!(judgement(&plies[0], &analyses[0]), None);
+    }
+
+    /// A White-side evaluation of a position for [`lichess_reference`]: centipawns, or mate in
+    /// n moves (positive: White mates; `Mate(0)`: the side to move is checkmated).
+    #[derive(Clone, Copy, Debug)]
+    enum Ev {
+        Cp(i32),
+        Mate(i32),
+    }
+
+    /// Lichess's ACPL and accuracy of one game, both colours, written from its description and
+    /// not from this module: one White-side evaluation per position after each move, the
+    /// checkmated position's `mate 0` dropped (fishnet's `makeInfos`), the start position counted
+    /// as 15 cp; ACPL per colour over its (before, after) pairs, each side's score capped at
+    /// ±1000, losses below 0 counted as 0, the mean rounded half up; accuracy per colour as
+    /// `AccuracyPercent.gameAccuracy`: Win% `50 + 50 (2 / (1 + e^(−0.00368208 cp)) − 1)` of the
+    /// capped score, windows of (moves / 10) clamped to 2..8 positions (the first window repeated
+    /// for the first moves), weights the windows' population σ clamped to 0.5..12, a move's
+    /// accuracy `103.1668100711649 e^(−0.04354415386753951 drop) − 3.166924740191411 + 1`
+    /// clamped to 0..100 (100 without a drop), the mean of the weighted mean and the harmonic mean
+    /// (each accuracy at least 1). White moves first. Returns `[(acpl, accuracy); 2]`.
+    fn lichess_reference(after_each_move: &[Ev]) -> [(i64, f64); 2] {
+        let capped = |e: Ev| -> f64 {
+            match e {
+                Ev::Cp(c) => f64::from(c.clamp(-1000, 1000)),
+                Ev::Mate(m) if m > 0 => 1000.0,
+                Ev::Mate(_) => -1000.0,
+            }
+        };
+        let infos: Vec<Ev> = after_each_move
+            .iter()
+            .copied()
+            .filter(|e| !matches!(e, Ev::Mate(0)))
+            .collect();
+        let start = Ev::Cp(15);
+        let acpl = |white: bool| -> i64 {
+            let seq: Vec<Ev> = if white {
+                std::iter::once(start)
+                    .chain(infos.iter().copied())
+                    .collect()
+            } else {
+                infos.clone()
+            };
+            let losses: Vec<f64> = seq
+                .chunks_exact(2)
+                .map(|p| {
+                    let diff = capped(p[1]) - capped(p[0]);
+                    (if white { -diff } else { diff }).max(0.0)
+                })
+                .collect();
+            (losses.iter().sum::<f64>() / losses.len() as f64 + 0.5).floor() as i64
+        };
+        let win = |e: Ev| 50.0 + 50.0 * (2.0 / (1.0 + (-0.00368208 * capped(e)).exp()) - 1.0);
+        let wins: Vec<f64> = std::iter::once(start)
+            .chain(infos.iter().copied())
+            .map(win)
+            .collect();
+        let size = (infos.len() / 10).clamp(2, 8);
+        let sigma = |xs: &[f64]| {
+            let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+            (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64).sqrt()
+        };
+        let mut weights: Vec<f64> = Vec::new();
+        for _ in 0..size.min(wins.len()) - 2 {
+            weights.push(sigma(&wins[..size]));
+        }
+        for w in wins.windows(size) {
+            weights.push(sigma(w));
+        }
+        let weights: Vec<f64> = weights.iter().map(|w| w.clamp(0.5, 12.0)).collect();
+        let move_accuracy = |before: f64, after: f64| {
+            if after >= before {
+                100.0
+            } else {
+                let raw = 103.166_810_071_164_9
+                    * (-0.043_544_153_867_539_51 * (before - after)).exp()
+                    - 3.166_924_740_191_411;
+                (raw + 1.0).clamp(0.0, 100.0)
+            }
+        };
+        let accuracy = |white: bool| -> f64 {
+            let mut moves = Vec::new();
+            for (i, (pair, weight)) in wins.windows(2).zip(&weights).enumerate() {
+                if (i % 2 == 0) == white {
+                    let (before, after) = if white {
+                        (pair[0], pair[1])
+                    } else {
+                        (100.0 - pair[0], 100.0 - pair[1])
+                    };
+                    moves.push((move_accuracy(before, after), *weight));
+                }
+            }
+            let weighted = moves.iter().map(|(a, w)| a * w).sum::<f64>()
+                / moves.iter().map(|(_, w)| w).sum::<f64>();
+            let harmonic =
+                moves.len() as f64 / moves.iter().map(|(a, _)| 1.0 / a.max(1.0)).sum::<f64>();
+            (weighted + harmonic) / 2.0
+        };
+        [(acpl(true), accuracy(true)), (acpl(false), accuracy(false))]
+    }
+
+    #[test]
+    fn the_mating_move_counts_in_no_figure_as_in_lichess() {
+        // 1.e4 e5 2.Bc4 Nc6 3.Qh5 Nf6?? 4.Qxf7#, with hand-set evaluations; the last move mates.
+        let fens = [
+            START,
+            AFTER_E4,
+            AFTER_E5,
+            "rnbqkbnr/pppp1ppp/8/4p3/2B1P3/8/PPPP1PPP/RNBQK1NR b KQkq - 1 2",
+            "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/8/PPPP1PPP/RNBQK1NR w KQkq - 2 3",
+            "r1bqkbnr/pppp1ppp/2n5/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR b KQkq - 3 3",
+            "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
+        ];
+        let moves = ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7"];
+        // Each position's score for its side to move, after each move.
+        let after = [
+            Score::Cp(-30),
+            Score::Cp(35),
+            Score::Cp(-20),
+            Score::Cp(40),
+            Score::Cp(-30),
+            Score::Mate(1),
+            Score::Mate(0),
+        ];
+        let mut plies = Vec::new();
+        let mut analyses = Vec::new();
+        let mut before = Score::Cp(25);
+        for (i, ((fen, uci), after)) in fens.iter().zip(moves).zip(after).enumerate() {
+            let n = i as u32;
+            plies.push(ply(n, fen, uci, if i % 2 == 0 { "w" } else { "b" }));
+            analyses.push(analysis(n, before, after, uci));
+            before = after;
+        }
+        // 3...Nf6 was not the engine's move (3...g6 was): a judged blunder.
+        analyses[5].best = Some("g7g6".into());
+        // The same evaluations from White's side, as lichess stores them.
+        let white_side: Vec<Ev> = after
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let sign = if i % 2 == 0 { -1 } else { 1 };
+                match *s {
+                    Score::Cp(c) => Ev::Cp(sign * c),
+                    Score::Mate(0) => Ev::Mate(0),
+                    Score::Mate(m) => Ev::Mate(sign * m),
+                }
+            })
+            .collect();
+        let [(white_acpl, white_accuracy), (black_acpl, black_accuracy)] =
+            lichess_reference(&white_side);
+        // By hand: White loses 0 (15 → 30), 15 (35 → 20) and 10 (40 → 30): 25 / 3 → 8 (with
+        // the mate as a fourth move of no loss it would be 25 / 4 → 6). Black loses 5, 20 and
+        // 970 (30 → 1000): 995 / 3 → 332.
+        assert_eq!((white_acpl, black_acpl), (8, 332));
+        let figures = game_figures(&plies, &analyses);
+        let [white, black] = &figures[..] else {
+            panic!("{figures:?}")
+        };
+        assert_eq!((white.moves, black.moves), (3, 3));
+        assert_eq!((white.acpl, black.acpl), (white_acpl, black_acpl));
+        assert!(
+            (white.accuracy - white_accuracy).abs() < 1e-9,
+            "{} vs lichess {white_accuracy}",
+            white.accuracy
+        );
+        assert!(
+            (black.accuracy - black_accuracy).abs() < 1e-9,
+            "{} vs lichess {black_accuracy}",
+            black.accuracy
+        );
+        assert_eq!(judgement(&plies[6], &analyses[6]), None);
+        assert_eq!(
+            judgement(&plies[5], &analyses[5]),
+            Some(LichessJudgement::Blunder)
+        );
     }
 }

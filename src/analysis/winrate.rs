@@ -296,7 +296,9 @@ impl Classification {
             "stalemate"
             | "insufficient_material"
             | "fivefold_repetition"
-            | "seventy_five_move_rule" => Some(Classification::DrawDelivered),
+            | "seventy_five_move_rule"
+            | "threefold_repetition"
+            | "fifty_move_rule" => Some(Classification::DrawDelivered),
             "move_limit" => Some(Classification::MoveLimitReached),
             _ => None,
         }

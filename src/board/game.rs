@@ -2,8 +2,10 @@
 //! rules that shakmaty's `outcome()` leaves out (fivefold repetition, the seventy-five-move rule,
 //! a ply limit, forfeits and adjudications).
 //!
-//! Only the automatic FIDE endings are applied; threefold repetition and the fifty-move rule need a
-//! claim, and no player in the arena claims, so they are deliberately absent.
+//! Which draws end a game is a setting ([`Endings`]): the automatic FIDE endings only (fivefold
+//! repetition, the seventy-five-move rule), which is what ChessArena and LLM Chess apply, or also
+//! threefold repetition and the fifty-move rule, ending the game as soon as either can be
+//! claimed, as cutechess and fastchess play engine matches (the claim both players make).
 //!
 //! A game is standard chess or Chess960 ([`Variant`]). A Chess960 game's positions are built with
 //! shakmaty's `CastlingMode::Chess960`, so its moves are written in UCI with castling as the king
@@ -25,6 +27,38 @@ const SEVENTY_FIVE_MOVES_IN_PLIES: u32 = 150;
 
 /// How often a position must occur for the fivefold-repetition rule.
 const FIVEFOLD: usize = 5;
+
+/// The halfmove clock at which the fifty-move rule can be claimed (50 moves by each side).
+const FIFTY_MOVES_IN_PLIES: u32 = 100;
+
+/// How often a position must occur for threefold repetition to be claimed.
+const THREEFOLD: usize = 3;
+
+/// Which draws that depend on the game's history end a game.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Endings {
+    /// The automatic FIDE endings only: fivefold repetition and the seventy-five-move rule (as
+    /// ChessArena and LLM Chess play; no player ever claims a draw).
+    #[default]
+    Automatic,
+    /// Threefold repetition and the fifty-move rule end the game the moment they can be claimed,
+    /// as if both players always claimed: cutechess's and fastchess's rule for engine games. A
+    /// mate or stalemate on the move that reaches either still decides the game.
+    Claimed,
+}
+
+impl Endings {
+    /// The setting's name in scripts and in the book (`automatic`, `claimed`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Endings::Automatic => "automatic",
+            Endings::Claimed => "claimed",
+        }
+    }
+}
 
 /// Why a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,11 +102,15 @@ pub enum Termination {
     AdjudicationDraw,
     /// A person resigned (through `arena serve`'s play page).
     Resignation,
+    /// The same position occurred for the third time, under [`Endings::Claimed`].
+    ThreefoldRepetition,
+    /// 50 moves by each side without a capture or a pawn move, under [`Endings::Claimed`].
+    FiftyMoveRule,
 }
 
 impl Termination {
     /// Every termination, in declaration order.
-    pub const ALL: [Termination; 16] = [
+    pub const ALL: [Termination; 18] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::InsufficientMaterial,
@@ -89,6 +127,8 @@ impl Termination {
         Termination::AdjudicationResign,
         Termination::AdjudicationDraw,
         Termination::Resignation,
+        Termination::ThreefoldRepetition,
+        Termination::FiftyMoveRule,
     ];
 
     /// The stable snake_case name used in storage and in Lua.
@@ -110,6 +150,8 @@ impl Termination {
             Termination::AdjudicationResign => "adjudication_resign",
             Termination::AdjudicationDraw => "adjudication_draw",
             Termination::Resignation => "resignation",
+            Termination::ThreefoldRepetition => "threefold_repetition",
+            Termination::FiftyMoveRule => "fifty_move_rule",
         }
     }
 
@@ -444,6 +486,8 @@ pub struct Game {
     max_plies: u32,
     /// Plies at the start that the move limit does not count (an opening line from a book).
     book_plies: u32,
+    /// Which history-dependent draws end the game.
+    endings: Endings,
     end: Option<GameEnd>,
 }
 
@@ -552,8 +596,61 @@ impl Game {
             san: Arc::default(),
             max_plies,
             book_plies: 0,
+            endings: Endings::Automatic,
             end: None,
         })
+    }
+
+    /// Plays the game under `endings` (the default is [`Endings::Automatic`]); see
+    /// [`Game::set_endings`].
+    #[must_use]
+    pub fn with_endings(mut self, endings: Endings) -> Game {
+        self.set_endings(endings);
+        self
+    }
+
+    /// Plays the rest of the game under `endings`, and applies them to the current position at
+    /// once: a start position whose halfmove clock already allows a claim ends the game before
+    /// any move under [`Endings::Claimed`], as cutechess ends it, and so does a replayed game
+    /// whose last stored move reached a claim (a run killed before it recorded the end). Moves
+    /// replayed before the setting (under the default, which ends no game earlier) are kept.
+    pub fn set_endings(&mut self, endings: Endings) {
+        self.endings = endings;
+        if self.end.is_none() {
+            self.end = self.detect_end();
+        }
+    }
+
+    /// Which history-dependent draws end the game.
+    pub fn endings(&self) -> Endings {
+        self.endings
+    }
+
+    /// The draw a player could claim in the current position, whatever the game's [`Endings`]:
+    /// [`Termination::FiftyMoveRule`] when the halfmove clock is at least 100 and
+    /// [`Termination::ThreefoldRepetition`] when the position has occurred three times (the
+    /// fifty-move rule first, as cutechess checks it), or `None` (also in a mate or stalemate).
+    pub fn claimable_draw(&self) -> Option<Termination> {
+        let pos = &self.position;
+        if pos.is_checkmate() || pos.is_stalemate() {
+            return None;
+        }
+        if pos.halfmoves() >= FIFTY_MOVES_IN_PLIES {
+            Some(Termination::FiftyMoveRule)
+        } else if self.occurrences() >= THREEFOLD {
+            Some(Termination::ThreefoldRepetition)
+        } else {
+            None
+        }
+    }
+
+    /// How often the current position has occurred in the game, this time included.
+    fn occurrences(&self) -> usize {
+        let current = self
+            .hashes
+            .last()
+            .expect("the start position is always hashed");
+        self.hashes.iter().filter(|h| *h == current).count()
     }
 
     /// The first `plies` plies of the game are an opening line (book plies): the move limit
@@ -718,16 +815,18 @@ impl Game {
     }
 
     /// The end-of-game rules, in precedence order: a mate on the 150th halfmove still wins, and
-    /// every rule beats the arbitrary ply limit.
+    /// every rule beats the arbitrary ply limit. Under [`Endings::Claimed`] the claimable draws
+    /// come after mate, stalemate and insufficient material (cutechess's order: mate, stalemate,
+    /// material, fifty moves, threefold), and being reached first they leave the automatic ones
+    /// nothing to end.
     fn detect_end(&self) -> Option<GameEnd> {
         let pos = &self.position;
-        let termination = immediate_end(pos).or_else(|| {
-            let current = self
-                .hashes
-                .last()
-                .expect("the start position is always hashed");
-            let occurrences = self.hashes.iter().filter(|h| *h == current).count();
-            if occurrences >= FIVEFOLD {
+        let claimed = || match self.endings {
+            Endings::Claimed => self.claimable_draw(),
+            Endings::Automatic => None,
+        };
+        let termination = immediate_end(pos).or_else(claimed).or_else(|| {
+            if self.occurrences() >= FIVEFOLD {
                 Some(Termination::FivefoldRepetition)
             } else if self.max_plies != 0 && self.counted_plies() >= self.max_plies {
                 Some(Termination::MoveLimit)
@@ -948,6 +1047,189 @@ mod tests {
         let end = game.end().unwrap();
         assert_eq!(end.termination, Termination::FivefoldRepetition);
         assert_eq!(game.ply(), 16);
+    }
+
+    #[test]
+    fn claimed_endings_end_a_knight_shuffle_at_the_third_occurrence() {
+        let cycle = ["g1f3", "g8f6", "f3g1", "f6g8"];
+        let mut game = Game::new(None, 0).unwrap().with_endings(Endings::Claimed);
+        play_all(&mut game, &cycle);
+        assert!(game.end().is_none(), "the start position twice is no claim");
+        play_all(&mut game, &cycle);
+        let end = game.end().unwrap();
+        assert_eq!(end.termination, Termination::ThreefoldRepetition);
+        assert_eq!(end.result, Some(GameResult::Draw));
+        assert_eq!(game.ply(), 8);
+        // The same moves under the automatic endings go on: the fifth occurrence ends them.
+        let mut game = Game::new(None, 0).unwrap();
+        play_all(&mut game, &cycle);
+        play_all(&mut game, &cycle);
+        assert!(game.end().is_none());
+        assert_eq!(
+            game.claimable_draw(),
+            Some(Termination::ThreefoldRepetition)
+        );
+    }
+
+    #[test]
+    fn claimed_endings_end_at_the_hundredth_halfmove_but_mate_still_wins() {
+        let fen = "7k/8/8/8/8/8/R7/K7 w - - 99 80";
+        let mut game = Game::new(Some(fen), 0)
+            .unwrap()
+            .with_endings(Endings::Claimed);
+        play_all(&mut game, &["a2b2"]);
+        assert_eq!(game.end().unwrap().termination, Termination::FiftyMoveRule);
+        assert_eq!(game.ply(), 1);
+        let mut game = Game::new(Some(fen), 0).unwrap();
+        play_all(&mut game, &["a2b2"]);
+        assert!(game.end().is_none());
+        // A pawn move resets the clock: no claim.
+        let mut game = Game::new(Some("7k/8/8/8/8/8/P7/K7 w - - 99 80"), 0)
+            .unwrap()
+            .with_endings(Endings::Claimed);
+        play_all(&mut game, &["a2a3"]);
+        assert!(game.end().is_none());
+        // Mate delivered on the 100th halfmove wins (cutechess looks for mate first).
+        let mut game = Game::new(Some("6k1/R7/6K1/8/8/8/8/8 w - - 99 100"), 0)
+            .unwrap()
+            .with_endings(Endings::Claimed);
+        play_all(&mut game, &["a7a8"]);
+        assert_eq!(game.end().unwrap().termination, Termination::Checkmate);
+        // A start whose clock already allows the claim ends before any move.
+        let game = Game::new(Some("7k/8/8/8/8/8/R7/K7 w - - 100 80"), 0)
+            .unwrap()
+            .with_endings(Endings::Claimed);
+        assert_eq!(game.end().unwrap().termination, Termination::FiftyMoveRule);
+        assert_eq!(game.ply(), 0);
+    }
+
+    /// The ending of `moves` from `fen` under `endings`, for python-chess to check: the ply it
+    /// ended at and how.
+    fn ending_of(fen: &str, moves: &[String], endings: Endings) -> (usize, Option<Termination>) {
+        let mut game = Game::new(Some(fen), 0).unwrap().with_endings(endings);
+        for (i, m) in moves.iter().enumerate() {
+            if game.end().is_some() {
+                return (i, game.end().map(|e| e.termination));
+            }
+            game.play_uci(m).unwrap();
+        }
+        (moves.len(), game.end().map(|e| e.termination))
+    }
+
+    /// Random games from sparse positions (where random play repeats itself and lets the clocks
+    /// run), each under both settings, checked against python-chess: the game ends at the first
+    /// position where python-chess finds mate, stalemate or insufficient material, then (under
+    /// `claimed`) `is_fifty_moves()` or `is_repetition(3)`, then the seventy-five-move rule or
+    /// fivefold repetition, and by that rule.
+    #[test]
+    fn endings_agree_with_python_chess_on_random_games() {
+        use rand::{RngExt, SeedableRng, rngs::StdRng};
+        let test = "endings_agree_with_python_chess_on_random_games";
+        if !crate::test_parts::python_chess(test) {
+            return;
+        }
+        let starts = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1",
+            "r3k3/8/8/8/8/8/8/4K2R w Kq - 80 60",
+            "4k3/8/3n4/8/8/3N4/8/4K3 w - - 0 1",
+            "4k3/4p3/8/8/8/8/4P3/4K3 w - - 97 70",
+            "7k/8/8/8/8/8/R7/K7 w - - 99 80",
+        ];
+        let mut rng = StdRng::seed_from_u64(38);
+        let mut cases: Vec<(String, Vec<String>)> = Vec::new();
+        for start in starts {
+            for _ in 0..25 {
+                // Play up to 400 random plies under the automatic endings (which end last).
+                let mut game = Game::new(Some(start), 0).unwrap();
+                let mut moves = Vec::new();
+                while game.end().is_none() && moves.len() < 400 {
+                    let legal = game.position().legal_moves();
+                    let mv = legal[rng.random_range(0..legal.len())];
+                    moves.push(game.play(&mv).uci);
+                }
+                cases.push((start.to_owned(), moves));
+            }
+        }
+        let input: String = cases
+            .iter()
+            .map(|(fen, moves)| format!("{fen};{}\n", moves.join(" ")))
+            .collect();
+        let script = r#"
+import sys, chess
+def end(board, claimed):
+    if board.is_checkmate(): return "checkmate"
+    if board.is_stalemate(): return "stalemate"
+    if board.is_insufficient_material(): return "insufficient_material"
+    if claimed:
+        if board.is_fifty_moves(): return "fifty_move_rule"
+        if board.is_repetition(3): return "threefold_repetition"
+    if board.is_seventyfive_moves(): return "seventy_five_move_rule"
+    if board.is_fivefold_repetition(): return "fivefold_repetition"
+    return None
+for line in sys.stdin:
+    fen, moves = line.rstrip("\n").split(";")
+    moves = moves.split()
+    out = []
+    for claimed in (False, True):
+        board = chess.Board(fen)
+        ply, why = len(moves), None
+        for i in range(len(moves) + 1):
+            why = end(board, claimed)
+            if why is not None or i == len(moves):
+                ply = i
+                break
+            board.push_uci(moves[i])
+        out.append(f"{ply} {why}")
+    print(";".join(out))
+"#;
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+        }
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success());
+        let lines: Vec<String> = String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(lines.len(), cases.len());
+        let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+        for ((fen, moves), line) in cases.iter().zip(&lines) {
+            let ours: Vec<String> = [Endings::Automatic, Endings::Claimed]
+                .into_iter()
+                .map(|endings| {
+                    let (ply, why) = ending_of(fen, moves, endings);
+                    let why = why.map_or("None", Termination::as_str);
+                    *seen
+                        .entry(format!("{}: {why}", endings.as_str()))
+                        .or_default() += 1;
+                    format!("{ply} {why}")
+                })
+                .collect();
+            assert_eq!(ours.join(";"), *line, "{fen} {}", moves.join(" "));
+        }
+        // The sample reaches every rule the settings add or keep.
+        for rule in [
+            "claimed: threefold_repetition",
+            "claimed: fifty_move_rule",
+            "automatic: fivefold_repetition",
+            "automatic: seventy_five_move_rule",
+        ] {
+            assert!(seen.contains_key(rule), "no game ended by {rule}: {seen:?}");
+        }
     }
 
     #[test]

@@ -34,8 +34,8 @@ use std::{io, path::PathBuf};
 pub use book::{Opening, parse_opening_fen, parse_pgn_openings, read_epd, read_pgn_openings};
 pub use eco::{EcoTable, NamedOpening};
 pub use game::{
-    CHESS960_POSITIONS, Game, GameEnd, GameResult, MoveError, PlayedMove, Termination, UnknownName,
-    Variant, chess960_fen, chess960_position, position_from_fen, uci_of,
+    CHESS960_POSITIONS, Endings, Game, GameEnd, GameResult, MoveError, PlayedMove, Termination,
+    UnknownName, Variant, chess960_fen, chess960_position, position_from_fen, uci_of,
 };
 pub use notation::{
     ExtractError, ExtractErrorKind, ExtractRule, Extracted, Notation, Pick, Scope, SearchRule,

@@ -107,6 +107,8 @@ fn standard_termination(termination: Termination, result: Option<GameResult>) ->
         | Termination::InsufficientMaterial
         | Termination::FivefoldRepetition
         | Termination::SeventyFiveMoveRule
+        | Termination::ThreefoldRepetition
+        | Termination::FiftyMoveRule
         | Termination::Resignation => "normal",
         Termination::Forfeit
         | Termination::TooManyWrongActions

@@ -38,7 +38,8 @@ pub(super) struct Args {
                          1000 games each, Algorithm 1; -122.27 +/- 23.03 (95 %)"
     )]
     anchor_source: String,
-    /// Drawn games added to every pair that met (keeps a sweep finite).
+    /// Drawn games the ladder fit adds to every pair that met, the same number whatever the pair
+    /// played (keeps a sweep finite).
     #[arg(long, default_value_t = 1.0)]
     virtual_draws: f64,
     /// The machine and duration of the run, for the file's reader.

@@ -42,8 +42,8 @@ pub(super) struct Args {
     #[arg(long, value_name = "ANCHOR=RATING[±SE]")]
     ladder: Option<leaderboard::ladder::Anchor>,
     /// Drawn games the ladder and Bradley–Terry fits add to every pair that met (0: the pure MLE,
-    /// which has no finite rating for a player who won or lost every game). Default: 1 for the
-    /// ladder; for Bradley–Terry a quarter per game of the pair, at most 1.
+    /// which has no finite rating for a player who won or lost every game). Default: 1 per pair
+    /// for the ladder; for Bradley–Terry 0.1 per game of the pair, at most 0.5.
     #[arg(long)]
     virtual_draws: Option<f64>,
     /// Hold this player at this Elo in the Bradley–Terry table, as `NAME=ELO` or `NAME=ELO±SE`
@@ -136,7 +136,7 @@ pub(super) fn run(args: Args) -> Result<u8> {
             let mut table = leaderboard::ladder::ladder_table(
                 &store.games(t.id)?,
                 anchor,
-                virtual_draws.unwrap_or(1.0),
+                virtual_draws.unwrap_or_else(ladder_virtual_draws),
             )
             .with_context(|| format!("ladder of tournament `{}`", t.name))?;
             table.set_tournament(&t.name);
@@ -145,4 +145,57 @@ pub(super) fn run(args: Args) -> Result<u8> {
     }
     write_stdout(&report::render(&tables, format))?;
     Ok(0)
+}
+
+/// The ladder's virtual draws when `--virtual-draws` is not given: the regularised fit's.
+fn ladder_virtual_draws() -> f64 {
+    arena::rating::ladder::LadderConfig::regularised("", 0.0).virtual_draws
+}
+
+#[cfg(test)]
+mod tests {
+    use arena::rating::bradley_terry::VirtualDraws;
+    use clap::CommandFactory;
+
+    /// The number written in `text` right after `marker`.
+    fn number_after(text: &str, marker: &str) -> f64 {
+        let rest = &text[text
+            .find(marker)
+            .unwrap_or_else(|| panic!("no `{marker}` in {text}"))
+            + marker.len()..];
+        let digits: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        digits
+            .trim_end_matches('.')
+            .parse()
+            .unwrap_or_else(|_| panic!("no number after `{marker}` in {text}"))
+    }
+
+    /// The help of `--virtual-draws` states the defaults the fits use: read back from the help
+    /// text and compared with what the code gives a pair of one game and of a hundred.
+    #[test]
+    fn the_virtual_draws_help_states_the_defaults_the_fits_use() {
+        let command = super::super::Cli::command();
+        let leaderboard = command.find_subcommand("leaderboard").unwrap();
+        let arg = leaderboard
+            .get_arguments()
+            .find(|a| a.get_id() == "virtual_draws")
+            .unwrap();
+        let help = arg
+            .get_long_help()
+            .or(arg.get_help())
+            .unwrap()
+            .to_string()
+            .replace('\n', " ");
+        let ladder = number_after(&help, "Default: ");
+        let share = number_after(&help, "for Bradley–Terry ");
+        let cap = number_after(&help, "at most ");
+        assert_eq!(ladder, super::ladder_virtual_draws(), "{help}");
+        let default = VirtualDraws::DEFAULT;
+        assert_eq!(default.for_pair(1.0), share, "{help}");
+        assert_eq!(default.for_pair(2.0), 2.0 * share, "{help}");
+        assert_eq!(default.for_pair(100.0), cap, "{help}");
+    }
 }

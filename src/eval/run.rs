@@ -201,6 +201,7 @@ pub async fn run(options: EvalOptions, host: &dyn EvalHost) -> Result<EvalSummar
             time_control: None,
             prices: Default::default(),
             adjudication: None,
+            endings: None,
         },
         players: spec.players.clone(),
         defined_at: spec.defined_at.clone(),

@@ -275,6 +275,19 @@ fn check_end(board: &Game, result: GameResult, termination: Termination) -> Resu
         Termination::FivefoldRepetition,
         Termination::SeventyFiveMoveRule,
     ];
+    // A claimed draw (no record imported today carries one): the final position must allow it.
+    if matches!(
+        termination,
+        Termination::ThreefoldRepetition | Termination::FiftyMoveRule
+    ) {
+        return if board.claimable_draw() == Some(termination) && result == GameResult::Draw {
+            Ok(())
+        } else {
+            Err(format!(
+                "the record says {result} by {termination}, but the final position is not one"
+            ))
+        };
+    }
     if on_the_board.contains(&termination) {
         return Err(format!(
             "the record says {result} by {termination}, but the final position is not one"

@@ -197,6 +197,9 @@ async fn play_inner(
                 .map_err(|e| replay(format!("stored ply {} (`{}`)", ply.ply, ply.uci), e.into()))?;
         }
     }
+    // The endings apply from here on: stored plies are replayed under the automatic ones, which
+    // end no game earlier, so a game begun before an upgrade that changed its rule still replays.
+    game.set_endings(rules.spec().endings_of(&row.white, &row.black));
     lease.mark_game_started(rules.hash(), rules.number())?;
     let mut adjudication = match env.adjudication.as_deref() {
         Some(a) => {

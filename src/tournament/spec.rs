@@ -69,6 +69,13 @@ pub struct TournamentSettings {
     /// move limit); off when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjudication: Option<super::adjudicate::AdjudicationSpec>,
+    /// Which draws end a game besides mate, stalemate and insufficient material: `automatic`
+    /// (fivefold repetition and the seventy-five-move rule, as ChessArena and LLM Chess) or
+    /// `claimed` (threefold repetition and the fifty-move rule at once, as cutechess plays).
+    /// When absent, each game's own: `claimed` for an engine match (both players UCI engines),
+    /// `automatic` for every other game ([`TournamentSpec::endings_of`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endings: Option<crate::board::Endings>,
 }
 
 /// A spending limit on model calls (`budget = { usd = 20, tokens = 5e6 }`), on a player or the
@@ -1208,6 +1215,20 @@ impl TournamentSpec {
     /// The player named `name`.
     pub fn player(&self, name: &str) -> Option<&PlayerSpec> {
         self.players.iter().find(|p| p.name() == name)
+    }
+
+    /// The endings a game between `white` and `black` is played under: the tournament's
+    /// `endings` when set; else cutechess's (`claimed`) when both players are UCI engines, which
+    /// is an engine match as cutechess and fastchess play it, and the automatic FIDE endings
+    /// otherwise, as both anchors (ChessArena, LLM Chess) play every game with a model, a random
+    /// mover or a person in it.
+    pub fn endings_of(&self, white: &str, black: &str) -> crate::board::Endings {
+        let engine = |name: &str| matches!(self.player(name), Some(PlayerSpec::Engine(_)));
+        match self.settings.endings {
+            Some(endings) => endings,
+            None if engine(white) && engine(black) => crate::board::Endings::Claimed,
+            None => crate::board::Endings::Automatic,
+        }
     }
 
     /// The clock the player named `name` plays on: its own time control, else the

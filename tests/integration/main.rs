@@ -20,6 +20,7 @@ mod common;
 mod datasets;
 mod debian_engines;
 mod docs;
+mod endings;
 mod engine_faults;
 mod errors;
 mod eval;

@@ -889,18 +889,114 @@ fn a_round_robin_follows_the_berger_tables_for_3_to_16_players() {
             })
             .collect();
         assert_eq!(round_robin_rounds(n, 1), expected, "{n} players");
-        // The second cycle is the first with colours reversed, in the same order.
+        // The second cycle is the table with colours reversed, in the table's order; the first
+        // plays the table's last two rounds in the other order (the Handbook's recommendation
+        // for a double round robin).
         let double = round_robin_rounds(n, 2);
         let cycle = (even - 1) as u32;
         assert_eq!(double.len() as u32, 2 * cycle, "{n} players");
         for (r, boards) in &expected {
             let reversed: Vec<(usize, usize)> = boards.iter().map(|&(w, b)| (b, w)).collect();
-            assert_eq!(double[r], *boards, "{n} players, round {r}");
+            let played_in = if cycle >= 3 && *r >= cycle - 1 {
+                2 * cycle - 1 - r
+            } else {
+                *r
+            };
+            assert_eq!(double[&played_in], *boards, "{n} players, round {r}");
             assert_eq!(
                 double[&(r + cycle)],
                 reversed,
                 "{n} players, round {}",
                 r + cycle
+            );
+        }
+    }
+}
+
+/// The Berger table for `n` (even) numbers by a second route, the arithmetic of the Handbook's
+/// tables rather than their rotation: in round r, players i and j below n meet when
+/// i + j = r + 1 (mod n − 1), White the one from which the other is an odd number of steps
+/// further round the circle ((j − i) mod (n − 1) odd); player n meets the p with
+/// 2p = r + 1 (mod n − 1), Black in odd rounds and White in even ones. Boards are sorted.
+fn berger_by_sums(n: usize) -> Vec<Vec<(usize, usize)>> {
+    let m = n - 1;
+    (1..=m)
+        .map(|r| {
+            let mut boards = Vec::new();
+            for p in 1..n {
+                if (2 * p) % m == (r + 1) % m {
+                    boards.push(if r % 2 == 1 { (p, n) } else { (n, p) });
+                }
+            }
+            for i in 1..n {
+                for j in i + 1..n {
+                    if (i + j) % m == (r + 1) % m {
+                        boards.push(if (j - i) % m % 2 == 1 { (i, j) } else { (j, i) });
+                    }
+                }
+            }
+            boards.sort_unstable();
+            boards
+        })
+        .collect()
+}
+
+#[test]
+fn a_double_round_robin_swaps_the_first_cycles_last_two_rounds_as_the_handbook_recommends() {
+    // The Handbook's table for 8 players, rounds 6 and 7, as printed.
+    let eight = berger_by_sums(8);
+    let sorted = |mut v: Vec<(usize, usize)>| {
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(eight[5], sorted(vec![(8, 7), (1, 6), (2, 5), (3, 4)]));
+    assert_eq!(eight[6], sorted(vec![(4, 8), (5, 3), (6, 2), (7, 1)]));
+    // The two constructions agree.
+    for even in [4, 6, 8, 10, 16] {
+        let rotated: Vec<Vec<(usize, usize)>> = fide_berger(even).into_iter().map(sorted).collect();
+        assert_eq!(berger_by_sums(even), rotated, "{even}");
+    }
+    for n in 3..=10 {
+        let even = n + n % 2;
+        let table = berger_by_sums(even);
+        let m = even - 1;
+        // Cycle 1: the table's rounds 1 .. m − 2, then m, then m − 1; cycle 2: the table in
+        // order, colours reversed. Games against the bye (number n + 1 of an odd field) dropped.
+        let mut order: Vec<usize> = (0..m).collect();
+        order.swap(m - 2, m - 1);
+        let mut expected: Vec<Vec<(usize, usize)>> =
+            order.iter().map(|&r| table[r].clone()).collect();
+        expected.extend(
+            table
+                .iter()
+                .map(|boards| sorted(boards.iter().map(|&(w, b)| (b, w)).collect())),
+        );
+        let expected: Vec<Vec<(usize, usize)>> = expected
+            .into_iter()
+            .map(|boards| {
+                boards
+                    .into_iter()
+                    .filter(|&(w, b)| w <= n && b <= n)
+                    .collect()
+            })
+            .collect();
+        let double: Vec<Vec<(usize, usize)>> =
+            round_robin_rounds(n, 2).into_values().map(sorted).collect();
+        assert_eq!(double, expected, "{n} players");
+        // Nobody has three games in a row with one colour (a bye between two games breaks no
+        // run: the games are counted as they come).
+        for p in 1..=n {
+            let colours: String = double
+                .iter()
+                .filter_map(|boards| {
+                    boards
+                        .iter()
+                        .find_map(|&(w, b)| (w == p).then_some('W').or((b == p).then_some('B')))
+                })
+                .collect();
+            assert!(
+                !colours.contains("WWW") && !colours.contains("BBB"),
+                "{n} players: p{p} plays {colours}"
             );
         }
     }

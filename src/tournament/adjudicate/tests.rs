@@ -335,3 +335,148 @@ fn the_default_search_is_a_fixed_node_count() {
     assert_eq!(s.limits(), engine::SearchLimits::nodes(DEFAULT_NODES));
     assert_eq!(s.move_limit.unwrap().threshold_cp(), DEFAULT_LIMIT_CP);
 }
+
+/// cutechess's `GameAdjudicator::addEval` and the call before it in `ChessGame::onMoveMade`,
+/// written again from their text for [`agrees_with_cutechess_on_random_games`]: cutechess stores
+/// the resign score negated (`-resign score=N` is a threshold of −N) and counts a "win" when
+/// the mover's score is at least its negation; a move with no search (depth 0) restarts the draw
+/// count and the mover's counts and judges nothing; the draw count is restarted after a capture
+/// or pawn move before the move is counted.
+struct Cutechess {
+    draw: Option<(i64, i64, i64)>,
+    resign: Option<(i64, i64, bool)>,
+    draw_score_count: i64,
+    resign_score_count: [i64; 2],
+    win_score_count: [i64; 2],
+}
+
+impl Cutechess {
+    /// `ply_count` is the board's ply count after the move; `score` `None` is a move without a
+    /// search. Returns `Some(None)` for a draw and `Some(Some(loser))` for a resignation.
+    fn add_eval(
+        &mut self,
+        side: usize,
+        ply_count: i64,
+        reversible_move_count: i64,
+        score: Option<i64>,
+    ) -> Option<Option<usize>> {
+        if reversible_move_count == 0 {
+            self.draw_score_count = 0;
+        }
+        let Some(score) = score else {
+            self.draw_score_count = 0;
+            self.resign_score_count[side] = 0;
+            self.win_score_count[side] = 0;
+            return None;
+        };
+        if let Some((move_num, move_count, draw_score)) = self.draw {
+            if score.abs() <= draw_score {
+                self.draw_score_count += 1;
+            } else {
+                self.draw_score_count = 0;
+            }
+            if ply_count / 2 >= move_num && self.draw_score_count >= move_count * 2 {
+                return Some(None);
+            }
+        }
+        if let Some((move_count, score_cp, two_sided)) = self.resign {
+            let resign_score = -score_cp;
+            if score <= resign_score {
+                self.resign_score_count[side] += 1;
+            } else {
+                self.resign_score_count[side] = 0;
+            }
+            if score >= -resign_score {
+                self.win_score_count[side] += 1;
+            } else {
+                self.win_score_count[side] = 0;
+            }
+            if self.resign_score_count[side] >= move_count
+                && (!two_sided || self.win_score_count[1 - side] >= move_count)
+            {
+                return Some(Some(side));
+            }
+        }
+        None
+    }
+}
+
+/// Random rules and random games (scores near the thresholds, some moves without a search, some
+/// captures and pawn moves): arena's adjudicator stops each game at the same ply with the same
+/// verdict as the transcription of cutechess above.
+#[test]
+fn agrees_with_cutechess_on_random_games() {
+    use rand::{RngExt, SeedableRng, rngs::StdRng};
+    let mut rng = StdRng::seed_from_u64(38);
+    let mut verdicts = [0usize; 3];
+    for _ in 0..3000 {
+        let draw = rng.random_bool(0.7).then(|| {
+            (
+                rng.random_range(1..30_i64),
+                rng.random_range(1..6_i64),
+                rng.random_range(1..40_i64),
+            )
+        });
+        let resign = rng.random_bool(0.7).then(|| {
+            (
+                rng.random_range(1..6_i64),
+                rng.random_range(100..800_i64),
+                rng.random_bool(0.5),
+            )
+        });
+        let mut ours = Adjudicator::new(
+            resign.map(|(moves, score_cp, twosided)| ResignRule {
+                score_cp,
+                moves,
+                twosided,
+            }),
+            draw.map(|(after_move, moves, score_cp)| DrawRule {
+                after_move,
+                score_cp,
+                moves,
+            }),
+        );
+        let mut theirs = Cutechess {
+            draw,
+            resign,
+            draw_score_count: 0,
+            resign_score_count: [0; 2],
+            win_score_count: [0; 2],
+        };
+        let start_ply = rng.random_range(0..4_u32);
+        let scale = [30, 300, 1000][rng.random_range(0..3)];
+        let drift = rng.random_range(-200..200_i64);
+        let mut reversible = 0_i64;
+        for n in start_ply..start_ply + 200 {
+            let side = (n % 2) as usize;
+            let irreversible = rng.random_bool(0.1);
+            reversible = if irreversible { 0 } else { reversible + 1 };
+            let score = (!rng.random_bool(0.03)).then(|| {
+                let white = drift + rng.random_range(-scale..=scale);
+                if side == 0 { white } else { -white }
+            });
+            let verdict = ours.add(&PlyEval {
+                mover: if side == 0 {
+                    Color::White
+                } else {
+                    Color::Black
+                },
+                plies: n + 1,
+                irreversible,
+                score: score.map(|s| i32::try_from(s).unwrap()),
+            });
+            let expected = theirs.add_eval(side, i64::from(n + 1), reversible, score);
+            let as_theirs = verdict.map(|v| match v {
+                Verdict::Draw => None,
+                Verdict::Resign { loser } => Some(usize::from(loser == Color::Black)),
+            });
+            assert_eq!(as_theirs, expected, "ply {} of {draw:?} {resign:?}", n + 1);
+            if let Some(v) = expected {
+                verdicts[v.map_or(0, |loser| 1 + loser)] += 1;
+                break;
+            }
+        }
+    }
+    // Draws and resignations of both sides all occur in the sample.
+    assert!(verdicts.iter().all(|&v| v > 50), "{verdicts:?}");
+}

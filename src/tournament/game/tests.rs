@@ -283,6 +283,7 @@ async fn setup_full(
             time_control: None,
             prices: Default::default(),
             adjudication: None,
+            endings: None,
         },
         players: vec![PlayerSpec::Llm(llm.clone()), PlayerSpec::Random(random)],
         defined_at: BTreeMap::new(),
