@@ -40,7 +40,7 @@ use mlua::{
 
 use super::{
     ScriptError, api, patterns,
-    sources::{ResolvedModule, Resolver},
+    sources::{ResolvedModule, Resolver, is_file_of},
 };
 
 /// Resource limits of one Lua state.
@@ -265,6 +265,25 @@ pub(super) fn caller_location(lua: &Lua) -> Option<String> {
         })
         .flatten()
     })
+}
+
+/// Whether the Lua function that called the running library function belongs to the file of
+/// `module`.
+fn called_from(lua: &Lua, module: &str) -> bool {
+    let glue = &GLUE_CHUNK[1..];
+    (1..8)
+        .find_map(|level| {
+            lua.inspect_stack(level, |debug| {
+                let source = debug.source();
+                let short = source.short_src?;
+                if short == glue {
+                    return None;
+                }
+                Some(source.source.is_some_and(|s| is_file_of(&s, module)))
+            })
+            .flatten()
+        })
+        .unwrap_or(false)
 }
 
 /// Chunk name of the Lua glue that wraps library functions; its frames are skipped when an
@@ -539,6 +558,15 @@ fn install_require(lua: &Lua, resolver: Resolver, arena: Table) -> Result<(), Sc
         if name == "arena" {
             return Ok(Value::Table(arena.clone()));
         }
+        // A module this player replaced is its replacement, except for the replacement itself,
+        // which builds on the module it stands in for.
+        let name = match resolver.replacement(&name) {
+            Some(stand_in) if !called_from(lua, stand_in) => {
+                resolver.mark_replaced(&name);
+                stand_in.to_string()
+            }
+            _ => name,
+        };
         let loaded: Table = lua.named_registry_value(LOADED_KEY)?;
         let cached: Value = loaded.get(name.as_str())?;
         if !cached.is_nil() {

@@ -36,6 +36,7 @@ mod outage;
 mod pacing;
 mod play;
 mod progress_endpoints;
+mod prompts;
 mod ratings;
 mod readme;
 mod rejected;
