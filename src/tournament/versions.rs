@@ -218,8 +218,7 @@ pub fn table(
         let t = out.get_or_insert_with(|| {
             let mut columns = vec!["version", "tournament", "scripts"];
             columns.extend(arms.columns.iter().map(String::as_str));
-            let mut t = Table::new(format!("experiment versions: {name}"), &columns)
-                .of_kind("experiment_versions");
+            let mut t = Table::new("experiment versions", &columns).of_kind("experiment_versions");
             t.set_tournament(&name);
             t
         });

@@ -112,7 +112,7 @@ fn first_request(db: &Path, tournament: &str, player: &str) -> serde_json::Value
         .find(|g| g.white == player)
         .unwrap_or_else(|| panic!("no game with {player} as White"));
     let calls = store.llm_calls(game.id, 0).unwrap();
-    serde_json::from_str(&calls[0].request_json).unwrap()
+    serde_json::from_str(&calls[0].call.request_json).unwrap()
 }
 
 #[test]
