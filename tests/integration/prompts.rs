@@ -205,6 +205,11 @@ fn a_finished_experiment_run_again_after_its_prompt_changed_says_what_changed() 
         "{}",
         stdout(&v2)
     );
+    let report = std::fs::read_to_string(dir.path().join("t.html")).unwrap();
+    assert!(
+        report.contains("experiment versions"),
+        "the report compares the versions too"
+    );
     let think = first_request(&dir.db(), "think-in-steps@v2", "think");
     assert!(
         think["messages"][0]["content"]
