@@ -28,7 +28,7 @@ fn the_example_checks_and_arena_prompt_prints_each_arms_golden_messages() {
     let check = dir
         .arena()
         .arg("check")
-        .arg(root().join("examples/think/experiment.lua"))
+        .arg(root().join("examples/think/tournament.lua"))
         .output()
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
@@ -36,7 +36,7 @@ fn the_example_checks_and_arena_prompt_prints_each_arms_golden_messages() {
         for (scene, moves) in [("opening", None), ("middlegame", Some(RUY_LOPEZ))] {
             let mut cmd = dir.arena();
             cmd.arg("prompt")
-                .arg(root().join("examples/think/experiment.lua"))
+                .arg(root().join("examples/think/tournament.lua"))
                 .args(["--player", player]);
             if let Some(moves) = moves {
                 cmd.args(["--moves", moves]);
@@ -58,7 +58,7 @@ fn the_example_checks_and_arena_prompt_prints_each_arms_golden_messages() {
     let out = dir
         .arena()
         .arg("prompt")
-        .arg(root().join("examples/think/experiment.lua"))
+        .arg(root().join("examples/think/tournament.lua"))
         .args(["--player", "think", "--fen", fen])
         .output()
         .unwrap();
@@ -73,7 +73,7 @@ fn the_example_checks_and_arena_prompt_prints_each_arms_golden_messages() {
     let out = dir
         .arena()
         .arg("prompt")
-        .arg(root().join("examples/think/experiment.lua"))
+        .arg(root().join("examples/think/tournament.lua"))
         .args(["--player", "nobody"])
         .output()
         .unwrap();
@@ -88,13 +88,13 @@ fn the_example_checks_and_arena_prompt_prints_each_arms_golden_messages() {
 /// Copies `examples/think/` into `dir`, its players pointed at `url`, `games` games per arm.
 fn copy_example(dir: &TestDir, url: &str, games: u32) {
     let example = root().join("examples/think");
-    let script = std::fs::read_to_string(example.join("experiment.lua"))
+    let script = std::fs::read_to_string(example.join("tournament.lua"))
         .unwrap()
         .replace("http://127.0.0.1:8765/v1", url)
         .replace("games = 10", &format!("games = {games}"))
         .replace("max_plies = 40", "max_plies = 6");
     assert!(script.contains(url) && script.contains(&format!("games = {games}")));
-    dir.write("think/experiment.lua", &script);
+    dir.write("think/tournament.lua", &script);
     dir.write(
         "think/prompts/think.lua",
         &std::fs::read_to_string(example.join("prompts/think.lua")).unwrap(),
@@ -120,7 +120,7 @@ fn two_arms_differing_by_their_prompt_send_requests_that_differ_by_it_alone() {
     let fake = fake_openai(0);
     let dir = TestDir::new();
     copy_example(&dir, &fake.url, 2);
-    let out = dir.run("think/experiment.lua");
+    let out = dir.run("think/tournament.lua");
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("think vs plain:"), "{}", stdout(&out));
     let plain = first_request(&dir.db(), "think-in-steps", "plain");
@@ -149,13 +149,13 @@ fn a_finished_experiment_run_again_after_its_prompt_changed_says_what_changed() 
     let fake = fake_openai(0);
     let dir = TestDir::new();
     copy_example(&dir, &fake.url, 2);
-    let first = dir.run("think/experiment.lua");
+    let first = dir.run("think/tournament.lua");
     assert!(first.status.success(), "{}", stderr(&first));
     let verdict = |o: &std::process::Output| stdout(o).contains("think vs plain:");
     assert!(verdict(&first), "{}", stdout(&first));
 
     // Unchanged: today's behaviour, the finished result again.
-    let again = dir.run("think/experiment.lua");
+    let again = dir.run("think/tournament.lua");
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(verdict(&again), "{}", stdout(&again));
 
@@ -167,7 +167,7 @@ fn a_finished_experiment_run_again_after_its_prompt_changed_says_what_changed() 
         text.replace("three numbered steps", "two numbered steps"),
     )
     .unwrap();
-    let refused = dir.run("think/experiment.lua");
+    let refused = dir.run("think/tournament.lua");
     let err = stderr(&refused);
     assert_eq!(refused.status.code(), Some(4), "{err}");
     assert!(!verdict(&refused), "{}", stdout(&refused));
@@ -181,7 +181,7 @@ fn a_finished_experiment_run_again_after_its_prompt_changed_says_what_changed() 
     assert_ne!(hashes[0], hashes[1]);
     assert!(err.contains("--new-version"), "{err}");
     assert!(
-        !err.contains("experiment.lua: "),
+        !err.contains("tournament.lua: "),
         "only the prompt changed: {err}"
     );
 
@@ -190,7 +190,7 @@ fn a_finished_experiment_run_again_after_its_prompt_changed_says_what_changed() 
         .arena()
         .args([
             "run",
-            "think/experiment.lua",
+            "think/tournament.lua",
             "--db",
             "t.db",
             "--no-watch",
@@ -261,7 +261,7 @@ fn a_finished_experiment_run_again_after_its_prompt_changed_says_what_changed() 
     assert_eq!(rows[1]["tournament"], "think-in-steps@v2");
 
     // Unchanged since version 2: shown again, as any finished tournament.
-    let again = dir.run("think/experiment.lua");
+    let again = dir.run("think/tournament.lua");
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(verdict(&again), "{}", stdout(&again));
 }

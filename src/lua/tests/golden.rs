@@ -280,7 +280,7 @@ fn every_builtin_prompt_matches_its_golden_file() {
     }
     // The arms of `examples/think/` (the prompt of one replaced by `prompts/think.lua`), as
     // their games load them; `arena prompt` prints the same files (tests/integration/prompts.rs).
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/think/experiment.lua");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/think/tournament.lua");
     let generation = crate::lua::Generation::load(&example, 1).unwrap();
     for player in ["plain", "think"] {
         let binding = generation

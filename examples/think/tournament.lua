@@ -1,8 +1,8 @@
 -- Does asking the model to think in steps before it moves make it play better, and what does it
 -- cost? The arm `think` differs from the baseline `plain` in one line: its `prompt`.
 --
---   arena prompt examples/think/experiment.lua --player think   -- what it is sent, no call
---   arena run examples/think/experiment.lua                     -- play it (the local model:
+--   arena prompt examples/think/tournament.lua --player think   -- what it is sent, no call
+--   arena run examples/think/tournament.lua                     -- play it (the local model:
 --                                                                  scripts/local-llm.sh start)
 return arena.experiment {
   name = "think-in-steps",
