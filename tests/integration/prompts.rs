@@ -265,3 +265,71 @@ fn a_finished_experiment_run_again_after_its_prompt_changed_says_what_changed() 
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(verdict(&again), "{}", stdout(&again));
 }
+
+/// The file a player's `prompt` names is watched like the mode's own: saved while the
+/// tournament runs, it is the next games' words (a hot reload), and the games before keep theirs.
+#[test]
+fn a_players_prompt_file_saved_mid_run_is_the_next_games_words() {
+    const MARKER: &str = "PROMPT-RELOAD-MARKER";
+    let fake = fake_openai(150);
+    let dir = TestDir::new();
+    let think = std::fs::read_to_string(root().join("examples/think/prompts/think.lua")).unwrap();
+    let prompt = dir.write("prompts/think.lua", &think);
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "reload-prompt", games_per_pair = 20, max_plies = 4, concurrency = 1,
+  players = {{
+    arena.llm {{ name = "think", base_url = "{}", model = "fake", prompt = "prompts/think.lua" }},
+    arena.random {{ name = "random" }},
+  }},
+}}"#,
+            fake.url
+        ),
+    );
+    let mut child = dir
+        .arena()
+        .args(["run", "t.lua", "--db", "t.db"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let finished = || {
+        let Ok(store) = arena::store::Store::open_read_only(&dir.db()) else {
+            return 0;
+        };
+        let Ok(Some(t)) = store.find_tournament("reload-prompt") else {
+            return 0;
+        };
+        store.totals(t.id).map_or(0, |t| t.games_finished)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while finished() < 1 {
+        assert!(std::time::Instant::now() < deadline, "no game finished");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::fs::write(
+        &prompt,
+        think.replace("1. What does", &format!("{MARKER} 1. What does")),
+    )
+    .unwrap();
+    assert!(child.wait().unwrap().success());
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("reload-prompt").unwrap().unwrap();
+    let games = store.games(t.id).unwrap();
+    let sent = |index: usize| -> String {
+        let game = &games[index];
+        let ply = u32::from(game.white != "think");
+        store.llm_calls(game.id, ply).unwrap()[0]
+            .call
+            .request_json
+            .clone()
+    };
+    assert!(!sent(0).contains(MARKER), "the first game kept its words");
+    assert!(sent(0).contains("three numbered steps"));
+    assert!(
+        sent(games.len() - 1).contains(MARKER),
+        "the last game has the saved words"
+    );
+}
