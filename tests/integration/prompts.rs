@@ -333,3 +333,30 @@ fn a_players_prompt_file_saved_mid_run_is_the_next_games_words() {
         "the last game has the saved words"
     );
 }
+
+/// `arena check` names a prompt file that is not there at the line of the player's `prompt`.
+#[test]
+fn check_names_a_missing_prompt_file_at_its_line() {
+    let dir = TestDir::new();
+    dir.write("prompts/think.lua", "return require('prompts.blitz')\n");
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "t",
+  players = {
+    arena.llm { name = "m", base_url = "http://127.0.0.1:9/v1", model = "x",
+      prompt = "prompts/thnik.lua" },
+    arena.random { name = "r" },
+  },
+}
+"#,
+    );
+    let out = dir.arena().args(["check", "t.lua"]).output().unwrap();
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("t.lua:5: player `m`: `prompts/thnik.lua`"),
+        "{text}"
+    );
+    assert!(text.contains("did you mean `prompts.think`"), "{text}");
+}
