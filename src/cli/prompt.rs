@@ -42,10 +42,7 @@ pub(super) fn run(args: &Args) -> Result<u8> {
     let generation = match Generation::load(&args.script, 1) {
         Ok(g) => g,
         Err(errors) => {
-            eprint!("{errors}");
-            if !errors.to_string().ends_with('\n') {
-                eprintln!();
-            }
+            eprintln!("{}", errors.to_string().trim_end());
             return Ok(2);
         }
     };
@@ -66,9 +63,8 @@ pub(super) fn run(args: &Args) -> Result<u8> {
     };
     let Some(binding) = player.mode_binding() else {
         eprintln!(
-            "error: player `{}` is {} {}: it is sent no prompt",
+            "error: player `{}` ({}) plays without a play mode: it is sent no prompt",
             args.player,
-            if player.kind() == "engine" { "an" } else { "a" },
             player.kind()
         );
         return Ok(2);
