@@ -20,6 +20,9 @@ local tools = require("modes.agentic_tools")
 
 local M = {}
 
+--- The module holding this mode's words: what a player's `prompt = "..."` stands in for.
+M.prompt_module = "prompts.agentic"
+
 -- Using up `max_attempts` at a ply ends the game with LLM Chess's own termination.
 M.exhausted = "too_many_wrong_actions"
 

@@ -10,6 +10,9 @@ local grammar = require("parsers.grammar")
 
 local M = {}
 
+--- The module holding this mode's words: what a player's `prompt = "..."` stands in for.
+M.prompt_module = "prompts.blindfold"
+
 M.defaults = {
   legal_moves = false,
   notation = "uci",

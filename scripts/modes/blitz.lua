@@ -7,6 +7,9 @@ local grammar = require("parsers.grammar")
 
 local M = {}
 
+--- The module holding this mode's words: what a player's `prompt = "..."` stands in for.
+M.prompt_module = "prompts.blitz"
+
 --- Options a player may set with `options = {...}`.
 M.defaults = {
   legal_moves = true, -- list the legal moves in the prompt

@@ -20,6 +20,9 @@ local grammar = require("parsers.grammar")
 
 local M = {}
 
+--- The module holding this mode's words: what a player's `prompt = "..."` stands in for.
+M.prompt_module = "prompts.bullet"
+
 M.defaults = {
   legal_moves = true,
   history = 10,

@@ -6,6 +6,9 @@ local blitz = require("modes.blitz")
 
 local M = {}
 
+--- Its words are blitz's (a player's `prompt = "..."` stands in for them).
+M.prompt_module = blitz.prompt_module
+
 M.defaults = {}
 for key, value in pairs(blitz.defaults) do
   M.defaults[key] = value

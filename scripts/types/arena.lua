@@ -116,6 +116,8 @@ arena = {}
 ---@field rate? arena.Rate                      rate limits of this endpoint and key, shared by every player on them; requests are paced to them (and to the limits the provider's headers report)
 ---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", "agentic", or your module
 ---@field options? table                       the mode's options (see its `defaults`), and `samples = N` (1 to 32, default 1), handled by arena for any mode with one reply per attempt: N samples per attempt at the player's `temperature` (which must be above 0), the move most of them decided played (see the book's "Self-consistency voting")
+---@field prompt? string                       this player's words for its mode, e.g. "prompts/think.lua": a file of the script's folder (then the built-ins) standing in for the module the mode names as its `prompt_module` (blitz's "prompts.blitz"), so that one arm of an experiment differs from the baseline in this line
+---@field modules? table<string, string>        any module the mode requires, replaced for this player: the name as the mode requires it to the file standing in for it, e.g. { ["parsers.move"] = "parsers/lenient.lua" }; a name the mode never requires is an error
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
 ---@field on_rejected? "void"|"forfeit"         when the provider refuses a request for good (context exceeded, request rejected): the game ends void (default) or as this player's forfeit
 ---@field budget? arena.Budget                  what this player may spend: once reached, no new game of it starts
@@ -148,6 +150,8 @@ arena = {}
 ---@field synthesizer arena.Model              the model that reads the proposers' answers and writes the player's reply
 ---@field mode? string                         the play mode, as for `arena.Llm` (default "blitz")
 ---@field options? table                       the mode's options (see its `defaults`)
+---@field prompt? string                       this player's words for its mode, as for `arena.Llm`
+---@field modules? table<string, string>        modules the mode requires, replaced for this player, as for `arena.Llm`
 ---@field anchor_elo? number                   a calibrated rating, when this player anchors Elo estimates
 ---@field on_rejected? "void"|"forfeit"        when a provider refuses one of its requests for good: the game ends void (default) or as this player's forfeit
 ---@field budget? arena.Budget                  what this player may spend, all its models together
@@ -467,6 +471,7 @@ function arena.pairing.dutch(t) end
 ---@field defaults? table                      the options it understands, with defaults (arena enforces max_attempts and max_turns); a player's option must have its default's type (a number, true or false, text; text options may also take a table)
 ---@field choices? table<string, string[]>     the values a text option may take (`choices = { notation = { "uci", "san" } }`): `arena check` refuses any other, naming the closest
 ---@field exhausted? "forfeit"|"too_many_wrong_actions"   how a game ends when max_attempts are used up (default forfeit)
+---@field prompt_module? string                the module holding its words, as it requires it (blitz: "prompts.blitz"): what a player's `prompt = "..."` stands in for
 ---@field start fun(ctx: arena.TurnContext): ({role: string, content: string, images?: arena.Image[]}[] | { messages: {role: string, content: string, images?: arena.Image[]}[], request?: table, tools?: arena.Tool[] }) the messages that open each attempt: a list, or `{ messages, request, tools }` whose `request` fields are added to the request body and whose `tools` are offered to the model; a message's `images` are shown after its text
 ---@field reply fun(ctx: arena.TurnContext, text: string, calls: arena.ToolCall[]): arena.Decision reads the model's reply (and the tools it called, an empty list when none) and decides what happens next
 

@@ -10,7 +10,10 @@ use arena::{
     lua::LuaHost,
     store::{Store, TournamentRow},
     table::Table,
-    tournament::standings::{StoredExperiment, stored_experiment, stored_standings},
+    tournament::{
+        standings::{StoredExperiment, stored_experiment, stored_standings},
+        versions,
+    },
 };
 
 /// `tournaments/quickstart.lua` stores into `quickstart.db`.
@@ -79,6 +82,24 @@ pub(super) fn format_tables(store: &Store, tournament: &TournamentRow) -> Vec<Ta
             Vec::new()
         }
     }
+}
+
+/// The experiment's versions side by side (see `tournament::versions::table`), for the newest
+/// of two or more versions of an experiment; none otherwise (with a warning when they cannot be
+/// read).
+pub(super) fn versions_table(store: &Store, tournament: &TournamentRow) -> Option<Table> {
+    let (name, version) = versions::version_of(tournament);
+    let newest = versions::versions(store, &name)
+        .ok()?
+        .last()
+        .map(|(v, _)| *v);
+    if newest != Some(version) {
+        return None;
+    }
+    versions::table(store, &LuaHost, tournament).unwrap_or_else(|e| {
+        eprintln!("warning: the versions of tournament `{name}` are not compared: {e}");
+        None
+    })
 }
 
 /// `tournament`'s experiment for the report's charts, or none (with a warning when it cannot be

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use arena::{leaderboard, rating::glicko::Compat, report};
 
-use super::common::{format_tables, open_existing, select, there_are, write_stdout};
+use super::common::{
+    format_tables, open_existing, select, there_are, versions_table, write_stdout,
+};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -109,7 +111,17 @@ pub(super) fn run(args: Args) -> Result<u8> {
         format_tables: Vec::new(),
     };
     let mut tables = Vec::new();
-    for t in select(&store, tournament.as_deref())? {
+    let mut selected = select(&store, tournament.as_deref())?;
+    // A tournament named on the command line brings its later versions (`NAME@v2`, ...), so
+    // that they are compared side by side.
+    if let Some(name) = tournament.as_deref() {
+        for (version, row) in arena::tournament::versions::versions(&store, name)? {
+            if version > 1 && !selected.iter().any(|t| t.id == row.id) {
+                selected.push(row);
+            }
+        }
+    }
+    for t in selected {
         // A misspelt anchor is the user's mistake, not a property of the pool: say so loudly,
         // with the names that would do.
         let rated = leaderboard::bradley_terry::rated_in(&store, t.id)?;
@@ -132,6 +144,7 @@ pub(super) fn run(args: Args) -> Result<u8> {
             ..options.clone()
         };
         tables.extend(leaderboard::tables(&store, &t, &options)?);
+        tables.extend(versions_table(&store, &t));
         if let Some(anchor) = &ladder {
             let mut table = leaderboard::ladder::ladder_table(
                 &store.games(t.id)?,

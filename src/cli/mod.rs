@@ -1,4 +1,4 @@
-//! The command line: `arena run`, `arena check`, `arena export pgn|sft|positions|jsonl`,
+//! The command line: `arena run`, `arena check`, `arena prompt`, `arena export pgn|sft|positions|jsonl`,
 //! `arena import`, `arena leaderboard`, `arena migrate`, `arena analyze`, `arena report`, and
 //! the fine-grained evaluations: `arena eval`, `arena eval-report`,
 //! `arena rescore`, `arena score-recorded`, and `arena serve`. One file per command, each with its arguments and
@@ -9,6 +9,8 @@
 //! - 1: the run finished but left work for the next one: games set aside (`arena run`), a
 //!   tournament stopped (Ctrl-C) before the end, evaluation items still open (`arena eval`).
 //!   Running the same command again resumes them. `arena import`: a broken record was skipped.
+//! - 4: `arena run` refused a finished tournament whose scripts changed since its last game
+//!   started (its result answers the old scripts): a new name, or `--new-version`, runs it.
 //! - 130: a second Ctrl-C quit `arena run` at once; the next run resumes from the last stored ply.
 //! - 2: a fatal error (bad script, unreachable player, unusable store), or bad arguments (clap's
 //!   own code); `arena migrate`: a table of the copy does not match its source.
@@ -24,6 +26,7 @@ mod import;
 mod init;
 mod leaderboard;
 mod migrate;
+mod prompt;
 mod report;
 mod rescore;
 mod run;
@@ -50,6 +53,8 @@ enum Command {
     Run(run::Args),
     /// Check a tournament script without playing: every problem as `file:line: message`.
     Check(check::Args),
+    /// Print the messages a player would be sent at a position, without calling any model.
+    Prompt(prompt::Args),
     /// Write a first tournament that runs as it is (and, with --eject, a built-in mode to edit).
     Init(init::Args),
     /// Write stored games out.
@@ -109,6 +114,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Run(args) => run::run(args).await,
         Command::Check(args) => Ok(check::run(&args).await),
+        Command::Prompt(args) => prompt::run(&args),
         Command::Init(args) => init::run(&args).await,
         Command::Export(args) => export::run(args),
         Command::Import(args) => import::run(args),

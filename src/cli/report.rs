@@ -121,7 +121,8 @@ pub(super) fn write(store: &Store, selection: &Selection, out: &Path) -> Result<
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut selection = selection.clone();
     for t in &selection.tournaments {
-        let tables = super::common::format_tables(store, t);
+        let mut tables = super::common::format_tables(store, t);
+        tables.extend(super::common::versions_table(store, t));
         selection.format_tables.insert(t.id, tables);
         if let Some(experiment) = super::common::experiment(store, t) {
             selection.experiments.insert(t.id, experiment);

@@ -21,7 +21,7 @@ use arena::{
 };
 
 use super::{
-    common::{WorkerArgs, default_db, format_tables, write_stdout},
+    common::{WorkerArgs, default_db, format_tables, versions_table, write_stdout},
     report,
 };
 
@@ -50,6 +50,12 @@ pub(super) struct Args {
     /// take, per player and in all (the store, if it exists, lends earlier calls' lengths).
     #[arg(long)]
     dry_run: bool,
+    /// Start a new version of the tournament in the same store (stored as `NAME@v2`, then
+    /// `@v3`, ...), its games played afresh under the scripts as they are now, instead of
+    /// resuming the newest version. Needed to run a finished tournament again after its scripts
+    /// changed; `arena leaderboard` shows an experiment's versions side by side.
+    #[arg(long)]
+    new_version: bool,
     #[command(flatten)]
     workers: WorkerArgs,
 }
@@ -63,6 +69,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         report: refresh_every,
         report_out,
         dry_run,
+        new_version,
         workers,
     } = args;
     let db = db.unwrap_or_else(|| default_db(&script));
@@ -93,6 +100,7 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         concurrency,
         watch: !no_watch,
         worker: workers.worker(),
+        new_version,
     };
     let result = tournament::run(options, Arc::new(LuaHost)).await;
     if let Some(task) = refresher {
@@ -100,6 +108,10 @@ pub(super) async fn run(args: Args) -> Result<u8> {
     }
     let summary = match result {
         Ok(s) => s,
+        Err(e @ tournament::TournamentError::ScriptsChanged(_)) => {
+            eprintln!("error: {e}");
+            return Ok(SCRIPTS_CHANGED);
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(2);
@@ -118,6 +130,9 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         .find(|t| t.id == summary.tournament)
     {
         for table in format_tables(&store, &t) {
+            write_stdout(&format!("\n{}", table.to_text()))?;
+        }
+        if let Some(table) = versions_table(&store, &t) {
             write_stdout(&format!("\n{}", table.to_text()))?;
         }
     }
@@ -180,6 +195,10 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         Ok(1)
     }
 }
+
+/// The exit code of a run refused because the tournament is finished and its scripts changed
+/// since (see `tournament::versions`).
+const SCRIPTS_CHANGED: u8 = 4;
 
 /// Games listed by number before the rest of a group is only counted.
 const GAMES_LISTED: usize = 8;

@@ -76,6 +76,10 @@ pub struct Generation {
     pub modes: BTreeMap<String, String>,
     /// Effective mode options (defaults overlaid with the player's) of each LLM player.
     pub mode_options: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    /// The modules each player replaced with its `prompt` and `modules`, by player name: the
+    /// name its mode requires to the module standing in for it (players that replace nothing
+    /// are not listed).
+    pub replaced: BTreeMap<String, BTreeMap<String, String>>,
     /// The format module.
     pub format_module: String,
     /// Limits of every Lua state built from this generation.
@@ -131,6 +135,15 @@ impl Generation {
         Resolver::pinned(script_dir(&self.entry), self.sources.clone())
             .unrecorded()
             .compiled(self.compiled.clone())
+    }
+
+    /// [`Generation::resolver`] for the states of the player named `player`: with the modules
+    /// it replaced standing in.
+    pub fn resolver_for(&self, player: &str) -> Resolver {
+        match self.replaced.get(player) {
+            Some(map) => self.resolver().replacing(map.clone()),
+            None => self.resolver(),
+        }
     }
 
     /// `file:line` of a field: `path` inside the tournament table, or inside the table of the
@@ -262,10 +275,15 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
 
     let mut modes = BTreeMap::new();
     let mut mode_options = BTreeMap::new();
+    let mut replaced = BTreeMap::new();
+    let no_modules = BTreeMap::new();
     let bindings = parsed
         .defined
         .iter()
-        .filter_map(|(player, place)| Some((player.mode_binding()?, place)))
+        .filter_map(|(player, place)| {
+            let choices = player.module_choices().unwrap_or((None, &no_modules));
+            Some((player.mode_binding()?, place, choices))
+        })
         .chain(
             parsed
                 .unread_modes
@@ -276,10 +294,10 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
                         mode,
                         options,
                     };
-                    (binding, place)
+                    (binding, place, (None, &no_modules))
                 }),
         );
-    for (binding, place) in bindings {
+    for (binding, place, (prompt, chosen)) in bindings {
         let name = binding.name;
         let what = format!("player `{name}`");
         let Some(module) = mode_module(&resolver, binding.mode) else {
@@ -300,13 +318,14 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
         let at = place.at();
         // The options first, each at its own line: a mode smoke-run with a misspelt or mistyped
         // option would only fail as a follow-on of it.
-        let option_problems = match HookModule::require(&lua, &module, "play mode") {
-            Ok(hooks) => hooks.option_problems(&lua, &vote::mode_options(binding.options)),
+        let hooks = match HookModule::require(&lua, &module, "play mode") {
+            Ok(hooks) => hooks,
             Err(e) => {
                 errors.push(in_player(e, &place.key("mode").at(), name));
                 continue;
             }
         };
+        let option_problems = hooks.option_problems(&lua, &vote::mode_options(binding.options));
         if !option_problems.is_empty() {
             errors.extend(option_problems.into_iter().map(|(key, message)| {
                 let options = place.key("options");
@@ -319,8 +338,35 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
             }));
             continue;
         }
+        // A player that replaces modules of its mode gets a state of its own, whose `require`
+        // stands the replacements in (the others share one).
+        let (player_lua, player_resolver) = if prompt.is_none() && chosen.is_empty() {
+            (lua.clone(), None)
+        } else {
+            let map = match replacements(&resolver, &hooks, binding.mode, prompt, chosen) {
+                Ok(map) => map,
+                Err(problems) => {
+                    errors.extend(problems.into_iter().map(|(field, message)| {
+                        ScriptError::at(place.path(&field).at(), format!("{what}: {message}"))
+                    }));
+                    continue;
+                }
+            };
+            let player_resolver = resolver.clone().replacing(map.clone());
+            match state::new_state(player_resolver.clone(), limits) {
+                Ok(l) => {
+                    replaced.insert(name.to_string(), map);
+                    (l, Some((player_resolver, prompt)))
+                }
+                Err(e) => {
+                    errors.push(in_player(e, &at, name));
+                    continue;
+                }
+            }
+        };
+        let lua = &player_lua;
         // Loading the mode here both validates it and records its sources.
-        match ModeScript::load(&lua, &module, binding) {
+        match ModeScript::load(lua, &module, binding) {
             Ok(mode) => {
                 // A mode that holds a dialog within a ply has no single reply to vote on.
                 if let Ok(n @ 2..) = vote::samples_of(binding.options)
@@ -335,8 +381,20 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
                     ));
                 }
                 mode_options.insert(name.to_string(), mode.options().clone());
-                if let Err(e) = mode.smoke_test(binding) {
-                    errors.push(in_player(e, &at, name));
+                match mode.smoke_test(binding) {
+                    Err(e) => errors.push(in_player(e, &at, name)),
+                    Ok(()) => {
+                        if let Some((r, prompt)) = &player_resolver {
+                            errors.extend(unused_replacements(r, binding.mode, *prompt).map(
+                                |(field, message)| {
+                                    ScriptError::at(
+                                        place.path(&field).at(),
+                                        format!("{what}: {message}"),
+                                    )
+                                },
+                            ));
+                        }
+                    }
                 }
             }
             Err(e) => errors.push(in_player(e, &at, name)),
@@ -447,6 +505,7 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
         watch: resolver.disk_paths(),
         modes,
         mode_options,
+        replaced,
         format_module: format_module.expect("checked above"),
         limits,
         compiled: CompiledModules::default(),
@@ -544,6 +603,114 @@ fn in_player(e: ScriptError, player_at: &str, player: &str) -> ScriptError {
 /// A spec problem as a script error at its line.
 pub(super) fn at_line(p: SpecProblem) -> ScriptError {
     ScriptError::at(p.at, p.message)
+}
+
+/// A problem with a player's `prompt` or `modules`: the field's path in the player's table, and
+/// the message.
+type FieldProblem = (Vec<String>, String);
+
+/// The modules a player replaces, by the name the mode requires them under: its `prompt` stands
+/// in for the module the mode names as its `prompt_module`, its `modules` for theirs. Each
+/// replacement must exist (the script's folder, then the built-ins).
+fn replacements(
+    resolver: &Resolver,
+    hooks: &HookModule,
+    mode: &str,
+    prompt: Option<&str>,
+    chosen: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, Vec<FieldProblem>> {
+    let found = |written: &str| -> Result<String, String> {
+        let module = super::sources::module_name(written);
+        if resolver.exists(&module) {
+            return Ok(module);
+        }
+        let why = resolver
+            .resolve(&module)
+            .err()
+            .map_or_else(|| format!("module `{module}` not found"), |e| e.message);
+        Err(format!("`{written}`: {why}"))
+    };
+    let mut map = BTreeMap::new();
+    let mut problems = Vec::new();
+    if let Some(prompt) = prompt {
+        let field = vec!["prompt".to_string()];
+        match hooks.table().get::<Option<String>>("prompt_module") {
+            Ok(Some(words)) => match found(prompt) {
+                Ok(module) => {
+                    map.insert(words, module);
+                }
+                Err(why) => problems.push((field, why)),
+            },
+            _ => problems.push((
+                field,
+                format!(
+                    "mode `{mode}` names no `prompt_module`, so `prompt` has nothing to stand in for; replace the module it requires with `modules = {{ [\"prompts.x\"] = \"{prompt}\" }}`"
+                ),
+            )),
+        }
+    }
+    for (name, written) in chosen {
+        let required = super::sources::module_name(name);
+        let field = vec!["modules".to_string(), name.clone()];
+        if map.contains_key(&required) {
+            problems.push((
+                field,
+                format!("`{required}` is replaced by `prompt` already; give it once"),
+            ));
+            continue;
+        }
+        match found(written) {
+            Ok(module) => {
+                map.insert(required, module);
+            }
+            Err(why) => problems.push((field, why)),
+        }
+    }
+    if problems.is_empty() {
+        Ok(map)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The replacements of a player whose mode (loaded and smoke-run) never required the module
+/// they stand in for: a misspelt name, or a mode that names a `prompt_module` it does not use.
+fn unused_replacements<'a>(
+    resolver: &'a Resolver,
+    mode: &'a str,
+    prompt: Option<&'a str>,
+) -> impl Iterator<Item = FieldProblem> + 'a {
+    resolver.unused_replacements().into_iter().map(move |name| {
+        let stand_in = resolver.replacement(&name).unwrap_or_default().to_string();
+        if prompt.is_some_and(|p| super::sources::module_name(p) == stand_in) {
+            return (
+                vec!["prompt".to_string()],
+                format!(
+                    "mode `{mode}` names `{name}` as its `prompt_module` but never requires it"
+                ),
+            );
+        }
+        let (folder, _) = name.rsplit_once('.').unwrap_or(("", &name));
+        let known: Vec<String> = resolver
+            .modules_in(folder)
+            .into_iter()
+            .map(|m| {
+                if folder.is_empty() {
+                    m
+                } else {
+                    format!("{folder}.{m}")
+                }
+            })
+            .collect();
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let hint = strict::did_you_mean(&name, &known)
+            .map(|m| format!("; did you mean `{m}`?"))
+            .unwrap_or_default();
+        (
+            vec!["modules".to_string(), name.clone()],
+            format!("mode `{mode}` never requires `{name}`, so nothing is replaced{hint}"),
+        )
+    })
 }
 
 /// `blitz` means `modes.blitz` (the user's folder first, then the built-ins); a name that exists

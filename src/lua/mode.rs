@@ -57,7 +57,7 @@ impl ModeScript {
     /// When the mode no longer loads (it did when the generation was validated, so this means a
     /// resource limit or a lazily required module).
     pub fn for_game(generation: &Generation, player: ModeBinding<'_>) -> Result<Self, ScriptError> {
-        let lua = state::new_state(generation.resolver(), generation.limits)?;
+        let lua = state::new_state(generation.resolver_for(player.name), generation.limits)?;
         let module = generation.modes.get(player.name).ok_or_else(|| {
             ScriptError::bare(format!("player `{}` has no play mode", player.name))
         })?;

@@ -103,6 +103,16 @@ pub struct Resolver {
     disk_paths: Arc<Mutex<BTreeMap<String, PathBuf>>>,
     /// Bytecode of the pinned modules, when the states of a generation share it.
     compiled: Option<CompiledModules>,
+    /// Modules replaced for one player's states (see [`Resolver::replacing`]).
+    replaced: Arc<Replacements>,
+}
+
+/// The modules one player has replaced: the name as a mode requires it to the module standing
+/// in for it (`prompts.blitz` to `prompts.think`), and which of them were required so far.
+#[derive(Debug, Default)]
+struct Replacements {
+    map: BTreeMap<String, String>,
+    used: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Resolver {
@@ -114,6 +124,7 @@ impl Resolver {
             read: Some(Arc::default()),
             disk_paths: Arc::default(),
             compiled: None,
+            replaced: Arc::default(),
         }
     }
 
@@ -140,6 +151,46 @@ impl Resolver {
             compiled: Some(compiled),
             ..self
         }
+    }
+
+    /// This resolver, standing `map`'s modules in for the ones a mode requires: a player's
+    /// `prompt` and `modules` (name as required to the replacing module, both dotted). A state
+    /// built with it gives `require(name)` the replacement, except inside the replacement itself,
+    /// which gets the module it replaces (so that it can build on the built-in words).
+    pub fn replacing(self, map: BTreeMap<String, String>) -> Self {
+        Resolver {
+            replaced: Arc::new(Replacements {
+                map,
+                used: Mutex::default(),
+            }),
+            ..self
+        }
+    }
+
+    /// The module standing in for `module`, if this resolver replaces it.
+    pub fn replacement(&self, module: &str) -> Option<&str> {
+        self.replaced.map.get(module).map(String::as_str)
+    }
+
+    /// Notes that the replacement of `module` was required.
+    pub(super) fn mark_replaced(&self, module: &str) {
+        self.replaced
+            .used
+            .lock()
+            .expect("resolver lock poisoned")
+            .insert(module.to_string());
+    }
+
+    /// The replaced modules no state of this resolver has required so far: names no mode asked
+    /// for, most likely misspelt.
+    pub fn unused_replacements(&self) -> Vec<String> {
+        let used = self.replaced.used.lock().expect("resolver lock poisoned");
+        self.replaced
+            .map
+            .keys()
+            .filter(|k| !used.contains(*k))
+            .cloned()
+            .collect()
     }
 
     /// The folder user modules are looked up in.
@@ -387,6 +438,25 @@ fn check_name(module: &str) -> Result<(), ScriptError> {
         )));
     }
     Ok(())
+}
+
+/// A module as a script names it in `prompt =` or `modules = {...}`, as `require` names it: a
+/// file path (`prompts/think.lua`) loses its `.lua` and takes dots for slashes (`prompts.think`);
+/// a dotted name stays as it is.
+pub fn module_name(written: &str) -> String {
+    let trimmed = written.strip_prefix("./").unwrap_or(written);
+    let trimmed = trimmed.strip_suffix(".lua").unwrap_or(trimmed);
+    trimmed.replace('/', ".")
+}
+
+/// Whether the chunk named `source` (`@path`, as a module is loaded) is the file of `module`:
+/// what tells a replacement requiring the module it replaces.
+pub(super) fn is_file_of(source: &str, module: &str) -> bool {
+    let path = source.strip_prefix('@').unwrap_or(source);
+    let rel = module.replace('.', "/");
+    [format!("{rel}.lua"), format!("{rel}/init.lua")]
+        .iter()
+        .any(|file| path == file || path.ends_with(&format!("/{file}")))
 }
 
 /// The text of the built-in script at `rel` (`modes/blitz.lua`), as `require` would find it:

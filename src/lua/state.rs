@@ -40,7 +40,7 @@ use mlua::{
 
 use super::{
     ScriptError, api, patterns,
-    sources::{ResolvedModule, Resolver},
+    sources::{ResolvedModule, Resolver, is_file_of},
 };
 
 /// Resource limits of one Lua state.
@@ -141,6 +141,8 @@ impl Budget {
 
 /// Registry key of the table caching loaded modules.
 const LOADED_KEY: &str = "arena.loaded";
+/// Registry key of the table of modules being loaded (to refuse a loop of `require`).
+const LOADING_KEY: &str = "arena.loading";
 
 /// Creates a sandboxed state whose `require` uses `resolver`.
 ///
@@ -192,6 +194,7 @@ pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError>
     )?;
 
     lua.set_named_registry_value(LOADED_KEY, lua.create_table()?)?;
+    lua.set_named_registry_value(LOADING_KEY, lua.create_table()?)?;
     let arena = api::register(&lua)?;
     install_require(&lua, resolver, arena)?;
     lua.set_memory_limit(limits.memory_bytes)?;
@@ -265,6 +268,25 @@ pub(super) fn caller_location(lua: &Lua) -> Option<String> {
         })
         .flatten()
     })
+}
+
+/// Whether the Lua function that called the running library function belongs to the file of
+/// `module`.
+fn called_from(lua: &Lua, module: &str) -> bool {
+    let glue = &GLUE_CHUNK[1..];
+    (1..8)
+        .find_map(|level| {
+            lua.inspect_stack(level, |debug| {
+                let source = debug.source();
+                let short = source.short_src?;
+                if short == glue {
+                    return None;
+                }
+                Some(source.source.is_some_and(|s| is_file_of(&s, module)))
+            })
+            .flatten()
+        })
+        .unwrap_or(false)
 }
 
 /// Chunk name of the Lua glue that wraps library functions; its frames are skipped when an
@@ -539,6 +561,15 @@ fn install_require(lua: &Lua, resolver: Resolver, arena: Table) -> Result<(), Sc
         if name == "arena" {
             return Ok(Value::Table(arena.clone()));
         }
+        // A module this player replaced is its replacement, except for the replacement itself,
+        // which builds on the module it stands in for.
+        let name = match resolver.replacement(&name) {
+            Some(stand_in) if !called_from(lua, stand_in) => {
+                resolver.mark_replaced(&name);
+                stand_in.to_string()
+            }
+            _ => name,
+        };
         let loaded: Table = lua.named_registry_value(LOADED_KEY)?;
         let cached: Value = loaded.get(name.as_str())?;
         if !cached.is_nil() {
@@ -553,7 +584,21 @@ fn install_require(lua: &Lua, resolver: Resolver, arena: Table) -> Result<(), Sc
                 None => mlua::Error::runtime(e),
             })?;
         let chunk = load_module(lua, &module)?;
-        let value: Value = chunk.call(name.as_str())?;
+        // A module whose loading requires it again would recurse through this function until
+        // the process's stack runs out (a limit cannot stop it): refuse the loop instead.
+        let loading: Table = lua.named_registry_value(LOADING_KEY)?;
+        if loading.get::<bool>(name.as_str()).unwrap_or(false) {
+            let at = caller_location(lua)
+                .map(|at| format!("{at}: "))
+                .unwrap_or_default();
+            return Err(mlua::Error::runtime(format!(
+                "{at}module `{name}` requires itself while it loads (a loop of `require`)"
+            )));
+        }
+        loading.set(name.as_str(), true)?;
+        let value = chunk.call::<Value>(name.as_str());
+        loading.set(name.as_str(), Value::Nil)?;
+        let value = value?;
         let value = if value.is_nil() {
             Value::Boolean(true)
         } else {
@@ -751,6 +796,24 @@ mod tests {
             .eval()
             .unwrap();
         assert!(io_is_absent);
+    }
+
+    #[test]
+    fn a_loop_of_require_is_an_error_not_a_stack_overflow() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.lua"), "return require('b')").unwrap();
+        std::fs::write(dir.path().join("b.lua"), "return require('a')").unwrap();
+        let lua = new_state(Resolver::from_disk(dir.path()), Limits::default()).unwrap();
+        let err = run_chunk(&lua, "t.lua", "require('a')")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("module `a` requires itself"), "{err}");
+        assert!(err.contains("b.lua:1"), "{err}");
+        // Nothing half-loaded stays behind: the loop is refused again, the same way.
+        let again = run_chunk(&lua, "t.lua", "require('a')")
+            .unwrap_err()
+            .to_string();
+        assert!(again.contains("module `a` requires itself"), "{again}");
     }
 
     #[test]

@@ -142,6 +142,7 @@ fn a_person_is_a_strictly_checked_player() {
 mod formats;
 mod fuzz;
 mod golden;
+mod replaced;
 mod stubs;
 
 mod modes {

@@ -39,6 +39,10 @@ pub enum TournamentError {
     /// The format script failed or asked for something impossible.
     #[error("format: {0}")]
     Format(#[from] FormatError),
+    /// The tournament is finished and its scripts changed since its last game started: its
+    /// result would answer the old scripts (see [`super::versions`]).
+    #[error("{0}")]
+    ScriptsChanged(Box<super::versions::ScriptChange>),
     /// The settings could not be written as JSON for the store.
     #[error("the tournament settings cannot be stored as JSON: {0}")]
     Encode(#[from] serde_json::Error),

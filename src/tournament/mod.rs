@@ -25,6 +25,7 @@ pub mod schedule;
 pub mod spec;
 pub mod standings;
 pub mod turn;
+pub mod versions;
 pub mod vote;
 pub mod worker;
 

@@ -23,6 +23,7 @@ use super::{
     reload,
     rules::{Rules, ScriptHost},
     schedule::{self, FormatAnalysis, FormatError, FormatGame, FormatState},
+    versions,
     worker::Worker,
 };
 use crate::store::{
@@ -46,6 +47,9 @@ pub struct RunOptions {
     /// This process among the workers that share the store: a game is played by the worker
     /// that holds its lease.
     pub worker: Worker,
+    /// Start a new version of the tournament (`NAME@v2`, ...) in the store instead of resuming
+    /// the newest one: see [`super::versions`].
+    pub new_version: bool,
 }
 
 /// How a run was stopped before its schedule was complete.
@@ -117,6 +121,14 @@ pub async fn run(
         settings.seed,
     )
     .map_err(|source| TournamentError::Openings { at, source })?;
+    // Before any endpoint is contacted: a finished tournament whose scripts changed is not run
+    // again under its old name, and `--new-version` picks the next version's.
+    let stored_name = if crate::store::location_exists(&options.db) {
+        let store = Store::open(&options.db)?;
+        choose_version(&store, first.as_ref(), openings.len(), options.new_version)?
+    } else {
+        settings.name.clone()
+    };
     // Before any endpoint is contacted: a dollar budget must be measurable.
     let prices = budget::price_table(settings);
     budget::check_priced(&spec, &prices)?;
@@ -127,7 +139,7 @@ pub async fn run(
     let worker = options.worker.clone();
     let settings_json = serde_json::to_string(settings)?;
     let tournament = store.open_tournament(
-        &settings.name,
+        &stored_name,
         &options.script.display().to_string(),
         &settings_json,
     )?;
@@ -374,6 +386,78 @@ pub async fn run(
     }
     progress.finish();
     Ok(summary)
+}
+
+/// The name the run stores its tournament under: the newest version's (the script's own name
+/// when none is stored), or the next version's with `new_version`.
+///
+/// # Errors
+/// [`TournamentError::ScriptsChanged`] when the newest version is finished and its scripts
+/// changed since its last game started; a store or format failure.
+fn choose_version(
+    store: &Store,
+    current: &dyn Rules,
+    openings: usize,
+    new_version: bool,
+) -> Result<String, TournamentError> {
+    let spec = current.spec();
+    let name = &spec.settings.name;
+    let Some((version, row)) = versions::versions(store, name)?.pop() else {
+        return Ok(name.clone());
+    };
+    let change = versions::changes(store, &row, current)?;
+    if new_version {
+        let next = versions::version_name(name, version + 1);
+        let changed = change.map_or_else(
+            || "the scripts are unchanged".to_string(),
+            |c| format!("changed: {}", c.file_lines().join("; ")),
+        );
+        tracing::info!(
+            "tournament `{name}`: version {} starts as `{next}` in the same store ({changed})",
+            version + 1
+        );
+        return Ok(next);
+    }
+    let Some(change) = change else {
+        return Ok(row.name);
+    };
+    if finished(store, &row, current, openings)? {
+        return Err(TournamentError::ScriptsChanged(Box::new(change)));
+    }
+    tracing::warn!(
+        "tournament `{}`: the scripts changed since its last game started ({}); the games still to play use the new ones",
+        row.name,
+        change.file_lines().join("; ")
+    );
+    Ok(row.name)
+}
+
+/// Whether the stored tournament `row` has nothing left to play: every game finished (none void
+/// and waiting for its replay), and the format asks for no more.
+fn finished(
+    store: &Store,
+    row: &crate::store::TournamentRow,
+    current: &dyn Rules,
+    openings: usize,
+) -> Result<bool, TournamentError> {
+    let games = store.games(row.id)?;
+    let attempts = current_attempts(&games);
+    let open = |g: &&GameRow| g.status != GameStatus::Finished || g.result.as_deref() == Some("*");
+    if attempts.is_empty() || attempts.iter().any(open) {
+        return Ok(false);
+    }
+    let format = current.format().map_err(FormatError::from)?;
+    let state = FormatState {
+        analysis: format_analysis(store, row.id),
+        ..FormatState::new(
+            current.spec(),
+            attempts.into_iter().map(FormatGame::from_row).collect(),
+            openings as u32,
+            format.options().clone(),
+        )
+    };
+    let pairings = schedule::next_pairings(format.as_ref(), &state)?;
+    Ok(pairings.is_none_or(|p| p.is_empty()))
 }
 
 /// Each analysed player's totals for the format, `None` before any analysis (or when the store

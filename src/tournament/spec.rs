@@ -500,6 +500,17 @@ impl PlayerSpec {
 }
 
 impl PlayerSpec {
+    /// The modules a player that plays through a play mode has replaced for itself: its
+    /// `prompt`, and its `modules` (module as the mode requires it to the file standing in for
+    /// it); `None` for the other kinds.
+    pub fn module_choices(&self) -> Option<(Option<&str>, &BTreeMap<String, String>)> {
+        match self {
+            PlayerSpec::Llm(p) => Some((p.prompt.as_deref(), &p.modules)),
+            PlayerSpec::Moa(p) => Some((p.prompt.as_deref(), &p.modules)),
+            PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => None,
+        }
+    }
+
     /// What is wrong with this player on its own, each message naming it (empty when nothing):
     /// a model setting no request could be sent with, an empty mixture, a non-finite anchor, `samples`
     /// where they cannot be voted on (see [`super::vote`]).
@@ -807,6 +818,15 @@ pub struct LlmPlayerSpec {
     /// Options of the play mode (`legal_moves`, `history`, `max_attempts`, ...).
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
+    /// The module holding the mode's words for this player (`prompts/think.lua`), in place of
+    /// the one the mode names as its `prompt_module`: the script's folder first, then the
+    /// built-ins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Modules the mode requires, replaced for this player: the module as the mode requires it
+    /// (`parsers.move`) to the file that stands in for it (`parsers/lenient.lua`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub modules: BTreeMap<String, String>,
     /// A calibrated Elo, when this player serves as an anchor for Elo estimates.
     #[serde(default)]
     pub anchor_elo: Option<f64>,
@@ -1000,6 +1020,12 @@ pub struct MoaPlayerSpec {
     /// Options of the play mode.
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
+    /// The module holding the mode's words, as for an LLM player.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Modules the mode requires, replaced for this player, as for an LLM player.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub modules: BTreeMap<String, String>,
     /// A calibrated Elo, when this player serves as an anchor.
     #[serde(default)]
     pub anchor_elo: Option<f64>,

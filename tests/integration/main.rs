@@ -37,6 +37,7 @@ mod outage;
 mod pacing;
 mod play;
 mod progress_endpoints;
+mod prompts;
 mod ratings;
 mod readme;
 mod rejected;

@@ -278,6 +278,33 @@ fn every_builtin_prompt_matches_its_golden_file() {
             );
         }
     }
+    // The arms of `examples/think/` (the prompt of one replaced by `prompts/think.lua`), as
+    // their games load them; `arena prompt` prints the same files (tests/integration/prompts.rs).
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/think/tournament.lua");
+    let generation = crate::lua::Generation::load(&example, 1).unwrap();
+    for player in ["plain", "think"] {
+        let binding = generation
+            .spec
+            .player(player)
+            .unwrap()
+            .mode_binding()
+            .unwrap();
+        let script = ModeScript::for_game(&generation, binding).unwrap();
+        let (_, base) = mode("blitz", "");
+        let base = TurnContext {
+            options: script.options().clone(),
+            max_attempts: script.max_attempts(),
+            player: player.into(),
+            ..base
+        };
+        for scene in [OPENING, MIDDLEGAME] {
+            let ctx = turn_at(&script, &base, "blitz", scene.at);
+            add(
+                format!("examples/think/{player}/{}.txt", scene.name),
+                converse(&script, ctx, scene.replies),
+            );
+        }
+    }
     let dir = tempfile::tempdir().unwrap();
     for (task, folder, mode, options) in TASKS {
         let options: Map<String, Value> = serde_json::from_str(options).unwrap();
