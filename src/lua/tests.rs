@@ -231,6 +231,7 @@ mod modes {
             dialog: Default::default(),
             previous_dialog: Default::default(),
             reasoning: None,
+            finish_reason: None,
         };
         (script, ctx)
     }
