@@ -8,6 +8,7 @@ use arena::store::Store;
 use crate::{
     common::{TestDir, fake_openai_with, json_rows, open_store, stderr, stdout},
     ratings::{assert_valid, json_schema},
+    serve::Server,
 };
 
 /// The exit code of a run that compared no chess (`docs/src/reference/exit-codes.md`).
@@ -159,6 +160,29 @@ fn a_tournament_whose_replies_are_all_cut_off_compared_no_chess() {
     let report = std::fs::read_to_string(dir.path().join("t.html")).unwrap();
     let banner = report.find(">No chess compared<").expect("the banner");
     assert!(banner < report.find(">Overview<").expect("the overview"));
+
+    // So does `arena serve`'s leaderboard, first.
+    let t = open_store(&dir.db())
+        .find_tournament("cut")
+        .unwrap()
+        .unwrap();
+    let server = Server::start(dir.path(), "t.db", &[]);
+    let board = server.get(&format!("/tournaments/{}/leaderboard", t.id));
+    assert_eq!(board.status, 200, "{}", board.body);
+    let at = board
+        .body
+        .find("no chess compared")
+        .expect("the no-chess table");
+    assert!(
+        at < board.body.find("ratings (Glicko-1").expect("the ratings"),
+        "{}",
+        board.body
+    );
+    assert!(
+        board.body.contains("raise `max_tokens` (now 64)"),
+        "{}",
+        board.body
+    );
 }
 
 #[test]
