@@ -1284,7 +1284,7 @@ fn complete(request: &Value, server: &Server) -> Reply {
         .find(|(m, _)| m["role"] == "user")
         .is_some_and(|(_, text)| text.contains("briefly"));
     let (content, finish) = if server.think_tokens > 0 && !brief {
-        think_then(&content, server.think_tokens, &request)
+        think_then(&content, server.think_tokens, request)
     } else {
         (content, "stop")
     };

@@ -10,6 +10,8 @@ const AGENTIC_OUTCOMES: &[&str] = &[
     "move",
     "wrong_action",
     "wrong_move",
+    // A reply cut at `max_tokens` before its action.
+    "cut_off",
 ];
 
 const MAX_TURNS: usize = 3;
@@ -82,7 +84,12 @@ fn the_local_model_plays_agentic_games_and_the_llm_chess_table_prints() {
         }
         let failures = last_ply_calls
             .iter()
-            .filter(|c| matches!(c.outcome.as_deref(), Some("wrong_action" | "wrong_move")))
+            .filter(|c| {
+                matches!(
+                    c.outcome.as_deref(),
+                    Some("wrong_action" | "wrong_move" | "cut_off")
+                )
+            })
             .count();
         match termination {
             "too_many_wrong_actions" => {
