@@ -81,14 +81,11 @@ pub fn tables(
     let rated = bradley_terry::rated_in(store, tournament.id)?;
     // A tournament (or a player, an experiment's arm) that compared no chess says so first: its
     // ratings below measure no chess.
-    let mut out: Vec<Table> = crate::tournament::degenerate::ChessCompared::of(
-        &standings,
-        &players,
-        &store.moves_by_game(tournament.id)?,
-    )
-    .table()
-    .into_iter()
-    .collect();
+    let mut out: Vec<Table> =
+        crate::tournament::degenerate::ChessCompared::read(store, tournament.id)?
+            .table()
+            .into_iter()
+            .collect();
     out.push(ratings_of(&rated, &players, options));
     out.extend(bradley_terry::tables_of(&rated, &options.bradley_terry));
     out.push(standings_table(&standings));

@@ -332,15 +332,19 @@ impl Store {
     }
 
     /// Every finished game of a tournament that has a result (void games left out), with the moves
-    /// each side's model replies got played in it: what tells a game that compared no chess
+    /// each side's model replies got played in it, handed to `each` one at a time in game order
+    /// (a tournament of 100,000 games is never held): what tells a game that compared no chess
     /// (see `tournament::degenerate`).
     ///
     /// # Errors
     ///
     /// [`StoreError::Database`] on a database failure.
-    pub fn moves_by_game(&self, tournament: i64) -> Result<Vec<GameMoves>, StoreError> {
+    pub fn for_each_game_moves(
+        &self,
+        tournament: i64,
+        mut each: impl FnMut(GameMoves),
+    ) -> Result<(), StoreError> {
         let what = || format!("count the model moves of tournament {tournament}");
-        let mut out = Vec::new();
         self.conn()
             .for_each_row(
                 "SELECT g.white, g.black, g.result, g.termination,
@@ -353,7 +357,7 @@ impl Store {
                  ORDER BY g.idx",
                 params![tournament],
                 |r| {
-                    out.push(GameMoves {
+                    each(GameMoves {
                         white: r.get(0)?,
                         black: r.get(1)?,
                         result: r.get(2)?,
@@ -365,7 +369,7 @@ impl Store {
                 },
             )
             .context(what)?;
-        Ok(out)
+        Ok(())
     }
 
     /// Progress totals of a tournament, for display on resume.

@@ -165,69 +165,27 @@ pub struct ChessCompared {
 
 impl ChessCompared {
     /// The tournament's figures from its standings, its players and its games' moves.
-    pub fn of(standings: &[StandingRow], players: &[PlayerRow], games: &[GameMoves]) -> Self {
-        let models: BTreeMap<&str, &PlayerRow> = players
-            .iter()
-            .filter(|p| matches!(p.kind.as_str(), "llm" | "moa"))
-            .map(|p| (p.name.as_str(), p))
-            .collect();
-        let mut by_player: BTreeMap<&str, PlayerChess> = BTreeMap::new();
-        let mut no_move_games = 0;
+    pub fn of<'a>(
+        standings: &[StandingRow],
+        players: &[PlayerRow],
+        games: impl IntoIterator<Item = &'a GameMoves>,
+    ) -> Self {
+        let mut tally = Tally::new(players);
         for g in games {
-            let mut any = false;
-            for (me, moves, lost) in [
-                (&g.white, g.white_moves, g.result == "0-1"),
-                (&g.black, g.black_moves, g.result == "1-0"),
-            ] {
-                let Some(p) = models.get(me.as_str()) else {
-                    continue;
-                };
-                let entry = by_player
-                    .entry(me.as_str())
-                    .or_insert_with(|| empty(&p.name, &p.settings_json));
-                entry.games += 1;
-                if moves == 0 {
-                    entry.no_move_games += 1;
-                    any = true;
-                }
-                if lost
-                    && g.termination
-                        .as_deref()
-                        .is_some_and(|t| REFUSALS.contains(&t))
-                {
-                    entry.refusals += 1;
-                }
-            }
-            if any {
-                no_move_games += 1;
-            }
+            tally.add(g);
         }
-        for row in standings {
-            if let Some(p) = by_player.get_mut(row.player.as_str()) {
-                p.forfeits = row.forfeits;
-                p.cut_offs = row.cut_offs;
-                p.parse_errors = row.parse_errors;
-                p.illegal_moves = row.illegal_moves;
-                p.forbidden_reasoning = row.forbidden_reasoning;
-            }
-        }
-        ChessCompared {
-            players: by_player.into_values().collect(),
-            games: games.len() as u32,
-            no_move_games,
-        }
+        tally.finish(standings)
     }
 
-    /// [`ChessCompared::of`] read from the store.
+    /// [`ChessCompared::of`] read from the store, its games one at a time.
     ///
     /// # Errors
     /// A store failure.
     pub fn read(store: &Store, tournament: i64) -> Result<Self, StoreError> {
-        Ok(Self::of(
-            &store.standings(tournament)?,
-            &store.players(tournament)?,
-            &store.moves_by_game(tournament)?,
-        ))
+        let players = store.players(tournament)?;
+        let mut tally = Tally::new(&players);
+        store.for_each_game_moves(tournament, |g| tally.add(&g))?;
+        Ok(tally.finish(&store.standings(tournament)?))
     }
 
     /// Whether the whole tournament compared no chess: more than half of its games are a
@@ -348,6 +306,79 @@ impl ChessCompared {
             marked = true;
         }
         marked
+    }
+}
+
+/// The figures of [`ChessCompared`] as its games come, one at a time.
+struct Tally<'p> {
+    /// The model players by name.
+    models: BTreeMap<&'p str, &'p PlayerRow>,
+    by_player: BTreeMap<String, PlayerChess>,
+    games: u32,
+    no_move_games: u32,
+}
+
+impl<'p> Tally<'p> {
+    fn new(players: &'p [PlayerRow]) -> Self {
+        Tally {
+            models: players
+                .iter()
+                .filter(|p| matches!(p.kind.as_str(), "llm" | "moa"))
+                .map(|p| (p.name.as_str(), p))
+                .collect(),
+            by_player: BTreeMap::new(),
+            games: 0,
+            no_move_games: 0,
+        }
+    }
+
+    fn add(&mut self, g: &GameMoves) {
+        self.games += 1;
+        let mut any = false;
+        for (me, moves, lost) in [
+            (&g.white, g.white_moves, g.result == "0-1"),
+            (&g.black, g.black_moves, g.result == "1-0"),
+        ] {
+            let Some(p) = self.models.get(me.as_str()) else {
+                continue;
+            };
+            let entry = self
+                .by_player
+                .entry(me.clone())
+                .or_insert_with(|| empty(&p.name, &p.settings_json));
+            entry.games += 1;
+            if moves == 0 {
+                entry.no_move_games += 1;
+                any = true;
+            }
+            if lost
+                && g.termination
+                    .as_deref()
+                    .is_some_and(|t| REFUSALS.contains(&t))
+            {
+                entry.refusals += 1;
+            }
+        }
+        if any {
+            self.no_move_games += 1;
+        }
+    }
+
+    fn finish(mut self, standings: &[StandingRow]) -> ChessCompared {
+        for row in standings {
+            if let Some(p) = self.by_player.get_mut(&row.player) {
+                p.forfeits = row.forfeits;
+                p.cut_offs = row.cut_offs;
+                p.parse_errors = row.parse_errors;
+                p.illegal_moves = row.illegal_moves;
+                p.forbidden_reasoning = row.forbidden_reasoning;
+            }
+        }
+        ChessCompared {
+            players: self.by_player.into_values().collect(),
+            games: self.games,
+            no_move_games: self.no_move_games,
+        }
     }
 }
 
