@@ -88,6 +88,14 @@
 //! a prompt's list), else `get_legal_moves`. `--bad-tool-calls` opens each dialog with two bad
 //! calls, an unknown tool (`resign_game`) and then `make_move` without its `move` argument.
 //!
+//! `--think-tokens N` makes its chat answers reason at length first: about N tokens of
+//! step-by-step thinking before the fenced move. A request whose `max_tokens` (or
+//! `max_completion_tokens`) is smaller than the whole answer gets it cut after that many tokens
+//! (4 bytes each, as in `usage`), with `finish_reason: "length"` and `completion_tokens` equal to
+//! the limit, as a provider cuts a reply at its token limit: the move is never reached. A request
+//! whose last user message asks for an answer given "briefly" gets the short answer (no thinking),
+//! as a model that heeds a request to be brief. For tests of cut-off replies and the shorter retry.
+//!
 //! The HTTP/1.1 is hand-written and minimal, so that the server costs as little CPU as possible
 //! next to the arena it serves: keep-alive and pipelining, `Content-Length` request bodies only
 //! (no chunked uploads), no TLS.
@@ -172,6 +180,11 @@ struct Args {
     /// answers e2e4 three times, then d2d4 twice, then again from the start.
     #[arg(long)]
     answers: Option<String>,
+    /// Think about this many tokens before the move in chat answers; a request whose `max_tokens`
+    /// is smaller gets its answer cut there (`finish_reason: "length"`) unless its last user
+    /// message asks for a brief answer (0: no thinking).
+    #[arg(long, default_value_t = 0)]
+    think_tokens: usize,
     /// With tools: open each ply with two bad calls (an unknown tool, then make_move without its
     /// `move` argument) before playing as usual.
     #[arg(long)]
@@ -340,6 +353,8 @@ impl Limits {
 struct Server {
     rng: Mutex<StdRng>,
     blind_illegal: f64,
+    /// `--think-tokens`: thinking before the move in chat answers.
+    think_tokens: usize,
     latency: Duration,
     completions: AtomicU64,
     answers: AtomicU64,
@@ -418,6 +433,7 @@ async fn main() -> std::io::Result<()> {
     let server = Arc::new(Server {
         rng: Mutex::new(StdRng::seed_from_u64(args.seed)),
         blind_illegal: args.blind_illegal,
+        think_tokens: args.think_tokens,
         latency: Duration::from_millis(args.latency_ms),
         completions: AtomicU64::new(0),
         answers: AtomicU64::new(0),
@@ -1261,8 +1277,23 @@ fn complete(request: &Value, server: &Server) -> Reply {
         Some(Err(why)) => format!("I cannot move: {why}."),
         None => "I see no FEN in your message.".to_owned(),
     };
+    let brief = messages
+        .iter()
+        .zip(&texts)
+        .rev()
+        .find(|(m, _)| m["role"] == "user")
+        .is_some_and(|(_, text)| text.contains("briefly"));
+    let (content, finish) = if server.think_tokens > 0 && !brief {
+        think_then(&content, server.think_tokens, request)
+    } else {
+        (content, "stop")
+    };
     let prompt_tokens = texts.iter().map(String::len).sum::<usize>() / 4 + 1;
-    let completion_tokens = content.len() / 4 + 1;
+    let completion_tokens = match finish {
+        // Cut at the limit: exactly the limit was spent.
+        "length" => content.len() / 4,
+        _ => content.len() / 4 + 1,
+    };
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -1277,7 +1308,7 @@ fn complete(request: &Value, server: &Server) -> Reply {
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "finish_reason": finish,
             }],
             "usage": {
                 "prompt_tokens": prompt_tokens,
@@ -1286,6 +1317,23 @@ fn complete(request: &Value, server: &Server) -> Reply {
             },
         }),
     )
+}
+
+/// `--think-tokens`: `answer` after about `tokens` tokens of step-by-step thinking, cut after the
+/// request's `max_tokens` (4 bytes a token) when the whole is longer; with its finish reason.
+fn think_then(answer: &str, tokens: usize, request: &Value) -> (String, &'static str) {
+    const STEP: &str = "Let me think step by step about every candidate move. ";
+    let thinking = STEP.repeat((tokens * 4).div_ceil(STEP.len()));
+    let whole = format!("{thinking}\n{answer}");
+    let limit = request["max_tokens"]
+        .as_u64()
+        .or_else(|| request["max_completion_tokens"].as_u64())
+        .map(|n| n as usize * 4);
+    match limit {
+        // The text is ASCII: any byte is a char boundary.
+        Some(limit) if limit < whole.len() => (whole[..limit].to_owned(), "length"),
+        _ => (whole, "stop"),
+    }
 }
 
 /// A message's text: a string, or the text parts of a content array.

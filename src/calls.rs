@@ -87,6 +87,8 @@ pub struct StoredReply {
     pub latency_ms: u64,
     /// The tools the reply called (read again from its stored body).
     pub tool_calls: Vec<ToolCall>,
+    /// Why generation stopped, as stored (`length`: cut at the token limit).
+    pub finish_reason: Option<String>,
 }
 
 /// A reply the caller may read: it is in the store.
@@ -106,6 +108,19 @@ pub struct RecordedReply {
     pub latency_ms: u64,
     /// The tools the reply called.
     pub tool_calls: Vec<ToolCall>,
+    /// Why generation stopped, in OpenAI chat terms for every wire format (`stop`, `length`,
+    /// ...; see [`crate::llm::ChatReply::finish_reason`]), when the provider said.
+    pub finish_reason: Option<String>,
+}
+
+/// The finish reason every wire format's "cut at the token limit" is stored as: OpenAI's
+/// `length`, Anthropic's `max_tokens`, Gemini's `MAX_TOKENS` and the Responses API's
+/// `max_output_tokens` are all translated to it by `llm`.
+pub const CUT_OFF_FINISH: &str = "length";
+
+/// Whether a reply ended on its token limit (see [`CUT_OFF_FINISH`]).
+pub fn is_cut_off(finish_reason: Option<&str>) -> bool {
+    finish_reason == Some(CUT_OFF_FINISH)
 }
 
 /// The stored row of a call; for ply calls, the place its outcome goes.
@@ -174,6 +189,7 @@ pub fn replayed(stored: StoredReply) -> RecordedReply {
         row: CallRow(stored.row_id),
         latency_ms: stored.latency_ms,
         tool_calls: stored.tool_calls,
+        finish_reason: stored.finish_reason,
     }
 }
 
@@ -255,6 +271,7 @@ pub async fn record_or_replay_within(
                 row_id: Some(reused.id),
                 latency_ms: reused.latency_ms,
                 tool_calls,
+                finish_reason: reused.finish_reason,
             }));
         }
         // Nothing is paid for under a lease another worker has taken over: its reply could not
@@ -315,7 +332,7 @@ pub async fn record_or_replay_within(
                     reply_text: Some(reply.content.clone()),
                     reasoning: reply.reasoning.clone(),
                     raw_body: Some(reply.raw_body),
-                    finish_reason: reply.finish_reason,
+                    finish_reason: reply.finish_reason.clone(),
                     http_status: Some(reply.http_status),
                     prompt_tokens,
                     completion_tokens,
@@ -360,6 +377,7 @@ pub async fn record_or_replay_within(
         row,
         latency_ms: reply.latency_ms,
         tool_calls: reply.tool_calls,
+        finish_reason: reply.finish_reason,
     })
 }
 

@@ -20,12 +20,14 @@ M.defaults = {
   parser = "chessarena",
   multi_turn = true,
   grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
+  on_cut_off = "feedback", -- a reply cut at max_tokens before a move: "feedback" (as any reply without a move) or "retry_shorter" (ask for a much shorter answer)
 }
 
 --- The values a text option may take (a parser option may also be a table: see parsers/move.lua).
 M.choices = {
   notation = { "uci", "san" },
   parser = { "chessarena", "chessarena_any", "tolerant" },
+  on_cut_off = { "feedback", "retry_shorter" },
 }
 
 local INITIAL = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"

@@ -19,6 +19,7 @@ M.defaults = {
   max_attempts = 5, -- failed answers allowed per move before forfeit
   parser = "chessarena", -- see parsers/move.lua
   grammar = false, -- constrain answers to the legal moves (llama.cpp only; see parsers/grammar.lua)
+  on_cut_off = "feedback", -- a reply cut at max_tokens before a move: "feedback" (as any reply without a move) or "retry_shorter" (ask for a much shorter answer)
 }
 
 --- The values a text option may take (a parser option may also be a table: see parsers/move.lua).
@@ -26,6 +27,7 @@ M.choices = {
   notation = { "uci", "san" },
   board = { "none", "ascii", "unicode", "image" },
   parser = { "chessarena", "chessarena_any", "tolerant" },
+  on_cut_off = { "feedback", "retry_shorter" },
 }
 
 function M.start(ctx)

@@ -19,4 +19,13 @@ function F.feedback(ctx, err)
   end
 end
 
+--- What the model is told after a reply cut off at its token limit before a move, when the mode's
+--- `on_cut_off` option is "retry_shorter": the same request, asking for a much shorter answer.
+function F.shorter(ctx)
+  local notation = ctx.options.notation == "san" and "SAN" or "UCI"
+  return "Your answer was cut off at the length limit before it reached a move. Answer again much"
+    .. " more briefly: at most two short sentences, then one " .. notation
+    .. " move alone inside a ``` fenced block."
+end
+
 return F

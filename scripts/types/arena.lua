@@ -510,6 +510,7 @@ function arena.pairing.dutch(t) end
 ---@field dialog {role: string, content: string, tool_calls?: arena.ToolCall[], tool_call_id?: string}[] the messages of this ply so far (in `reply`, the reply included); a reply that called tools has `tool_calls`, a tool result (role `tool`) the `tool_call_id` it answers
 ---@field previous_dialog {role: string, content: string}[] the whole dialog of this player's previous move in this game (its final attempt, reply included); empty on its first move
 ---@field reasoning? string                    `reply` only: the reasoning the provider returned beside the answer
+---@field finish_reason? string                `reply` only: why the provider stopped generating, in OpenAI chat terms for every API (`stop`; `length` when the reply was cut at its token limit)
 
 ---@class arena.Decision
 ---@field move? string        play this move (UCI)

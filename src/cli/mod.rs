@@ -9,6 +9,9 @@
 //! - 1: the run finished but left work for the next one: games set aside (`arena run`), a
 //!   tournament stopped (Ctrl-C) before the end, evaluation items still open (`arena eval`).
 //!   Running the same command again resumes them. `arena import`: a broken record was skipped.
+//! - 3: `arena run` finished with nothing left to do, but compared no chess: an experiment's arm
+//!   or the whole tournament whose games mostly ended before a model had a move played (see
+//!   `tournament::degenerate`); the `no chess compared` table names the causes and fixes.
 //! - 4: `arena run` refused a finished tournament whose scripts changed since its last game
 //!   started (its result answers the old scripts): a new name, or `--new-version`, runs it.
 //! - 130: a second Ctrl-C quit `arena run` at once; the next run resumes from the last stored ply.
@@ -108,7 +111,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Runs one command: `Ok` carries its exit code (0 or 1, or 2 for a failure it reported itself);
+/// Runs one command: `Ok` carries its exit code (0, 1 or 3, or 2 for a failure it reported itself);
 /// an `Err` is fatal and exits with 2.
 async fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {

@@ -16,6 +16,7 @@ use arena::{
     store::Store,
     tournament::{
         self, GameError, RunOptions, Stop,
+        degenerate::{ChessCompared, NO_CHESS_VERDICT},
         dryrun::{BudgetEstimate, DryRun, Range, TOKENS_PER_MESSAGE},
     },
 };
@@ -124,18 +125,25 @@ pub(super) async fn run(args: Args) -> Result<u8> {
     let store = Store::open(&db)?;
     let rows = store.standings(summary.tournament)?;
     write_stdout(&leaderboard::standings_table(&rows).to_text())?;
+    let mut arm_without_chess = false;
     if let Some(t) = store
         .tournaments()?
         .into_iter()
         .find(|t| t.id == summary.tournament)
     {
         for table in format_tables(&store, &t) {
+            arm_without_chess |= table.kind == "experiment" && has_no_chess_verdict(&table);
             write_stdout(&format!("\n{}", table.to_text()))?;
         }
         if let Some(table) = versions_table(&store, &t) {
             write_stdout(&format!("\n{}", table.to_text()))?;
         }
     }
+    let compared = ChessCompared::read(&store, summary.tournament)?;
+    if let Some(table) = compared.table() {
+        write_stdout(&format!("\n{}", table.to_text()))?;
+    }
+    let no_chess = arm_without_chess || compared.tournament_no_chess();
     if let Some(report) = summary.analysis {
         if let Some(table) = leaderboard::analysis_table(&store, summary.tournament)? {
             write_stdout(&format!("\n{}", table.to_text()))?;
@@ -183,7 +191,17 @@ pub(super) async fn run(args: Args) -> Result<u8> {
         }
     }
     if summary.errored.is_empty() {
-        Ok(if summary.voided.is_empty() { 0 } else { 1 })
+        if !summary.voided.is_empty() {
+            return Ok(1);
+        }
+        if no_chess {
+            eprintln!(
+                "no chess compared: most games ended without a move of a model player (see the \
+                 `no chess compared` table for the causes and the likely fixes); exit code {NO_CHESS_EXIT}"
+            );
+            return Ok(NO_CHESS_EXIT);
+        }
+        Ok(0)
     } else {
         eprintln!(
             "{} game(s) were set aside and resume when you run the same command again:",
@@ -199,6 +217,21 @@ pub(super) async fn run(args: Args) -> Result<u8> {
 /// The exit code of a run refused because the tournament is finished and its scripts changed
 /// since (see `tournament::versions`).
 const SCRIPTS_CHANGED: u8 = 4;
+
+/// The exit code of a run that finished but compared no chess: an experiment's arm, or the whole
+/// tournament, whose games mostly ended before a model had a move played (see
+/// `tournament::degenerate`). Its verdicts and ratings measure no chess.
+const NO_CHESS_EXIT: u8 = 3;
+
+/// Whether an experiment's table has an arm with the verdict `no_chess`.
+fn has_no_chess_verdict(table: &arena::table::Table) -> bool {
+    let Some(verdict) = table.columns.iter().position(|c| c == "verdict") else {
+        return false;
+    };
+    table.rows.iter().any(|row| {
+        matches!(row.get(verdict), Some(arena::table::Cell::Text(v)) if v == NO_CHESS_VERDICT)
+    })
+}
 
 /// Games listed by number before the rest of a group is only counted.
 const GAMES_LISTED: usize = 8;

@@ -161,6 +161,7 @@ impl ReplySource<'_> {
                     row_id: None,
                     latency_ms: s.latency_ms,
                     tool_calls: Vec::new(),
+                    finish_reason: None,
                 });
                 let reply =
                     calls::record_or_replay(r.store, client, endpoint, slot, &request, stored)

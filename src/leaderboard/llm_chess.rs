@@ -9,7 +9,8 @@
 //! - Game duration is the mean over games of 1, or `plies / max_plies` for a game the player lost by
 //!   a protocol failure (terminations `forfeit`, `too_many_wrong_actions`, `max_turns`).
 //! - Wrong actions are replies that were no action (`wrong_action`, and the single-request modes'
-//!   `no_move_found`, `unparseable`, `forbidden_reasoning`); wrong moves are refused moves
+//!   `no_move_found`, `unparseable`, `forbidden_reasoning`, and arena's `cut_off`, which LLM
+//!   Chess cannot tell apart as it reads no finish reason); wrong moves are refused moves
 //!   (`wrong_move`, `illegal`, `ambiguous`). Both per 1000 moves of the player's games.
 //! - Moves, as LLM Chess counts them (its `number_of_moves`): both sides' plies of the game, plus
 //!   the turn at which a player failed when that turn came back without a move (too many wrong
@@ -45,11 +46,14 @@ use crate::{
 pub const UNKNOWN: &str = "unknown";
 
 /// Outcomes counted as wrong actions.
+/// A reply cut off at the token limit (`cut_off`) is one: LLM Chess reads no finish reason, so a
+/// cut reply is to it a reply without a valid action.
 const WRONG_ACTIONS: &[&str] = &[
     "wrong_action",
     "no_move_found",
     "unparseable",
     "forbidden_reasoning",
+    "cut_off",
 ];
 /// Outcomes counted as wrong moves.
 const WRONG_MOVES: &[&str] = &["wrong_move", "illegal", "ambiguous"];

@@ -79,7 +79,14 @@ pub fn tables(
     // The ratings see each schedule slot's current attempt, in slot order: the same games in the
     // same order as a tournament that no harness fault interrupted.
     let rated = bradley_terry::rated_in(store, tournament.id)?;
-    let mut out = vec![ratings_of(&rated, &players, options)];
+    // A tournament (or a player, an experiment's arm) that compared no chess says so first: its
+    // ratings below measure no chess.
+    let mut out: Vec<Table> =
+        crate::tournament::degenerate::ChessCompared::read(store, tournament.id)?
+            .table()
+            .into_iter()
+            .collect();
+    out.push(ratings_of(&rated, &players, options));
     out.extend(bradley_terry::tables_of(&rated, &options.bradley_terry));
     out.push(standings_table(&standings));
     out.extend(options.format_tables.iter().cloned());
@@ -296,7 +303,9 @@ fn identity(p: &PlayerRow) -> (String, String) {
 /// without a result and count for nobody) appears when a player has one, and an `at limit W-D-L`
 /// column (the adjudication engine's verdicts on games that reached the move limit, apart from
 /// their official draws) when a game has a verdict; tokens say `unknown` for a player with a
-/// call whose reply reported no usage.
+/// call whose reply reported no usage. When a model answered in the tournament, `cut off %`
+/// (replies cut at the token limit without a move, per attempt) and `completion tokens/move`
+/// (completion tokens over accepted moves: what the model's writing costs per move) follow.
 pub fn standings_table(rows: &[StandingRow]) -> Table {
     let any_void = rows.iter().any(|r| r.voids > 0);
     let any_limit = rows.iter().any(|r| r.at_limit.games() > 0);
@@ -315,6 +324,11 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
         "LLM calls",
         "tokens",
     ]);
+    // Only where a model answered: a table of engines alone stays as it was.
+    let any_calls = rows.iter().any(|r| r.llm_calls > 0);
+    if any_calls {
+        columns.extend(["cut off %", "completion tokens/move"]);
+    }
     let mut table = Table::new("standings", &columns).of_kind("standings");
     for (i, r) in rows.iter().enumerate() {
         let mut row: Vec<Cell> = vec![
@@ -348,7 +362,25 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
                 (r.prompt_tokens + r.completion_tokens).into()
             },
         ]);
+        if any_calls {
+            let num = |v: Option<f64>, places| v.map_or(Cell::Empty, |v| Cell::Num(v, places));
+            row.push(num(r.cut_off_percent(), 1));
+            row.push(if r.llm_calls > 0 && r.calls_without_usage > 0 {
+                Cell::Text(llm_chess::UNKNOWN.into())
+            } else {
+                num(r.completion_tokens_per_move(), 1)
+            });
+        }
         table.rows.push(row);
+    }
+    if rows.iter().any(|r| r.cut_offs > 0) {
+        table.notes.push(
+            "cut off %: replies that ended on the token limit (`max_tokens`) before a move could \
+             be read, per attempt; they are not in parse errors here, while ChessArena's parsing \
+             error % (attempts table) and LLM Chess's wrong actions count them, as their sources \
+             do not tell a cut reply apart"
+                .into(),
+        );
     }
     if any_void {
         table.notes.push(
@@ -436,6 +468,7 @@ pub fn void_games_table(games: &[GameRow]) -> Table {
 }
 
 /// The attempt statistics of ChessArena's tables, for players that answer through LLM calls.
+/// Its parsing errors include the replies cut off at the token limit, as ChessArena counts them.
 pub fn attempts(rows: &[StandingRow]) -> Table {
     let mut table = Table::new(
         "attempts",
@@ -454,7 +487,7 @@ pub fn attempts(rows: &[StandingRow]) -> Table {
         table.rows.push(vec![
             r.player.clone().into(),
             r.llm_calls.into(),
-            pct(r.parse_errors),
+            pct(r.chessarena_parse_errors()),
             pct(r.illegal_moves),
             pct(r.forbidden_reasoning),
             pct(r.accepted_moves),

@@ -45,7 +45,7 @@ const LAZY_FIELDS: [&str; 6] = [
 
 /// The keys a `ctx` and its metatable are built with, made into Lua strings once per state
 /// (see [`raw::set_str_named`]); [`name`] gives a key's index.
-const NAMES: [&str; 18] = [
+const NAMES: [&str; 19] = [
     "fen",
     "start_fen",
     "variant",
@@ -60,6 +60,7 @@ const NAMES: [&str; 18] = [
     "game",
     "options",
     "reasoning",
+    "finish_reason",
     "__index",
     "__pairs",
     "__newindex",
@@ -260,6 +261,9 @@ impl ContextBuilder {
                 ffi::lua_rawset(state, -3);
                 if let Some(r) = &ctx.reasoning {
                     raw::set_str_named(state, KEYS, const { name("reasoning") }, r);
+                }
+                if let Some(r) = &ctx.finish_reason {
+                    raw::set_str_named(state, KEYS, const { name("finish_reason") }, r);
                 }
                 // The metatable that makes the move lists.
                 ffi::lua_createtable(state, 1, 4);

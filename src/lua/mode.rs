@@ -335,5 +335,6 @@ fn sample_context(player: ModeBinding<'_>, mode: &ModeScript) -> TurnContext {
         dialog: Default::default(),
         previous_dialog: Default::default(),
         reasoning: None,
+        finish_reason: None,
     }
 }

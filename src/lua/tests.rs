@@ -232,6 +232,7 @@ mod modes {
             dialog: Default::default(),
             previous_dialog: Default::default(),
             reasoning: None,
+            finish_reason: None,
         };
         (script, ctx)
     }

@@ -79,6 +79,18 @@ pub const PROPOSAL_OUTCOME: &str = "proposal";
 /// sample's reply decided the attempt (so it is neither a move nor a protocol failure).
 pub const SAMPLE_OUTCOME: &str = "sample";
 
+/// The outcome stored on a reply that ended on its token limit (finish reason `length`) without a
+/// move the play mode could read: the model was cut off, which is not the same failure as a
+/// reply that never gave a move. arena's own counts keep it apart from parse errors; the
+/// anchor-named rates (ChessArena's parsing errors, LLM Chess's wrong actions) count it as their
+/// source does, which reads no finish reason.
+pub const CUT_OFF_OUTCOME: &str = "cut_off";
+
+/// The outcomes a reply cut at its token limit turns into [`CUT_OFF_OUTCOME`]: the ones that say
+/// no move was read in it. A move that was read but refused (`illegal`, `ambiguous`) stays what
+/// it is.
+pub const UNREAD_OUTCOMES: [&str; 3] = ["no_move_found", "unparseable", "wrong_action"];
+
 /// One request to a language model and what came back, as the caller hands it over (API keys
 /// already stripped from the request).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -344,6 +356,8 @@ pub struct ReusedCall {
     pub latency_ms: u64,
     /// The response body as received (the tool calls of the reply are read from it).
     pub raw_body: Option<String>,
+    /// Why the original call's generation stopped (`length`: cut at the token limit).
+    pub finish_reason: Option<String>,
 }
 
 impl Store {
@@ -775,7 +789,7 @@ fn reuse(
                  FROM llm_calls
                  WHERE game_id = ?2 AND ply = ?3 AND seq = ?4 AND request_json = ?5
                    AND reply_text IS NOT NULL
-                 RETURNING id, reply_text, reasoning, latency_ms, raw_body",
+                 RETURNING id, reply_text, reasoning, latency_ms, raw_body, finish_reason",
             )
             .and_then(|mut stmt| {
                 stmt.query_row(params![game_id, attempt, ply, seq, request_json], |r| {
@@ -785,6 +799,7 @@ fn reuse(
                         reasoning: r.get(2)?,
                         latency_ms: r.get::<_, i64>(3)?.max(0) as u64,
                         raw_body: r.get(4)?,
+                        finish_reason: r.get(5)?,
                     })
                 })
                 .optional()

@@ -65,8 +65,9 @@ pub use self::{
         GameFilter, GameProgress, PageFrom, RatedGameRow, TerminationCount, TournamentProgress,
     },
     calls::{
-        CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow, LlmCallRecord,
-        LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, SAMPLE_OUTCOME, UsageDetails,
+        CUT_OFF_OUTCOME, CallOutcome, CallSummary, EventRow, FailedCallRecord, FailedCallRow,
+        LlmCallRecord, LlmCallRow, PROPOSAL_OUTCOME, ReusedCall, SAMPLE_OUTCOME, UNREAD_OUTCOMES,
+        UsageDetails,
     },
     copy::{CopyError, Side, TableCheck, TableSum},
     eval::{EvalReplyRecord, EvalResultRow, EvalRunRow},
@@ -80,7 +81,7 @@ pub use self::{
     human::{HumanAction, HumanActionRow},
     leases::{Claim, Fence, LeaseKind, Leased},
     spend::{CHARS_PER_TOKEN, CompletionStats, ModelSpend, ProviderPricing, SpendTally},
-    stats::{AtLimit, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
+    stats::{AtLimit, GameMoves, PROTOCOL_FAILURE_OUTCOMES, StandingRow, Totals},
     tournaments::{PlayerRecord, PlayerRow, TournamentRow},
 };
 use self::{

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::{
-    Context, SAMPLE_OUTCOME, Store, StoreError,
+    CUT_OFF_OUTCOME, Context, SAMPLE_OUTCOME, Store, StoreError,
     db::{DbResult, params},
     get_u64,
 };
@@ -17,8 +17,9 @@ const FORFEIT_TERMINATIONS: &str = "'forfeit', 'too_many_wrong_actions', 'max_tu
 const ILLEGAL_MOVE_OUTCOMES: &str = "'illegal', 'ambiguous', 'wrong_move'";
 
 /// The outcomes of LLM calls that the standings count as protocol failures (parse errors, illegal
-/// moves, forbidden reasoning), for code outside SQL that must count the same.
-pub const PROTOCOL_FAILURE_OUTCOMES: [&str; 7] = [
+/// moves, forbidden reasoning, replies cut off at the token limit), for code outside SQL that must
+/// count the same.
+pub const PROTOCOL_FAILURE_OUTCOMES: [&str; 8] = [
     "no_move_found",
     "unparseable",
     "wrong_action",
@@ -26,6 +27,7 @@ pub const PROTOCOL_FAILURE_OUTCOMES: [&str; 7] = [
     "ambiguous",
     "wrong_move",
     "forbidden_reasoning",
+    "cut_off",
 ];
 
 /// One player's line in the standings, over the finished games of a tournament.
@@ -49,8 +51,13 @@ pub struct StandingRow {
     /// `max_turns`, and `context_exceeded` or `request_rejected` counted as forfeits).
     pub forfeits: u32,
     /// LLM replies in which no move could be read (outcomes `no_move_found`, `unparseable`, and
-    /// the agentic mode's `wrong_action`).
+    /// the agentic mode's `wrong_action`); replies cut off at the token limit are not among them
+    /// (see `cut_offs`).
     pub parse_errors: u64,
+    /// LLM replies that ended on the token limit without a move that could be read (outcome
+    /// `cut_off`). ChessArena and LLM Chess read no finish reason, so their named rates count
+    /// these with the parse errors (see [`StandingRow::chessarena_parse_errors`]).
+    pub cut_offs: u64,
     /// LLM replies naming an illegal or ambiguous move (outcomes `illegal`, `ambiguous`, and the
     /// agentic mode's `wrong_move`).
     pub illegal_moves: u64,
@@ -104,6 +111,28 @@ impl StandingRow {
         (attempts > 0).then(|| self.accepted_moves as f64 / attempts as f64)
     }
 
+    /// Parse errors as ChessArena counts them (its `parsing_error`): every reply in which no move
+    /// was read, those cut off at the token limit included, since ChessArena does not look at why
+    /// a reply ended.
+    pub fn chessarena_parse_errors(&self) -> u64 {
+        self.parse_errors + self.cut_offs
+    }
+
+    /// The share of attempts (calls less a vote's unplayed samples) cut off at the token limit
+    /// without a move, in percent; `None` for players that make no calls.
+    pub fn cut_off_percent(&self) -> Option<f64> {
+        let attempts = self.llm_calls.saturating_sub(self.unplayed_samples);
+        (attempts > 0).then(|| 100.0 * self.cut_offs as f64 / attempts as f64)
+    }
+
+    /// Completion tokens per accepted move (what the model wrote, reasoning included, for each
+    /// move it got played, retries included); `None` without accepted moves or while any call's
+    /// usage is unknown.
+    pub fn completion_tokens_per_move(&self) -> Option<f64> {
+        (self.accepted_moves > 0 && self.calls_without_usage == 0)
+            .then(|| self.completion_tokens as f64 / self.accepted_moves as f64)
+    }
+
     /// The score as a percentage of the games played (0 without games).
     pub fn score_percent(&self) -> f64 {
         if self.games == 0 {
@@ -133,10 +162,29 @@ pub struct Totals {
     pub completion_tokens: u64,
 }
 
+/// One finished game with a result, and how many moves each side's replies got played in it
+/// (calls with the outcome `move`; 0 for a side that is not a model).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameMoves {
+    /// White's name.
+    pub white: String,
+    /// Black's name.
+    pub black: String,
+    /// The result (`1-0`, `0-1`, `1/2-1/2`).
+    pub result: String,
+    /// How the game ended, if recorded.
+    pub termination: Option<String>,
+    /// White's replies that became moves.
+    pub white_moves: u64,
+    /// Black's replies that became moves.
+    pub black_moves: u64,
+}
+
 /// Per-player sums over the LLM calls of finished games.
 #[derive(Default)]
 struct CallStats {
     parse_errors: u64,
+    cut_offs: u64,
     illegal_moves: u64,
     forbidden_reasoning: u64,
     llm_calls: u64,
@@ -172,7 +220,8 @@ impl Store {
                         COALESCE(SUM(c.completion_tokens), 0),
                         COALESCE(SUM(CASE WHEN c.outcome = 'move' THEN 1 ELSE 0 END), 0),
                         COALESCE(SUM(CASE WHEN c.prompt_tokens IS NULL OR c.completion_tokens IS NULL THEN 1 ELSE 0 END), 0),
-                        COALESCE(SUM(CASE WHEN c.outcome = '{SAMPLE_OUTCOME}' THEN 1 ELSE 0 END), 0)
+                        COALESCE(SUM(CASE WHEN c.outcome = '{SAMPLE_OUTCOME}' THEN 1 ELSE 0 END), 0),
+                        COALESCE(SUM(CASE WHEN c.outcome = '{CUT_OFF_OUTCOME}' THEN 1 ELSE 0 END), 0)
                      FROM llm_calls c JOIN games g ON g.id = c.game_id
                      WHERE g.tournament_id = ?1 AND g.status = 'finished'
                        AND c.reused_from IS NULL
@@ -192,6 +241,7 @@ impl Store {
                         accepted_moves: get_u64(r, 7)?,
                         calls_without_usage: get_u64(r, 8)?,
                         unplayed_samples: get_u64(r, 9)?,
+                        cut_offs: get_u64(r, 10)?,
                     };
                     Ok((r.get::<_, String>(0)?, stats))
                 })
@@ -241,6 +291,7 @@ impl Store {
                     forfeits: r.get(5)?,
                     voids: r.get(6)?,
                     parse_errors: 0,
+                    cut_offs: 0,
                     illegal_moves: 0,
                     forbidden_reasoning: 0,
                     accepted_moves: 0,
@@ -261,6 +312,7 @@ impl Store {
         for row in &mut standings {
             if let Some(c) = calls.remove(&row.player) {
                 row.parse_errors = c.parse_errors;
+                row.cut_offs = c.cut_offs;
                 row.illegal_moves = c.illegal_moves;
                 row.forbidden_reasoning = c.forbidden_reasoning;
                 row.llm_calls = c.llm_calls;
@@ -277,6 +329,47 @@ impl Store {
                 .then_with(|| a.player.cmp(&b.player))
         });
         Ok(standings)
+    }
+
+    /// Every finished game of a tournament that has a result (void games left out), with the moves
+    /// each side's model replies got played in it, handed to `each` one at a time in game order
+    /// (a tournament of 100,000 games is never held): what tells a game that compared no chess
+    /// (see `tournament::degenerate`).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Database`] on a database failure.
+    pub fn for_each_game_moves(
+        &self,
+        tournament: i64,
+        mut each: impl FnMut(GameMoves),
+    ) -> Result<(), StoreError> {
+        let what = || format!("count the model moves of tournament {tournament}");
+        self.conn()
+            .for_each_row(
+                "SELECT g.white, g.black, g.result, g.termination,
+                    (SELECT COUNT(*) FROM llm_calls c WHERE c.game_id = g.id
+                       AND c.player = g.white AND c.outcome = 'move'),
+                    (SELECT COUNT(*) FROM llm_calls c WHERE c.game_id = g.id
+                       AND c.player = g.black AND c.outcome = 'move')
+                 FROM games g
+                 WHERE g.tournament_id = ?1 AND g.status = 'finished' AND g.result <> '*'
+                 ORDER BY g.idx",
+                params![tournament],
+                |r| {
+                    each(GameMoves {
+                        white: r.get(0)?,
+                        black: r.get(1)?,
+                        result: r.get(2)?,
+                        termination: r.get(3)?,
+                        white_moves: get_u64(r, 4)?,
+                        black_moves: get_u64(r, 5)?,
+                    });
+                    Ok(true)
+                },
+            )
+            .context(what)?;
+        Ok(())
     }
 
     /// Progress totals of a tournament, for display on resume.
@@ -324,6 +417,7 @@ mod tests {
             PARSE_ERROR_OUTCOMES,
             ILLEGAL_MOVE_OUTCOMES,
             "'forbidden_reasoning'",
+            "'cut_off'",
         ]
         .iter()
         .flat_map(|list| list.split(", ").map(|s| s.trim_matches('\'').to_owned()))

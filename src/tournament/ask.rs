@@ -109,6 +109,9 @@ pub struct Answer {
     pub charged_ms: u64,
     /// The tools the reply called.
     pub tool_calls: Vec<ToolCall>,
+    /// Why generation stopped (`length`: cut at the token limit, see
+    /// [`calls::is_cut_off`]), when the provider said.
+    pub finish_reason: Option<String>,
 }
 
 /// One dialog turn of a ply: where its calls are stored and what they ask.
@@ -292,6 +295,7 @@ fn stored_reply(
             row_id: Some(c.id),
             latency_ms: c.call.latency_ms,
             tool_calls,
+            finish_reason: c.call.finish_reason.clone(),
         })
     })
 }
@@ -304,6 +308,7 @@ fn answer(stored: StoredReply) -> Answer {
         row: reply.row,
         charged_ms: reply.latency_ms,
         tool_calls: reply.tool_calls,
+        finish_reason: reply.finish_reason,
     }
 }
 
@@ -375,6 +380,7 @@ async fn one(
         row: reply.row,
         charged_ms: reply.latency_ms,
         tool_calls: reply.tool_calls,
+        finish_reason: reply.finish_reason,
     })
 }
 

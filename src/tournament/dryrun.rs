@@ -455,6 +455,7 @@ fn mean_prompt(
             // Modes that keep one conversation per game build on the previous move's dialog.
             previous_dialog: Arc::new(previous.clone()),
             reasoning: None,
+            finish_reason: None,
         };
         let opening = mode.start(&ctx).map_err(|e| {
             TournamentError::Script(crate::script::CheckErrors(vec![e.within(&format!(

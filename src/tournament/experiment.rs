@@ -839,13 +839,18 @@ const FORFEITS: [&str; 5] = [
 /// re-asks included): what the arm makes a player wait (for a player that votes, every sample's,
 /// though they run at once). The rates are over the calls that decided an attempt: a vote's
 /// unplayed samples (outcome `sample`) are left out, so one vote counts as one attempt.
-pub const METRICS: [(&str, &str); 6] = [
+///
+/// Replies cut off at the token limit (outcome `cut_off`) are their own figure, not parse errors,
+/// and completion tokens per move say what the arm's writing costs apart from its prompt.
+pub const METRICS: [(&str, &str); 8] = [
     ("illegal_pct", "illegal moves % of calls"),
     ("parse_error_pct", "parse errors % of calls"),
     ("forfeits_per_game", "forfeits per game"),
     ("tokens_per_move", "tokens per move"),
     ("seconds_per_move", "seconds per move"),
     ("cost_per_game_usd", "cost per game (USD)"),
+    ("cut_off_pct", "replies cut off % of calls"),
+    ("completion_tokens_per_move", "completion tokens per move"),
 ];
 
 /// Decimals shown for metric `i` of [`METRICS`].
@@ -883,6 +888,8 @@ struct Protocol {
     parse_errors: f64,
     forfeits: f64,
     tokens: f64,
+    cut_offs: f64,
+    completion_tokens: f64,
     latency_ms: f64,
     moves: f64,
     usd: f64,
@@ -900,6 +907,8 @@ impl Protocol {
             (self.tokens, self.moves),
             (self.latency_ms / 1000.0, self.moves),
             (self.usd, self.games),
+            (100.0 * self.cut_offs, self.calls),
+            (self.completion_tokens, self.moves),
         ]
     }
 }
@@ -995,7 +1004,11 @@ pub fn differences(
         if PARSE_ERRORS.contains(&outcome) {
             f.parse_errors += 1.0;
         }
+        if outcome == crate::store::CUT_OFF_OUTCOME {
+            f.cut_offs += 1.0;
+        }
         f.tokens += (c.prompt_tokens.unwrap_or(0) + c.completion_tokens.unwrap_or(0)) as f64;
+        f.completion_tokens += c.completion_tokens.unwrap_or(0) as f64;
         f.latency_ms += c.latency_ms as f64;
         f.usd += c.cost(prices).usd.unwrap_or(0.0);
         if plies

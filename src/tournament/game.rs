@@ -766,6 +766,7 @@ async fn llm_ply(
             let answer = answers.into_iter().next().expect("one answer");
             ctx.dialog = Arc::new(with_reply(&dialog, &answer));
             ctx.reasoning = answer.reasoning.clone();
+            ctx.finish_reason = answer.finish_reason.clone();
             let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
             (answer, decision)
         };
@@ -775,7 +776,14 @@ async fn llm_ply(
         ));
         ctx.dialog = Arc::new(dialog.clone());
         ctx.reasoning = answer.reasoning;
-        let outcome = |default: &str| decision.outcome.clone().unwrap_or_else(|| default.into());
+        ctx.finish_reason = None;
+        let cut = crate::calls::is_cut_off(answer.finish_reason.as_deref());
+        let outcome = |default: &str| {
+            cut_off_or(
+                cut,
+                decision.outcome.clone().unwrap_or_else(|| default.into()),
+            )
+        };
         let candidate = decision.candidate.as_deref();
         let settle =
             |kind: &str, detail: Option<&str>| answer.row.settle(at.lease, kind, detail, candidate);
@@ -864,6 +872,17 @@ async fn llm_ply(
     })
 }
 
+/// The outcome stored for a reply: `outcome` as the play mode said, except that a reply cut at
+/// its token limit (`cut`) in which no move was read is `cut_off`, whatever mode read it (an
+/// ejected mode need not know of the outcome for the statistics to keep it apart).
+fn cut_off_or(cut: bool, outcome: String) -> String {
+    if cut && crate::store::UNREAD_OUTCOMES.contains(&outcome.as_str()) {
+        crate::store::CUT_OFF_OUTCOME.to_owned()
+    } else {
+        outcome
+    }
+}
+
 /// `dialog` followed by the model's reply in `answer` (its text and the tools it called).
 fn with_reply(dialog: &[ChatMessage], answer: &ask::Answer) -> Vec<ChatMessage> {
     let mut d = Vec::with_capacity(dialog.len() + 1);
@@ -899,6 +918,7 @@ fn vote_on(
     for (i, answer) in answers.iter().enumerate() {
         ctx.dialog = Arc::new(with_reply(dialog, answer));
         ctx.reasoning = answer.reasoning.clone();
+        ctx.finish_reason = answer.finish_reason.clone();
         let decision = mode.reply(ctx, &answer.text).map_err(script)?;
         if let Action::Say(_) = decision.action {
             return Err(script(crate::script::ScriptError::bare(format!(
@@ -1020,6 +1040,7 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
         dialog: Default::default(),
         previous_dialog: Default::default(),
         reasoning: None,
+        finish_reason: None,
     }
 }
 

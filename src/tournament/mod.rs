@@ -9,6 +9,7 @@ pub mod adjudicate;
 pub mod analysis;
 pub mod ask;
 pub mod budget;
+pub mod degenerate;
 pub mod dryrun;
 pub mod endpoint_line;
 mod error;

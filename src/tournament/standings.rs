@@ -53,7 +53,11 @@ pub fn stored_standings(
     // An experiment's table gains the paired protocol differences, which need the stored calls
     // (the format script sees only the games), and a table of their details.
     if let Some(view) = experiment_of(store, tournament, &stored)? {
-        let table = super::experiment::table(&view.design, &view.status, Some(&view.differences));
+        let mut table =
+            super::experiment::table(&view.design, &view.status, Some(&view.differences));
+        // An arm that compared no chess gets that verdict in place of its Elo.
+        super::degenerate::ChessCompared::read(store, tournament.id)?
+            .mark_experiment(&mut table, &view.design.baseline);
         match tables.iter_mut().find(|t| t.kind == "experiment") {
             Some(t) => *t = table,
             None => tables.push(table),

@@ -108,6 +108,10 @@ pub struct TurnContext {
     pub previous_dialog: Arc<Vec<ChatMessage>>,
     /// Reasoning text the provider returned beside the answer, if any (reply hook only).
     pub reasoning: Option<String>,
+    /// Why the provider stopped generating the reply, in OpenAI chat terms for every wire
+    /// format (`stop`, `length` when it was cut at the token limit, ...), if it said (reply hook
+    /// only).
+    pub finish_reason: Option<String>,
 }
 
 /// The legal moves of the position to move in, in UCI and in SAN, each list made the first time

@@ -1,7 +1,7 @@
 //! The agentic mode with the real local model: every action stored with its outcome, the per-ply
 //! limits enforced, the LLM Chess table printed; and a mixture of agents on the same model.
 
-use crate::common::{TestDir, local_llm, open_store, run_then_kill, stderr, stdout};
+use crate::common::{TestDir, finished, local_llm, open_store, run_then_kill, stderr, stdout};
 
 /// Outcomes an agentic reply can be stored with.
 const AGENTIC_OUTCOMES: &[&str] = &[
@@ -10,6 +10,8 @@ const AGENTIC_OUTCOMES: &[&str] = &[
     "move",
     "wrong_action",
     "wrong_move",
+    // A reply cut at `max_tokens` before its action.
+    "cut_off",
 ];
 
 const MAX_TURNS: usize = 3;
@@ -48,7 +50,7 @@ fn the_local_model_plays_agentic_games_and_the_llm_chess_table_prints() {
         ),
     );
     let out = dir.run("t.lua");
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(finished(out.status), "{}", stderr(&out));
 
     let store = open_store(&dir.db());
     let t = store.find_tournament("agentic").unwrap().unwrap();
@@ -82,7 +84,12 @@ fn the_local_model_plays_agentic_games_and_the_llm_chess_table_prints() {
         }
         let failures = last_ply_calls
             .iter()
-            .filter(|c| matches!(c.outcome.as_deref(), Some("wrong_action" | "wrong_move")))
+            .filter(|c| {
+                matches!(
+                    c.outcome.as_deref(),
+                    Some("wrong_action" | "wrong_move" | "cut_off")
+                )
+            })
             .count();
         match termination {
             "too_many_wrong_actions" => {
@@ -170,7 +177,7 @@ fn a_mixture_of_agents_stores_every_proposal_and_the_synthesis() {
         ),
     );
     let out = dir.run("t.lua");
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(finished(out.status), "{}", stderr(&out));
 
     let store = open_store(&dir.db());
     let t = store.find_tournament("moa").unwrap().unwrap();
@@ -258,7 +265,13 @@ fn the_limits_lose_games_with_their_own_terminations() {
         ),
     );
     let out = dir.run("t.lua");
-    assert!(out.status.success(), "{}", stderr(&out));
+    // No pinned player ever moves: the tournament compared no chess, and says so (exit 3).
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("no chess compared"),
+        "{}",
+        stdout(&out)
+    );
     let store = open_store(&dir.db());
     let t = store.find_tournament("limits").unwrap().unwrap();
     for g in store.games(t.id).unwrap() {
@@ -346,7 +359,7 @@ end }"#,
         ),
     );
     let out = dir.run("t.lua");
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(finished(out.status), "{}", stderr(&out));
 
     let store = open_store(&dir.db());
     let t = store.find_tournament("ablations").unwrap().unwrap();
@@ -453,7 +466,7 @@ fn a_killed_mixture_resumes_mid_turn_without_asking_again() {
     };
     let before = snapshot(&open_store(&dir.db()));
     let out = dir.run("t.lua");
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(finished(out.status), "{}", stderr(&out));
     let store = open_store(&dir.db());
     let after = snapshot(&store);
     for (key, value) in &before {

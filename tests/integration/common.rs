@@ -51,6 +51,13 @@ impl TestDir {
     }
 }
 
+/// Whether `arena run` finished with nothing left to play: exit code 0, or 3 when its games
+/// compared no chess (a model that never got a move read, as the tests of failure paths and
+/// the tiny local model often make; see `cut_off.rs`).
+pub fn finished(status: std::process::ExitStatus) -> bool {
+    matches!(status.code(), Some(0 | 3))
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

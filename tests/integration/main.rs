@@ -17,6 +17,7 @@ mod chess960;
 mod chessarena;
 mod clock;
 mod common;
+mod cut_off;
 mod datasets;
 mod debian_engines;
 mod docs;

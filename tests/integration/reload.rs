@@ -11,7 +11,7 @@ use std::{
 
 use arena::store::{GameStatus, Store};
 
-use crate::common::{TestDir, llm_player, local_llm, open_store};
+use crate::common::{TestDir, finished, llm_player, local_llm, open_store};
 
 const MARKER: &str = "RELOAD-MARKER";
 
@@ -97,7 +97,7 @@ fn prompts_reload_between_games_and_broken_saves_are_ignored() {
     });
     let status = child.wait().unwrap();
     reader.join().unwrap();
-    assert!(status.success(), "{:?}", log.lock().unwrap());
+    assert!(finished(status), "{:?}", log.lock().unwrap());
 
     let store = open_store(&dir.db());
     let t = store.find_tournament("reload").unwrap().unwrap();

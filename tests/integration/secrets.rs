@@ -1,6 +1,6 @@
 //! API keys never reach the store, the logs or the exports.
 
-use crate::common::{TestDir, local_llm, stderr, stdout};
+use crate::common::{TestDir, finished, local_llm, stderr, stdout};
 
 #[test]
 fn the_api_key_is_sent_but_never_stored_logged_or_exported() {
@@ -30,7 +30,7 @@ fn the_api_key_is_sent_but_never_stored_logged_or_exported() {
         .env("ARENA_LOG", "debug")
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(finished(run.status), "{}", stderr(&run));
     // The run says where the key goes (the variable and the host, never the value).
     let host = arena::llm::host_of(&url);
     assert!(

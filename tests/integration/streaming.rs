@@ -10,7 +10,7 @@ use arena::{
     store::{GameStatus, Store},
 };
 
-use crate::common::{TestDir, fake_openai_with, local_llm, open_store, stderr};
+use crate::common::{TestDir, fake_openai_with, finished, local_llm, open_store, stderr};
 
 /// A seeded game of the fake's random mover against arena's, with `stream` as the player says.
 fn play(url: &str, stream: bool, extra: &str) -> TestDir {
@@ -226,7 +226,7 @@ fn a_clock_stops_a_silent_stream_and_keeps_what_it_said() {
         "stream_idle_s = 600, time_control = { per_move_s = 0.5 }",
     );
     let out = dir.run("t.lua");
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(finished(out.status), "{}", stderr(&out));
     let store = open_store(&dir.db());
     let games = games(&store);
     assert_eq!(games.len(), 2);

@@ -101,6 +101,14 @@ const RETRY_UNPARSEABLE: Scene = scene(
     // python-chess refuses the same square twice: ChessArena's "Invalid UCI format".
     &["```\ne2e2\n```"],
 );
+/// Marks a scene's reply as cut at the token limit (see [`converse`]).
+const CUT: &str = "cut:";
+/// A reply cut at the token limit in the middle of its reasoning, before any move.
+const RETRY_CUT_OFF: Scene = scene(
+    "retry_cut_off",
+    At::Opening,
+    &["cut:Let me think step by step. White has many options here: the centre pawns, the"],
+);
 const AGENTIC_RETRY: Scene = scene("retry", At::Opening, &["make_move e9e4"]);
 /// A Chess960 game's prompts, answered with the standard king move `e1g1`, which does not castle
 /// there (its feedback is the next message).
@@ -205,6 +213,7 @@ const MODES: &[(&str, &str, &str, &[Scene])] = &[
     ("blitz", "board_unicode", "board = \"unicode\"", CHESS),
     ("blitz", "board_image", "board = \"image\"", CHESS),
     ("blitz", "grammar", "grammar = true", CHESS),
+    ("blitz", "retry_shorter", "on_cut_off = \"retry_shorter\"", &[RETRY_CUT_OFF]),
     ("standard", "default", "", CHESS),
     ("blindfold", "default", "", CHESS),
     ("blindfold", "legal_moves", "legal_moves = true", CHESS),
@@ -471,9 +480,15 @@ fn converse(script: &ModeScript, mut ctx: TurnContext, replies: &[&str]) -> Stri
     let (mut dialog, mut request, mut tools) = (opening.messages, opening.request, opening.tools);
     let mut attempt = 1;
     for (i, reply) in replies.iter().enumerate() {
+        // `cut:` marks a reply that ended on the token limit (finish reason `length`).
+        let (reply, cut) = match reply.strip_prefix(CUT) {
+            Some(rest) => (rest, true),
+            None => (*reply, false),
+        };
         let (text, calls) = reply_calls(reply, i + 1);
         dialog.push(ChatMessage::assistant(text.clone(), calls.clone()));
         ctx.dialog = dialog.clone().into();
+        ctx.finish_reason = cut.then(|| "length".to_owned());
         ctx.attempt = attempt;
         let decision = script.reply(&ctx, &text).unwrap();
         let other = decision.other_calls.clone();

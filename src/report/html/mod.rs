@@ -189,9 +189,14 @@ fn tournament_section(
     // The games list first: it reads every call of every game, and the overview's sums are made
     // from those rows rather than read again.
     let (list, calls) = games::list(store, t, &games)?;
+    // A tournament or player that compared no chess says so before any rating.
+    let compared = crate::tournament::degenerate::ChessCompared::read(store, t.id)?;
+    if let Some(banner) = overview::no_chess(&compared) {
+        section.push(banner);
+    }
     section.push(overview::overview(store, t, &games, format_tables, &calls)?);
     if let Some(experiment) = experiment {
-        section.push(overview::experiment(experiment));
+        section.push(overview::experiment(experiment, &compared));
     }
     section.push(list);
     Ok((section, games.len()))

@@ -16,7 +16,7 @@ use crate::{
     rating::glicko::{self, Compat},
     report::{Cell, Table},
     store::{CallSummary, GameRow, GameStatus, PlayerRow, Store, TournamentRow},
-    tournament::{experiment::METRICS, standings::StoredExperiment},
+    tournament::{degenerate::ChessCompared, experiment::METRICS, standings::StoredExperiment},
 };
 
 /// Outcomes of calls that are the model's own protocol failures, in the chart's order, with
@@ -30,6 +30,7 @@ const FAILURES: &[(&str, &str)] = &[
     ("forbidden_reasoning", "forbidden reasoning"),
     ("wrong_action", "wrong action"),
     ("wrong_move", "wrong move (agentic)"),
+    ("cut_off", "cut off at the token limit"),
 ];
 
 /// Outcomes that are not failures.
@@ -100,19 +101,51 @@ pub(super) fn overview(
     Ok(div)
 }
 
+/// The banner of a tournament that, or of a model player who, compared no chess: the verdicts
+/// and the likely fixes, before any rating (see [`crate::tournament::degenerate`]).
+pub(super) fn no_chess(compared: &ChessCompared) -> Option<Element> {
+    let players: Vec<_> = compared.no_chess_players().collect();
+    if players.is_empty() && !compared.tournament_no_chess() {
+        return None;
+    }
+    let mut div = el("div")
+        .class("no-chess")
+        .child(el("h3").text("No chess compared"));
+    if let Some(line) = compared.tournament_verdict() {
+        div.push(el("p").class("verdict").text(line));
+    }
+    for p in players {
+        div.push(el("p").class("verdict").text(p.verdict()));
+        div.push(el("p").class("hint").text(p.hint()));
+    }
+    Some(div)
+}
+
 /// An experiment's charts: each arm's LLR on its way to a bound, and per protocol figure the
 /// arms' paired differences from the baseline with their 95 % intervals (the numbers are in the
 /// `experiment` table above).
-pub(super) fn experiment(view: &StoredExperiment) -> Element {
+pub(super) fn experiment(view: &StoredExperiment, compared: &ChessCompared) -> Element {
     let mut div = el("div")
         .class("experiment")
         .child(el("h3").text("Experiment"));
+    let baseline = &view.design.baseline;
+    let base = compared.player(baseline).filter(|p| p.no_chess());
     for arm in &view.status.arms {
-        div.push(
-            el("p")
-                .class("verdict")
-                .text(arm.summary(&view.design.baseline)),
-        );
+        // An arm that compared no chess has no verdict to show: what went wrong instead.
+        let text = match compared
+            .player(&arm.variant)
+            .filter(|p| p.no_chess())
+            .or(base)
+        {
+            Some(p) => format!(
+                "{} vs {baseline}: {}; {}",
+                arm.variant,
+                p.verdict(),
+                p.hint()
+            ),
+            None => arm.summary(baseline),
+        };
+        div.push(el("p").class("verdict").text(text));
     }
     let mut grid = el("div").class("charts");
     let series: Vec<LlrSeries> = view
