@@ -108,6 +108,7 @@ pub(super) fn run(args: &Args) -> Result<u8> {
         dialog: Default::default(),
         previous_dialog: Default::default(),
         reasoning: None,
+        finish_reason: None,
     };
     let opening = match mode.start(&ctx) {
         Ok(opening) => opening,
