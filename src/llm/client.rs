@@ -138,6 +138,7 @@ pub fn headers_that_matter(headers: &reqwest::header::HeaderMap) -> Vec<(String,
         "server",
         "via",
         "retry-after",
+        "x-should-retry",
         "x-request-id",
         "request-id",
         "cf-ray",
@@ -242,7 +243,8 @@ impl LlmClient {
         mut on_failure: impl FnMut(&FailedAttempt<'_>) -> ControlFlow<()> + Send,
     ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
-        let url = endpoint.provider.chat_url(&endpoint.base_url, &req.model);
+        let headers = endpoint.header_values()?;
+        let url = endpoint.chat_url(&req.model);
         let mut body = endpoint.provider.encode(req);
         let url = if endpoint.stream {
             stream::streaming_request(endpoint.provider, url, &mut body)
@@ -267,7 +269,7 @@ impl LlmClient {
                 endpoint,
                 &url,
                 &body,
-                key.as_deref(),
+                (key.as_deref(), &headers),
                 attempt,
                 &slot,
                 &mut received,
@@ -364,9 +366,10 @@ impl LlmClient {
     /// [`LlmError::Http`] (e.g. 401 for a bad key).
     pub async fn probe(&self, endpoint: &Endpoint) -> Result<(), LlmError> {
         let key = api_key(endpoint)?;
-        let url = endpoint.provider.models_url(&endpoint.base_url);
+        let headers = endpoint.header_values()?;
+        let url = endpoint.models_url();
         let request = self.inner.http.get(&url).timeout(endpoint.timeout);
-        let request = endpoint.provider.authorize(request, key.as_deref());
+        let request = endpoint.authorize(request, key.as_deref(), &headers);
         let response = request
             .send()
             .await
@@ -383,7 +386,7 @@ impl LlmClient {
             Err(_) => String::new(),
         };
         let body = redact(body, key.as_deref());
-        Err(http_error(endpoint.provider, url, status.as_u16(), body).0)
+        Err(http_error(endpoint.provider, url, status.as_u16(), body, None).0)
     }
 
     /// The pacer of the endpoint's base URL and key, made by the first endpoint seen with them.
@@ -450,7 +453,7 @@ impl LlmClient {
         endpoint: &Endpoint,
         url: &str,
         body: &Value,
-        key: Option<&str>,
+        (key, headers): (Option<&str>, &[(String, String)]),
         attempt: u32,
         slot: &Slot<'_>,
         received: &mut Received,
@@ -461,7 +464,7 @@ impl LlmClient {
             None => self.inner.http.post(url),
         };
         let request = request.timeout(endpoint.timeout).json(body);
-        let request = endpoint.provider.authorize(request, key);
+        let request = endpoint.authorize(request, key, headers);
         let start = Instant::now();
         let response = request
             .send()
@@ -469,6 +472,7 @@ impl LlmClient {
             .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
         let status = response.status();
         slot.answered(status.as_u16(), response.headers());
+        let should_retry = should_retry(response.headers());
         // A retry waits only on a failure's headers; a success's describe the next call (which
         // the pacer has just learned from).
         let header_delay = if status.is_success() {
@@ -526,8 +530,13 @@ impl LlmClient {
             }
         };
         if !status.is_success() {
-            let (error, body_delay) =
-                http_error(endpoint.provider, url.to_owned(), status.as_u16(), text);
+            let (error, body_delay) = http_error(
+                endpoint.provider,
+                url.to_owned(),
+                status.as_u16(),
+                text,
+                should_retry,
+            );
             return Err(Failure {
                 error,
                 retry_after: header_delay.or(body_delay),
@@ -732,6 +741,16 @@ async fn read_limited(
     Ok(Limited::Whole(body))
 }
 
+/// The server's `x-should-retry` header read as the SDKs read it: `true` or `false`, anything
+/// else as not sent.
+pub(super) fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()? {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
 /// The error for a non-success status, with the provider's message read from the body, and the
 /// wait the body asks for (Gemini puts it there).
 pub(super) fn http_error(
@@ -739,6 +758,7 @@ pub(super) fn http_error(
     url: String,
     status: u16,
     body: String,
+    should_retry: Option<bool>,
 ) -> (LlmError, Option<Duration>) {
     let parsed = error_body::parse(&body);
     let error = LlmError::Http {
@@ -748,6 +768,7 @@ pub(super) fn http_error(
         message: parsed.message,
         rejection: provider.rejection(status, &body),
         body,
+        should_retry,
     };
     (error, parsed.retry_delay)
 }

@@ -14,7 +14,13 @@
 //! `function_call` output items are its calls (their `call_id` is the id), sent back as
 //! `function_call` input items, and each result is a `function_call_output` item.
 //!
-//! Usage is `input_tokens_details.cached_tokens` and `output_tokens_details.reasoning_tokens`;
+//! Function tools are sent with `strict: false` (the SDK's `FunctionToolParam` requires the key;
+//! arena's schemas are not written for strict mode, and its readers take any arguments), and
+//! pictures as `input_image` with `detail: auto` (required by `ResponseInputImageParam`; `auto` is
+//! what the API assumes when it is left out).
+//!
+//! Usage is `input_tokens_details.cached_tokens` (cache reads) and `cache_write_tokens` (cache
+//! writes), and `output_tokens_details.reasoning_tokens`;
 //! OpenRouter's Responses API adds `cost`, `cost_details` and `is_byok` (see [`ProviderCost`]).
 
 use serde::Deserialize;
@@ -42,7 +48,7 @@ fn content(m: &ChatMessage) -> Value {
     parts.extend(
         m.images
             .iter()
-            .map(|i| json!({"type": "input_image", "image_url": i.data_url()})),
+            .map(|i| json!({"type": "input_image", "image_url": i.data_url(), "detail": "auto"})),
     );
     Value::Array(parts)
 }
@@ -77,6 +83,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
                     "name": t.name,
                     "description": t.description,
                     "parameters": t.parameters,
+                    "strict": false,
                 })
             })
             .collect();
@@ -198,6 +205,7 @@ struct WireUsage {
 #[derive(Deserialize)]
 struct InputDetails {
     cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -214,8 +222,11 @@ impl WireUsageReport for WireUsage {
                 .total_tokens
                 .unwrap_or(self.input_tokens + self.output_tokens),
             reasoning_tokens: self.output_tokens_details.and_then(|d| d.reasoning_tokens),
-            cached_tokens: self.input_tokens_details.and_then(|d| d.cached_tokens),
-            cache_write_tokens: None,
+            cached_tokens: self
+                .input_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens),
+            cache_write_tokens: self.input_tokens_details.and_then(|d| d.cache_write_tokens),
         };
         let cost = ProviderCost::from_usage_fields(self.cost, self.cost_details, self.is_byok);
         (usage, cost)
@@ -260,6 +271,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                 name: item.name.unwrap_or_default(),
                 arguments: item.arguments.unwrap_or_default(),
                 signature: None,
+                thinking: Vec::new(),
             }),
             "message" => {
                 answer.extend(item.content.into_iter().filter_map(

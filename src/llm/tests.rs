@@ -643,13 +643,27 @@ fn transient_classification() {
         message: None,
         body: String::new(),
         rejection: None,
+        should_retry: None,
     };
-    for status in [408, 429, 500, 502, 503, 504, 529] {
+    for status in [408, 409, 429, 500, 502, 503, 504, 529] {
         assert!(http(status).is_transient(), "{status}");
     }
     for status in [400, 401, 403, 404, 422] {
         assert!(!http(status).is_transient(), "{status}");
     }
+    // The server's x-should-retry overrides the status, both ways.
+    let told = |status, should_retry| LlmError::Http {
+        url: "u".into(),
+        status,
+        kind: None,
+        message: None,
+        body: String::new(),
+        rejection: None,
+        should_retry: Some(should_retry),
+    };
+    assert!(!told(500, false).is_transient());
+    assert!(!told(429, false).is_transient());
+    assert!(told(400, true).is_transient());
 }
 
 #[test]
@@ -661,6 +675,7 @@ fn long_bodies_are_cut_in_messages() {
         message: None,
         body: "x".repeat(10_000),
         rejection: None,
+        should_retry: None,
     };
     assert!(err.to_string().len() < 400);
 }

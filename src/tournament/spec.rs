@@ -517,6 +517,15 @@ impl PlayerSpec {
                 ));
             } else if let Err(e) = model.provider() {
                 problems.push(format!("{what}{part}: {e}"));
+            } else if model.azure
+                && !matches!(
+                    model.provider(),
+                    Ok(crate::llm::Provider::OpenAiChat | crate::llm::Provider::OpenAiResponses)
+                )
+            {
+                problems.push(format!(
+                    "{what}{part}: `azure` is for the `openai` and `openai_responses` providers"
+                ));
             }
         };
         match self {
@@ -611,15 +620,22 @@ impl PlayerSpec {
                 .collect(),
             PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => Vec::new(),
         };
+        // The variables of the model's extra `headers` are credentials too.
         models
             .into_iter()
-            .filter_map(|(part, model)| {
-                Some(KeyRoute {
-                    player: self.name().to_string(),
-                    part,
-                    variable: model.api_key_env.clone()?,
-                    host: crate::llm::host_of(&model.base_url),
-                })
+            .flat_map(|(part, model)| {
+                let host = crate::llm::host_of(&model.base_url);
+                model
+                    .api_key_env
+                    .iter()
+                    .chain(model.headers.iter().flat_map(|h| h.values()))
+                    .map(|variable| KeyRoute {
+                        player: self.name().to_string(),
+                        part: part.clone(),
+                        variable: variable.clone(),
+                        host: host.clone(),
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect()
     }
@@ -790,6 +806,20 @@ pub struct LlmPlayerSpec {
     /// Seconds a streamed reply may stay silent before it is cut, its partial reply kept.
     #[serde(default = "default_stream_idle_s")]
     pub stream_idle_s: f64,
+    /// The API version to name instead of arena's: Anthropic's `anthropic-version` (for a
+    /// gateway that needs an older one), Azure OpenAI's `api-version` (default `2024-10-21`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Whether the endpoint is Azure OpenAI (`openai` or `openai_responses` only): `base_url`
+    /// is the resource's `https://NAME.openai.azure.com/openai`, `model` the deployment's name,
+    /// the key goes in the `api-key` header.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub azure: bool,
+    /// Extra headers sent with every request: header name → the NAME of the environment
+    /// variable holding its value (a value is read at request time and never stored or
+    /// logged, as for `api_key_env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// Rate limits of this player's endpoint and key, per minute (`rate = { rpm = 500, tpm =
     /// 200000 }`), shared by every player on them; unset parts are learned from the answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -852,6 +882,9 @@ impl LlmPlayerSpec {
             max_concurrency: self.max_concurrency,
             stream: self.stream,
             stream_idle_s: self.stream_idle_s,
+            api_version: self.api_version.clone(),
+            azure: self.azure,
+            headers: self.headers.clone(),
             rate: self.rate,
         }
     }
@@ -924,6 +957,20 @@ pub struct ModelSpec {
     /// Seconds a streamed reply may stay silent before it is cut, its partial reply kept.
     #[serde(default = "default_stream_idle_s")]
     pub stream_idle_s: f64,
+    /// The API version to name instead of arena's: Anthropic's `anthropic-version` (for a
+    /// gateway that needs an older one), Azure OpenAI's `api-version` (default `2024-10-21`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Whether the endpoint is Azure OpenAI (`openai` or `openai_responses` only): `base_url`
+    /// is the resource's `https://NAME.openai.azure.com/openai`, `model` the deployment's name,
+    /// the key goes in the `api-key` header.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub azure: bool,
+    /// Extra headers sent with every request: header name → the NAME of the environment
+    /// variable holding its value (a value is read at request time and never stored or
+    /// logged, as for `api_key_env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// Rate limits of this endpoint and key, per minute, shared by every player on them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<crate::llm::RateLimit>,
