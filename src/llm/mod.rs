@@ -538,10 +538,12 @@ pub struct ToolCall {
     /// dialog. Only Gemini sends it; skipped when stored without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
-    /// Anthropic's `thinking` and `redacted_thinking` blocks that came before the calls, as
-    /// received (signatures and encrypted data included), on the reply's first call: the API
-    /// requires them back, unchanged, in the assistant message of a tool dialog. Only Anthropic
-    /// sends them; skipped when stored without any.
+    /// The reasoning that came before the calls and must go back with them, on the reply's
+    /// first call: Anthropic's `thinking` and `redacted_thinking` blocks as received
+    /// (signatures and encrypted data included), which the API requires back unchanged in the
+    /// assistant message of a tool dialog; the Responses API's `reasoning` items (id, summary,
+    /// encrypted content), sent back as input items. Empty for the other formats, and skipped
+    /// when stored without any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking: Vec<Value>,
 }

@@ -4,7 +4,8 @@
 //! `tests/sdk/replies.py` builds every format's replies (plain, reasoning, tools, tools with
 //! reasoning, each also streamed) with the SDKs' own models and records what each SDK's own
 //! client reads from them. Here the same bodies are served by wiremock to arena's real client,
-//! which must read the same answer, reasoning, usage, finish reason and tool calls. Every
+//! which must read the same answer, reasoning, usage, finish reason and tool calls (from the
+//! reply, and again from its stored body, as a resumed run reads them). Every
 //! request arena sends on the way (a first turn, the tool dialog built from the reply it read,
 //! a picture, each plain and streamed) is then validated by `tests/sdk/validate.py` against the
 //! SDK's request type, unknown keys an error. The SDKs missing, the test skips, or fails under
@@ -159,16 +160,14 @@ fn arena_read(provider: Provider, reply: &ChatReply) -> Value {
         "usage": usage,
         "tool_calls": calls,
     });
+    let carried = reply
+        .tool_calls
+        .first()
+        .map(|c| c.thinking.clone())
+        .unwrap_or_default();
     match provider {
-        Provider::Anthropic => {
-            read["thinking_blocks"] = json!(
-                reply
-                    .tool_calls
-                    .first()
-                    .map(|c| c.thinking.clone())
-                    .unwrap_or_default()
-            );
-        }
+        Provider::OpenAiResponses => read["reasoning_items"] = json!(carried),
+        Provider::Anthropic => read["thinking_blocks"] = json!(carried),
         Provider::Gemini => {
             read["signatures"] = json!(
                 reply
@@ -240,6 +239,15 @@ async fn arena_reads_what_the_sdks_read_and_sends_what_their_types_allow() {
                 "{name}:\n  arena read {ours}\n  the SDK read {theirs}"
             ));
         }
+        // A resumed run reads the calls (and what goes back with them) again from the stored
+        // body: the same as the reply had.
+        let stored = provider.stored_tool_calls(&reply.raw_body);
+        if stored != reply.tool_calls {
+            mismatches.push(format!(
+                "{name}: read again from the stored body, the calls are {stored:?}, not {:?}",
+                reply.tool_calls
+            ));
+        }
         // The dialog goes on from what arena read: its calls (and what must go back with
         // them) or a picture.
         let next = next_request(&first, &reply);
@@ -279,6 +287,26 @@ async fn arena_reads_what_the_sdks_read_and_sends_what_their_types_allow() {
                 if !expected.is_empty() && assistant["content"][0]["type"] != "thinking" {
                     mismatches.push(format!(
                         "{name}: the assistant turn sent back does not open with its thinking"
+                    ));
+                }
+            }
+            Provider::OpenAiResponses if !reply.tool_calls.is_empty() => {
+                let input = second["input"].as_array().expect("input items");
+                let back: Vec<&Value> = input.iter().filter(|i| i["type"] == "reasoning").collect();
+                let expected: Vec<&Value> = case["read"]["reasoning_items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .collect();
+                if back != expected {
+                    mismatches.push(format!(
+                        "{name}: the reasoning items sent back are {back:?}, the SDK read {expected:?}"
+                    ));
+                }
+                let first_of = |kind: &str| input.iter().position(|i| i["type"] == kind);
+                if !expected.is_empty() && first_of("reasoning") > first_of("function_call") {
+                    mismatches.push(format!(
+                        "{name}: the reasoning items go after the calls they led to"
                     ));
                 }
             }

@@ -16,7 +16,8 @@ lines, or null), finish_reason (in OpenAI chat's words, as arena reports it for 
 usage (prompt, completion, total, reasoning, cached, cache_write tokens, each null when the
 reply does not say), tool_calls ([{id, name, arguments (a JSON value)}]) and, for Anthropic,
 thinking_blocks (the thinking and redacted_thinking blocks with their signatures, which go
-back in a tool dialog) and for Gemini signatures (each call's thoughtSignature).
+back in a tool dialog), for Responses reasoning_items (the reasoning items that go back in a
+tool dialog) and for Gemini signatures (each call's thoughtSignature).
 """
 
 from __future__ import annotations
@@ -229,6 +230,13 @@ def read_responses(r):
             cache_write=u.input_tokens_details.cache_write_tokens,
         ),
         tool_calls=[dict(id=c.call_id, name=c.name, arguments=json.loads(c.arguments)) for c in calls],
+        # What goes back before the calls in a tool dialog (store: false): each reasoning item as
+        # an input item, with its encrypted content.
+        reasoning_items=[dict(type="reasoning", id=item.id,
+                              summary=[s.model_dump(mode="json") for s in item.summary],
+                              **({"encrypted_content": item.encrypted_content}
+                                 if item.encrypted_content else {}))
+                         for item in r.output if item.type == "reasoning"] if calls else [],
     )
 
 
