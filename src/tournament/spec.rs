@@ -1305,6 +1305,33 @@ mod tests {
     }
 
     #[test]
+    fn a_players_extra_headers_are_key_routes_and_azure_wants_an_openai_format() {
+        let llm: LlmPlayerSpec = serde_json::from_value(serde_json::json!({
+            "name": "gpt", "base_url": "https://lab.openai.azure.com/openai", "model": "gpt-4o",
+            "api_key_env": "AZURE_KEY", "azure": true, "api_version": "2024-10-21",
+            "headers": {"X-Gateway-Key": "GATEWAY_KEY"},
+        }))
+        .expect("a player");
+        let player = PlayerSpec::Llm(llm.clone());
+        let routes: Vec<String> = player
+            .key_routes()
+            .iter()
+            .map(|r| r.variable.clone())
+            .collect();
+        assert_eq!(routes, ["AZURE_KEY", "GATEWAY_KEY"]);
+        assert!(player.problems().is_empty(), "{:?}", player.problems());
+        let anthropic = PlayerSpec::Llm(LlmPlayerSpec {
+            provider: Some("anthropic".into()),
+            ..llm
+        });
+        assert!(
+            anthropic.problems()[0].contains("`azure` is for the `openai`"),
+            "{:?}",
+            anthropic.problems()
+        );
+    }
+
+    #[test]
     fn analysis_settings_are_strict_and_checked() {
         assert!(analysis(r#"{"depht": 10}"#).is_err(), "unknown keys");
         assert!(
