@@ -554,6 +554,27 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_request_names_the_settings_not_sent_in_key_order() {
+        let request = ChatRequest {
+            model: "claude-sonnet-4-5".into(),
+            messages: vec![ChatMessage::new("user", "Your move?")],
+            temperature: Some(0.2),
+            reasoning: Some(crate::llm::Reasoning::effort("low")),
+            ..ChatRequest::default()
+        };
+        let not_sent = crate::llm::Provider::Anthropic.unsent_settings(&request);
+        let stored = serde_json::to_string(&StoredRequest::of(&request, None, not_sent)).unwrap();
+        // As a sorted value would have it: `not_sent` between `model` and `reasoning`.
+        let mut value: Value = serde_json::from_str(&through_a_value(&request, None)).unwrap();
+        value["not_sent"] = serde_json::json!(["temperature"]);
+        assert_eq!(stored, value.to_string());
+        assert!(
+            stored
+                .contains(r#""model":"claude-sonnet-4-5","not_sent":["temperature"],"reasoning""#)
+        );
+    }
+
+    #[test]
     fn stored_requests_are_the_bytes_of_the_sorted_value() {
         // Every field set (a struct literal, so a new field must be added here too), with text
         // that needs escaping and numbers of each kind.
