@@ -526,6 +526,13 @@ impl PlayerSpec {
                 problems.push(format!(
                     "{what}{part}: `azure` is for the `openai` and `openai_responses` providers"
                 ));
+            } else if model.api_version.is_some()
+                && !model.azure
+                && !matches!(model.provider(), Ok(crate::llm::Provider::Anthropic))
+            {
+                problems.push(format!(
+                    "{what}{part}: `api_version` is Anthropic's `anthropic-version` or Azure's `api-version`; this endpoint names none (Gemini's version is in its `base_url`)"
+                ));
             }
         };
         match self {
@@ -1329,6 +1336,16 @@ mod tests {
             "{:?}",
             anthropic.problems()
         );
+        let gemini = PlayerSpec::Llm(LlmPlayerSpec {
+            provider: Some("gemini".into()),
+            azure: false,
+            ..serde_json::from_value(serde_json::json!({
+                "name": "g", "base_url": "https://x/v1beta", "model": "gemini-2.5-pro",
+                "api_version": "v1",
+            }))
+            .expect("a player")
+        });
+        assert!(gemini.problems()[0].contains("`api_version` is Anthropic's"));
     }
 
     #[test]
