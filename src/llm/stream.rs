@@ -7,7 +7,7 @@
 //! |---|---|---|---|
 //! | chat completions | `stream: true`, `stream_options.include_usage` | `choices[0].delta` chunks, a last chunk with `usage` | `data: [DONE]` |
 //! | Responses | `stream: true` | `response.output_text.delta`, `response.reasoning_summary_text.delta`, ... | `response.completed` (the whole response), `.incomplete`, `.failed` |
-//! | Anthropic | `stream: true` | `message_start`, `content_block_*` (`text_delta`, `thinking_delta`), `message_delta` (stop reason, usage) | `message_stop` |
+//! | Anthropic | `stream: true` | `message_start`, `content_block_*` (`text_delta`, `thinking_delta`, `signature_delta`; `redacted_thinking` whole), `message_delta` (stop reason, usage) | `message_stop` |
 //! | Gemini | `:streamGenerateContent?alt=sse` | whole `GenerateContentResponse` chunks, each with the new parts | the chunk with `finishReason` |
 //!
 //! The events are not decoded into a reply directly: [`StreamAssembly::body`] rebuilds the
@@ -19,7 +19,9 @@
 //! Tool calls stream too: chat-completion `delta.tool_calls` pieces are joined by their `index`,
 //! Anthropic `tool_use` blocks by their `input_json_delta` pieces, Gemini `functionCall` parts
 //! come whole, and the Responses API's final `response.completed` carries its `function_call`
-//! items (a Responses stream cut before it has no tool calls).
+//! items (a Responses stream cut before it has no tool calls). What goes back with the calls is
+//! kept as well: Anthropic's thinking blocks with their signatures and redacted thinking, the
+//! Responses API's reasoning items (in `response.completed`).
 
 use std::{collections::BTreeMap, time::Duration};
 
