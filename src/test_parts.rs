@@ -110,7 +110,7 @@ pub fn python_sdks(test: &str) -> bool {
     if !ok {
         missing(
             test,
-            "the provider SDKs (openai, anthropic, google-genai)",
+            "a python3 with the provider SDKs (openai, anthropic, google-genai)",
             "scripts/prerequisites.sh --tests installs them",
         );
     }
