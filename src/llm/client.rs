@@ -78,7 +78,7 @@ struct Partial {
 
 impl Received {
     /// The reply so far, when a stream had begun.
-    fn partial(&self, provider: Provider, key: Option<&str>) -> Option<Partial> {
+    fn partial(&self, provider: Provider, key: Secrets<'_>) -> Option<Partial> {
         let ((status, headers, started), read) = (self.answer.as_ref()?, self.stream.as_ref()?);
         Some(Partial {
             status: *status,
@@ -244,6 +244,10 @@ impl LlmClient {
     ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
         let headers = endpoint.header_values()?;
+        let secrets = Secrets {
+            key: key.as_deref(),
+            headers: &headers,
+        };
         let url = endpoint.chat_url(&req.model);
         let mut body = endpoint.provider.encode(req);
         let url = if endpoint.stream {
@@ -269,7 +273,7 @@ impl LlmClient {
                 endpoint,
                 &url,
                 &body,
-                (key.as_deref(), &headers),
+                secrets,
                 attempt,
                 &slot,
                 &mut received,
@@ -284,7 +288,7 @@ impl LlmClient {
                         };
                         // A stream stopped midway is stored with what it had said: the call
                         // ends here either way, so whatever `on_failure` answers changes nothing.
-                        if let Some(partial) = received.partial(endpoint.provider, key.as_deref()) {
+                        if let Some(partial) = received.partial(endpoint.provider, secrets) {
                             let _ = on_failure(&FailedAttempt {
                                 attempt,
                                 http_status: partial.status,
@@ -367,13 +371,17 @@ impl LlmClient {
     pub async fn probe(&self, endpoint: &Endpoint) -> Result<(), LlmError> {
         let key = api_key(endpoint)?;
         let headers = endpoint.header_values()?;
+        let secrets = Secrets {
+            key: key.as_deref(),
+            headers: &headers,
+        };
         let url = endpoint.models_url();
         let request = self.inner.http.get(&url).timeout(endpoint.timeout);
         let request = endpoint.authorize(request, key.as_deref(), &headers);
         let response = request
             .send()
             .await
-            .map_err(|e| transport_error(e, &url, endpoint.timeout, 1, key.as_deref()))?;
+            .map_err(|e| transport_error(e, &url, endpoint.timeout, 1, secrets))?;
         let status = response.status();
         if status.is_success() {
             return Ok(());
@@ -385,7 +393,7 @@ impl LlmClient {
             }
             Err(_) => String::new(),
         };
-        let body = redact(body, key.as_deref());
+        let body = redact(body, secrets);
         Err(http_error(endpoint.provider, url, status.as_u16(), body, None).0)
     }
 
@@ -453,7 +461,7 @@ impl LlmClient {
         endpoint: &Endpoint,
         url: &str,
         body: &Value,
-        (key, headers): (Option<&str>, &[(String, String)]),
+        key: Secrets<'_>,
         attempt: u32,
         slot: &Slot<'_>,
         received: &mut Received,
@@ -464,7 +472,7 @@ impl LlmClient {
             None => self.inner.http.post(url),
         };
         let request = request.timeout(endpoint.timeout).json(body);
-        let request = endpoint.authorize(request, key, headers);
+        let request = endpoint.authorize(request, key.key, key.headers);
         let start = Instant::now();
         let response = request
             .send()
@@ -574,7 +582,7 @@ impl LlmClient {
 fn streamed_reply(
     endpoint: &Endpoint,
     url: &str,
-    key: Option<&str>,
+    key: Secrets<'_>,
     attempt: u32,
     slot: &Slot<'_>,
     answer: Answer,
@@ -791,7 +799,7 @@ fn transport_error(
     url: &str,
     timeout: Duration,
     attempts: u32,
-    key: Option<&str>,
+    key: Secrets<'_>,
 ) -> LlmError {
     let url = url.to_owned();
     if error.is_timeout() {
@@ -830,10 +838,26 @@ fn error_chain(error: &reqwest::Error) -> String {
     text
 }
 
-/// Removes the API key from text that reaches errors, logs or the store, in case a server echoes it.
-fn redact(text: String, key: Option<&str>) -> String {
-    match key {
-        Some(key) if !key.is_empty() && text.contains(key) => text.replace(key, "[redacted]"),
-        _ => text,
-    }
+/// What a request carries that must not reach errors, logs or the store: the API key and the
+/// values of the endpoint's extra headers (often a gateway's credential).
+#[derive(Debug, Clone, Copy)]
+struct Secrets<'a> {
+    key: Option<&'a str>,
+    headers: &'a [(String, String)],
+}
+
+/// Removes the API key and the extra headers' values from text that reaches errors, logs or
+/// the store, in case a server echoes them.
+fn redact(text: String, secrets: Secrets<'_>) -> String {
+    let values = secrets
+        .key
+        .into_iter()
+        .chain(secrets.headers.iter().map(|(_, value)| value.as_str()));
+    values.fold(text, |text, value| {
+        if !value.is_empty() && text.contains(value) {
+            text.replace(value, "[redacted]")
+        } else {
+            text
+        }
+    })
 }

@@ -451,6 +451,30 @@ async fn extra_headers_are_read_from_their_variables() {
         .chat(&ep, &request("m"))
         .await
         .expect("the header went");
+    // A server that echoes the header's value does not get it into the error (or the store).
+    let echo = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(fixture(
+            401,
+            r#"{"error":{"message":"bad gateway key gw-secret-1","type":"invalid_request_error"}}"#,
+        ))
+        .mount(&echo)
+        .await;
+    let err = client()
+        .chat(
+            &Endpoint {
+                base_url: format!("{}/v1", echo.uri()),
+                ..ep.clone()
+            },
+            &request("m"),
+        )
+        .await
+        .expect_err("401");
+    assert!(
+        !err.to_string().contains("gw-secret-1")
+            && err.body().is_some_and(|b| !b.contains("gw-secret-1")),
+        "{err}"
+    );
     let unset = Endpoint {
         headers: vec![("X-Other".into(), "ARENA_LLM_PROVIDER_TEST_UNSET".into())],
         ..ep
