@@ -4,6 +4,8 @@
 #   - with --tests, also the other UCI engines Debian packages (fairy-stockfish, ethereal-chess,
 #     toga2, glaurung, gnuchess), which the tests play as opponents (a few minutes, once);
 #   - python-chess from PyPI, used by the tests to read exported PGN back;
+#   - with --tests, the official provider SDKs from PyPI (openai, anthropic, google-genai,
+#     pinned; tests/sdk/PROVENANCE.md), the reference of the wire-format conformance suite;
 #   - with --tests, Debian's chromium and playwright-core from npm (tests/browser), which drive
 #     the HTML report in a real headless browser (playwright-core brings no browser of its own);
 #   - with --tests, Debian's postgresql, for the shared-store tests (scripts/postgres.sh runs a
@@ -38,6 +40,20 @@ if ! python3 -c "import chess.pgn" >/dev/null 2>&1; then
   echo "installing python-chess (PyPI package chess)"
   python3 -m pip install -q --disable-pip-version-check chess==1.11.2 \
     || python3 -m pip install -q --disable-pip-version-check --user chess==1.11.2
+fi
+
+# The conformance suite's reference (src/llm/sdk_tests.rs, tests/sdk/): bump these together
+# with tests/sdk/PROVENANCE.md.
+sdks=(openai==3.63.0 anthropic==2.17.0 google-genai==3.6.1)
+if [ "${1:-}" = "--tests" ] && ! python3 -c "
+import sys
+from importlib.metadata import version
+wanted = dict(a.split('==') for a in sys.argv[1:])
+sys.exit(any(version(n) != v for n, v in wanted.items()))
+" "${sdks[@]}" >/dev/null 2>&1; then
+  echo "installing the provider SDKs from PyPI: ${sdks[*]}"
+  python3 -m pip install -q --disable-pip-version-check "${sdks[@]}" \
+    || python3 -m pip install -q --disable-pip-version-check --user "${sdks[@]}"
 fi
 
 if [ "${1:-}" = "--tests" ]; then

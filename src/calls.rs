@@ -244,7 +244,8 @@ pub async fn record_or_replay_within(
         CallSlot::Ply { role, .. } => role,
         CallSlot::EvalItem { .. } => None,
     };
-    let request_json = serde_json::to_string(&StoredRequest::of(request, role))?;
+    let not_sent = endpoint.provider.unsent_settings(request);
+    let request_json = serde_json::to_string(&StoredRequest::of(request, role, not_sent))?;
     // The request names its pictures; their bytes are stored (once each) before it is sent, so
     // every stored request, failed attempts' included, can be shown as it was asked.
     if request.messages.iter().any(|m| !m.images.is_empty()) {
@@ -462,6 +463,10 @@ struct StoredRequest<'a> {
     #[serde(serialize_with = "sorted_messages")]
     messages: &'a [ChatMessage],
     model: &'a str,
+    /// The settings asked for that the endpoint's wire format did not send (the API version
+    /// has none, or the model refuses them): `temperature`, `top_p`, `seed`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    not_sent: Vec<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<SortedReasoning<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -475,7 +480,11 @@ struct StoredRequest<'a> {
 }
 
 impl<'a> StoredRequest<'a> {
-    fn of(request: &'a ChatRequest, arena_role: Option<&'a str>) -> Self {
+    fn of(
+        request: &'a ChatRequest,
+        arena_role: Option<&'a str>,
+        not_sent: Vec<&'static str>,
+    ) -> Self {
         let ChatRequest {
             model,
             messages,
@@ -493,6 +502,7 @@ impl<'a> StoredRequest<'a> {
             max_tokens: *max_tokens,
             messages,
             model,
+            not_sent,
             reasoning: reasoning.as_ref().map(|r| SortedReasoning {
                 budget_tokens: r.budget_tokens,
                 effort: r.effort.as_deref(),
@@ -562,6 +572,27 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_request_names_the_settings_not_sent_in_key_order() {
+        let request = ChatRequest {
+            model: "claude-sonnet-4-5".into(),
+            messages: vec![ChatMessage::new("user", "Your move?")],
+            temperature: Some(0.2),
+            reasoning: Some(crate::llm::Reasoning::effort("low")),
+            ..ChatRequest::default()
+        };
+        let not_sent = crate::llm::Provider::Anthropic.unsent_settings(&request);
+        let stored = serde_json::to_string(&StoredRequest::of(&request, None, not_sent)).unwrap();
+        // As a sorted value would have it: `not_sent` between `model` and `reasoning`.
+        let mut value: Value = serde_json::from_str(&through_a_value(&request, None)).unwrap();
+        value["not_sent"] = serde_json::json!(["temperature"]);
+        assert_eq!(stored, value.to_string());
+        assert!(
+            stored
+                .contains(r#""model":"claude-sonnet-4-5","not_sent":["temperature"],"reasoning""#)
+        );
+    }
+
+    #[test]
     fn stored_requests_are_the_bytes_of_the_sorted_value() {
         // Every field set (a struct literal, so a new field must be added here too), with text
         // that needs escaping and numbers of each kind.
@@ -577,6 +608,7 @@ mod tests {
                         name: "make_move".into(),
                         arguments: r#"{"move": "e2e4"}"#.into(),
                         signature: Some("sig".into()),
+                        thinking: Vec::new(),
                     }],
                 ),
                 ChatMessage::tool_result("c\"1", "done"),
@@ -608,7 +640,7 @@ mod tests {
         for request in [&full, &bare, &ChatRequest::default()] {
             for role in [None, Some("synthesizer")] {
                 assert_eq!(
-                    serde_json::to_string(&StoredRequest::of(request, role)).unwrap(),
+                    serde_json::to_string(&StoredRequest::of(request, role, Vec::new())).unwrap(),
                     through_a_value(request, role),
                     "{request:?} as {role:?}"
                 );

@@ -98,6 +98,25 @@ pub fn python_chess(test: &str) -> bool {
     ok
 }
 
+/// Whether python3 with the official provider SDKs (`openai`, `anthropic`, `google-genai`)
+/// runs, or `false` after [`missing`]: the conformance suite's reference.
+pub fn python_sdks(test: &str) -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import openai, anthropic, google.genai"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        missing(
+            test,
+            "a python3 with the provider SDKs (openai, anthropic, google-genai)",
+            "scripts/prerequisites.sh --tests installs them",
+        );
+    }
+    ok
+}
+
 /// `examples/fake_openai.rs` (the binary at `bin`) running on a free port: a fake
 /// OpenAI-compatible server that answers a random legal move after `latency_ms`, for tests and
 /// benchmarks that need many model calls but no model. Stopped when dropped.

@@ -113,6 +113,9 @@ arena = {}
 ---@field max_concurrency? integer             requests in flight against this endpoint and key at most (default 4); the adaptive window halves on 429/503/529 and grows back
 ---@field stream? boolean                     read each reply as server-sent events while it is written (default false); a cut stream keeps its partial reply in `failed_calls`, see the book's "Streamed replies"
 ---@field stream_idle_s? number                seconds a streamed reply may send nothing before it is cut as failed (default 60)
+---@field api_version? string                the API version to name instead of arena's: Anthropic's `anthropic-version` (for a gateway that needs an older one), Azure OpenAI's `api-version` (default "2024-10-21")
+---@field azure? boolean                      Azure OpenAI (provider "openai" or "openai_responses"): base_url is "https://NAME.openai.azure.com/openai", model the deployment's name, the key goes in the `api-key` header (default false)
+---@field headers? table<string, string>       extra headers sent with every request: header name → the NAME of the environment variable holding its value (never stored or logged)
 ---@field rate? arena.Rate                      rate limits of this endpoint and key, shared by every player on them; requests are paced to them (and to the limits the provider's headers report)
 ---@field mode? string                         "blitz" (default), "bullet", "standard", "blindfold", "agentic", or your module
 ---@field options? table                       the mode's options (see its `defaults`), and `samples = N` (1 to 32, default 1), handled by arena for any mode with one reply per attempt: N samples per attempt at the player's `temperature` (which must be above 0), the move most of them decided played (see the book's "Self-consistency voting")
@@ -141,6 +144,9 @@ arena = {}
 ---@field max_concurrency? integer             requests in flight against this endpoint (default 4)
 ---@field stream? boolean                     read each reply as server-sent events, as for `arena.Llm` (default false)
 ---@field stream_idle_s? number                seconds a streamed reply may send nothing before it is cut (default 60)
+---@field api_version? string                the API version to name instead of arena's, as for `arena.Llm`
+---@field azure? boolean                      Azure OpenAI, as for `arena.Llm` (default false)
+---@field headers? table<string, string>       extra headers: header name → the NAME of the environment variable holding its value, as for `arena.Llm`
 ---@field rate? arena.Rate                    this endpoint and key's rate limit, shared by every player on them (see `arena.Llm`'s `rate`)
 
 ---A mixture of agents: the proposers answer (concurrently), the synthesizer merges their answers.

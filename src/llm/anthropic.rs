@@ -1,26 +1,33 @@
 //! The Anthropic messages wire format (`POST {base}/messages`), as spoken by Anthropic and llama.cpp.
 //!
 //! System messages go to the top-level `system` field (joined by blank lines); the others stay in
-//! `messages`. The key travels in `x-api-key`, and every request names the API version.
+//! `messages`. The key travels as `Authorization: Bearer`, as Anthropic's SDK sends it (the API
+//! also takes `x-api-key`), and every request names the API version, [`API_VERSION`] unless the
+//! player sets its own.
 //!
 //! `max_tokens` is required here, so a request without one gets [`DEFAULT_MAX_TOKENS`]. Thinking
 //! (`thinking: {type: enabled, budget_tokens}`) takes the request's budget, or its effort mapped by
 //! [`Reasoning::budget`]; since the budget must stay below `max_tokens`, a `max_tokens` at or below it
-//! is read as the room left for the answer and the budget is added to it. With thinking on, the API
-//! refuses a temperature other than 1 and a `top_p` below 0.95, so those are dropped. There is no
-//! `seed`.
+//! is read as the room left for the answer and the budget is added to it. The API version arena
+//! speaks has no sampling settings at all (the SDK's `MessageCreateParams` has no `temperature`,
+//! `top_p` or `top_k`), so `temperature` and `top_p` are dropped, and so is the `seed`, which the
+//! API never had ([`dropped_settings`] names them for the stored request).
 //!
 //! The reply's `thinking` blocks are the reasoning (`redacted_thinking` blocks carry no readable
-//! text and are skipped); its `text` blocks are the answer.
+//! text); its `text` blocks are the answer.
 //!
 //! Tools are offered as `tools: [{name, description, input_schema}]`; the reply's `tool_use`
 //! blocks are its calls (`input` an object, kept as its JSON text), sent back as `tool_use`
 //! blocks of the assistant message, and the results are `tool_result` blocks of a `user` message.
+//! The API requires a thinking model's `thinking` and `redacted_thinking` blocks back, unchanged
+//! and with their signatures, in the assistant message that called tools: they travel with the
+//! reply's first call ([`ToolCall::thinking`]) and open that message again. In a dialog without
+//! tools they are not sent back (the API ignores earlier turns' thinking there).
 //!
 //! Usage: `input_tokens` counts only the uncached part of the prompt, so the prompt is that plus
 //! `cache_read_input_tokens` (the cached tokens) and `cache_creation_input_tokens` (the cache
-//! writes). Thinking tokens are inside `output_tokens` and never reported apart: reasoning tokens
-//! are unknown. The API reports no price.
+//! writes). Thinking tokens are inside `output_tokens`; `output_tokens_details.thinking_tokens`
+//! says how many, when the reply reports it. The API reports no price.
 
 use reqwest::RequestBuilder;
 use serde::Deserialize;
@@ -29,11 +36,12 @@ use tracing::debug;
 
 use super::{
     ChatMessage, ChatRequest, Reasoning, ReportedUsage, ToolCall, Usage, WireReply,
-    openai::{insert_sampling, merge_extra},
+    openai::merge_extra,
 };
 
-/// The API version every request names.
-const API_VERSION: &str = "2023-06-01";
+/// The API version every request names unless the player sets one (`anthropic-version`): the one
+/// Anthropic's Python SDK sends (see the conformance suite's PROVENANCE).
+pub const API_VERSION: &str = "2026-10-21";
 /// `max_tokens` for requests that set none (the API requires the field).
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The smallest thinking budget the API accepts.
@@ -49,13 +57,31 @@ pub(super) fn models_url(base_url: &str) -> String {
     format!("{}/models", base_url.trim_end_matches('/'))
 }
 
-/// Adds the version header and, when there is a key, the `x-api-key` header.
-pub(super) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
-    let request = request.header("anthropic-version", API_VERSION);
+/// Adds the version header (`version`, or [`API_VERSION`]) and, when there is a key, the bearer
+/// token.
+pub(super) fn authorize(
+    request: RequestBuilder,
+    key: Option<&str>,
+    version: Option<&str>,
+) -> RequestBuilder {
+    let request = request.header("anthropic-version", version.unwrap_or(API_VERSION));
     match key {
-        Some(key) => request.header("x-api-key", key),
+        Some(key) => request.bearer_auth(key),
         None => request,
     }
+}
+
+/// The settings of `req` this format does not send: `temperature` and `top_p` (the API version
+/// has none) and `seed` (never had one).
+pub(super) fn dropped_settings(req: &ChatRequest) -> Vec<&'static str> {
+    [
+        ("temperature", req.temperature.is_some()),
+        ("top_p", req.top_p.is_some()),
+        ("seed", req.seed.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, set)| set.then_some(name))
+    .collect()
 }
 
 /// The thinking budget `req` asks for, if thinking is on.
@@ -128,20 +154,9 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
         );
     }
     body.insert("max_tokens".into(), json!(max_tokens));
-    let thinking = budget.is_some();
-    insert_sampling(
-        &mut body,
-        req,
-        ["temperature", "top_p"],
-        |name, value| match name {
-            _ if !thinking => true,
-            "temperature" => value == 1.0,
-            _ => (0.95..=1.0).contains(&value),
-        },
-        "anthropic thinking requires temperature 1 and top_p of at least 0.95",
-    );
-    if req.seed.is_some() {
-        debug!(model = %req.model, "anthropic messages have no seed; dropping it");
+    let dropped = dropped_settings(req);
+    if !dropped.is_empty() {
+        debug!(model = %req.model, ?dropped, "anthropic messages take no sampling settings; dropping them");
     }
     merge_extra(&mut body, req);
     Value::Object(body)
@@ -165,7 +180,12 @@ fn encode_messages(messages: &[ChatMessage]) -> Vec<Value> {
             out.push(json!({"role": m.role, "content": content(m)}));
             continue;
         }
-        let mut blocks = Vec::new();
+        // The thinking that led to the calls opens the message, as it opened the reply.
+        let mut blocks: Vec<Value> = m
+            .tool_calls
+            .iter()
+            .flat_map(|c| c.thinking.iter().cloned())
+            .collect();
         if !m.content.is_empty() {
             blocks.push(json!({"type": "text", "text": m.content}));
         }
@@ -196,6 +216,10 @@ struct Block {
     kind: String,
     text: Option<String>,
     thinking: Option<String>,
+    /// A `thinking` block's signature.
+    signature: Option<String>,
+    /// A `redacted_thinking` block's encrypted thinking.
+    data: Option<String>,
     /// A `tool_use` block's fields.
     id: Option<String>,
     name: Option<String>,
@@ -217,6 +241,12 @@ struct WireUsage {
     output_tokens: u64,
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Deserialize)]
+struct OutputDetails {
+    thinking_tokens: Option<u64>,
 }
 
 impl WireUsage {
@@ -228,7 +258,7 @@ impl WireUsage {
             prompt_tokens: prompt,
             completion_tokens: self.output_tokens,
             total_tokens: prompt + self.output_tokens,
-            reasoning_tokens: None,
+            reasoning_tokens: self.output_tokens_details.and_then(|d| d.thinking_tokens),
             cached_tokens: read,
             cache_write_tokens: written,
         }
@@ -273,11 +303,25 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         .ok_or_else(|| "the reply has no content".to_owned())?;
     let mut answer = Vec::new();
     let mut thinking = Vec::new();
-    let mut tool_calls = Vec::new();
+    let mut tool_calls: Vec<ToolCall> = Vec::new();
+    // The thinking blocks as they must go back (see the module's doc).
+    let mut carried = Vec::new();
     for block in blocks {
         match block.kind.as_str() {
             "text" => answer.extend(block.text),
-            "thinking" => thinking.extend(block.thinking.filter(|t| !t.trim().is_empty())),
+            "thinking" => {
+                carried.push(json!({
+                    "type": "thinking",
+                    "thinking": block.thinking.clone().unwrap_or_default(),
+                    "signature": block.signature.unwrap_or_default(),
+                }));
+                thinking.extend(block.thinking.filter(|t| !t.trim().is_empty()));
+            }
+            // Encrypted: nothing to read, but it goes back as it came.
+            "redacted_thinking" => carried.push(json!({
+                "type": "redacted_thinking",
+                "data": block.data.unwrap_or_default(),
+            })),
             "tool_use" => tool_calls.push(ToolCall {
                 id: block
                     .id
@@ -285,10 +329,13 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                 name: block.name.unwrap_or_default(),
                 arguments: block.input.unwrap_or_else(|| json!({})).to_string(),
                 signature: None,
+                thinking: Vec::new(),
             }),
-            // redacted_thinking is encrypted.
             _ => {}
         }
+    }
+    if let Some(first) = tool_calls.first_mut() {
+        first.thinking = carried;
     }
     let finish_reason = response.stop_reason.map(|reason| {
         match reason.as_str() {
@@ -332,6 +379,7 @@ mod tests {
 
     #[test]
     fn system_goes_to_the_top_level_and_max_tokens_is_always_set() {
+        // The API version has no sampling settings, and the API never had a seed.
         assert_eq!(
             encode(&chess_request()),
             json!({
@@ -339,9 +387,11 @@ mod tests {
                 "system": "You play chess.",
                 "messages": [{"role": "user", "content": "1. e4 c5. Your move?"}],
                 "max_tokens": 512,
-                "temperature": 0.2,
-                "top_p": 0.9,
             })
+        );
+        assert_eq!(
+            dropped_settings(&chess_request()),
+            ["temperature", "top_p", "seed"]
         );
         let bare = ChatRequest {
             model: "m".into(),
@@ -355,7 +405,7 @@ mod tests {
     }
 
     #[test]
-    fn thinking_takes_the_budget_and_drops_refused_sampling() {
+    fn thinking_takes_the_budget() {
         let req = ChatRequest {
             reasoning: Some(Reasoning::budget_tokens(2048)),
             max_tokens: Some(8000),
@@ -368,17 +418,37 @@ mod tests {
         );
         assert_eq!(body["max_tokens"], json!(8000));
         assert!(body.get("temperature").is_none() && body.get("top_p").is_none());
+    }
 
-        // Values thinking allows are kept.
-        let req = ChatRequest {
-            temperature: Some(1.0),
-            top_p: Some(0.95),
-            ..req
-        };
-        let body = encode(&req);
+    #[test]
+    fn thinking_blocks_go_back_before_the_calls_they_led_to() {
+        let body = r#"{"type":"message","stop_reason":"tool_use","content":[
+            {"type":"thinking","thinking":"Look first.","signature":"sig-1"},
+            {"type":"redacted_thinking","data":"enc-2"},
+            {"type":"text","text":"Let me look."},
+            {"type":"tool_use","id":"toolu_1","name":"get_legal_moves","input":{}}],
+            "usage":{"input_tokens":9,"output_tokens":40,"output_tokens_details":{"thinking_tokens":30}}}"#;
+        let reply = decode(body).expect("valid body");
+        assert_eq!(reply.usage.and_then(|u| u.reasoning_tokens), Some(30));
+        let carried = vec![
+            json!({"type": "thinking", "thinking": "Look first.", "signature": "sig-1"}),
+            json!({"type": "redacted_thinking", "data": "enc-2"}),
+        ];
+        assert_eq!(reply.tool_calls[0].thinking, carried);
+        let dialog = [
+            ChatMessage::new("user", "Your move?"),
+            ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()),
+            ChatMessage::tool_result("toolu_1", "e2e4"),
+        ];
+        let sent = encode_messages(&dialog);
         assert_eq!(
-            (&body["temperature"], &body["top_p"]),
-            (&json!(1.0), &json!(0.95))
+            sent[1]["content"],
+            json!([
+                carried[0],
+                carried[1],
+                {"type": "text", "text": "Let me look."},
+                {"type": "tool_use", "id": "toolu_1", "name": "get_legal_moves", "input": {}},
+            ])
         );
     }
 
@@ -443,7 +513,7 @@ mod tests {
         assert_eq!(usage.cached_tokens, Some(0));
         assert_eq!(
             usage.reasoning_tokens, None,
-            "thinking is never reported apart"
+            "no output_tokens_details: thinking tokens unknown"
         );
         // llama.cpp's messages endpoint sends no cache fields: unknown, not zero.
         let body = r#"{"type":"message","content":[{"type":"text","text":"e4"}],"usage":{"input_tokens":9,"output_tokens":2}}"#;

@@ -360,7 +360,7 @@ impl BatchClient {
     ) -> Result<String, BatchError> {
         let response = endpoint
             .provider
-            .authorize(request, key)
+            .authorize(request, key, endpoint.api_version.as_deref())
             .send()
             .await
             .map_err(|e| LlmError::Unreachable {
@@ -369,13 +369,20 @@ impl BatchClient {
                 attempts: 1,
             })?;
         let status = response.status().as_u16();
+        let should_retry = client::should_retry(response.headers());
         let body = response.text().await.map_err(|e| LlmError::Unreachable {
             url: url.to_owned(),
             detail: e.without_url().to_string(),
             attempts: 1,
         })?;
         if !(200..300).contains(&status) {
-            let (error, _) = client::http_error(endpoint.provider, url.to_owned(), status, body);
+            let (error, _) = client::http_error(
+                endpoint.provider,
+                url.to_owned(),
+                status,
+                body,
+                should_retry,
+            );
             return Err(error.into());
         }
         Ok(body)

@@ -78,7 +78,7 @@ struct Partial {
 
 impl Received {
     /// The reply so far, when a stream had begun.
-    fn partial(&self, provider: Provider, key: Option<&str>) -> Option<Partial> {
+    fn partial(&self, provider: Provider, key: Secrets<'_>) -> Option<Partial> {
         let ((status, headers, started), read) = (self.answer.as_ref()?, self.stream.as_ref()?);
         Some(Partial {
             status: *status,
@@ -138,6 +138,7 @@ pub fn headers_that_matter(headers: &reqwest::header::HeaderMap) -> Vec<(String,
         "server",
         "via",
         "retry-after",
+        "x-should-retry",
         "x-request-id",
         "request-id",
         "cf-ray",
@@ -242,7 +243,12 @@ impl LlmClient {
         mut on_failure: impl FnMut(&FailedAttempt<'_>) -> ControlFlow<()> + Send,
     ) -> Result<ChatReply, LlmError> {
         let key = api_key(endpoint)?;
-        let url = endpoint.provider.chat_url(&endpoint.base_url, &req.model);
+        let headers = endpoint.header_values()?;
+        let secrets = Secrets {
+            key: key.as_deref(),
+            headers: &headers,
+        };
+        let url = endpoint.chat_url(&req.model);
         let mut body = endpoint.provider.encode(req);
         let url = if endpoint.stream {
             stream::streaming_request(endpoint.provider, url, &mut body)
@@ -267,7 +273,7 @@ impl LlmClient {
                 endpoint,
                 &url,
                 &body,
-                key.as_deref(),
+                secrets,
                 attempt,
                 &slot,
                 &mut received,
@@ -282,7 +288,7 @@ impl LlmClient {
                         };
                         // A stream stopped midway is stored with what it had said: the call
                         // ends here either way, so whatever `on_failure` answers changes nothing.
-                        if let Some(partial) = received.partial(endpoint.provider, key.as_deref()) {
+                        if let Some(partial) = received.partial(endpoint.provider, secrets) {
                             let _ = on_failure(&FailedAttempt {
                                 attempt,
                                 http_status: partial.status,
@@ -364,13 +370,18 @@ impl LlmClient {
     /// [`LlmError::Http`] (e.g. 401 for a bad key).
     pub async fn probe(&self, endpoint: &Endpoint) -> Result<(), LlmError> {
         let key = api_key(endpoint)?;
-        let url = endpoint.provider.models_url(&endpoint.base_url);
+        let headers = endpoint.header_values()?;
+        let secrets = Secrets {
+            key: key.as_deref(),
+            headers: &headers,
+        };
+        let url = endpoint.models_url();
         let request = self.inner.http.get(&url).timeout(endpoint.timeout);
-        let request = endpoint.provider.authorize(request, key.as_deref());
+        let request = endpoint.authorize(request, key.as_deref(), &headers);
         let response = request
             .send()
             .await
-            .map_err(|e| transport_error(e, &url, endpoint.timeout, 1, key.as_deref()))?;
+            .map_err(|e| transport_error(e, &url, endpoint.timeout, 1, secrets))?;
         let status = response.status();
         if status.is_success() {
             return Ok(());
@@ -382,8 +393,8 @@ impl LlmClient {
             }
             Err(_) => String::new(),
         };
-        let body = redact(body, key.as_deref());
-        Err(http_error(endpoint.provider, url, status.as_u16(), body).0)
+        let body = redact(body, secrets);
+        Err(http_error(endpoint.provider, url, status.as_u16(), body, None).0)
     }
 
     /// The pacer of the endpoint's base URL and key, made by the first endpoint seen with them.
@@ -450,7 +461,7 @@ impl LlmClient {
         endpoint: &Endpoint,
         url: &str,
         body: &Value,
-        key: Option<&str>,
+        key: Secrets<'_>,
         attempt: u32,
         slot: &Slot<'_>,
         received: &mut Received,
@@ -461,7 +472,7 @@ impl LlmClient {
             None => self.inner.http.post(url),
         };
         let request = request.timeout(endpoint.timeout).json(body);
-        let request = endpoint.provider.authorize(request, key);
+        let request = endpoint.authorize(request, key.key, key.headers);
         let start = Instant::now();
         let response = request
             .send()
@@ -469,6 +480,7 @@ impl LlmClient {
             .map_err(|e| transport_error(e, url, endpoint.timeout, attempt, key))?;
         let status = response.status();
         slot.answered(status.as_u16(), response.headers());
+        let should_retry = should_retry(response.headers());
         // A retry waits only on a failure's headers; a success's describe the next call (which
         // the pacer has just learned from).
         let header_delay = if status.is_success() {
@@ -526,8 +538,13 @@ impl LlmClient {
             }
         };
         if !status.is_success() {
-            let (error, body_delay) =
-                http_error(endpoint.provider, url.to_owned(), status.as_u16(), text);
+            let (error, body_delay) = http_error(
+                endpoint.provider,
+                url.to_owned(),
+                status.as_u16(),
+                text,
+                should_retry,
+            );
             return Err(Failure {
                 error,
                 retry_after: header_delay.or(body_delay),
@@ -565,7 +582,7 @@ impl LlmClient {
 fn streamed_reply(
     endpoint: &Endpoint,
     url: &str,
-    key: Option<&str>,
+    key: Secrets<'_>,
     attempt: u32,
     slot: &Slot<'_>,
     answer: Answer,
@@ -732,6 +749,16 @@ async fn read_limited(
     Ok(Limited::Whole(body))
 }
 
+/// The server's `x-should-retry` header read as the SDKs read it: `true` or `false`, anything
+/// else as not sent.
+pub(super) fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()? {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
 /// The error for a non-success status, with the provider's message read from the body, and the
 /// wait the body asks for (Gemini puts it there).
 pub(super) fn http_error(
@@ -739,6 +766,7 @@ pub(super) fn http_error(
     url: String,
     status: u16,
     body: String,
+    should_retry: Option<bool>,
 ) -> (LlmError, Option<Duration>) {
     let parsed = error_body::parse(&body);
     let error = LlmError::Http {
@@ -748,6 +776,7 @@ pub(super) fn http_error(
         message: parsed.message,
         rejection: provider.rejection(status, &body),
         body,
+        should_retry,
     };
     (error, parsed.retry_delay)
 }
@@ -770,7 +799,7 @@ fn transport_error(
     url: &str,
     timeout: Duration,
     attempts: u32,
-    key: Option<&str>,
+    key: Secrets<'_>,
 ) -> LlmError {
     let url = url.to_owned();
     if error.is_timeout() {
@@ -809,10 +838,26 @@ fn error_chain(error: &reqwest::Error) -> String {
     text
 }
 
-/// Removes the API key from text that reaches errors, logs or the store, in case a server echoes it.
-fn redact(text: String, key: Option<&str>) -> String {
-    match key {
-        Some(key) if !key.is_empty() && text.contains(key) => text.replace(key, "[redacted]"),
-        _ => text,
-    }
+/// What a request carries that must not reach errors, logs or the store: the API key and the
+/// values of the endpoint's extra headers (often a gateway's credential).
+#[derive(Debug, Clone, Copy)]
+struct Secrets<'a> {
+    key: Option<&'a str>,
+    headers: &'a [(String, String)],
+}
+
+/// Removes the API key and the extra headers' values from text that reaches errors, logs or
+/// the store, in case a server echoes them.
+fn redact(text: String, secrets: Secrets<'_>) -> String {
+    let values = secrets
+        .key
+        .into_iter()
+        .chain(secrets.headers.iter().map(|(_, value)| value.as_str()));
+    values.fold(text, |text, value| {
+        if !value.is_empty() && text.contains(value) {
+            text.replace(value, "[redacted]")
+        } else {
+            text
+        }
+    })
 }

@@ -145,8 +145,13 @@ fn read_body(body: &str, status: u16) {
             }
             Err(detail) => assert!(!detail.is_empty(), "{provider:?}: an empty decode error"),
         }
-        let (error, _delay) =
-            http_error(provider, "http://x/v1".to_owned(), status, body.to_owned());
+        let (error, _delay) = http_error(
+            provider,
+            "http://x/v1".to_owned(),
+            status,
+            body.to_owned(),
+            None,
+        );
         assert!(matches!(error, LlmError::Http { .. }));
         assert!(!error.to_string().is_empty());
         let _ = provider.reported_usage(body);

@@ -14,7 +14,12 @@
 //! prompt the API blocks has no candidates; it reads as an empty answer with finish reason
 //! `content_filter` rather than as a garbled body, because retrying would be blocked again.
 //!
-//! Tools are offered as `tools: [{functionDeclarations: [{name, description, parameters}]}]`;
+//! Pictures are `inlineData` parts (`{mimeType, data}`), in the REST API's camelCase spelling as
+//! google-genai writes it.
+//!
+//! Tools are offered as `tools: [{functionDeclarations: [{name, description,
+//! parametersJsonSchema}]}]`: the parameters are a plain JSON schema, which `parametersJsonSchema`
+//! takes as it is (`parameters` would want Gemini's own `Schema`, with upper-case type names);
 //! the reply's `functionCall` parts are its calls (`args` an object, kept as its JSON text; a
 //! call without an `id` gets `call_N` by position), sent back as `functionCall` parts of the
 //! model's content with the `thoughtSignature` their part came with (Gemini's thinking models
@@ -81,7 +86,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
                 json!({
                     "name": t.name,
                     "description": t.description,
-                    "parameters": t.parameters,
+                    "parametersJsonSchema": t.parameters,
                 })
             })
             .collect();
@@ -161,7 +166,7 @@ fn encode_contents(messages: &[ChatMessage]) -> Vec<Value> {
         parts.extend(
             m.images
                 .iter()
-                .map(|i| json!({"inline_data": {"mime_type": i.media_type, "data": i.base64()}})),
+                .map(|i| json!({"inlineData": {"mimeType": i.media_type, "data": i.base64()}})),
         );
         parts.extend(m.tool_calls.iter().map(|c| {
             let mut part =
@@ -311,6 +316,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                 name: call.name,
                 arguments: call.args.unwrap_or_else(|| json!({})).to_string(),
                 signature: part.thought_signature,
+                thinking: Vec::new(),
             });
             continue;
         }

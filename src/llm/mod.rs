@@ -129,10 +129,15 @@ impl Provider {
     }
 
     /// Adds the provider's fixed headers and, when there is one, its API-key header.
-    fn authorize(self, request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+    fn authorize(
+        self,
+        request: RequestBuilder,
+        key: Option<&str>,
+        api_version: Option<&str>,
+    ) -> RequestBuilder {
         match self {
             Provider::OpenAiChat | Provider::OpenAiResponses => openai::authorize(request, key),
-            Provider::Anthropic => anthropic::authorize(request, key),
+            Provider::Anthropic => anthropic::authorize(request, key, api_version),
             Provider::Gemini => gemini::authorize(request, key),
         }
     }
@@ -143,6 +148,33 @@ impl Provider {
             Provider::OpenAiResponses => responses::encode(req),
             Provider::Anthropic => anthropic::encode(req),
             Provider::Gemini => gemini::encode(req),
+        }
+    }
+
+    /// The settings of `req` this format does not send, by name (`temperature`, `top_p`,
+    /// `seed`): those its API version has no field for, or the model refuses. The stored
+    /// request names them (`not_sent`).
+    pub fn unsent_settings(self, req: &ChatRequest) -> Vec<&'static str> {
+        let sampling = [
+            ("temperature", req.temperature.is_some()),
+            ("top_p", req.top_p.is_some()),
+        ];
+        let set = |names: &[(&'static str, bool)]| -> Vec<&'static str> {
+            names.iter().filter(|(_, s)| *s).map(|(n, _)| *n).collect()
+        };
+        match self {
+            Provider::OpenAiChat if openai::is_openai_reasoning_model(&req.model) => set(&sampling),
+            Provider::OpenAiChat | Provider::Gemini => Vec::new(),
+            Provider::OpenAiResponses => {
+                let mut names = if req.reasoning.as_ref().is_some_and(Reasoning::is_enabled) {
+                    set(&sampling)
+                } else {
+                    Vec::new()
+                };
+                names.extend(set(&[("seed", req.seed.is_some())]));
+                names
+            }
+            Provider::Anthropic => anthropic::dropped_settings(req),
         }
     }
 
@@ -234,6 +266,19 @@ pub struct Endpoint {
     pub timeout: Duration,
     /// Retries of transient failures.
     pub retry: RetryPolicy,
+    /// The API version to name instead of the format's own: Anthropic's `anthropic-version`
+    /// header (for gateways that need an older one), Azure OpenAI's `api-version` query
+    /// parameter (required there); `None` speaks the version arena declares.
+    pub api_version: Option<String>,
+    /// Whether this is Azure OpenAI (chat completions or Responses): the base URL is the
+    /// resource's `https://NAME.openai.azure.com/openai`, the model is the deployment's name
+    /// (chat completions are posted to `deployments/{model}/chat/completions`), every URL
+    /// carries `api-version`, and the key travels in the `api-key` header.
+    pub azure: bool,
+    /// Extra headers sent with every request, as (header name, the environment variable
+    /// holding its value): values are read at request time and, like the key, never held,
+    /// logged or stored, since a gateway's header is often a credential.
+    pub headers: Vec<(String, String)>,
     /// Whether replies are read as server-sent events (see `stream.rs`); a server that answers
     /// a streaming request with a plain body is read as usual.
     pub stream: bool,
@@ -256,11 +301,90 @@ impl Endpoint {
             lane: String::new(),
             timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
+            api_version: None,
+            azure: false,
+            headers: Vec::new(),
             stream: false,
             stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
         }
     }
 }
+
+impl Endpoint {
+    /// The URL a chat request for `model` is posted to.
+    fn chat_url(&self, model: &str) -> String {
+        if self.azure {
+            let base = self.base_url.trim_end_matches('/');
+            let url = match self.provider {
+                Provider::OpenAiResponses => format!("{base}/responses"),
+                _ => format!("{base}/deployments/{model}/chat/completions"),
+            };
+            return self.with_api_version(url);
+        }
+        self.provider.chat_url(&self.base_url, model)
+    }
+
+    /// The model-list URL, used as a cheap reachability and key check.
+    fn models_url(&self) -> String {
+        let url = self.provider.models_url(&self.base_url);
+        if self.azure {
+            return self.with_api_version(url);
+        }
+        url
+    }
+
+    /// `url` with Azure's `api-version` query parameter.
+    fn with_api_version(&self, url: String) -> String {
+        let version = self.api_version.as_deref().unwrap_or(AZURE_API_VERSION);
+        match reqwest::Url::parse(&url) {
+            Ok(mut parsed) => {
+                parsed.query_pairs_mut().append_pair("api-version", version);
+                parsed.to_string()
+            }
+            Err(_) => format!("{url}?api-version={version}"),
+        }
+    }
+
+    /// Adds the provider's fixed headers, the key (Azure's `api-key` header, else the
+    /// provider's) and the player's extra `headers` with their values read (`values`).
+    fn authorize(
+        &self,
+        request: RequestBuilder,
+        key: Option<&str>,
+        values: &[(String, String)],
+    ) -> RequestBuilder {
+        let request = match (self.azure, key) {
+            (true, Some(key)) => request.header("api-key", key),
+            (true, None) => request,
+            (false, _) => self
+                .provider
+                .authorize(request, key, self.api_version.as_deref()),
+        };
+        values.iter().fold(request, |request, (name, value)| {
+            request.header(name, value)
+        })
+    }
+
+    /// The extra headers with their values read from the environment.
+    ///
+    /// # Errors
+    /// [`LlmError::MissingApiKey`] naming a variable that is unset or blank.
+    fn header_values(&self) -> Result<Vec<(String, String)>, LlmError> {
+        self.headers
+            .iter()
+            .map(|(name, env)| match std::env::var(env) {
+                Ok(value) if !value.trim().is_empty() => {
+                    Ok((name.clone(), value.trim().to_owned()))
+                }
+                _ => Err(LlmError::MissingApiKey { env: env.clone() }),
+            })
+            .collect()
+    }
+}
+
+/// Azure OpenAI's `api-version` when a player sets none: the newest generally available
+/// data-plane version the `openai` SDK's Azure client documents.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
 
 /// How long a streamed reply may stay silent by default, 60 seconds: longer than providers'
 /// own keep-alive intervals, and within the idle timeouts of common proxies.
@@ -324,7 +448,7 @@ impl ChatMessage {
 
 /// A picture sent with a message, sent inline (base64) in each provider's format: OpenAI chat's
 /// `image_url` data URL, the Responses API's `input_image`, Anthropic's base64 `image` block,
-/// Gemini's `inline_data`.
+/// Gemini's `inlineData`.
 ///
 /// Serialised, an image is a reference, its media type and the SHA-256 of its bytes, never the
 /// bytes: a stored request names its pictures, and the store keeps each distinct picture once
@@ -414,6 +538,14 @@ pub struct ToolCall {
     /// dialog. Only Gemini sends it; skipped when stored without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// The reasoning that came before the calls and must go back with them, on the reply's
+    /// first call: Anthropic's `thinking` and `redacted_thinking` blocks as received
+    /// (signatures and encrypted data included), which the API requires back unchanged in the
+    /// assistant message of a tool dialog; the Responses API's `reasoning` items (id, summary,
+    /// encrypted content), sent back as input items. Empty for the other formats, and skipped
+    /// when stored without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<Value>,
 }
 
 impl ToolCall {
@@ -787,6 +919,9 @@ pub enum LlmError {
         /// as read from the status and body by the provider's rules; `None` for every other
         /// error, a refusal of the player's settings (unknown model, bad key) included.
         rejection: Option<Rejection>,
+        /// The server's own word on retrying, its `x-should-retry` header (`true` or `false`),
+        /// which OpenAI's and Anthropic's SDKs obey over the status; `None` when not sent.
+        should_retry: Option<bool>,
     },
     /// No complete response within the endpoint's timeout.
     #[error("llm endpoint `{url}` did not answer within {timeout:?} after {attempts} attempt(s)")]
@@ -866,15 +1001,22 @@ pub enum LlmError {
 
 impl LlmError {
     /// Whether retrying later may succeed: transport failures, timeouts, undecodable bodies and
-    /// HTTP 408, 429 and 5xx (Anthropic's 529 "overloaded" included). Other statuses (401 bad key, 404 unknown model, 400 bad request) and
-    /// local configuration errors are fatal.
+    /// the HTTP answers OpenAI's and Anthropic's SDKs retry: the server's `x-should-retry` when it
+    /// sent one (`true` retries any status, `false` none), else 408, 409 (a conflict, such as a
+    /// lock held by a concurrent request), 429 and 5xx (Anthropic's 529 "overloaded" included).
+    /// Other statuses (401 bad key, 404 unknown model, 400 bad request) and local configuration
+    /// errors are fatal.
     pub fn is_transient(&self) -> bool {
         match self {
             LlmError::Unreachable { .. }
             | LlmError::Timeout { .. }
             | LlmError::Decode { .. }
             | LlmError::StreamCut { .. } => true,
-            LlmError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
+            LlmError::Http {
+                status,
+                should_retry,
+                ..
+            } => should_retry.unwrap_or(matches!(status, 408 | 409 | 429 | 500..=599)),
             LlmError::MissingApiKey { .. }
             | LlmError::Client { .. }
             | LlmError::OutOfTime { .. }
@@ -926,6 +1068,8 @@ fn snippet(body: &str) -> String {
 mod image_tests;
 #[cfg(test)]
 mod provider_tests;
+#[cfg(test)]
+mod sdk_tests;
 #[cfg(test)]
 mod stream_tests;
 #[cfg(test)]

@@ -315,6 +315,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                 Some(other) => other.to_string(),
             },
             signature: None,
+            thinking: Vec::new(),
         })
         .collect();
     Ok(WireReply {

@@ -96,8 +96,8 @@ async fn anthropic_sends_its_headers_and_reads_thinking() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
-        .and(header("x-api-key", KEY))
-        .and(header("anthropic-version", "2023-06-01"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .and(header("anthropic-version", anthropic::API_VERSION))
         .and(body_partial_json(json!({
             "model": "claude-sonnet-4-20250514",
             "system": "You play chess.",
@@ -133,7 +133,8 @@ async fn anthropic_sends_its_headers_and_reads_thinking() {
     let sent = &server.received_requests().await.expect("recording")[0];
     let body: Value = serde_json::from_slice(&sent.body).expect("json body");
     assert!(body.get("temperature").is_none(), "{body}");
-    assert!(sent.headers.get("authorization").is_none());
+    // The key goes as the SDK sends it, a bearer token, and nowhere else.
+    assert!(sent.headers.get("x-api-key").is_none());
     let cost = reply
         .cost_usd(&PriceTable::built_in(), "claude-sonnet-4-20250514")
         .expect("priced");
@@ -226,11 +227,7 @@ async fn gemini_puts_the_model_in_the_url_and_the_key_in_a_header() {
 async fn each_provider_probes_its_model_list_with_its_key_header() {
     let server = MockServer::start().await;
     let bearer = format!("Bearer {KEY}");
-    for (name, value) in [
-        ("authorization", bearer.as_str()),
-        ("x-api-key", KEY),
-        ("x-goog-api-key", KEY),
-    ] {
+    for (name, value) in [("authorization", bearer.as_str()), ("x-goog-api-key", KEY)] {
         Mock::given(method("GET"))
             .and(path("/v1/models"))
             .and(header(name, value))
@@ -352,6 +349,182 @@ async fn fatal_provider_errors_carry_the_providers_message() {
         assert!(!err.is_transient(), "{provider} {status}");
         assert!(err.to_string().contains(message), "{err}");
         assert_eq!(requests_seen(&server).await, 1, "{provider} {status}");
+    }
+}
+
+// --- API versions, Azure OpenAI, extra headers. ---
+
+#[tokio::test]
+async fn a_players_api_version_replaces_anthropics() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(fixture(
+            200,
+            include_str!("fixtures/anthropic_thinking.json"),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let ep = Endpoint {
+        api_version: Some("2023-06-01".into()),
+        ..endpoint(Provider::Anthropic, &server.uri())
+    };
+    client()
+        .chat(&ep, &request("claude-sonnet-4-20250514"))
+        .await
+        .expect("the older version is named");
+}
+
+#[tokio::test]
+async fn azure_posts_to_the_deployment_with_api_version_and_api_key() {
+    let server = MockServer::start().await;
+    let chat = include_str!("fixtures/openai_chat_reasoning.json");
+    Mock::given(method("POST"))
+        .and(path("/openai/deployments/gpt-4o-prod/chat/completions"))
+        .and(wiremock::matchers::query_param("api-version", "2024-10-21"))
+        .and(header("api-key", KEY))
+        .respond_with(fixture(200, chat))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/openai/responses"))
+        .and(wiremock::matchers::query_param(
+            "api-version",
+            "2025-04-01-preview",
+        ))
+        .and(header("api-key", KEY))
+        .respond_with(fixture(
+            200,
+            include_str!("fixtures/responses_reasoning.json"),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let azure = |provider, version: Option<&str>| Endpoint {
+        azure: true,
+        api_version: version.map(str::to_owned),
+        base_url: format!("{}/openai", server.uri()),
+        ..endpoint(provider, &server.uri())
+    };
+    let reply = client()
+        .chat(&azure(Provider::OpenAiChat, None), &request("gpt-4o-prod"))
+        .await
+        .expect("the chat completion of the deployment");
+    assert!(!reply.content.is_empty());
+    client()
+        .chat(
+            &azure(Provider::OpenAiResponses, Some("2025-04-01-preview")),
+            &request("gpt-4o-prod"),
+        )
+        .await
+        .expect("the response of the deployment");
+    // No bearer token goes to Azure.
+    for seen in server.received_requests().await.expect("recorded") {
+        assert!(seen.headers.get("authorization").is_none());
+    }
+}
+
+#[tokio::test]
+async fn extra_headers_are_read_from_their_variables() {
+    const HEADER_ENV: &str = "ARENA_LLM_PROVIDER_TEST_GATEWAY";
+    // SAFETY: as in `set_test_key`; no other test uses this variable.
+    unsafe { std::env::set_var(HEADER_ENV, "gw-secret-1") };
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(header("x-gateway-key", "gw-secret-1"))
+        .respond_with(fixture(
+            200,
+            include_str!("fixtures/openai_chat_reasoning.json"),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let ep = Endpoint {
+        headers: vec![("X-Gateway-Key".into(), HEADER_ENV.into())],
+        ..endpoint(Provider::OpenAiChat, &server.uri())
+    };
+    client()
+        .chat(&ep, &request("m"))
+        .await
+        .expect("the header went");
+    // A server that echoes the header's value does not get it into the error (or the store).
+    let echo = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(fixture(
+            401,
+            r#"{"error":{"message":"bad gateway key gw-secret-1","type":"invalid_request_error"}}"#,
+        ))
+        .mount(&echo)
+        .await;
+    let err = client()
+        .chat(
+            &Endpoint {
+                base_url: format!("{}/v1", echo.uri()),
+                ..ep.clone()
+            },
+            &request("m"),
+        )
+        .await
+        .expect_err("401");
+    assert!(
+        !err.to_string().contains("gw-secret-1")
+            && err.body().is_some_and(|b| !b.contains("gw-secret-1")),
+        "{err}"
+    );
+    let unset = Endpoint {
+        headers: vec![("X-Other".into(), "ARENA_LLM_PROVIDER_TEST_UNSET".into())],
+        ..ep
+    };
+    let err = client()
+        .chat(&unset, &request("m"))
+        .await
+        .expect_err("unset");
+    assert!(
+        matches!(&err, LlmError::MissingApiKey { env } if env == "ARENA_LLM_PROVIDER_TEST_UNSET"),
+        "{err:?}"
+    );
+}
+
+// --- Retries as the SDKs retry: 408, 409, 429, 5xx, and `x-should-retry` over the status. ---
+
+#[tokio::test]
+async fn retries_follow_the_sdks_rules() {
+    let ok = include_str!("fixtures/openai_chat_reasoning.json");
+    let error = |status: u16| {
+        ResponseTemplate::new(status).set_body_raw(
+            r#"{"error":{"message":"busy","type":"server_error"}}"#,
+            "application/json",
+        )
+    };
+    // (first answer, whether arena asks again)
+    let cases = [
+        (error(409), true),
+        (error(408), true),
+        (error(500).insert_header("x-should-retry", "false"), false),
+        (error(429).insert_header("x-should-retry", "false"), false),
+        (error(400).insert_header("x-should-retry", "true"), true),
+        (error(400), false),
+        (error(404), false),
+    ];
+    for (i, (first, retried)) in cases.into_iter().enumerate() {
+        let server = MockServer::start().await;
+        mount_sequence(&server, "/v1/chat/completions", first, fixture(200, ok)).await;
+        let result = client()
+            .chat(
+                &endpoint(Provider::OpenAiChat, &server.uri()),
+                &request("m"),
+            )
+            .await;
+        assert_eq!(result.is_ok(), retried, "case {i}: {result:?}");
+        assert_eq!(
+            requests_seen(&server).await,
+            if retried { 2 } else { 1 },
+            "case {i}"
+        );
     }
 }
 

@@ -12,9 +12,21 @@
 //!
 //! Tools are offered as `tools: [{type: function, name, description, parameters}]`; the reply's
 //! `function_call` output items are its calls (their `call_id` is the id), sent back as
-//! `function_call` input items, and each result is a `function_call_output` item.
+//! `function_call` input items, and each result is a `function_call_output` item. The reply's
+//! `reasoning` items go back too, before the calls they led to, as the API recommends for
+//! reasoning models in a tool dialog: since arena asks with `store: false`, a request with
+//! reasoning on asks for `include: ["reasoning.encrypted_content"]`, and each item goes back
+//! with its id, summary and encrypted content. They travel with the reply's first call
+//! ([`ToolCall::thinking`](super::ToolCall::thinking)), so a resumed run reads them from the
+//! stored body too. A dialog without tools sends no reasoning back.
 //!
-//! Usage is `input_tokens_details.cached_tokens` and `output_tokens_details.reasoning_tokens`;
+//! Function tools are sent with `strict: false` (the SDK's `FunctionToolParam` requires the key;
+//! arena's schemas are not written for strict mode, and its readers take any arguments), and
+//! pictures as `input_image` with `detail: auto` (required by `ResponseInputImageParam`; `auto` is
+//! what the API assumes when it is left out).
+//!
+//! Usage is `input_tokens_details.cached_tokens` (cache reads) and `cache_write_tokens` (cache
+//! writes), and `output_tokens_details.reasoning_tokens`;
 //! OpenRouter's Responses API adds `cost`, `cost_details` and `is_byok` (see [`ProviderCost`]).
 
 use serde::Deserialize;
@@ -42,7 +54,7 @@ fn content(m: &ChatMessage) -> Value {
     parts.extend(
         m.images
             .iter()
-            .map(|i| json!({"type": "input_image", "image_url": i.data_url()})),
+            .map(|i| json!({"type": "input_image", "image_url": i.data_url(), "detail": "auto"})),
     );
     Value::Array(parts)
 }
@@ -77,6 +89,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
                     "name": t.name,
                     "description": t.description,
                     "parameters": t.parameters,
+                    "strict": false,
                 })
             })
             .collect();
@@ -103,6 +116,11 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
                     "reasoning".into(),
                     json!({"effort": effort, "summary": "auto"}),
                 );
+                // Under `store: false` a reasoning item can go back in a tool dialog only
+                // with its encrypted content.
+                if reasoning.is_enabled() {
+                    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+                }
             }
             None => debug!(
                 model = %req.model,
@@ -121,7 +139,12 @@ fn input_items(m: &ChatMessage) -> Vec<Value> {
     if let Some(id) = &m.tool_call_id {
         return vec![json!({"type": "function_call_output", "call_id": id, "output": m.content})];
     }
-    let mut items = Vec::new();
+    // The reasoning that led to the calls goes back first, as it came.
+    let mut items: Vec<Value> = m
+        .tool_calls
+        .iter()
+        .flat_map(|c| c.thinking.iter().cloned())
+        .collect();
     if m.tool_calls.is_empty() || !m.content.is_empty() {
         items.push(json!({"type": "message", "role": m.role, "content": content(m)}));
     }
@@ -149,6 +172,10 @@ struct Response {
 struct Item {
     #[serde(rename = "type")]
     kind: String,
+    /// A `reasoning` item's id and encrypted reasoning (with `include:
+    /// ["reasoning.encrypted_content"]`).
+    id: Option<String>,
+    encrypted_content: Option<String>,
     #[serde(default)]
     content: Vec<Part>,
     #[serde(default)]
@@ -198,6 +225,7 @@ struct WireUsage {
 #[derive(Deserialize)]
 struct InputDetails {
     cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -214,8 +242,11 @@ impl WireUsageReport for WireUsage {
                 .total_tokens
                 .unwrap_or(self.input_tokens + self.output_tokens),
             reasoning_tokens: self.output_tokens_details.and_then(|d| d.reasoning_tokens),
-            cached_tokens: self.input_tokens_details.and_then(|d| d.cached_tokens),
-            cache_write_tokens: None,
+            cached_tokens: self
+                .input_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens),
+            cache_write_tokens: self.input_tokens_details.and_then(|d| d.cache_write_tokens),
         };
         let cost = ProviderCost::from_usage_fields(self.cost, self.cost_details, self.is_byok);
         (usage, cost)
@@ -250,7 +281,8 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         .ok_or_else(|| "the reply has no output".to_owned())?;
     let mut answer = Vec::new();
     let mut reasoning = Vec::new();
-    let mut tool_calls = Vec::new();
+    let mut tool_calls: Vec<ToolCall> = Vec::new();
+    let mut carried = Vec::new();
     for item in output {
         match item.kind.as_str() {
             "function_call" => tool_calls.push(ToolCall {
@@ -260,6 +292,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                 name: item.name.unwrap_or_default(),
                 arguments: item.arguments.unwrap_or_default(),
                 signature: None,
+                thinking: Vec::new(),
             }),
             "message" => {
                 answer.extend(item.content.into_iter().filter_map(
@@ -270,16 +303,35 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
                     },
                 ))
             }
-            "reasoning" => reasoning.extend(
-                item.summary
-                    .into_iter()
-                    .chain(item.content)
-                    .filter_map(|part| part.text)
-                    .filter(|text| !text.trim().is_empty()),
-            ),
+            "reasoning" => {
+                // What goes back in a tool dialog: the item as the API takes it as input.
+                if let Some(id) = &item.id {
+                    let summary: Vec<Value> = item
+                        .summary
+                        .iter()
+                        .filter_map(|part| part.text.as_ref())
+                        .map(|text| json!({"type": "summary_text", "text": text}))
+                        .collect();
+                    let mut back = json!({"type": "reasoning", "id": id, "summary": summary});
+                    if let Some(encrypted) = &item.encrypted_content {
+                        back["encrypted_content"] = json!(encrypted);
+                    }
+                    carried.push(back);
+                }
+                reasoning.extend(
+                    item.summary
+                        .into_iter()
+                        .chain(item.content)
+                        .filter_map(|part| part.text)
+                        .filter(|text| !text.trim().is_empty()),
+                );
+            }
             // Other items (web searches, ...) carry nothing arena reads.
             _ => {}
         }
+    }
+    if let Some(first) = tool_calls.first_mut() {
+        first.thinking = carried;
     }
     let finish_reason = match response.status.as_deref() {
         Some("completed") => Some("stop".to_owned()),

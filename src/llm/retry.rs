@@ -1,9 +1,12 @@
 //! When and how long to wait before retrying a failed LLM request.
 //!
-//! Failures that are not the model's fault (connection errors, timeouts, 429, 5xx, garbled bodies) are
-//! retried with exponential backoff and jitter, and a server's `Retry-After` is honoured. A total time
-//! budget bounds the waiting, so that an endpoint that is down pauses a tournament instead of failing
-//! every game at once.
+//! Failures that are not the model's fault (connection errors, timeouts, the statuses OpenAI's and
+//! Anthropic's SDKs retry, garbled bodies; see [`LlmError::is_transient`](super::LlmError::is_transient))
+//! are retried with the SDKs' backoff, and a server's `Retry-After` is honoured. The SDKs' backoff
+//! starts at 0.5 s and doubles, each wait drawn between 75 % and 100 % of it; they give up after
+//! two retries and 8 s, arena instead after a total time budget (the player's `outage_s`) and a
+//! longer cap, so that an endpoint that is down pauses a tournament instead of failing every game
+//! at once.
 
 use std::time::Duration;
 
@@ -31,13 +34,13 @@ pub struct RetryPolicy {
 pub const DEFAULT_DECODE_RETRIES: u32 = 3;
 
 impl Default for RetryPolicy {
-    /// Twenty attempts, 1 s doubling to at most 60 s, within 10 minutes: rides out a restarting
+    /// Twenty attempts, 0.5 s doubling to at most 60 s, within 10 minutes: rides out a restarting
     /// server or a provider outage of a few minutes; of those, at most
     /// [`DEFAULT_DECODE_RETRIES`] retries of undecodable bodies.
     fn default() -> Self {
         Self {
             max_attempts: 20,
-            base_delay: Duration::from_secs(1),
+            base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(60),
             give_up_after: Duration::from_secs(600),
             decode_retries: DEFAULT_DECODE_RETRIES,
@@ -64,17 +67,17 @@ impl RetryPolicy {
     }
 
     /// The backoff after the `attempt`-th failure: `base_delay * 2^(attempt-1)` capped at
-    /// `max_delay`, then drawn uniformly from its upper half so that clients that failed together
-    /// do not retry together.
+    /// `max_delay`, then drawn uniformly between 75 % and 100 % of it, as the SDKs draw it, so
+    /// that clients that failed together do not retry together.
     pub fn backoff(&self, attempt: u32) -> Duration {
         let doublings = attempt.saturating_sub(1).min(31);
         let ceiling = self
             .base_delay
             .saturating_mul(1u32 << doublings)
             .min(self.max_delay);
-        let half = ceiling / 2;
-        let spread = u64::try_from((ceiling - half).as_nanos()).unwrap_or(u64::MAX);
-        half + Duration::from_nanos(rand::rng().random_range(0..=spread))
+        let floor = ceiling.mul_f64(0.75);
+        let spread = u64::try_from((ceiling - floor).as_nanos()).unwrap_or(u64::MAX);
+        floor + Duration::from_nanos(rand::rng().random_range(0..=spread))
     }
 }
 
@@ -104,11 +107,11 @@ mod tests {
         let p = policy();
         for _ in 0..50 {
             let d1 = p.backoff(1);
-            assert!((50..=100).contains(&d1.as_millis()), "{d1:?}");
+            assert!((75..=100).contains(&d1.as_millis()), "{d1:?}");
             let d2 = p.backoff(2);
-            assert!((100..=200).contains(&d2.as_millis()), "{d2:?}");
+            assert!((150..=200).contains(&d2.as_millis()), "{d2:?}");
             let d9 = p.backoff(9);
-            assert!((175..=350).contains(&d9.as_millis()), "{d9:?}");
+            assert!((262..=350).contains(&d9.as_millis()), "{d9:?}");
         }
         // Huge attempt numbers must not overflow.
         assert!(p.backoff(u32::MAX) <= p.max_delay);

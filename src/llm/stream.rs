@@ -7,7 +7,7 @@
 //! |---|---|---|---|
 //! | chat completions | `stream: true`, `stream_options.include_usage` | `choices[0].delta` chunks, a last chunk with `usage` | `data: [DONE]` |
 //! | Responses | `stream: true` | `response.output_text.delta`, `response.reasoning_summary_text.delta`, ... | `response.completed` (the whole response), `.incomplete`, `.failed` |
-//! | Anthropic | `stream: true` | `message_start`, `content_block_*` (`text_delta`, `thinking_delta`), `message_delta` (stop reason, usage) | `message_stop` |
+//! | Anthropic | `stream: true` | `message_start`, `content_block_*` (`text_delta`, `thinking_delta`, `signature_delta`; `redacted_thinking` whole), `message_delta` (stop reason, usage) | `message_stop` |
 //! | Gemini | `:streamGenerateContent?alt=sse` | whole `GenerateContentResponse` chunks, each with the new parts | the chunk with `finishReason` |
 //!
 //! The events are not decoded into a reply directly: [`StreamAssembly::body`] rebuilds the
@@ -19,7 +19,9 @@
 //! Tool calls stream too: chat-completion `delta.tool_calls` pieces are joined by their `index`,
 //! Anthropic `tool_use` blocks by their `input_json_delta` pieces, Gemini `functionCall` parts
 //! come whole, and the Responses API's final `response.completed` carries its `function_call`
-//! items (a Responses stream cut before it has no tool calls).
+//! items (a Responses stream cut before it has no tool calls). What goes back with the calls is
+//! kept as well: Anthropic's thinking blocks with their signatures and redacted thinking, the
+//! Responses API's reasoning items (in `response.completed`).
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -456,6 +458,9 @@ struct AnthropicParts {
     blocks: BTreeMap<u64, (String, String)>,
     /// Block index → a `tool_use` block's id and name.
     tools: BTreeMap<u64, (String, String)>,
+    /// Block index → what a thinking block must carry back besides its text: a `thinking`
+    /// block's `signature` (from `signature_delta`), a `redacted_thinking` block's `data`.
+    sealed: BTreeMap<u64, (&'static str, String)>,
     stop_reason: Option<Value>,
     usage: Map<String, Value>,
 }
@@ -480,6 +485,16 @@ impl AnthropicParts {
                     let name = block["name"].as_str().unwrap_or_default().to_owned();
                     self.tools.insert(index, (id, name));
                 }
+                if let Some(data) = block["data"]
+                    .as_str()
+                    .filter(|_| kind == "redacted_thinking")
+                {
+                    self.sealed.insert(index, ("data", data.to_owned()));
+                }
+                if let Some(signature) = block["signature"].as_str().filter(|s| !s.is_empty()) {
+                    self.sealed
+                        .insert(index, ("signature", signature.to_owned()));
+                }
                 let text = block["text"]
                     .as_str()
                     .or(block["thinking"].as_str())
@@ -494,7 +509,15 @@ impl AnthropicParts {
                     Some("thinking_delta") => ("thinking", delta["thinking"].as_str()),
                     // A tool call's input comes as pieces of its JSON text.
                     Some("input_json_delta") => ("tool_use", delta["partial_json"].as_str()),
-                    // Signatures carry no text arena reads.
+                    Some("signature_delta") => {
+                        let piece = delta["signature"].as_str().unwrap_or_default();
+                        let sealed = self
+                            .sealed
+                            .entry(index)
+                            .or_insert_with(|| ("signature", String::new()));
+                        sealed.1.push_str(piece);
+                        return Ok(());
+                    }
                     _ => return Ok(()),
                 };
                 let block = self
@@ -541,7 +564,14 @@ impl AnthropicParts {
             .blocks
             .iter()
             .map(|(index, (kind, text))| match kind.as_str() {
-                "thinking" => json!({"type": "thinking", "thinking": text}),
+                "thinking" => {
+                    let signature = self.sealed.get(index).map_or("", |s| s.1.as_str());
+                    json!({"type": "thinking", "thinking": text, "signature": signature})
+                }
+                "redacted_thinking" => {
+                    let data = self.sealed.get(index).map_or("", |s| s.1.as_str());
+                    json!({"type": "redacted_thinking", "data": data})
+                }
                 "tool_use" => {
                     let (id, name) = self.tools.get(index).cloned().unwrap_or_default();
                     // Input not (yet) whole JSON reads as no input.

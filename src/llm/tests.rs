@@ -635,6 +635,49 @@ fn provider_names_round_trip() {
 }
 
 #[test]
+fn each_format_names_the_settings_it_does_not_send() {
+    let asked = ChatRequest {
+        model: "claude-sonnet-4-5".into(),
+        temperature: Some(0.2),
+        top_p: Some(0.9),
+        seed: Some(1),
+        ..ChatRequest::default()
+    };
+    let reasoning = ChatRequest {
+        reasoning: Some(Reasoning::effort("low")),
+        ..asked.clone()
+    };
+    let o3 = ChatRequest {
+        model: "o3".into(),
+        ..asked.clone()
+    };
+    assert_eq!(
+        Provider::Anthropic.unsent_settings(&asked),
+        ["temperature", "top_p", "seed"]
+    );
+    assert_eq!(Provider::OpenAiResponses.unsent_settings(&asked), ["seed"]);
+    assert_eq!(
+        Provider::OpenAiResponses.unsent_settings(&reasoning),
+        ["temperature", "top_p", "seed"]
+    );
+    assert!(Provider::OpenAiChat.unsent_settings(&asked).is_empty());
+    assert_eq!(
+        Provider::OpenAiChat.unsent_settings(&o3),
+        ["temperature", "top_p"]
+    );
+    assert!(Provider::Gemini.unsent_settings(&reasoning).is_empty());
+    // What each says it drops is what its body leaves out.
+    for provider in Provider::ALL {
+        for req in [&asked, &reasoning, &o3] {
+            let body = provider.encode(req);
+            for name in provider.unsent_settings(req) {
+                assert!(body.get(name).is_none(), "{provider} sent {name}");
+            }
+        }
+    }
+}
+
+#[test]
 fn transient_classification() {
     let http = |status| LlmError::Http {
         url: "u".into(),
@@ -643,13 +686,27 @@ fn transient_classification() {
         message: None,
         body: String::new(),
         rejection: None,
+        should_retry: None,
     };
-    for status in [408, 429, 500, 502, 503, 504, 529] {
+    for status in [408, 409, 429, 500, 502, 503, 504, 529] {
         assert!(http(status).is_transient(), "{status}");
     }
     for status in [400, 401, 403, 404, 422] {
         assert!(!http(status).is_transient(), "{status}");
     }
+    // The server's x-should-retry overrides the status, both ways.
+    let told = |status, should_retry| LlmError::Http {
+        url: "u".into(),
+        status,
+        kind: None,
+        message: None,
+        body: String::new(),
+        rejection: None,
+        should_retry: Some(should_retry),
+    };
+    assert!(!told(500, false).is_transient());
+    assert!(!told(429, false).is_transient());
+    assert!(told(400, true).is_transient());
 }
 
 #[test]
@@ -661,6 +718,7 @@ fn long_bodies_are_cut_in_messages() {
         message: None,
         body: "x".repeat(10_000),
         rejection: None,
+        should_retry: None,
     };
     assert!(err.to_string().len() < 400);
 }

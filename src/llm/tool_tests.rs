@@ -21,12 +21,14 @@ fn request() -> ChatRequest {
             id: "call_1".into(),
             name: "get_legal_moves".into(),
             signature: None,
+            thinking: Vec::new(),
         },
         ToolCall {
             arguments: r#"{"move":"e2e4"}"#.into(),
             id: "call_2".into(),
             name: "make_move".into(),
             signature: None,
+            thinking: Vec::new(),
         },
     ];
     ChatRequest {

@@ -262,6 +262,14 @@ pub fn endpoint(model: &ModelSpec) -> Result<Endpoint, crate::llm::LlmError> {
             decode_retries: model.decode_retries,
             ..RetryPolicy::default()
         },
+        api_version: model.api_version.clone(),
+        azure: model.azure,
+        headers: model
+            .headers
+            .iter()
+            .flatten()
+            .map(|(name, env)| (name.clone(), env.clone()))
+            .collect(),
         stream: model.stream,
         stream_idle_timeout: Duration::from_secs_f64(model.stream_idle_s.max(0.001)),
     })

@@ -535,6 +535,22 @@ impl PlayerSpec {
                 ));
             } else if let Err(e) = model.provider() {
                 problems.push(format!("{what}{part}: {e}"));
+            } else if model.azure
+                && !matches!(
+                    model.provider(),
+                    Ok(crate::llm::Provider::OpenAiChat | crate::llm::Provider::OpenAiResponses)
+                )
+            {
+                problems.push(format!(
+                    "{what}{part}: `azure` is for the `openai` and `openai_responses` providers"
+                ));
+            } else if model.api_version.is_some()
+                && !model.azure
+                && !matches!(model.provider(), Ok(crate::llm::Provider::Anthropic))
+            {
+                problems.push(format!(
+                    "{what}{part}: `api_version` is Anthropic's `anthropic-version` or Azure's `api-version`; this endpoint names none (Gemini's version is in its `base_url`)"
+                ));
             }
         };
         match self {
@@ -629,15 +645,22 @@ impl PlayerSpec {
                 .collect(),
             PlayerSpec::Engine(_) | PlayerSpec::Random(_) | PlayerSpec::Human(_) => Vec::new(),
         };
+        // The variables of the model's extra `headers` are credentials too.
         models
             .into_iter()
-            .filter_map(|(part, model)| {
-                Some(KeyRoute {
-                    player: self.name().to_string(),
-                    part,
-                    variable: model.api_key_env.clone()?,
-                    host: crate::llm::host_of(&model.base_url),
-                })
+            .flat_map(|(part, model)| {
+                let host = crate::llm::host_of(&model.base_url);
+                model
+                    .api_key_env
+                    .iter()
+                    .chain(model.headers.iter().flat_map(|h| h.values()))
+                    .map(|variable| KeyRoute {
+                        player: self.name().to_string(),
+                        part: part.clone(),
+                        variable: variable.clone(),
+                        host: host.clone(),
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect()
     }
@@ -808,6 +831,20 @@ pub struct LlmPlayerSpec {
     /// Seconds a streamed reply may stay silent before it is cut, its partial reply kept.
     #[serde(default = "default_stream_idle_s")]
     pub stream_idle_s: f64,
+    /// The API version to name instead of arena's: Anthropic's `anthropic-version` (for a
+    /// gateway that needs an older one), Azure OpenAI's `api-version` (default `2024-10-21`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Whether the endpoint is Azure OpenAI (`openai` or `openai_responses` only): `base_url`
+    /// is the resource's `https://NAME.openai.azure.com/openai`, `model` the deployment's name,
+    /// the key goes in the `api-key` header.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub azure: bool,
+    /// Extra headers sent with every request: header name → the NAME of the environment
+    /// variable holding its value (a value is read at request time and never stored or
+    /// logged, as for `api_key_env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// Rate limits of this player's endpoint and key, per minute (`rate = { rpm = 500, tpm =
     /// 200000 }`), shared by every player on them; unset parts are learned from the answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -879,6 +916,9 @@ impl LlmPlayerSpec {
             max_concurrency: self.max_concurrency,
             stream: self.stream,
             stream_idle_s: self.stream_idle_s,
+            api_version: self.api_version.clone(),
+            azure: self.azure,
+            headers: self.headers.clone(),
             rate: self.rate,
         }
     }
@@ -951,6 +991,20 @@ pub struct ModelSpec {
     /// Seconds a streamed reply may stay silent before it is cut, its partial reply kept.
     #[serde(default = "default_stream_idle_s")]
     pub stream_idle_s: f64,
+    /// The API version to name instead of arena's: Anthropic's `anthropic-version` (for a
+    /// gateway that needs an older one), Azure OpenAI's `api-version` (default `2024-10-21`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Whether the endpoint is Azure OpenAI (`openai` or `openai_responses` only): `base_url`
+    /// is the resource's `https://NAME.openai.azure.com/openai`, `model` the deployment's name,
+    /// the key goes in the `api-key` header.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub azure: bool,
+    /// Extra headers sent with every request: header name → the NAME of the environment
+    /// variable holding its value (a value is read at request time and never stored or
+    /// logged, as for `api_key_env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// Rate limits of this endpoint and key, per minute, shared by every player on them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<crate::llm::RateLimit>,
@@ -1302,6 +1356,43 @@ mod tests {
         assert_eq!(spec.settings().limits.key(), "nodes=5000 multipv=1");
         assert_eq!(spec.settings().win_model, WinModel::ChessArena);
         assert_eq!(spec.processes(), 3);
+    }
+
+    #[test]
+    fn a_players_extra_headers_are_key_routes_and_azure_wants_an_openai_format() {
+        let llm: LlmPlayerSpec = serde_json::from_value(serde_json::json!({
+            "name": "gpt", "base_url": "https://lab.openai.azure.com/openai", "model": "gpt-4o",
+            "api_key_env": "AZURE_KEY", "azure": true, "api_version": "2024-10-21",
+            "headers": {"X-Gateway-Key": "GATEWAY_KEY"},
+        }))
+        .expect("a player");
+        let player = PlayerSpec::Llm(llm.clone());
+        let routes: Vec<String> = player
+            .key_routes()
+            .iter()
+            .map(|r| r.variable.clone())
+            .collect();
+        assert_eq!(routes, ["AZURE_KEY", "GATEWAY_KEY"]);
+        assert!(player.problems().is_empty(), "{:?}", player.problems());
+        let anthropic = PlayerSpec::Llm(LlmPlayerSpec {
+            provider: Some("anthropic".into()),
+            ..llm
+        });
+        assert!(
+            anthropic.problems()[0].contains("`azure` is for the `openai`"),
+            "{:?}",
+            anthropic.problems()
+        );
+        let gemini = PlayerSpec::Llm(LlmPlayerSpec {
+            provider: Some("gemini".into()),
+            azure: false,
+            ..serde_json::from_value(serde_json::json!({
+                "name": "g", "base_url": "https://x/v1beta", "model": "gemini-2.5-pro",
+                "api_version": "v1",
+            }))
+            .expect("a player")
+        });
+        assert!(gemini.problems()[0].contains("`api_version` is Anthropic's"));
     }
 
     #[test]

@@ -395,6 +395,7 @@ fn reply_calls(reply: &str, n: usize) -> (String, Vec<ToolCall>) {
                 id: format!("call_{n}_{i}"),
                 name: name.to_owned(),
                 signature: None,
+                thinking: Vec::new(),
             }
         })
         .collect();
