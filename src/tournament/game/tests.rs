@@ -518,7 +518,8 @@ async fn using_up_the_attempts_loses_by_the_modes_termination() {
         end.reason
             .as_deref()
             .unwrap()
-            .contains("3 failed attempts at ply 0"),
+            // The first ply, numbered as the viewer's "Ply 1".
+            .contains("3 failed attempts at ply 1"),
         "{end:?}"
     );
     assert_eq!(
