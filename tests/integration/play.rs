@@ -432,13 +432,13 @@ fn the_play_page_shows_the_replies_of_a_forfeit() {
     );
     let db = dir.db();
     let mut run = Run::start(&dir);
-    let server = PlayServer::start(dir.path(), "t.db");
     // The game in which the person is White waits for its first move; the model then forfeits.
     let games = wait(&dir, "both games", |store| {
         let t = store.find_tournament("person").ok()??;
         let games = store.games(t.id).ok()?;
         (games.len() == 2).then_some(games)
     });
+    let server = PlayServer::start(dir.path(), "t.db");
     for g in &games {
         if g.white == "me"
             && let Some(s) = my_turn(&server, g.id)
