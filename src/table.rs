@@ -276,9 +276,11 @@ impl Table {
     /// list under it. A `|` in a cell is escaped and a line break becomes a space, so that a
     /// cell never breaks the table.
     pub fn to_markdown(&self) -> String {
+        // `*` escaped too: a note such as "* provisional: ..." would otherwise open a list.
         let cell = |s: &str| {
             s.replace('\\', "\\\\")
                 .replace('|', "\\|")
+                .replace('*', "\\*")
                 .replace(['\n', '\r'], " ")
         };
         let mut out = String::new();
@@ -413,7 +415,7 @@ pub fn snake_case(text: &str) -> String {
 
 /// `text` for LaTeX's text mode: its ten special characters escaped (`\\ & % $ # _ { } ~ ^`),
 /// and the signs arena's tables use that a plain LaTeX font lacks written as LaTeX commands
-/// (`±` as `$\\pm$`, `Δ` as `$\\Delta$`, `–` as `--`, ...).
+/// (`±` as `$\\pm$`, `Δ` as `$\\Delta$`, `√` as `$\\surd$`, `–` as `--`, ...).
 pub fn latex_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -434,6 +436,11 @@ pub fn latex_escape(text: &str) -> String {
             '≤' => out.push_str("$\\leq$"),
             '≥' => out.push_str("$\\geq$"),
             '−' => out.push_str("$-$"),
+            '√' => out.push_str("$\\surd$"),
+            '≈' => out.push_str("$\\approx$"),
+            '→' => out.push_str("$\\rightarrow$"),
+            '∞' => out.push_str("$\\infty$"),
+            '²' => out.push_str("$^2$"),
             '–' => out.push_str("--"),
             '—' => out.push_str("---"),
             '·' => out.push_str("\\textperiodcentered{}"),
@@ -555,6 +562,7 @@ mod tests {
         let mut t = sample();
         t.rows
             .push(vec!["a|b".into(), Cell::Int(-3), Cell::Num(-0.0, 1)]);
+        t.notes.push("* provisional".into());
         assert_eq!(
             t.to_markdown(),
             "**standings**\n\n\
@@ -564,7 +572,8 @@ mod tests {
              | a, \"quoted\" name | 12 | - |\n\
              | a\\|b | -3 | 0.0 |\n\
              \n\
-             - a note\n"
+             - a note\n\
+             - \\* provisional\n"
         );
     }
 
