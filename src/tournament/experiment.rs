@@ -494,8 +494,10 @@ impl ArmStatus {
                     Verdict::Undecided => ("undecided", lower),
                 };
                 line += &format!(
-                    "{what} after {} pairs, LLR {llr:.2} of bound {bound:.2}",
-                    self.pairs
+                    "{what} after {} pairs, LLR {} of bound {}",
+                    self.pairs,
+                    table::fixed(llr, 2),
+                    table::fixed(bound, 2)
                 );
             }
             _ => line += &format!("{} pairs", self.pairs),
