@@ -694,7 +694,7 @@ fn parse_spec<'a>(lua: &Lua, table: &Table, entry: &str, fields: &'a FieldMap) -
                     Err((e, repaired)) => {
                         parsed.unreadable += 1;
                         errors.extend(e);
-                        parsed.repaired_players.extend(repaired);
+                        parsed.repaired_players.extend(repaired.map(|b| *b));
                         parsed.unread_modes.extend(mode);
                     }
                 }
@@ -816,7 +816,7 @@ pub(super) fn parse_player<'a>(
 }
 
 /// A player's problems, and what of it read once its faulty fields were taken out.
-type PlayerProblems<'a> = (Vec<ScriptError>, Option<(PlayerSpec, Place<'a>)>);
+type PlayerProblems<'a> = (Vec<ScriptError>, Option<Box<(PlayerSpec, Place<'a>)>>);
 
 /// [`parse_player`], and for a player with problems the player read once its faulty fields
 /// were taken out (see [`strict::read_at_repaired`]), when that reads.
@@ -883,7 +883,7 @@ fn parse_player_repaired<'a>(
     ) -> Result<PlayerSpec, PlayerProblems<'a>> {
         match read {
             (Some(value), errors) if errors.is_empty() => Ok(wrap(value)),
-            (value, errors) => Err((errors, value.map(|v| (wrap(v), place.clone())))),
+            (value, errors) => Err((errors, value.map(|v| Box::new((wrap(v), place.clone()))))),
         }
     }
     let spec = match kind.as_deref() {
