@@ -823,8 +823,9 @@ async fn a_refused_request_is_void_after_an_accepted_one_and_set_aside_at_the_fi
         (end.result, end.termination),
         (None, Termination::RequestRejected)
     );
+    // Two plies were played: the refusal is at the third, counted from 1 as the viewer does.
     assert!(
-        end.reason.as_deref().unwrap().contains("(ply 2)"),
+        end.reason.as_deref().unwrap().contains("(ply 3)"),
         "{end:?}"
     );
     assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 2);
