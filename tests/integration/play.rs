@@ -484,4 +484,32 @@ fn the_play_page_shows_the_replies_of_a_forfeit() {
         let hidden = server.state(g.id);
         assert_eq!(hidden["rejected"], serde_json::json!([]), "{hidden}");
     }
+    // The page shows them.
+    let Some(driver) = crate::report::browser_tools("the_play_page_shows_the_replies_of_a_forfeit")
+    else {
+        return;
+    };
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("play-browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    let spec = serde_json::json!({
+        "base": format!("http://{}", server.addr()),
+        "token": server.token,
+        "game": games[0].id,
+        "rejected": 2,
+        "contains": "e2e5",
+        "screenshot": shots.join("play-rejected.png"),
+    });
+    let spec_path = dir.write("spec.json", &spec.to_string());
+    let out = Command::new("node")
+        .current_dir(&driver)
+        .arg("play_rejected.mjs")
+        .arg(&spec_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the play page failed in chromium:\n{}\n{}",
+        stdout(&out),
+        crate::common::stderr(&out)
+    );
 }
