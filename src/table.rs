@@ -21,7 +21,7 @@ impl Cell {
         match self {
             Cell::Text(s) => s.clone(),
             Cell::Int(i) => i.to_string(),
-            Cell::Num(x, decimals) => format!("{x:.decimals$}"),
+            Cell::Num(x, decimals) => fixed(*x, *decimals),
             Cell::Empty => "-".into(),
         }
     }
@@ -32,7 +32,7 @@ impl Cell {
             Cell::Int(i) => (*i).into(),
             Cell::Num(x, decimals) => {
                 let scale = 10f64.powi(*decimals as i32);
-                serde_json::Number::from_f64((x * scale).round() / scale)
+                serde_json::Number::from_f64(no_negative_zero((x * scale).round() / scale))
                     .map_or(serde_json::Value::Null, serde_json::Value::Number)
             }
             Cell::Empty => serde_json::Value::Null,
@@ -42,6 +42,29 @@ impl Cell {
     fn is_text(&self) -> bool {
         matches!(self, Cell::Text(_))
     }
+}
+
+/// `x`, or `0.0` for `-0.0`: JSON writes the sign of a negative zero (`"elo": -0.0`), which
+/// reads as a loss where there is none.
+pub fn no_negative_zero(x: f64) -> f64 {
+    if x == 0.0 { 0.0 } else { x }
+}
+
+/// `x` with `decimals` decimals, where a value that rounds to zero is `0.0`, never `-0.0` (a
+/// cost of `-0.0000 USD`, a difference of `-0.0`).
+pub fn fixed(x: f64, decimals: usize) -> String {
+    format!("{:.decimals$}", rounds_to_zero_as_zero(x, decimals))
+}
+
+/// [`fixed`] with its sign always written: `+1.5`, `-0.3`, and `+0.0` for what rounds to zero.
+pub fn signed(x: f64, decimals: usize) -> String {
+    format!("{:+.decimals$}", rounds_to_zero_as_zero(x, decimals))
+}
+
+/// `x`, or `0.0` when it shows as zero at `decimals` decimals.
+fn rounds_to_zero_as_zero(x: f64, decimals: usize) -> f64 {
+    let scale = 10f64.powi(decimals.min(300) as i32);
+    if (x * scale).round() == 0.0 { 0.0 } else { x }
 }
 
 impl From<&str> for Cell {
@@ -108,6 +131,12 @@ pub enum Format {
     /// tournament, its columns and its rows keyed by snake_case column keys
     /// (`docs/schema/tables.schema.json`).
     Json,
+    /// Markdown (GitHub's pipe tables): a bold title, the table, its notes as a list.
+    #[value(name = "md", alias = "markdown")]
+    Markdown,
+    /// LaTeX: a `table` float holding a `tabular` with booktabs rules (`\usepackage{booktabs}`),
+    /// the title as its caption, the notes under it; LaTeX's special characters escaped.
+    Latex,
 }
 
 impl Table {
@@ -176,13 +205,7 @@ impl Table {
                     .unwrap_or(0)
             })
             .collect();
-        let left: Vec<bool> = (0..self.columns.len())
-            .map(|c| {
-                self.rows
-                    .iter()
-                    .all(|r| r[c].is_text() || r[c] == Cell::Empty)
-            })
-            .collect();
+        let left = self.text_columns();
         let line = |values: &[String]| -> String {
             let parts: Vec<String> = values
                 .iter()
@@ -235,6 +258,98 @@ impl Table {
                 .collect();
             let _ = writeln!(out, "{}", values.join(","));
         }
+        out
+    }
+
+    /// Which columns are text (aligned left); the others hold numbers (aligned right).
+    fn text_columns(&self) -> Vec<bool> {
+        (0..self.columns.len())
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .all(|r| r[c].is_text() || r[c] == Cell::Empty)
+            })
+            .collect()
+    }
+
+    /// A Markdown pipe table under its title in bold, numbers aligned right, the notes as a
+    /// list under it. A `|` in a cell is escaped and a line break becomes a space, so that a
+    /// cell never breaks the table.
+    pub fn to_markdown(&self) -> String {
+        // `*` escaped too: a note such as "* provisional: ..." would otherwise open a list.
+        let cell = |s: &str| {
+            s.replace('\\', "\\\\")
+                .replace('|', "\\|")
+                .replace('*', "\\*")
+                .replace(['\n', '\r'], " ")
+        };
+        let mut out = String::new();
+        if !self.title.is_empty() {
+            let _ = writeln!(out, "**{}**\n", cell(&self.title));
+        }
+        let header: Vec<String> = self.columns.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let rule: Vec<&str> = self
+            .text_columns()
+            .into_iter()
+            .map(|left| if left { "---" } else { "---:" })
+            .collect();
+        let _ = writeln!(out, "| {} |", rule.join(" | "));
+        for row in &self.rows {
+            let values: Vec<String> = row.iter().map(|c| cell(&c.text())).collect();
+            let _ = writeln!(out, "| {} |", values.join(" | "));
+        }
+        if !self.notes.is_empty() {
+            out.push('\n');
+            for note in &self.notes {
+                let _ = writeln!(out, "- {}", cell(note));
+            }
+        }
+        out
+    }
+
+    /// A LaTeX `table` float: the title as its caption, a `tabular` with booktabs rules (text
+    /// columns `l`, numbers `r`), the notes in small type under it. Every cell, title and note
+    /// is escaped ([`latex_escape`]); a negative number gets a true minus sign.
+    pub fn to_latex(&self) -> String {
+        let number = |c: &Cell| {
+            let text = c.text();
+            match (c, text.strip_prefix('-')) {
+                (Cell::Num(..) | Cell::Int(_), Some(rest)) => format!("$-${}", latex_escape(rest)),
+                (Cell::Empty, _) => "--".to_owned(),
+                _ => latex_escape(&text),
+            }
+        };
+        let spec: String = self
+            .text_columns()
+            .into_iter()
+            .map(|left| if left { 'l' } else { 'r' })
+            .collect();
+        let mut out = String::new();
+        let _ = writeln!(out, "\\begin{{table}}[htbp]");
+        let _ = writeln!(out, "\\centering");
+        if !self.title.is_empty() {
+            let _ = writeln!(out, "\\caption{{{}}}", latex_escape(&self.title));
+        }
+        let _ = writeln!(out, "\\begin{{tabular}}{{{spec}}}");
+        let _ = writeln!(out, "\\toprule");
+        let header: Vec<String> = self.columns.iter().map(|c| latex_escape(c)).collect();
+        let _ = writeln!(out, "{} \\\\", header.join(" & "));
+        let _ = writeln!(out, "\\midrule");
+        for row in &self.rows {
+            let values: Vec<String> = row.iter().map(number).collect();
+            let _ = writeln!(out, "{} \\\\", values.join(" & "));
+        }
+        let _ = writeln!(out, "\\bottomrule");
+        let _ = writeln!(out, "\\end{{tabular}}");
+        for note in &self.notes {
+            let _ = writeln!(
+                out,
+                "\\par\\smallskip{{\\footnotesize {}}}",
+                latex_escape(note)
+            );
+        }
+        let _ = writeln!(out, "\\end{{table}}");
         out
     }
 
@@ -298,6 +413,45 @@ pub fn snake_case(text: &str) -> String {
     out
 }
 
+/// `text` for LaTeX's text mode: its ten special characters escaped (`\\ & % $ # _ { } ~ ^`),
+/// and the signs arena's tables use that a plain LaTeX font lacks written as LaTeX commands
+/// (`±` as `$\\pm$`, `Δ` as `$\\Delta$`, `√` as `$\\surd$`, `–` as `--`, ...).
+pub fn latex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            '<' => out.push_str("\\textless{}"),
+            '>' => out.push_str("\\textgreater{}"),
+            '|' => out.push_str("\\textbar{}"),
+            '±' => out.push_str("$\\pm$"),
+            'Δ' => out.push_str("$\\Delta$"),
+            '×' => out.push_str("$\\times$"),
+            '≤' => out.push_str("$\\leq$"),
+            '≥' => out.push_str("$\\geq$"),
+            '−' => out.push_str("$-$"),
+            '√' => out.push_str("$\\surd$"),
+            '≈' => out.push_str("$\\approx$"),
+            '→' => out.push_str("$\\rightarrow$"),
+            '∞' => out.push_str("$\\infty$"),
+            '²' => out.push_str("$^2$"),
+            '–' => out.push_str("--"),
+            '—' => out.push_str("---"),
+            '·' => out.push_str("\\textperiodcentered{}"),
+            '…' => out.push_str("\\ldots{}"),
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// Renders several tables in one format.
 pub fn render(tables: &[Table], format: Format) -> String {
     match format {
@@ -309,6 +463,16 @@ pub fn render(tables: &[Table], format: Format) -> String {
         Format::Csv => tables
             .iter()
             .map(|t| format!("# {}\n{}", t.title, t.to_csv()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Format::Markdown => tables
+            .iter()
+            .map(Table::to_markdown)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Format::Latex => tables
+            .iter()
+            .map(Table::to_latex)
             .collect::<Vec<_>>()
             .join("\n"),
         Format::Json => {
@@ -374,6 +538,70 @@ mod tests {
         assert_eq!(t["rows"][0]["games"], 4);
         assert_eq!(t["rows"][0]["score_pct"], 87.5);
         assert!(t["rows"][1]["score_pct"].is_null());
+    }
+
+    #[test]
+    fn a_zero_is_never_negative_in_text_or_json() {
+        let mut t = Table::new("t", &["elo", "cost"]);
+        t.rows
+            .push(vec![Cell::Num(-0.0, 1), Cell::Num(-0.00001, 4)]);
+        assert_eq!(t.rows[0][0].text(), "0.0");
+        assert_eq!(t.rows[0][1].text(), "0.0000");
+        let json = render(&[t], Format::Json);
+        assert!(!json.contains("-0"), "{json}");
+        assert!(json.contains("\"elo\": 0.0"), "{json}");
+        assert_eq!(fixed(-0.00004, 4), "0.0000");
+        assert_eq!(fixed(-0.00005, 4), "-0.0001");
+        assert_eq!(signed(-0.04, 1), "+0.0");
+        assert_eq!(signed(-0.06, 1), "-0.1");
+        assert_eq!(signed(2.0, 0), "+2");
+    }
+
+    #[test]
+    fn markdown_is_a_pipe_table_with_numbers_right_and_pipes_escaped() {
+        let mut t = sample();
+        t.rows
+            .push(vec!["a|b".into(), Cell::Int(-3), Cell::Num(-0.0, 1)]);
+        t.notes.push("* provisional".into());
+        assert_eq!(
+            t.to_markdown(),
+            "**standings**\n\n\
+             | player | games | score % |\n\
+             | --- | ---: | ---: |\n\
+             | stockfish | 4 | 87.5 |\n\
+             | a, \"quoted\" name | 12 | - |\n\
+             | a\\|b | -3 | 0.0 |\n\
+             \n\
+             - a note\n\
+             - \\* provisional\n"
+        );
+    }
+
+    #[test]
+    fn latex_escapes_its_special_characters() {
+        let mut t = Table::new("Elo ± 95% of m_1 & co", &["player", "Δ Elo", "games"]);
+        t.rows.push(vec![
+            "gpt_4o #1 {x} 50$ ~^\\".into(),
+            Cell::Num(-12.34, 1),
+            Cell::Empty,
+        ]);
+        t.notes.push("100% of games · 2–3".into());
+        let latex = t.to_latex();
+        assert_eq!(
+            latex,
+            "\\begin{table}[htbp]\n\
+             \\centering\n\
+             \\caption{Elo $\\pm$ 95\\% of m\\_1 \\& co}\n\
+             \\begin{tabular}{lrl}\n\
+             \\toprule\n\
+             player & $\\Delta$ Elo & games \\\\\n\
+             \\midrule\n\
+             gpt\\_4o \\#1 \\{x\\} 50\\$ \\textasciitilde{}\\textasciicircum{}\\textbackslash{} & $-$12.3 & -- \\\\\n\
+             \\bottomrule\n\
+             \\end{tabular}\n\
+             \\par\\smallskip{\\footnotesize 100\\% of games \\textperiodcentered{} 2--3}\n\
+             \\end{table}\n"
+        );
     }
 
     #[test]

@@ -25,11 +25,12 @@ arena = {}
 ---@field endings? "automatic"|"claimed"        draws by the game's history: "automatic" (fivefold repetition, 75 moves; as ChessArena and LLM Chess) or "claimed" (threefold repetition and 50 moves end the game at once, as cutechess); default "claimed" when both players are engines, else "automatic"
 ---@field players (arena.Llm|arena.Moa|arena.Engine|arena.Random|arena.Human)[] the players, each with its own name: model players, mixtures of agents, engines, random movers and people
 
----Where games start: FENs given inline, a book file, or Chess960 start positions. The built-in
----formats play each opening once with each colour.
+---Where games start: FENs given inline, a book file, a built-in book, or Chess960 start
+---positions. The built-in formats play each opening once with each colour.
 ---@class arena.Openings
 ---@field fens? string[]                       start positions given inline
 ---@field file? string                         an .epd or .pgn book, relative to the script
+---@field book? "2moves_v1"|"8moves_v3"        a built-in book by name (the repository's books/, compiled in), found from any folder; not with `file`
 ---@field order? "sequential"|"random"         "sequential" (default, as in the file) or shuffled with the tournament seed
 ---@field count? integer                       use only the first N openings (after ordering); with `chess960 = true`, how many start positions to draw (at least 1)
 ---@field chess960? boolean|integer[]          Chess960 games: `true` draws `count` distinct start positions from the tournament seed, a list names them (Scharnagl's numbers, 0 to 959; 518 is the standard position); not with `file` or `fens`

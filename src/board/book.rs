@@ -119,9 +119,15 @@ fn book_error(path: &Path, line: usize, message: String) -> BoardError {
 /// first invalid position.
 pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
     let path = path.as_ref();
+    epd_openings_from(open_book(path)?, path)
+}
+
+/// Reads EPD openings from `input` as [`read_epd`] reads a file; `path` names it in errors and
+/// in each opening's source.
+fn epd_openings_from(input: impl BufRead, path: &Path) -> Result<Vec<Opening>, BoardError> {
     let mut openings = Vec::new();
     // Line by line: memory holds one line and the openings read, never the file.
-    for item in book_lines(open_book(path)?, path, MAX_EPD_LINE_BYTES) {
+    for item in book_lines(input, path, MAX_EPD_LINE_BYTES) {
         let (number, line) = item?;
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -136,6 +142,95 @@ pub fn read_epd(path: impl AsRef<Path>) -> Result<Vec<Opening>, BoardError> {
         });
     }
     Ok(openings)
+}
+
+/// The opening books built into arena, by name: the files under the repository's `books/`
+/// (see `books/PROVENANCE.md`), compiled into the binary so that a script names one
+/// (`openings = { book = "2moves_v1" }`) wherever it is run from.
+const BUILT_IN_BOOKS: &[(&str, &str, &[u8])] = &[
+    (
+        "2moves_v1",
+        "books/2moves_v1.epd",
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/books/2moves_v1.epd")),
+    ),
+    (
+        "8moves_v3",
+        "books/8moves_v3.pgn",
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/books/8moves_v3.pgn")),
+    ),
+];
+
+/// The names of the built-in opening books (`2moves_v1`, `8moves_v3`).
+pub fn built_in_books() -> Vec<&'static str> {
+    BUILT_IN_BOOKS.iter().map(|(name, _, _)| *name).collect()
+}
+
+/// The built-in book of that name (see [`built_in_books`]), read as its file would be; each
+/// opening's source names the book's file in the repository (`books/2moves_v1.epd:12`).
+///
+/// # Errors
+///
+/// [`BoardError::UnknownBook`] for a name that is not a built-in book.
+pub fn read_built_in(name: &str) -> Result<Vec<Opening>, BoardError> {
+    let Some((_, file, bytes)) = BUILT_IN_BOOKS.iter().find(|(n, _, _)| *n == name) else {
+        let known = built_in_books();
+        let hint = crate::script::did_you_mean(name, &known)
+            .map(|m| format!("; did you mean \"{m}\"?"))
+            .unwrap_or_default();
+        return Err(BoardError::UnknownBook {
+            name: name.to_string(),
+            known: known.join(", "),
+            hint,
+        });
+    };
+    let path = Path::new(file);
+    if file.ends_with(".pgn") {
+        pgn_openings_from(*bytes, path)
+    } else {
+        epd_openings_from(*bytes, path)
+    }
+}
+
+/// Reads a book file named relative to `dir` (a script's folder): `.pgn` as PGN, anything else
+/// as EPD. A file that is not there gets the folder it was looked for in and the built-in books
+/// (with the one it most likely meant), as a script copied from the book's examples names
+/// `books/2moves_v1.epd` from a folder without it.
+///
+/// # Errors
+///
+/// [`BoardError::BookNotFound`] for a file that is not there, else as [`read_epd`] and
+/// [`read_pgn_openings`].
+pub fn read_book_file(dir: &Path, file: &str) -> Result<Vec<Opening>, BoardError> {
+    let path = dir.join(file);
+    if !path.exists() {
+        let stem = Path::new(file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let known = built_in_books();
+        let meant = if known.contains(&stem.as_str()) {
+            Some(stem.as_str())
+        } else {
+            crate::script::did_you_mean(&stem, &known)
+        };
+        let folder = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        return Err(BoardError::BookNotFound {
+            file: file.to_string(),
+            folder,
+            known: known.join(", "),
+            hint: meant
+                .map(|m| format!("; did you mean `book = \"{m}\"`?"))
+                .unwrap_or_default(),
+        });
+    }
+    let is_pgn = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pgn"));
+    if is_pgn {
+        read_pgn_openings(&path)
+    } else {
+        read_epd(&path)
+    }
 }
 
 /// Validates one FEN (or EPD line) given inline, for example in a tournament script; `source`

@@ -87,6 +87,31 @@ pub enum BoardError {
         /// The underlying error.
         source: io::Error,
     },
+    /// A book file that is not there.
+    #[error(
+        "opening book `{file}` not found relative to the script's folder {}; built-in books: {known}{hint}",
+        folder.display()
+    )]
+    BookNotFound {
+        /// The file as the script names it.
+        file: String,
+        /// The folder it was looked for in.
+        folder: PathBuf,
+        /// The built-in books, comma-separated.
+        known: String,
+        /// `; did you mean ...?`, or empty.
+        hint: String,
+    },
+    /// A built-in book name that is not one.
+    #[error("no built-in opening book `{name}` (the built-in books: {known}){hint}")]
+    UnknownBook {
+        /// The name as given.
+        name: String,
+        /// The built-in books, comma-separated.
+        known: String,
+        /// `; did you mean ...?`, or empty.
+        hint: String,
+    },
     /// A book file over [`book::MAX_BOOK_BYTES`], refused without being read whole.
     #[error(
         "opening book `{}` is over the limit of {} MiB; refused (split it into smaller books)",

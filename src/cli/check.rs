@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use arena::{
-    lua::{EvalScripts, Generation, Unloaded},
+    lua::{EvalScripts, Generation, Unloaded, UnloadedEval},
     tournament::{
         preflight,
         rules::script_dir,
@@ -31,60 +31,58 @@ pub(super) async fn run(args: &Args) -> u8 {
     let is_evaluation = std::fs::read_to_string(script)
         .map(|text| text.contains("arena.evaluation"))
         .unwrap_or(false);
-    let result = if is_evaluation {
-        let loaded = EvalScripts::load(script);
-        if let Ok(e) = &loaded {
-            // The data sets the tasks read are opened and parsed as a run would; a built set is
-            // not built here (that takes an engine and time).
-            let at = e.spec.defined_at.get("").cloned().unwrap_or_default();
-            let mut problems = Vec::new();
-            if args.batch {
-                for p in arena::eval::batch::check_players(&e.spec.players) {
-                    problems.push(format!("{at}: {p}"));
+    let result: Result<_, arena::script::CheckErrors> = if is_evaluation {
+        match EvalScripts::load_for_check(script) {
+            Ok(e) => {
+                let at = e.spec.defined_at.get("").cloned().unwrap_or_default();
+                let mut problems = Vec::new();
+                if args.batch {
+                    for p in arena::eval::batch::check_players(&e.spec.players) {
+                        problems.push(format!("{at}: {p}"));
+                    }
                 }
+                problems.extend(
+                    data_set_problems(&e.spec.tasks, e.spec.settings.seed, &at, script).await,
+                );
+                if !problems.is_empty() {
+                    for p in problems {
+                        eprintln!("{p}");
+                    }
+                    return 2;
+                }
+                let summary = format!(
+                    "{}: ok (evaluation: {} task(s), {} player(s))",
+                    script.display(),
+                    e.spec.tasks.len(),
+                    e.spec.players.len()
+                );
+                Ok((summary, routes(&e.spec.players, &e.spec.defined_at)))
             }
-            for task in e.spec.tasks.iter().filter(|t| t.data.is_some()) {
-                // A data folder from an unset variable only warns, as an unset key does: scripts
-                // are often checked on a machine without the data, and `arena run` needs it.
-                let data = task.data.as_deref().unwrap_or_default();
-                if let Some(var) = data
-                    .strip_prefix('$')
-                    .and_then(|rest| rest.split('/').next())
-                    && std::env::var_os(var).is_none()
-                {
-                    eprintln!(
-                        "warning: {at}: task `{}` reads `{data}`, and `{var}` is not set here; `arena run` needs it",
-                        task.label()
-                    );
-                    continue;
+            Err(unloaded) => {
+                // The data sets of the tasks that did read are opened all the same, so that
+                // every problem shows in one run.
+                let UnloadedEval {
+                    errors,
+                    tasks,
+                    seed,
+                    at,
+                } = *unloaded;
+                let mut lines: Vec<(String, u32, String)> = errors
+                    .0
+                    .iter()
+                    .map(|e| {
+                        let (file, line) = split_at(e.location.as_deref().unwrap_or(""));
+                        (file, line, e.to_string())
+                    })
+                    .collect();
+                for p in data_set_problems(&tasks, seed, &at, script).await {
+                    let (file, line) = split_at(p.split(": ").next().unwrap_or(""));
+                    lines.push((file, line, p));
                 }
-                if let Err(err) =
-                    arena::eval::items::load(task, script_dir(script), e.spec.settings.seed).await
-                {
-                    let err = err.to_string();
-                    problems.push(if err.starts_with("task `") {
-                        format!("{at}: {err}")
-                    } else {
-                        format!("{at}: task `{}`: {err}", task.label())
-                    });
-                }
-            }
-            if !problems.is_empty() {
-                for p in problems {
-                    eprintln!("{p}");
-                }
+                print_sorted(lines);
                 return 2;
             }
         }
-        loaded.map(|e| {
-            let summary = format!(
-                "{}: ok (evaluation: {} task(s), {} player(s))",
-                script.display(),
-                e.spec.tasks.len(),
-                e.spec.players.len()
-            );
-            (summary, routes(&e.spec.players, &e.spec.defined_at))
-        })
     } else if args.batch {
         eprintln!(
             "{}: --batch applies to evaluation scripts (`arena eval --batch`); games are played one call at a time",
@@ -155,6 +153,43 @@ pub(super) async fn run(args: &Args) -> u8 {
             2
         }
     }
+}
+
+/// The problems of opening the data sets `tasks` read, each as `{at}: task ...: message`. The
+/// data sets are opened and parsed as a run would; a built set is not built here (that takes
+/// an engine and time).
+async fn data_set_problems(
+    tasks: &[arena::eval::spec::TaskSpec],
+    seed: u64,
+    at: &str,
+    script: &Path,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for task in tasks.iter().filter(|t| t.data.is_some()) {
+        // A data folder from an unset variable only warns, as an unset key does: scripts
+        // are often checked on a machine without the data, and `arena run` needs it.
+        let data = task.data.as_deref().unwrap_or_default();
+        if let Some(var) = data
+            .strip_prefix('$')
+            .and_then(|rest| rest.split('/').next())
+            && std::env::var_os(var).is_none()
+        {
+            eprintln!(
+                "warning: {at}: task `{}` reads `{data}`, and `{var}` is not set here; `arena run` needs it",
+                task.label()
+            );
+            continue;
+        }
+        if let Err(err) = arena::eval::items::load(task, script_dir(script), seed).await {
+            let err = err.to_string();
+            problems.push(if err.starts_with("task `") {
+                format!("{at}: {err}")
+            } else {
+                format!("{at}: task `{}`: {err}", task.label())
+            });
+        }
+    }
+    problems
 }
 
 /// The problems of opening what `spec` names: its files, its engines and, `online`, its

@@ -55,6 +55,30 @@ pub fn locate(command: &str) -> Result<PathBuf, EngineError> {
     Err(not_found(searched))
 }
 
+/// The installed command closest to `command`, when `command` is not found and looks like a
+/// misspelling of one (`stockfsh` for `stockfish`): the executables of `PATH` and `/usr/games`
+/// are compared by name.
+pub fn did_you_mean(command: &str) -> Option<String> {
+    if command.is_empty() || command.contains('/') {
+        return None;
+    }
+    let path_var = env::var_os("PATH").unwrap_or_default();
+    let mut names = Vec::new();
+    for dir in env::split_paths(&path_var).chain(EXTRA_DIRS.iter().map(PathBuf::from)) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if is_executable(&entry.path()) && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let known: Vec<&str> = names.iter().map(String::as_str).collect();
+    crate::script::did_you_mean(command, &known).map(str::to_string)
+}
+
 #[cfg(unix)]
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;

@@ -250,10 +250,15 @@ fn notes(fit: &Fit, resampled: Option<&Bootstrap>, options: &Options, games: usi
     let mut notes = Vec::new();
     let advantage = match advantage(fit, resampled) {
         Some((elo, Some(margin))) => {
-            format!("; White's advantage, fitted, is {elo:+.1} ± {margin:.1} Elo")
+            format!(
+                "; White's advantage, fitted, is {} ± {} Elo",
+                crate::table::signed(elo, 1),
+                crate::table::fixed(margin, 1)
+            )
         }
         Some((elo, None)) => format!(
-            "; White's advantage, fitted, is {elo:+.1} Elo (no interval: the resampling cannot vary it)"
+            "; White's advantage, fitted, is {} Elo (no interval: the resampling cannot vary it)",
+            crate::table::signed(elo, 1)
         ),
         None => String::new(),
     };

@@ -129,7 +129,11 @@ pub fn ladder_table(
             if anchored {
                 Cell::Empty
             } else {
-                Cell::Text(format!("{low:.0} to {high:.0}"))
+                Cell::Text(format!(
+                    "{} to {}",
+                    crate::table::fixed(low, 0),
+                    crate::table::fixed(high, 0)
+                ))
             },
             p.games.into(),
             Cell::Num(100.0 * p.score / f64::from(p.games.max(1)), 1),

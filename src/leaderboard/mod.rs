@@ -218,7 +218,11 @@ pub fn ratings_of(games: &Games, players: &[PlayerRow], options: &Options) -> Ta
             legal.into(),
             Cell::Num(r.rating, 0),
             Cell::Num(r.rd, 0),
-            Cell::Text(format!("{low:.0} to {high:.0}")),
+            Cell::Text(format!(
+                "{} to {}",
+                crate::table::fixed(low, 0),
+                crate::table::fixed(high, 0)
+            )),
             games.into(),
         ]);
     }

@@ -170,9 +170,9 @@ pub fn table_of(games: &Games, players: &[PlayerRow], calibration: &Calibration)
     );
     table.notes.push(match uci {
         Some(u) => format!(
-            "UCI_Elo: the ladder Elo {:+.1} ± {:.1} (Stockfish's UCI_LimitStrength rungs {} at {}, \
+            "UCI_Elo: the ladder Elo {} ± {:.1} (Stockfish's UCI_LimitStrength rungs {} at {}, \
              pinned at their nominal UCI_Elo, which Stockfish documents as calibrated at 60+0.6)",
-            u.offset,
+            crate::table::signed(u.offset, 1),
             Z95 * u.offset_se,
             u.pinned
                 .iter()

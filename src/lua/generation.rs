@@ -471,17 +471,31 @@ fn build_parts(entry: &Path, number: u64, resolver: Resolver) -> Result<Generati
             .map(|(p, place)| (p.name().to_string(), place.at()))
             .collect();
         defined_at.insert(String::new(), tournament.at());
-        let players = parsed.defined.iter().map(|(p, _)| p.clone()).collect();
-        let partial = parsed.settings.map(|settings| {
-            Box::new(PartialSpec {
-                spec: TournamentSpec {
-                    settings,
-                    players,
-                    defined_at,
-                },
-                sources: resolver.sources(),
-            })
-        });
+        // The players with problems of their own are tried too, as far as they read.
+        for (p, place) in &parsed.repaired_players {
+            defined_at
+                .entry(p.name().to_string())
+                .or_insert_with(|| place.at());
+        }
+        let players = parsed
+            .defined
+            .iter()
+            .chain(&parsed.repaired_players)
+            .map(|(p, _)| p.clone())
+            .collect();
+        let partial = parsed
+            .settings
+            .or(parsed.repaired_settings)
+            .map(|settings| {
+                Box::new(PartialSpec {
+                    spec: TournamentSpec {
+                        settings,
+                        players,
+                        defined_at,
+                    },
+                    sources: resolver.sources(),
+                })
+            });
         return Err(Unloaded {
             errors: CheckErrors(sorted(errors)),
             partial,
@@ -746,6 +760,10 @@ struct ParsedSpec<'a> {
     checked: Option<CheckedPlayers>,
     /// Players that did not read.
     unreadable: usize,
+    /// The settings read once their faulty fields were taken out, when they had problems.
+    repaired_settings: Option<TournamentSettings>,
+    /// Players that did not read, as read once their faulty fields were taken out.
+    repaired_players: Vec<(PlayerSpec, Place<'a>)>,
     /// The play mode and options of LLM players that did not read, checked all the same: name,
     /// mode, options, where the player was written.
     unread_modes: Vec<(String, String, Options, Place<'a>)>,
@@ -764,6 +782,8 @@ fn parse_spec<'a>(lua: &Lua, table: &Table, entry: &str, fields: &'a FieldMap) -
         defined: Vec::new(),
         checked: None,
         unreadable: 0,
+        repaired_settings: None,
+        repaired_players: Vec::new(),
         unread_modes: Vec::new(),
         errors: Vec::new(),
     };
@@ -790,14 +810,17 @@ fn parse_spec<'a>(lua: &Lua, table: &Table, entry: &str, fields: &'a FieldMap) -
             }
         }
     }
-    let mut settings: Option<TournamentSettings> = match strict::read_at(lua, &rest, &place, "") {
-        Ok(s) => Some(s),
-        Err(problems) => {
-            errors.extend(problems);
-            None
-        }
+    let (read, problems) = strict::read_at_repaired(lua, &rest, &place, "");
+    let mut settings: Option<TournamentSettings> = if problems.is_empty() {
+        read
+    } else {
+        errors.extend(problems);
+        parsed.repaired_settings = read;
+        None
     };
-    if let Some(s) = &settings {
+    // The checks of single fields run on what read of settings with problems elsewhere, so
+    // that every problem shows in one pass.
+    if let Some(s) = settings.as_ref().or(parsed.repaired_settings.as_ref()) {
         for (model, price) in &s.prices {
             let at = place.path(&["prices", model.as_str()]);
             for p in price.problems() {
@@ -833,11 +856,12 @@ fn parse_spec<'a>(lua: &Lua, table: &Table, entry: &str, fields: &'a FieldMap) -
             for i in 1..=list.raw_len() {
                 let value: Value = list.raw_get(i).unwrap_or(Value::Nil);
                 let mode = unread_mode(lua, &value, i, &players_place, fields);
-                match parse_player(lua, value, i, &players_place, fields) {
+                match parse_player_repaired(lua, value, i, &players_place, fields) {
                     Ok(player) => defined.push(player),
-                    Err(e) => {
+                    Err((e, repaired)) => {
                         parsed.unreadable += 1;
                         errors.extend(e);
+                        parsed.repaired_players.extend(repaired.map(|b| *b));
                         parsed.unread_modes.extend(mode);
                     }
                 }
@@ -952,14 +976,35 @@ pub(super) fn parse_player<'a>(
     list: &Place<'a>,
     fields: &'a FieldMap,
 ) -> Result<(PlayerSpec, Place<'a>), Vec<ScriptError>> {
+    match parse_player_repaired(lua, value, index, list, fields) {
+        Ok(player) => Ok(player),
+        Err((errors, _)) => Err(errors),
+    }
+}
+
+/// A player's problems, and what of it read once its faulty fields were taken out.
+type PlayerProblems<'a> = (Vec<ScriptError>, Option<Box<(PlayerSpec, Place<'a>)>>);
+
+/// [`parse_player`], and for a player with problems the player read once its faulty fields
+/// were taken out (see [`strict::read_at_repaired`]), when that reads.
+fn parse_player_repaired<'a>(
+    lua: &Lua,
+    value: Value,
+    index: usize,
+    list: &Place<'a>,
+    fields: &'a FieldMap,
+) -> Result<(PlayerSpec, Place<'a>), PlayerProblems<'a>> {
     let Value::Table(t) = value else {
-        return Err(vec![ScriptError::at(
-            list.item(index - 1).at(),
-            format!(
-                "player {index} must be a table (arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}}, arena.random{{...}} or arena.human{{...}}), not {}",
-                value.type_name()
-            ),
-        )]);
+        return Err((
+            vec![ScriptError::at(
+                list.item(index - 1).at(),
+                format!(
+                    "player {index} must be a table (arena.llm{{...}}, arena.moa{{...}}, arena.engine{{...}}, arena.random{{...}} or arena.human{{...}}), not {}",
+                    value.type_name()
+                ),
+            )],
+            None,
+        ));
     };
     // The list's own constructor places the player when its call line agrees; else the line
     // the call recorded.
@@ -976,7 +1021,7 @@ pub(super) fn parse_player<'a>(
         .flatten()
         .unwrap_or_else(|| format!("#{index}"));
     let what = format!("player `{name}`");
-    let one = |at: &Place<'_>, message: String| vec![ScriptError::at(at.at(), message)];
+    let one = |at: &Place<'_>, message: String| (vec![ScriptError::at(at.at(), message)], None);
     let player_fields = lua.create_table().map_err(|e| one(&place, e.to_string()))?;
     let mut kind = None;
     for pair in t.pairs::<Value, Value>() {
@@ -997,17 +1042,43 @@ pub(super) fn parse_player<'a>(
                 .map_err(|e| one(&place, e.to_string()))?,
         }
     }
+    /// A player kind read, with what of it read when it has problems.
+    fn kind_of<'a, T: serde::de::DeserializeOwned>(
+        read: (Option<T>, Vec<ScriptError>),
+        wrap: fn(T) -> PlayerSpec,
+        place: &Place<'a>,
+    ) -> Result<PlayerSpec, PlayerProblems<'a>> {
+        match read {
+            (Some(value), errors) if errors.is_empty() => Ok(wrap(value)),
+            (value, errors) => Err((errors, value.map(|v| Box::new((wrap(v), place.clone()))))),
+        }
+    }
     let spec = match kind.as_deref() {
-        Some("llm") => strict::read_at::<LlmPlayerSpec>(lua, &player_fields, &place, &what)
-            .map(PlayerSpec::Llm),
-        Some("engine") => strict::read_at::<EnginePlayerSpec>(lua, &player_fields, &place, &what)
-            .map(PlayerSpec::Engine),
-        Some("random") => strict::read_at::<RandomPlayerSpec>(lua, &player_fields, &place, &what)
-            .map(PlayerSpec::Random),
-        Some("moa") => strict::read_at::<MoaPlayerSpec>(lua, &player_fields, &place, &what)
-            .map(PlayerSpec::Moa),
-        Some("human") => strict::read_at::<HumanPlayerSpec>(lua, &player_fields, &place, &what)
-            .map(PlayerSpec::Human),
+        Some("llm") => kind_of(
+            strict::read_at_repaired::<LlmPlayerSpec>(lua, &player_fields, &place, &what),
+            PlayerSpec::Llm,
+            &place,
+        ),
+        Some("engine") => kind_of(
+            strict::read_at_repaired::<EnginePlayerSpec>(lua, &player_fields, &place, &what),
+            PlayerSpec::Engine,
+            &place,
+        ),
+        Some("random") => kind_of(
+            strict::read_at_repaired::<RandomPlayerSpec>(lua, &player_fields, &place, &what),
+            PlayerSpec::Random,
+            &place,
+        ),
+        Some("moa") => kind_of(
+            strict::read_at_repaired::<MoaPlayerSpec>(lua, &player_fields, &place, &what),
+            PlayerSpec::Moa,
+            &place,
+        ),
+        Some("human") => kind_of(
+            strict::read_at_repaired::<HumanPlayerSpec>(lua, &player_fields, &place, &what),
+            PlayerSpec::Human,
+            &place,
+        ),
         Some(other) => {
             let known = ["llm", "moa", "engine", "random", "human"];
             let hint = strict::did_you_mean(other, &known)

@@ -30,4 +30,4 @@ pub use generation::{Generation, LuaHost, PartialSpec, Unloaded};
 pub use mode::ModeScript;
 pub use sources::{SourceSet, builtin_source};
 pub use state::Limits;
-pub use task::{EvalScripts, TaskScript};
+pub use task::{EvalScripts, TaskScript, UnloadedEval};

@@ -2,7 +2,7 @@
 //! words.
 //!
 //! serde stops at the first error and speaks Rust (`invalid type: string "x", expected u32`).
-//! [`read`] runs the deserialization again after each error, on a copy of the table with the
+//! [`read_at_repaired`] runs the deserialization again after each error, on a copy of the table with the
 //! faulty value taken out (or, for a required field, replaced by a stand-in that serde accepts),
 //! so one pass collects every problem, and no problem is a follow-on of another. Each problem
 //! carries the path of its field (via `serde_path_to_error`), which the caller turns into the
@@ -21,18 +21,23 @@ use super::{ScriptError, fields::Place};
 /// Reads `table` as a `T` written at `place`, every problem located at its field's line and
 /// prefixed with `what` (`player `m``; empty for none). This is how any table kind a script
 /// writes is read: a new kind needs only its `Deserialize` type.
-pub(super) fn read_at<T: DeserializeOwned>(
+///
+/// With the problems comes the value read once every faulty field was taken out, when no
+/// required field had to be stood in for: `arena check` tries the files and engines of what
+/// did read in the same pass as it reports the problems (a stand-in is never tried, as it
+/// would only add follow-on problems).
+pub(super) fn read_at_repaired<T: DeserializeOwned>(
     lua: &Lua,
     table: &Table,
     place: &Place<'_>,
     what: &str,
-) -> Result<T, Vec<ScriptError>> {
-    read(lua, table).map_err(|errors| {
-        errors
-            .into_iter()
-            .map(|e| located(place, &e.path, what, &e.message))
-            .collect()
-    })
+) -> (Option<T>, Vec<ScriptError>) {
+    let (value, errors) = read_repaired(lua, table);
+    let errors = errors
+        .into_iter()
+        .map(|e| located(place, &e.path, what, &e.message))
+        .collect();
+    (value, errors)
 }
 
 /// `message` at the line of `path` inside `place`, prefixed with `what`.
@@ -91,14 +96,27 @@ fn stand_ins(lua: &Lua) -> Vec<Value> {
 }
 
 /// Reads `table` as a `T`, or every problem with it.
-pub(super) fn read<T: DeserializeOwned>(lua: &Lua, table: &Table) -> Result<T, Vec<FieldError>> {
+#[cfg(test)]
+fn read<T: DeserializeOwned>(lua: &Lua, table: &Table) -> Result<T, Vec<FieldError>> {
+    match read_repaired(lua, table) {
+        (Some(value), errors) if errors.is_empty() => Ok(value),
+        (_, errors) => Err(errors),
+    }
+}
+
+/// Every problem with `table` read as a `T`, and the value read once the faulty fields were
+/// taken out (`None` when a required field needed a stand-in, or the table could not be read).
+fn read_repaired<T: DeserializeOwned>(lua: &Lua, table: &Table) -> (Option<T>, Vec<FieldError>) {
     let work = match deep_copy(lua, table, 0) {
         Ok(t) => t,
         Err(e) => {
-            return Err(vec![FieldError {
-                path: Vec::new(),
-                message: e.to_string(),
-            }]);
+            return (
+                None,
+                vec![FieldError {
+                    path: Vec::new(),
+                    message: e.to_string(),
+                }],
+            );
         }
     };
     let mut errors: Vec<FieldError> = Vec::new();
@@ -110,8 +128,10 @@ pub(super) fn read<T: DeserializeOwned>(lua: &Lua, table: &Table) -> Result<T, V
     for _ in 0..MAX_ROUNDS {
         let de = mlua::serde::Deserializer::new(Value::Table(work.clone()));
         let e = match serde_path_to_error::deserialize::<_, T>(de) {
-            Ok(value) if errors.is_empty() => return Ok(value),
-            Ok(_) => return Err(errors),
+            Ok(value) => {
+                let stood_in = repaired.iter().any(|(_, next)| *next > 0);
+                return ((!stood_in).then_some(value), errors);
+            }
             Err(e) => e,
         };
         let path = lua_path(e.path());
@@ -160,7 +180,7 @@ pub(super) fn read<T: DeserializeOwned>(lua: &Lua, table: &Table) -> Result<T, V
                     Value::Nil
                 };
                 if set(&work, &field_path, value).is_err() {
-                    return Err(errors);
+                    return (None, errors);
                 }
                 continue;
             }
@@ -170,18 +190,18 @@ pub(super) fn read<T: DeserializeOwned>(lua: &Lua, table: &Table) -> Result<T, V
                 path: field_path,
                 message: describe(&problem, &[]),
             });
-            return Err(errors);
+            return (None, errors);
         }
         match repaired.iter_mut().find(|(p, _)| *p == field_path) {
             // A field already reported: this error is its follow-on (a required field taken
             // out, or a stand-in of the wrong type), so try the next stand-in.
             Some((_, next)) => {
                 let Some(value) = candidates.get(*next) else {
-                    return Err(errors);
+                    return (None, errors);
                 };
                 *next += 1;
                 if set(&work, &field_path, value.clone()).is_err() {
-                    return Err(errors);
+                    return (None, errors);
                 }
             }
             None => {
@@ -195,12 +215,12 @@ pub(super) fn read<T: DeserializeOwned>(lua: &Lua, table: &Table) -> Result<T, V
                 };
                 repaired.push((field_path.clone(), usize::from(fix == Fix::StandIn)));
                 if set(&work, &field_path, value).is_err() {
-                    return Err(errors);
+                    return (None, errors);
                 }
             }
         }
     }
-    Err(errors)
+    (None, errors)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -84,6 +84,16 @@ impl EvalScripts {
     /// # Errors
     /// Every problem found, each at `file:line` where known.
     pub fn load(entry: &Path) -> Result<EvalScripts, CheckErrors> {
+        Self::load_for_check(entry).map_err(|u| u.errors)
+    }
+
+    /// [`EvalScripts::load`] for `arena check`: a script that does not load comes back with
+    /// the tasks that read, so that their data sets are opened in the same pass as the script's
+    /// problems are found.
+    ///
+    /// # Errors
+    /// Every problem found, and the tasks that read.
+    pub fn load_for_check(entry: &Path) -> Result<EvalScripts, Box<UnloadedEval>> {
         let resolver = Resolver::from_disk(script_dir(entry));
         let limits = Limits::default();
         let (lua, display, table) = state::run_entry(
@@ -92,9 +102,17 @@ impl EvalScripts {
             limits,
             "an evaluation table",
             "arena.evaluation",
-        )?;
+        )
+        .map_err(|e| {
+            Box::new(UnloadedEval {
+                errors: e.into(),
+                tasks: Vec::new(),
+                seed: 0,
+                at: String::new(),
+            })
+        })?;
         let fields = scan_sources(&resolver.sources());
-        let spec = parse_spec(&lua, &table, &display, &fields)?;
+        let spec = parse_spec(&lua, &table, &display, &fields).map_err(Box::new)?;
         let at = spec.defined_at[""].clone();
         let mut errors = Vec::new();
         let mut task_options = BTreeMap::new();
@@ -118,7 +136,12 @@ impl EvalScripts {
             }
         }
         if !errors.is_empty() {
-            return Err(CheckErrors(errors));
+            return Err(Box::new(UnloadedEval {
+                errors: CheckErrors(errors),
+                tasks: spec.tasks,
+                seed: spec.settings.seed,
+                at,
+            }));
         }
         Ok(EvalScripts {
             entry: entry.to_path_buf(),
@@ -138,6 +161,19 @@ impl EvalScripts {
         let lua = state::new_state(resolver, self.limits)?;
         TaskScript::load(&lua, &task.module(), &task.options)
     }
+}
+
+/// An evaluation script that does not load, as `arena check` reads it.
+#[derive(Debug)]
+pub struct UnloadedEval {
+    /// Every problem found.
+    pub errors: CheckErrors,
+    /// The tasks that read, whose data sets are opened all the same.
+    pub tasks: Vec<TaskSpec>,
+    /// The evaluation's seed (as read, or 0).
+    pub seed: u64,
+    /// `file:line` of the evaluation table (empty when the script did not run).
+    pub at: String,
 }
 
 /// A loaded task module bound to its options.
@@ -314,51 +350,70 @@ fn parse_spec(
     table: &Table,
     entry: &str,
     fields: &FieldMap,
-) -> Result<EvalSpec, CheckErrors> {
+) -> Result<EvalSpec, UnloadedEval> {
     let place = place_of(table, fields, &format!("{entry}:1"));
     let at = place.at();
+    let unloaded = |e: mlua::Error| UnloadedEval {
+        errors: ScriptError::from(e).into(),
+        tasks: Vec::new(),
+        seed: 0,
+        at: at.clone(),
+    };
     let mut errors = Vec::new();
-    let rest = lua.create_table().map_err(ScriptError::from)?;
+    let rest = lua.create_table().map_err(unloaded)?;
     let mut players_value = Value::Nil;
     let mut tasks_value = Value::Nil;
     for pair in table.pairs::<Value, Value>() {
-        let (k, v) = pair.map_err(ScriptError::from)?;
+        let (k, v) = pair.map_err(unloaded)?;
         match k.as_string().map(|s| s.to_string_lossy()).as_deref() {
             Some("players") => players_value = v,
             Some("tasks") => tasks_value = v,
             Some(DEFINED_AT) => {}
-            _ => rest.set(k, v).map_err(ScriptError::from)?,
+            _ => rest.set(k, v).map_err(unloaded)?,
         }
     }
-    let settings: Option<EvalSettings> = match strict::read_at(lua, &rest, &place, "") {
-        Ok(s) => Some(s),
-        Err(problems) => {
-            errors.extend(problems);
-            None
-        }
+    let (read, problems) = strict::read_at_repaired::<EvalSettings>(lua, &rest, &place, "");
+    let seed = read.as_ref().map_or(0, |s| s.seed);
+    let settings = if problems.is_empty() {
+        read
+    } else {
+        errors.extend(problems);
+        None
     };
     let tasks_place = place.key("tasks");
     let mut tasks = Vec::new();
     match tasks_value {
         Value::Table(list) if list.raw_len() > 0 => {
             for i in 1..=list.raw_len() {
-                let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
+                let value: Value = list.raw_get(i).map_err(unloaded)?;
                 let task_place = tasks_place.item(i - 1);
                 let what = format!("task {i}");
                 let parsed = match value {
-                    Value::Table(t) => strict::read_at::<TaskSpec>(lua, &t, &task_place, &what),
-                    other => Err(vec![ScriptError::at(
-                        task_place.at(),
-                        format!("task {i} must be a table, not {}", other.type_name()),
-                    )]),
+                    Value::Table(t) => {
+                        strict::read_at_repaired::<TaskSpec>(lua, &t, &task_place, &what)
+                    }
+                    other => (
+                        None,
+                        vec![ScriptError::at(
+                            task_place.at(),
+                            format!("task {i} must be a table, not {}", other.type_name()),
+                        )],
+                    ),
                 };
                 match parsed {
-                    Ok(t) if t.data.is_none() && t.build.is_none() => errors.push(ScriptError::at(
-                        task_place.at(),
-                        format!("task {i} (`{}`) needs `data` or `build`", t.label()),
-                    )),
-                    Ok(t) => tasks.push(t),
-                    Err(problems) => errors.extend(problems),
+                    (Some(t), _) if t.data.is_none() && t.build.is_none() => {
+                        errors.push(ScriptError::at(
+                            task_place.at(),
+                            format!("task {i} (`{}`) needs `data` or `build`", t.label()),
+                        ))
+                    }
+                    // A task with problems of its own is kept as far as it read (its data set
+                    // is opened by `arena check`); the errors keep the evaluation from loading.
+                    (Some(t), problems) => {
+                        errors.extend(problems);
+                        tasks.push(t);
+                    }
+                    (None, problems) => errors.extend(problems),
                 }
             }
         }
@@ -372,7 +427,7 @@ fn parse_spec(
     match players_value {
         Value::Table(list) if list.raw_len() > 0 => {
             for i in 1..=list.raw_len() {
-                let value: Value = list.raw_get(i).map_err(ScriptError::from)?;
+                let value: Value = list.raw_get(i).map_err(unloaded)?;
                 match parse_player(lua, value, i, &place.key("players"), fields) {
                     // Evaluation items are answered one at a time, with no game to lose.
                     Ok((player, player_at)) if player.time_control().is_some() => {
@@ -423,6 +478,11 @@ fn parse_spec(
             players,
             defined_at,
         }),
-        _ => Err(CheckErrors(sorted(errors))),
+        _ => Err(UnloadedEval {
+            errors: CheckErrors(sorted(errors)),
+            tasks,
+            seed,
+            at,
+        }),
     }
 }

@@ -137,6 +137,22 @@ function renderText(s, over, you) {
     return li;
   }));
   $("reply").textContent = showReply ? (s.reply || "") : "(hidden)";
+  // The replies the opponent's play mode refused on its last turn (all of them, after a
+  // forfeit): outcome first, then the reply as written.
+  const rejected = showReply ? (s.rejected || []) : [];
+  $("rejected-section").hidden = rejected.length === 0;
+  $("rejected").replaceChildren(...rejected.map((r) => {
+    const li = document.createElement("li");
+    const head = document.createElement("div");
+    head.className = "outcome";
+    head.textContent = r.outcome + (r.detail ? ": " + r.detail : "");
+    const text = document.createElement("pre");
+    text.className = "reply";
+    text.textContent = r.reply || "(no reply text)";
+    li.append(head, text);
+    return li;
+  }));
+  root.rejected = String(rejected.length);
   $("resign").disabled = over || s.status !== "running";
   $("draw").disabled = over || s.status !== "running";
   clockBase = { at: Date.now(), white: s.clocks.white, black: s.clocks.black };

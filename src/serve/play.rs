@@ -258,6 +258,13 @@ pub(super) async fn page(
         )
         .child(el("h3").text("Opponent's reply"))
         .child(el("pre").id("reply").class("reply"))
+        .child(
+            el("section")
+                .id("rejected-section")
+                .attr("hidden", "")
+                .child(el("h3").text("Replies refused on its last turn"))
+                .child(el("ol").id("rejected").class("rejected")),
+        )
         .child(el("h3").text("Moves"))
         .child(el("ol").id("moves"));
     let body = el("body")
@@ -434,6 +441,39 @@ pub(super) async fn state(
                     .and_then(|c| c.call.reply_text),
                 _ => None,
             };
+            // The opponent's replies its play mode refused on its last turn: after a forfeit the
+            // turn that ended the game (no move stored for it), else the one of the last move.
+            // Each with its outcome (`illegal`, `no_move_found`, ...), so that a person sees why
+            // a model lost or needed several attempts.
+            let rejected = if with_reply {
+                let ended_without_move = g.status == GameStatus::Finished && to_move != person;
+                let ply_asked = if ended_without_move {
+                    Some(ply)
+                } else {
+                    r.plies
+                        .last()
+                        .filter(|last| &last.player != person)
+                        .map(|last| last.ply)
+                };
+                match ply_asked {
+                    Some(p) => store
+                        .llm_calls(g.id, p)?
+                        .into_iter()
+                        .filter(|c| c.outcome.as_deref().is_some_and(|o| o != "move"))
+                        .map(|c| {
+                            json!({
+                                "seq": c.call.seq,
+                                "outcome": c.outcome,
+                                "detail": c.outcome_detail,
+                                "reply": c.call.reply_text,
+                            })
+                        })
+                        .collect::<Vec<_>>(),
+                    None => Vec::new(),
+                }
+            } else {
+                Vec::new()
+            };
             let left = |i: usize| r.clocks[i].as_ref().and_then(Clock::left_ms);
             let running = g.status == GameStatus::Running;
             Ok(json!({
@@ -461,6 +501,7 @@ pub(super) async fn state(
                 "clocks": { "white": left(0), "black": left(1) },
                 "show_reply": show_reply_default,
                 "reply": reply,
+                "rejected": rejected,
             })
             .to_string())
         })
@@ -615,14 +656,17 @@ fn write(store: &Store, id: i64, what: &str, body: &WriteBody) -> Result<String,
             let Some(uci) = body.uci.as_deref() else {
                 return Err(WriteError::Refused("a move needs `uci`".into()));
             };
+            // A message numbers plies from 1, as the viewer does; the JSON's `ply` is the number
+            // of plies played, so the move to make is ply `ply + 1`.
             if !is_human(to_move) {
                 return Err(WriteError::Refused(format!(
-                    "it is not your move: `{to_move}` is to move at ply {ply}"
+                    "it is not your move: `{to_move}` is to move (ply {})",
+                    ply + 1
                 )));
             }
             if body.ply.is_some_and(|p| p != ply) {
                 return Err(WriteError::Refused(format!(
-                    "the game is at ply {ply}, not {}: reload the board",
+                    "the game has {ply} plies played, the page showed {}: reload the board",
                     body.ply.unwrap_or_default()
                 )));
             }
@@ -630,7 +674,8 @@ fn write(store: &Store, id: i64, what: &str, body: &WriteBody) -> Result<String,
                 matches!(a.action, HumanAction::Move(_)) && a.ply == ply && a.player == person
             }) {
                 return Err(WriteError::Refused(format!(
-                    "a move for ply {ply} is stored already; `arena run` plays it"
+                    "a move for ply {} is stored already; `arena run` plays it",
+                    ply + 1
                 )));
             }
             // The board's own message names the move and why it is refused.

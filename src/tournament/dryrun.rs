@@ -196,21 +196,45 @@ pub fn dry_run(
         _ => None,
     };
 
+    // An experiment's design rides in its format options (`arena.experiment{}` puts it there).
+    let design = settings
+        .format_options
+        .as_ref()
+        .and_then(|o| o.get("experiment"))
+        .filter(|_| settings.format == "experiment")
+        .and_then(|d| serde_json::from_value::<super::experiment::Design>(d.clone()).ok());
     let (games, incremental, drawn) = schedule_all(rules.as_ref(), &spec, openings.len() as u32)?;
     let total_games = games.len() as u64;
     let mut per_player: BTreeMap<&str, f64> = BTreeMap::new();
-    let (total_games, incremental) = match incremental {
-        None => {
+    let (total_games, incremental) = match (incremental, &design) {
+        // Games drawn one after another decide an SPRT early (or never), so the drawn schedule
+        // says nothing of an experiment's length: it is counted at its most, every arm to its
+        // cap, as its own table of expected lengths is.
+        (_, Some(design)) => {
+            let (games, share) = experiment_most_games(design);
+            for (player, n) in share {
+                if let Some(p) = spec.players.iter().find(|p| p.name() == player) {
+                    per_player.insert(p.name(), n);
+                }
+            }
+            let note = match design.sprt {
+                Some(_) => format!(
+                    "an experiment stops each arm at its test's decision: counted at its most, {} pairs per arm (`max_pairs`); the expected lengths are below",
+                    design.cap()
+                ),
+                None => format!("a fixed-size experiment: {} pairs per arm", design.cap()),
+            };
+            (games, Some(note))
+        }
+        (None, None) => {
             for g in &games {
                 *per_player.entry(&g.white).or_default() += 1.0;
                 *per_player.entry(&g.black).or_default() += 1.0;
             }
-            let note = drawn.then(|| {
-                "the format schedules on results: counted with every game drawn (a Swiss pairs as many games whatever the results; a knockout then plays every tie-break, its most)".to_owned()
-            });
+            let note = drawn.then(|| drawn_note(&settings.format));
             (total_games, note)
         }
-        Some(bound) => {
+        (Some(bound), None) => {
             let n = spec.players.len().max(1) as f64;
             let bound_games = bound.unwrap_or(total_games);
             for p in &spec.players {
@@ -263,17 +287,10 @@ pub fn dry_run(
             _ => None,
         };
     }
-    // An experiment's design rides in its format options (`arena.experiment{}` puts it there).
-    let experiment = match settings
-        .format_options
+    let experiment = design
         .as_ref()
-        .and_then(|o| o.get("experiment"))
-        .filter(|_| settings.format == "experiment")
-        .map(|d| serde_json::from_value::<super::experiment::Design>(d.clone()))
-    {
-        Some(Ok(design)) => super::experiment::plan(&design).unwrap_or_default(),
-        _ => Vec::new(),
-    };
+        .map(|d| super::experiment::plan(d).unwrap_or_default())
+        .unwrap_or_default();
     let budgets = budget_estimates(&spec, &players, total_games as f64, tokens, usd);
     Ok(DryRun {
         games: total_games,
@@ -285,6 +302,48 @@ pub fn dry_run(
         experiment,
         budgets,
     })
+}
+
+/// The note on a format that schedules on results, counted with every game drawn: what that
+/// count is for the format at hand (a Swiss pairs as many games whatever the results; a
+/// knockout then plays every tie-break, its most).
+fn drawn_note(format: &str) -> String {
+    let why = match format {
+        "swiss" => "a Swiss pairs as many games whatever the results",
+        "knockout" => "a knockout then plays every tie-break, its most",
+        _ => "the count is what the format schedules when no game is won",
+    };
+    format!("the format schedules on results: counted with every game drawn ({why})")
+}
+
+/// The most games an experiment plays, and each player's share: every arm to its cap
+/// ([`super::experiment::Design::cap`] units), cell by cell as the experiment format schedules
+/// them (each arm a pair against the baseline, or against each common opponent, and then the
+/// baseline the same pairs against the opponents).
+fn experiment_most_games(design: &super::experiment::Design) -> (u64, BTreeMap<String, f64>) {
+    let opponents = design.opponents.len() as u64;
+    let cells = u64::from(design.cap()).div_ceil(u64::from(design.units_per_cell()));
+    let arms = design.arms();
+    let mut share: BTreeMap<String, f64> = BTreeMap::new();
+    let mut games = 0u64;
+    let mut pair = |a: &str, b: &str| {
+        *share.entry(a.to_owned()).or_default() += 2.0 * cells as f64;
+        *share.entry(b.to_owned()).or_default() += 2.0 * cells as f64;
+        games += 2 * cells;
+    };
+    for arm in &arms {
+        if opponents == 0 {
+            pair(arm, &design.baseline);
+        } else {
+            for o in &design.opponents {
+                pair(arm, o);
+            }
+        }
+    }
+    for o in &design.opponents {
+        pair(&design.baseline, o);
+    }
+    (games, share)
 }
 
 /// Where the tournament's budget and each player's would stop the run, from the spend per game

@@ -40,7 +40,7 @@ use crate::{
         sprt::{self, Counts, EloDifference, EloModel, PairScores, Sprt, Unit, Verdict},
     },
     store::{CallSummary, GameRow, GameStatus},
-    table::{Cell, Table},
+    table::{self, Cell, Table},
 };
 
 /// Why an experiment's design or state is unusable.
@@ -651,8 +651,10 @@ impl ArmStatus {
                     Verdict::Undecided => ("undecided", lower),
                 };
                 line += &format!(
-                    "{what} after {} pairs, LLR {llr:.2} of bound {bound:.2}",
-                    self.pairs
+                    "{what} after {} pairs, LLR {} of bound {}",
+                    self.pairs,
+                    table::fixed(llr, 2),
+                    table::fixed(bound, 2)
                 );
             }
             _ => line += &format!("{} pairs", self.pairs),
@@ -1078,16 +1080,32 @@ pub fn metrics_table(design: &Design, differences: &Differences) -> Table {
         };
         let mut line = format!("{arm} vs {}:", design.baseline);
         if let Some(d) = figures[0] {
-            line += &format!(" illegal moves {:+.1} % ± {:.1};", d.mean, d.half);
+            line += &format!(
+                " illegal moves {} % ± {};",
+                table::signed(d.mean, 1),
+                table::fixed(d.half, 1)
+            );
         }
         if let Some(d) = figures[1] {
-            line += &format!(" parse errors {:+.1} % ± {:.1};", d.mean, d.half);
+            line += &format!(
+                " parse errors {} % ± {};",
+                table::signed(d.mean, 1),
+                table::fixed(d.half, 1)
+            );
         }
         if let Some(d) = figures[4] {
-            line += &format!(" seconds per move {:+.2} ± {:.2};", d.mean, d.half);
+            line += &format!(
+                " seconds per move {} ± {};",
+                table::signed(d.mean, 2),
+                table::fixed(d.half, 2)
+            );
         }
         if let Some(d) = figures[5] {
-            line += &format!(" cost per game {:+.4} USD ± {:.4}", d.mean, d.half);
+            line += &format!(
+                " cost per game {} USD ± {}",
+                table::signed(d.mean, 4),
+                table::fixed(d.half, 4)
+            );
         }
         notes.push(line.trim_end_matches(';').to_string());
         for (i, (_, label)) in METRICS.iter().enumerate() {

@@ -692,6 +692,9 @@ async fn llm_ply(
         source,
     };
     let ply = game.ply();
+    // The ply as a person reads it in a message, counted from 1 as the viewer's "Ply N" (the
+    // store's `ply` counts the plies played before it, from 0).
+    let shown_ply = ply + 1;
     let mut ctx = context(at, mode);
     ctx.previous_dialog = Arc::new(std::mem::take(&mut side.previous_dialog));
     let opening = mode.start(&ctx).map_err(script)?;
@@ -749,7 +752,7 @@ async fn llm_ply(
                 return match rejection(&error, side.accepted) {
                     Some(termination) => Ok(PlyResult::Rejected {
                         termination,
-                        reason: format!("{error} (ply {ply})"),
+                        reason: format!("{error} (ply {shown_ply})"),
                     }),
                     None => Err(error),
                 };
@@ -840,10 +843,10 @@ async fn llm_ply(
             let termination = mode.exhausted();
             let reason = match termination {
                 Termination::TooManyWrongActions => format!(
-                    "`{name}` made too many wrong actions: {attempt} failed attempts at ply {ply} (last: {last_failure})"
+                    "`{name}` made too many wrong actions: {attempt} failed attempts at ply {shown_ply} (last: {last_failure})"
                 ),
                 _ => format!(
-                    "`{name}` forfeits: no acceptable move in {attempt} attempts at ply {ply} (last: {last_failure})"
+                    "`{name}` forfeits: no acceptable move in {attempt} attempts at ply {shown_ply} (last: {last_failure})"
                 ),
             };
             return Ok(PlyResult::Lost {
@@ -867,7 +870,7 @@ async fn llm_ply(
     Ok(PlyResult::Lost {
         termination: Termination::MaxTurns,
         reason: format!(
-            "`{name}` reached max turns: {max_turns} dialog turns at ply {ply} without a move"
+            "`{name}` reached max turns: {max_turns} dialog turns at ply {shown_ply} without a move"
         ),
     })
 }

@@ -79,7 +79,10 @@ pub(super) async fn wait_for_move(
                         env.tournament,
                         "warn",
                         "human_illegal",
-                        &format!("`{name}`'s stored move `{uci}` at ply {ply} is not legal: {e}"),
+                        &format!(
+                            "`{name}`'s stored move `{uci}` at ply {} is not legal: {e}",
+                            ply + 1
+                        ),
                     )?;
                 }
             }

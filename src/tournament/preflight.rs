@@ -36,12 +36,12 @@ pub fn files(spec: &TournamentSpec, script_dir: &Path) -> Vec<Finding> {
         return Vec::new();
     };
     if let Err(e) = super::schedule::load_openings(Some(openings), script_dir, spec.settings.seed) {
-        let field = if openings.file.is_some() && openings.fens.is_none() {
-            "file"
-        } else if openings.fens.is_some() && openings.file.is_none() {
-            "fens"
-        } else {
-            "file"
+        let field = match &e {
+            crate::board::BoardError::UnknownBook { .. } => "book",
+            crate::board::BoardError::Opening { .. } if openings.fens.is_some() => "fens",
+            _ if openings.file.is_some() => "file",
+            _ if openings.fens.is_some() => "fens",
+            _ => "book",
         };
         return vec![Finding::new(
             None,
@@ -144,11 +144,15 @@ pub async fn engines(spec: &TournamentSpec) -> Vec<Finding> {
         engine.args = w.args.clone();
         match EngineHandle::spawn(engine).await {
             Err(crate::engine::EngineError::NotFound { command, .. }) => {
+                let hint = match crate::engine::locate::did_you_mean(&command) {
+                    Some(m) => format!("did you mean `{m}`?"),
+                    None => "install it or give its full path".to_string(),
+                };
                 findings.push(Finding::new(
                     player.as_deref(),
                     &path,
                     format!(
-                        "engine `{command}` is not installed (not on PATH, not in /usr/games): install it or give its full path"
+                        "engine `{command}` is not installed (not on PATH, not in /usr/games): {hint}"
                     ),
                 ))
             }
@@ -158,7 +162,8 @@ pub async fn engines(spec: &TournamentSpec) -> Vec<Finding> {
                 format!("engine `{}`: {e}", w.command),
             )),
             Ok(handle) => {
-                let advertised: Vec<&str> = handle.advertised().iter().map(String::as_str).collect();
+                let advertised: Vec<&str> =
+                    handle.advertised().iter().map(String::as_str).collect();
                 for (option, owner) in &w.options {
                     if !advertised.iter().any(|a| a.eq_ignore_ascii_case(option)) {
                         let hint = crate::script::did_you_mean(option, &advertised)

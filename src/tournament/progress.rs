@@ -36,6 +36,8 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     /// The client whose endpoints get a line each (see [`Progress::watch_endpoints`]).
     client: OnceLock<crate::llm::LlmClient>,
+    /// A sequential experiment's line (see [`Progress::set_experiment`]).
+    experiment: Mutex<Option<String>>,
 }
 
 impl Progress {
@@ -70,6 +72,7 @@ impl Progress {
             started: Instant::now(),
             bar,
             client: OnceLock::new(),
+            experiment: Mutex::new(None),
         };
         progress.refresh();
         progress
@@ -89,6 +92,26 @@ impl Progress {
             .get()
             .map(|c| super::endpoint_line::endpoint_lines(&c.load()))
             .unwrap_or_default()
+    }
+
+    /// A sequential experiment's standing after the games finished so far: pairs played and
+    /// each arm's LLR against its bounds (see [`experiment_line`]). Under the bar it is a line
+    /// of its own; in plain output it is printed whenever it changes.
+    pub fn set_experiment(&self, line: String) {
+        let changed = {
+            let mut shown = self
+                .experiment
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let changed = shown.as_deref() != Some(line.as_str());
+            *shown = Some(line.clone());
+            changed
+        };
+        match &self.bar {
+            Some(_) => self.refresh(),
+            None if changed => eprintln!("[{}] {line}", clock(self.started.elapsed())),
+            None => {}
+        }
     }
 
     /// More games were scheduled.
@@ -190,6 +213,14 @@ impl Progress {
     fn refresh(&self) {
         if let Some(bar) = &self.bar {
             let mut message = format!("{} · ETA {}", self.counters(), self.eta());
+            if let Some(line) = &*self
+                .experiment
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+            {
+                message.push('\n');
+                message.push_str(line);
+            }
             for line in self.endpoint_lines() {
                 message.push('\n');
                 message.push_str(&line);
@@ -251,6 +282,48 @@ impl Progress {
             self.eta()
         )
     }
+}
+
+/// A sequential experiment's live line: for each arm its pairs counted so far (of the cap), its
+/// LLR and the bounds that stop it, or its verdict once decided, e.g.
+/// `experiment: listed 12/60 pairs, LLR 1.31 in (-2.94, 4.54) · null 12/60 pairs, LLR -0.40 in
+/// (-2.94, 2.94)`.
+pub fn experiment_line(
+    design: &super::experiment::Design,
+    status: &super::experiment::ExperimentStatus,
+) -> String {
+    use crate::{rating::sprt::Verdict, table::fixed};
+    let cap = design.cap();
+    let arms: Vec<String> = status
+        .arms
+        .iter()
+        .map(|a| {
+            let mut part = format!("{} {}/{cap} pairs", a.variant, a.pairs);
+            match (a.verdict, a.llr, a.lower_bound, a.upper_bound) {
+                (Verdict::Undecided, Some(llr), Some(lower), Some(upper)) => {
+                    part.push_str(&format!(
+                        ", LLR {} in ({}, {})",
+                        fixed(llr, 2),
+                        fixed(lower, 2),
+                        fixed(upper, 2)
+                    ))
+                }
+                (Verdict::H1, Some(llr), _, Some(upper)) => part.push_str(&format!(
+                    ", H1: LLR {} reached {}",
+                    fixed(llr, 2),
+                    fixed(upper, 2)
+                )),
+                (Verdict::H0, Some(llr), Some(lower), _) => part.push_str(&format!(
+                    ", H0: LLR {} reached {}",
+                    fixed(llr, 2),
+                    fixed(lower, 2)
+                )),
+                _ => {}
+            }
+            part
+        })
+        .collect();
+    format!("experiment: {}", arms.join(" · "))
 }
 
 /// `spent $0.0123`: `~` when some calls had no reported usage (their tokens are estimated),

@@ -287,6 +287,12 @@ pub async fn run(
                 format.options().clone(),
             )
         };
+        // A sequential experiment shows where each arm stands after every finished game.
+        if let Some(design) = super::experiment::design_of(&state).filter(|d| d.sprt.is_some())
+            && let Ok(status) = super::experiment::status_of(&design, &state)
+        {
+            progress.set_experiment(super::progress::experiment_line(&design, &status));
+        }
         let pairings = schedule::next_pairings(format.as_ref(), &state)?;
         if let Some(pairings) = &pairings {
             let games =

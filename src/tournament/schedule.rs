@@ -329,16 +329,11 @@ pub fn load_openings(
             )?);
         }
     }
+    if let Some(name) = &spec.book {
+        openings.extend(book::read_built_in(name)?);
+    }
     if let Some(file) = &spec.file {
-        let path = script_dir.join(file);
-        let is_pgn = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("pgn"));
-        openings.extend(if is_pgn {
-            book::read_pgn_openings(&path)?
-        } else {
-            book::read_epd(&path)?
-        });
+        openings.extend(book::read_book_file(script_dir, file)?);
     }
     if spec.order == Some(OpeningOrder::Random) {
         openings.shuffle(&mut StdRng::seed_from_u64(seed));

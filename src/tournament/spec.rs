@@ -275,6 +275,11 @@ pub struct OpeningsSpec {
     /// An `.epd` or `.pgn` file, relative to the tournament script.
     #[serde(default)]
     pub file: Option<String>,
+    /// A built-in opening book by name (`2moves_v1`, `8moves_v3`: the books under the
+    /// repository's `books/`, compiled in), found wherever the script is run from. Not with
+    /// `file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub book: Option<String>,
     /// `sequential` (default) or `random` (seeded by the tournament seed).
     #[serde(default)]
     pub order: Option<OpeningOrder>,
@@ -308,14 +313,18 @@ impl OpeningsSpec {
 
     /// What is wrong with the openings, as messages for `file:line` of the tournament: a
     /// Chess960 start number out of range, a `count` below 1 (or `chess960 = true` without one),
-    /// Chess960 combined with a book.
+    /// Chess960 combined with a book, a built-in `book` with a `file`.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
+        if self.book.is_some() && self.file.is_some() {
+            problems.push("openings: give a built-in `book` or a book `file`, not both".to_owned());
+        }
         if !self.is_chess960() {
             return problems;
         }
         let positions = crate::board::CHESS960_POSITIONS as usize;
         for (what, given) in [
+            ("a built-in `book`", self.book.is_some()),
             ("a book `file`", self.file.is_some()),
             ("`fens`", self.fens.is_some()),
         ] {

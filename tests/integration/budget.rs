@@ -142,6 +142,71 @@ fn a_matchmaker_dry_run_gives_its_bound() {
     assert!(text.contains("`max_games` bound"), "{text}");
 }
 
+/// A sequential experiment against a common opponent: every game drawn decides its SPRT early, so
+/// the drawn schedule (684 games here) said nothing of its length; it is counted at its most,
+/// the largest figure of its own table of expected lengths, with a note that applies to it.
+#[test]
+fn an_experiment_dry_run_counts_its_most_as_its_own_table_does() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"local function m(name, listed)
+  return arena.llm { name = name, model = "m", base_url = "http://127.0.0.1:9/v1",
+    options = { legal_moves = listed } }
+end
+return arena.experiment {
+  name = "dr",
+  baseline = m("plain", false),
+  variants = { m("listed", true) },
+  opponents = { arena.random { name = "random" } },
+  openings = { fens = { "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1" } },
+  sprt = { elo0 = 0, elo1 = 40, alpha = 0.05, beta = 0.05 },
+  null = true,
+  max_pairs = 200,
+  max_plies = 10,
+}"#,
+    );
+    let out = dir
+        .arena()
+        .args(["run", "t.lua", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    // Each cell: two arms and the baseline play a pair against the opponent, 6 games; 200 cells.
+    assert!(text.contains("\n1200 game(s) scheduled"), "{text}");
+    let plan: Vec<u64> = text
+        .split("cost (USD)\n")
+        .last()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(3)?.parse().ok())
+        .collect();
+    assert_eq!(plan.iter().max(), Some(&1200), "{text}");
+    for (player, games) in [
+        ("plain", 400),
+        ("listed", 400),
+        ("plain-null", 400),
+        ("random", 1200),
+    ] {
+        assert!(
+            text.lines().any(|l| {
+                let mut words = l.split_whitespace();
+                words.next() == Some(player) && words.next() == Some(&games.to_string())
+            }),
+            "{player} {games}: {text}"
+        );
+    }
+    assert!(
+        text.contains("counted at its most, 200 pairs per arm"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Swiss") && !text.contains("knockout"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_budget_holds_back_new_games_and_raising_it_resumes() {
     let Some(url) = local_llm("a_budget_holds_back_new_games_and_raising_it_resumes") else {

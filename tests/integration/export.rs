@@ -460,3 +460,59 @@ fn annotated_pgn_carries_the_stored_analysis_failures_and_replies() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
 }
+
+/// `arena leaderboard --format md|latex`: the stored tables as Markdown pipe tables and as LaTeX
+/// floats, names escaped for each (`rnd_a` is `rnd\_a` in LaTeX), one table per table of the
+/// text output.
+#[test]
+fn the_leaderboard_prints_markdown_and_latex_for_papers() {
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        r#"return arena.tournament {
+  name = "rr", games_per_pair = 2, max_plies = 20, seed = 3,
+  players = { arena.random { name = "rnd_a" }, arena.random { name = "rnd_b" }, arena.random { name = "rnd_c" } },
+}"#,
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let board = |format: &str| {
+        let out = dir
+            .arena()
+            .args(["leaderboard", "--db", "t.db", "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let text = board("text");
+    let tables = text.lines().filter(|l| l.starts_with("rr · ")).count();
+    assert!(tables >= 3, "{text}");
+    let md = board("md");
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("**rr · ")).count(),
+        tables,
+        "{md}"
+    );
+    assert!(md.contains("| rnd_a |"), "{md}");
+    assert!(
+        md.lines().all(|l| !l.starts_with("- * ")),
+        "a note opens no list: {md}"
+    );
+    let latex = board("latex");
+    assert_eq!(latex.matches("\\begin{tabular}").count(), tables, "{latex}");
+    assert_eq!(latex.matches("\\end{table}").count(), tables, "{latex}");
+    assert!(latex.contains(" & rnd\\_a & "), "{latex}");
+    assert!(
+        latex.contains("\\caption{rr \\textperiodcentered{} ratings (Glicko-1)}"),
+        "{latex}"
+    );
+    // Every row of a tabular has as many cells as its column specification.
+    for block in latex.split("\\begin{tabular}{").skip(1) {
+        let (spec, rest) = block.split_once('}').unwrap();
+        let body = rest.split("\\end{tabular}").next().unwrap();
+        for row in body.lines().filter(|l| l.ends_with("\\\\")) {
+            assert_eq!(row.matches(" & ").count() + 1, spec.len(), "{row}");
+        }
+    }
+}

@@ -408,3 +408,108 @@ fn a_person_plays_a_whole_game_on_the_board_in_headless_chromium() {
     };
     assert_eq!(me["score_pct"].as_f64(), Some(score), "{me}");
 }
+
+/// A model that forfeits against a person: the play page's state lists every reply its play mode
+/// refused on that turn (the page shows them under "Replies refused on its last turn"), and the
+/// forfeit's reason numbers the ply from 1, as the viewer does.
+#[test]
+fn the_play_page_shows_the_replies_of_a_forfeit() {
+    let fake = crate::common::fake_openai_with(0, &["--answers", "e2e5:1000"]);
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "person", games_per_pair = 2, max_plies = 10, seed = 4, concurrency = 1,
+  players = {{
+    arena.human {{ name = "me" }},
+    arena.llm {{ name = "m", base_url = "{}", model = "fake-random-mover",
+      options = {{ max_attempts = 2 }} }},
+  }},
+}}"#,
+            fake.url
+        ),
+    );
+    let db = dir.db();
+    let mut run = Run::start(&dir);
+    // The game in which the person is White waits for its first move; the model then forfeits.
+    let games = wait(&dir, "both games", |store| {
+        let t = store.find_tournament("person").ok()??;
+        let games = store.games(t.id).ok()?;
+        (games.len() == 2).then_some(games)
+    });
+    let server = PlayServer::start(dir.path(), "t.db");
+    for g in &games {
+        if g.white == "me"
+            && let Some(s) = my_turn(&server, g.id)
+        {
+            let r = server.post(
+                g.id,
+                "move",
+                &format!(r#"{{"uci":"{}","ply":0}}"#, some_move(&s)),
+                true,
+            );
+            assert_eq!(r.status, 200, "{}", r.body);
+        }
+    }
+    assert!(run.success(), "the run ends with the games");
+    let store = Store::open_read_only(&db).unwrap();
+    for g in store.games(games[0].tournament).unwrap() {
+        assert_eq!(g.termination.as_deref(), Some("forfeit"), "{g:?}");
+        // The model forfeits at its first turn: the game's first ply, or its second.
+        let shown_ply = if g.white == "m" { 1 } else { 2 };
+        let reason = g.reason.clone().unwrap_or_default();
+        assert!(reason.contains(&format!("at ply {shown_ply} ")), "{reason}");
+        let r = request(
+            server.addr(),
+            "GET",
+            &format!("/api/play/{}?reply=1", g.id),
+            "",
+            "",
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        let state: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        let rejected = state["rejected"]
+            .as_array()
+            .expect("a list of refused replies");
+        let calls = store.llm_calls(g.id, shown_ply - 1).unwrap();
+        assert_eq!(rejected.len(), 2, "{state}");
+        assert_eq!(rejected.len(), calls.len(), "{state}");
+        for (shown, call) in rejected.iter().zip(&calls) {
+            assert_eq!(shown["outcome"], "illegal", "{state}");
+            assert_eq!(shown["reply"].as_str(), call.call.reply_text.as_deref());
+            assert!(shown["reply"].as_str().unwrap().contains("e2e5"), "{state}");
+        }
+        // Hidden with the replies.
+        let hidden = server.state(g.id);
+        assert_eq!(hidden["rejected"], serde_json::json!([]), "{hidden}");
+    }
+    // The page shows them.
+    let Some(driver) = crate::report::browser_tools("the_play_page_shows_the_replies_of_a_forfeit")
+    else {
+        return;
+    };
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("play-browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    let spec = serde_json::json!({
+        "base": format!("http://{}", server.addr()),
+        "token": server.token,
+        "game": games[0].id,
+        "rejected": 2,
+        "contains": "e2e5",
+        "screenshot": shots.join("play-rejected.png"),
+    });
+    let spec_path = dir.write("spec.json", &spec.to_string());
+    let out = Command::new("node")
+        .current_dir(&driver)
+        .arg("play_rejected.mjs")
+        .arg(&spec_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the play page failed in chromium:\n{}\n{}",
+        stdout(&out),
+        crate::common::stderr(&out)
+    );
+}

@@ -80,3 +80,91 @@ fn a_tournament_prints_each_endpoints_figures_after_each_game() {
     let line = endpoint_line(&log, host(&fake.url));
     assert!(line.contains(" 0 in flight · rpm "), "{line}");
 }
+
+/// A sequential experiment's progress shows a live line: each arm's pairs of its cap and its LLR
+/// against the bounds that stop it, printed (off a terminal) whenever it changes, and ending at
+/// the figures the verdict lines give.
+#[test]
+fn a_sequential_experiment_shows_each_arms_llr_against_its_bounds_as_it_runs() {
+    let fake = fake_openai_with(0, &[]);
+    let dir = TestDir::new();
+    let model = |name: &str| {
+        format!(
+            r#"arena.llm {{ name = "{name}", base_url = "{}", model = "fake-random-mover", options = {{ legal_moves = true }} }}"#,
+            fake.url
+        )
+    };
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.experiment {{
+  name = "live",
+  baseline = {},
+  variants = {{ {} }},
+  opponents = {{ arena.random {{ name = "random" }} }},
+  openings = {{ book = "2moves_v1", count = 4 }},
+  sprt = {{ elo0 = 0, elo1 = 5, alpha = 0.05, beta = 0.05 }},
+  null = true,
+  max_pairs = 4,
+  max_plies = 6,
+  concurrency = 2,
+}}"#,
+            model("plain"),
+            model("listed")
+        ),
+    );
+    let out = dir.run("t.lua");
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    let lines: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once("] experiment: ").map(|(_, rest)| rest))
+        .collect();
+    assert!(lines.len() >= 2, "a line as the pairs come in:\n{log}");
+    assert!(
+        lines[0].starts_with("listed 0/4 pairs, LLR 0.00 in (")
+            && lines[0].contains(" · plain-null 0/4 pairs"),
+        "{}",
+        lines[0]
+    );
+    let last = lines.last().unwrap();
+    // Each line is new: printed when it changes.
+    assert!(lines.windows(2).all(|w| w[0] != w[1]), "{lines:?}");
+    // The last line agrees with the verdict line: the same pairs, LLR and bound.
+    let stdout = crate::common::stdout(&out);
+    let verdict = stdout
+        .lines()
+        .find(|l| l.starts_with("listed vs plain:"))
+        .unwrap_or_else(|| panic!("no verdict:\n{stdout}"));
+    let pairs = verdict
+        .split(" pairs")
+        .next()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap();
+    let llr = verdict
+        .split("LLR ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    let bound = verdict
+        .split("of bound ")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap();
+    let listed = last.split(" · ").next().unwrap();
+    assert!(
+        listed.starts_with(&format!("listed {pairs}/4 pairs")),
+        "{listed} / {verdict}"
+    );
+    assert!(
+        listed.contains(&format!("LLR {llr}")),
+        "{listed} / {verdict}"
+    );
+    assert!(listed.contains(bound), "{listed} / {verdict}");
+}

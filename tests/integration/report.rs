@@ -414,3 +414,74 @@ return arena.evaluation {
         stdout(&out)
     );
 }
+
+/// An attempt card with long unbroken text (a model name as providers spell some, a reply and
+/// its feedback without a space) stays inside its card and the window at 1400 px: the text wraps
+/// rather than running past the card's edge, where the window clipped it.
+#[test]
+fn a_long_attempt_card_is_not_clipped_in_headless_chromium() {
+    let test = "a_long_attempt_card_is_not_clipped_in_headless_chromium";
+    let Some(driver) = browser_tools(test) else {
+        return;
+    };
+    let fake = fake_openai_with(0, &[]);
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "long", games_per_pair = 1, max_plies = 2, seed = 3,
+  players = {{
+    arena.llm {{ name = "m", base_url = "{}", model = "fake-random-mover" }},
+    arena.random {{ name = "rnd" }},
+  }},
+}}"#,
+            fake.url
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The stored call made long, as a model and its provider can make it.
+    let conn = Connection::open(dir.db()).unwrap();
+    let (game, ply): (i64, u32) = conn
+        .query_row("SELECT game_id, ply FROM llm_calls LIMIT 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let long = |c: &str, n: usize| c.repeat(n);
+    conn.execute(
+        "UPDATE llm_calls SET model = ?1, reply_text = ?2 || char(10) || reply_text",
+        rusqlite::params![long("m", 300), long("x", 3000)],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE llm_calls SET outcome_detail = ?1",
+        rusqlite::params![long("y", 2000)],
+    )
+    .unwrap();
+    drop(conn);
+    let out = dir
+        .arena()
+        .args(["report", "--db", "t.db", "--out", "long.html"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let spec = serde_json::json!({
+        "report": dir.path().join("long.html"),
+        "game": game,
+        "ply": ply + 1,
+        "screenshot": artefacts().join("long-attempt.png"),
+    });
+    let spec_path = dir.write("spec.json", &spec.to_string());
+    let out = Command::new("node")
+        .arg(driver.join("attempt.mjs"))
+        .arg(&spec_path)
+        .output()
+        .unwrap();
+    let printed = stdout(&out);
+    assert!(
+        out.status.success(),
+        "browser checks failed: {printed}\n{}",
+        stderr(&out)
+    );
+}

@@ -421,7 +421,10 @@ pub fn interval_plot(id: &str, title: &str, points: &[IntervalPoint]) -> Element
     let (lo, hi) = ends
         .filter(|v| v.is_finite())
         .fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let step = nice_step((hi - lo).max(1e-9));
+    // Every value zero (no difference at all) has no scale of its own: one unit either side,
+    // not ticks a billionth apart that all read "0".
+    let span = hi - lo;
+    let step = if span > 0.0 { nice_step(span) } else { 1.0 };
     let (lo, hi) = ((lo / step).floor() * step, (hi / step).ceil() * step);
     let (lo, hi) = if hi > lo {
         (lo, hi)
@@ -438,7 +441,7 @@ pub fn interval_plot(id: &str, title: &str, points: &[IntervalPoint]) -> Element
         } else {
             "grid"
         };
-        push_x_tick(&mut svg, x(tick), height, class, trim_number(tick));
+        push_x_tick(&mut svg, x(tick), height, class, tick_label(tick, step));
         tick += step;
     }
     for (i, (name, mean, half)) in points.iter().enumerate() {
@@ -447,9 +450,9 @@ pub fn interval_plot(id: &str, title: &str, points: &[IntervalPoint]) -> Element
         let mut g = el("g")
             .class("series")
             .child(el("title").text(if half.is_finite() {
-                format!("{name}: {} ± {}", trim_number(*mean), trim_number(*half))
+                format!("{name}: {} ± {}", value_label(*mean), value_label(*half))
             } else {
-                format!("{name}: {} (no interval from one pair)", trim_number(*mean))
+                format!("{name}: {} (no interval from one pair)", value_label(*mean))
             }));
         if half.is_finite() {
             g.push(
@@ -484,12 +487,30 @@ fn nice_step(span: f64) -> f64 {
         .unwrap_or(10.0 * power)
 }
 
-/// A tick or estimate with up to four significant decimals, without trailing zeros.
-fn trim_number(v: f64) -> String {
-    let s = format!("{v:.4}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_owned()
+/// A tick at a multiple of `step` with as many decimals as the step needs, so that ticks
+/// apart are labelled apart at any scale (`0.00002`, `0.00004`, not `0`, `0`), never `-0`.
+fn tick_label(v: f64, step: f64) -> String {
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10()).ceil().clamp(0.0, 12.0) as usize
+    } else {
+        0
+    };
+    trim_zeros(&crate::table::fixed(v, decimals))
+}
+
+/// An estimate with three significant digits (`0.0000312`, `12.5`, `1234`), never `-0`.
+fn value_label(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return crate::table::fixed(v, 0);
+    }
+    let decimals = (2.0 - v.abs().log10().floor()).clamp(0.0, 12.0) as usize;
+    trim_zeros(&crate::table::fixed(v, decimals))
+}
+
+/// `s` without the trailing zeros of its decimals (`0.50` → `0.5`, `2.0` → `2`).
+fn trim_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
     } else {
         s.to_owned()
     }
@@ -571,6 +592,41 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The labels of a chart's ticks, left to right.
+    fn tick_labels(svg: &str) -> Vec<String> {
+        svg.split("class=\"tick\"")
+            .skip(1)
+            .filter_map(|rest| {
+                let text = rest.split_once('>')?.1;
+                Some(text.split_once('<')?.0.to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ticks_at_small_ranges_are_labelled_apart() {
+        // Costs per game a few hundred-thousandths of a dollar apart (as a small model's are).
+        let cost = render(interval_plot(
+            "c",
+            "cost",
+            &[
+                ("a".into(), 0.000031, 0.000012),
+                ("b".into(), -0.00002, 0.00001),
+            ],
+        ));
+        let labels = tick_labels(&cost);
+        assert!(labels.len() >= 3, "{labels:?}");
+        let mut distinct = labels.clone();
+        distinct.dedup();
+        assert_eq!(distinct, labels, "{cost}");
+        assert!(labels.contains(&"0".to_owned()), "{labels:?}");
+        assert!(labels.iter().all(|l| l != "-0"), "{labels:?}");
+        assert!(cost.contains("a: 0.000031 ± 0.000012"), "{cost}");
+        // No difference at all: a unit either side of zero, not "0 0 0".
+        let none = render(interval_plot("d", "difference", &[("a".into(), 0.0, 0.0)]));
+        assert_eq!(tick_labels(&none), ["-1", "0", "1"], "{none}");
     }
 
     #[test]

@@ -519,7 +519,8 @@ async fn using_up_the_attempts_loses_by_the_modes_termination() {
         end.reason
             .as_deref()
             .unwrap()
-            .contains("3 failed attempts at ply 0"),
+            // The first ply, numbered as the viewer's "Ply 1".
+            .contains("3 failed attempts at ply 1"),
         "{end:?}"
     );
     assert_eq!(
@@ -823,8 +824,9 @@ async fn a_refused_request_is_void_after_an_accepted_one_and_set_aside_at_the_fi
         (end.result, end.termination),
         (None, Termination::RequestRejected)
     );
+    // Two plies were played: the refusal is at the third, counted from 1 as the viewer does.
     assert!(
-        end.reason.as_deref().unwrap().contains("(ply 2)"),
+        end.reason.as_deref().unwrap().contains("(ply 3)"),
         "{end:?}"
     );
     assert_eq!(s.env.store.plies(s.row.id).unwrap().len(), 2);
