@@ -553,7 +553,13 @@ mod tests {
             let n = rng.random_range(1..=12);
             Score::Mate(if rng.random_bool(0.5) { n } else { -n })
         };
+        // The mate rules' cut-offs, from either side.
+        const MATE_EDGES: [i32; 12] = [
+            -699, -700, -701, 699, 700, 701, -999, -1000, -1001, 999, 1000, 1001,
+        ];
         match prev {
+            // Near a mate rule's cut-off, a mate is often found next.
+            Score::Cp(c) if MATE_EDGES.contains(&c) && rng.random_bool(0.5) => mate(rng),
             Score::Cp(_) if rng.random_bool(0.12) => mate(rng),
             Score::Cp(_) => cp(rng),
             Score::Mate(n) => match rng.random_range(0..6) {
@@ -564,13 +570,14 @@ mod tests {
                 }
                 // The other side mates instead.
                 2 => Score::Mate(-n.signum() * rng.random_range(1..=8)),
-                // The mate is gone.
+                // The mate is gone, often to a score at a mate rule's cut-off.
+                3 => Score::Cp(MATE_EDGES[rng.random_range(0..MATE_EDGES.len())]),
                 _ => cp(rng),
             },
         }
     }
 
-    /// lichess's judgements of every move and their counts per colour, on 400 random evaluation
+    /// lichess's judgements of every move and their counts per colour, on 600 random evaluation
     /// sequences, against `tests/reference/lichess_judgements.py` (lichess's `Advice`, winning
     /// chances, mate rules and `AnalysisBuilder` written from their descriptions). Games start
     /// at the standard start (lichess's 15 cp) or, with Black or White to move, from another
@@ -583,7 +590,7 @@ mod tests {
         const OTHER_B: &str = "4k3/8/8/8/8/8/8/4K3 b - - 0 1";
         let mut games = Vec::new();
         let mut inputs = Vec::new();
-        for g in 0..400 {
+        for g in 0..600 {
             let standard = g % 2 == 0;
             let white_first = standard || rng.random_bool(0.5);
             let start = if standard {
@@ -679,7 +686,10 @@ mod tests {
         for mate in [false, true] {
             for j in ["?!", "?", "??"] {
                 let n = seen.get(&(mate, j)).copied().unwrap_or(0);
-                assert!(n >= 5, "only {n} moves judged {j} (mate rules: {mate}): {seen:?}");
+                assert!(
+                    n >= 5,
+                    "only {n} moves judged {j} (mate rules: {mate}): {seen:?}"
+                );
             }
         }
     }
