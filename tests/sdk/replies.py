@@ -258,8 +258,7 @@ def anthropic_blocks(reasoning, tools):
     blocks = []
     if reasoning:
         blocks.append(dict(type="thinking", thinking=THINKING, signature="EqQBCkYIBRgCKkD-sig"))
-        if tools:
-            blocks.append(dict(type="redacted_thinking", data="EmwKAhgBEgy-redacted"))
+        blocks.append(dict(type="redacted_thinking", data="EmwKAhgBEgy-redacted"))
     if tools:
         blocks.append(dict(type="text", text="Let me look first."))
         blocks.append(dict(type="tool_use", id="toolu_01", name="get_legal_moves", input={}))

@@ -1132,6 +1132,6 @@ async fn a_resumed_dialog_gets_its_pictures_back_from_the_store() {
         details: Default::default(),
     };
     s.env.store.record_llm_call(&call).unwrap();
-    let dialog = super::stored_dialog(&s.env.store, s.row.id, 2, 1).unwrap();
+    let dialog = super::stored_dialog(&s.env.store, s.row.id, 2, 1, None).unwrap();
     assert_eq!(dialog, [shown, ChatMessage::new("assistant", "move e2e4")]);
 }
