@@ -60,7 +60,7 @@ use serde_json::{Map, Value};
 pub use self::{
     batch::{
         BATCH_PRICE_FACTOR, BatchClient, BatchError, BatchOutcome, BatchRequest, BatchState,
-        EndedBatch, batch_cost, supports_batch,
+        EndedBatch, batch_cost, supports_batch, supports_endpoint,
     },
     client::{FailedAttempt, LlmClient, MAX_RESPONSE_BYTES, headers_that_matter},
     limits::{LimitState, ReportedLimits},
