@@ -16,7 +16,7 @@ lines, or null), finish_reason (in OpenAI chat's words, as arena reports it for 
 usage (prompt, completion, total, reasoning, cached, cache_write tokens, each null when the
 reply does not say), tool_calls ([{id, name, arguments (a JSON value)}]) and, for Anthropic,
 thinking_blocks (the thinking and redacted_thinking blocks with their signatures, which go
-back in a tool dialog), for Responses reasoning_items (the reasoning items that go back in a
+back in text and tool dialogs alike), for Responses reasoning_items (the reasoning items that go back in a
 tool dialog) and for Gemini signatures (each call's thoughtSignature).
 """
 
