@@ -60,20 +60,18 @@ impl Default for BatchOptions {
 }
 
 /// Why players of an evaluation cannot use `--batch`: one message per model player whose wire
-/// format has no batch API (empty when all can). Engines and the random player are not asked
-/// through a provider and need none.
+/// format has no batch API or that is Azure OpenAI (empty when all can). Engines and the random
+/// player are not asked through a provider and need none.
 pub fn check_players(players: &[PlayerSpec]) -> Vec<String> {
     players
         .iter()
         .filter_map(|p| match p {
             PlayerSpec::Llm(spec) => match spec.provider() {
                 Ok(provider) => supports_batch(provider)
-                    .and_then(|()| {
-                        if spec.azure {
-                            Err(crate::llm::BatchError::Azure)
-                        } else {
-                            Ok(())
-                        }
+                    .and(if spec.azure {
+                        Err(crate::llm::BatchError::Azure)
+                    } else {
+                        Ok(())
                     })
                     .err()
                     .map(|e| format!("player `{}` cannot use --batch: {e}", spec.name)),
