@@ -705,6 +705,7 @@ async fn llm_ply(
     ctx.previous_dialog = Arc::new(std::mem::take(&mut side.previous_dialog));
     let opening = mode.start(&ctx).map_err(script)?;
     let mut dialog = opening.messages;
+    with_earlier_thinking(&mut dialog, &ctx.previous_dialog);
     let mut request_extra = opening.request;
     let mut tools = opening.tools;
     let mut attempt = 1;
@@ -865,6 +866,7 @@ async fn llm_ply(
                 ctx.dialog = Default::default();
                 let opening = mode.start(&ctx).map_err(script)?;
                 dialog = opening.messages;
+                with_earlier_thinking(&mut dialog, &ctx.previous_dialog);
                 request_extra = opening.request;
                 tools = opening.tools;
             }
@@ -890,6 +892,24 @@ fn cut_off_or(cut: bool, outcome: String) -> String {
 }
 
 /// `dialog` followed by the model's reply in `answer` (its text and the tools it called).
+/// Gives the thinking blocks back to the assistant messages a play mode carried over from the
+/// previous ply's dialog: a mode reads that dialog as role and text only, so a message it
+/// repeats comes back without the reasoning blocks the provider wants with it
+/// ([`ChatMessage::thinking`]); one whose text is an earlier reply's, word for word, gets that
+/// reply's blocks again.
+fn with_earlier_thinking(dialog: &mut [ChatMessage], previous: &[ChatMessage]) {
+    for message in dialog
+        .iter_mut()
+        .filter(|m| m.role == "assistant" && m.thinking.is_empty() && m.tool_calls.is_empty())
+    {
+        if let Some(earlier) = previous.iter().find(|p| {
+            p.role == "assistant" && !p.thinking.is_empty() && p.content == message.content
+        }) {
+            message.thinking = earlier.thinking.clone();
+        }
+    }
+}
+
 fn with_reply(dialog: &[ChatMessage], answer: &ask::Answer) -> Vec<ChatMessage> {
     let mut d = Vec::with_capacity(dialog.len() + 1);
     d.extend_from_slice(dialog);

@@ -1184,3 +1184,22 @@ async fn a_resumed_text_dialog_gets_its_thinking_back_from_the_stored_body() {
         super::stored_dialog(&s.env.store, s.row.id, 2, 1, Some(Provider::OpenAiChat)).unwrap();
     assert_eq!(other, [asked, ChatMessage::new("assistant", "move e2e4")]);
 }
+
+#[test]
+fn a_reply_a_mode_carries_over_from_the_previous_ply_gets_its_thinking_back() {
+    use crate::llm::ChatMessage;
+    let mut thought = ChatMessage::new("assistant", "e2e4");
+    thought.thinking = vec![serde_json::json!({"type": "redacted_thinking", "data": "enc"})];
+    let previous = [ChatMessage::new("user", "Your move?"), thought.clone()];
+    // As a mode rebuilds it from `ctx.previous_dialog`: role and text only.
+    let mut dialog = vec![
+        ChatMessage::new("user", "Your move?"),
+        ChatMessage::new("assistant", "e2e4"),
+        ChatMessage::new("assistant", "d2d4"),
+        ChatMessage::new("user", "Now?"),
+    ];
+    super::with_earlier_thinking(&mut dialog, &previous);
+    assert_eq!(dialog[1], thought);
+    assert!(dialog[2].thinking.is_empty(), "another text has none");
+    assert!(dialog[0].thinking.is_empty() && dialog[3].thinking.is_empty());
+}
