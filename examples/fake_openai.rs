@@ -96,6 +96,18 @@
 //! whose last user message asks for an answer given "briefly" gets the short answer (no thinking),
 //! as a model that heeds a request to be brief. For tests of cut-off replies and the shorter retry.
 //!
+//! `--think-if PHRASE` makes that thinking depend on what it is told: it thinks only when a system
+//! or user message contains PHRASE (ignoring case), and answers briefly otherwise. The phrase
+//! `"numbered steps"` is in `examples/think/prompts/think.lua` and not in the built-in blitz
+//! prompt (whose "reason step by step as long as you like" leaves the length to the model), so the
+//! two arms of `examples/think` get different answers. Its thinking then varies per reply: a
+//! length drawn uniformly between half and one and a half times `--think-tokens`, from the seeded
+//! generator, before the move is chosen. `--think-better` makes the thinking pay off in the move:
+//! a reply that thinks plays a mate in one if there is one, else the capture of the most valuable
+//! piece it can take (the first such move in shakmaty's order), else a random legal move; a reply
+//! that does not think plays at random as always. So one arm plays better and the other writes
+//! less, a known answer for experiments' tests and the book's worked example.
+//!
 //! The HTTP/1.1 is hand-written and minimal, so that the server costs as little CPU as possible
 //! next to the arena it serves: keep-alive and pipelining, `Content-Length` request bodies only
 //! (no chunked uploads), no TLS.
@@ -185,6 +197,13 @@ struct Args {
     /// message asks for a brief answer (0: no thinking).
     #[arg(long, default_value_t = 0)]
     think_tokens: usize,
+    /// Think only when a system or user message contains this phrase (ignoring case), for a length
+    /// drawn uniformly between half and one and a half times `--think-tokens`.
+    #[arg(long)]
+    think_if: Option<String>,
+    /// When it thinks, play a mate in one, else the most valuable capture, else a random move.
+    #[arg(long)]
+    think_better: bool,
     /// With tools: open each ply with two bad calls (an unknown tool, then make_move without its
     /// `move` argument) before playing as usual.
     #[arg(long)]
@@ -355,6 +374,10 @@ struct Server {
     blind_illegal: f64,
     /// `--think-tokens`: thinking before the move in chat answers.
     think_tokens: usize,
+    /// `--think-if`, lowercased: the phrase that asks for thinking (None: always think).
+    think_if: Option<String>,
+    /// `--think-better`: a reply that thinks plays the better move.
+    think_better: bool,
     latency: Duration,
     completions: AtomicU64,
     answers: AtomicU64,
@@ -434,6 +457,8 @@ async fn main() -> std::io::Result<()> {
         rng: Mutex::new(StdRng::seed_from_u64(args.seed)),
         blind_illegal: args.blind_illegal,
         think_tokens: args.think_tokens,
+        think_if: args.think_if.map(|p| p.to_lowercase()),
+        think_better: args.think_better,
         latency: Duration::from_millis(args.latency_ms),
         completions: AtomicU64::new(0),
         answers: AtomicU64::new(0),
@@ -1272,19 +1297,46 @@ fn complete(request: &Value, server: &Server) -> Reply {
         .iter()
         .zip(messages)
         .any(|(text, m)| m["role"] == "user" && LEGAL_LIST.is_match(text));
-    let content = match fen.as_deref().map(|fen| chosen_move(fen, !listed, server)) {
-        Some(Ok(uci)) => format!("I pick a random legal move.\n```\n{uci}\n```"),
-        Some(Err(why)) => format!("I cannot move: {why}."),
-        None => "I see no FEN in your message.".to_owned(),
-    };
     let brief = messages
         .iter()
         .zip(&texts)
         .rev()
         .find(|(m, _)| m["role"] == "user")
         .is_some_and(|(_, text)| text.contains("briefly"));
-    let (content, finish) = if server.think_tokens > 0 && !brief {
-        think_then(&content, server.think_tokens, request)
+    // `--think-if`: only a prompt that asks for the steps gets them.
+    let asked = server.think_if.as_deref().is_none_or(|phrase| {
+        messages.iter().zip(&texts).any(|(m, text)| {
+            (m["role"] == "system" || m["role"] == "user") && text.to_lowercase().contains(phrase)
+        })
+    });
+    let thinks = server.think_tokens > 0 && !brief && asked;
+    // Drawn before the move, so that a seed gives the same lengths and moves in the same order.
+    let think_tokens = match &server.think_if {
+        Some(_) if thinks => {
+            let n = server.think_tokens;
+            let mut rng = server.rng.lock().unwrap_or_else(PoisonError::into_inner);
+            rng.random_range(n.div_ceil(2)..=n + n / 2)
+        }
+        _ => server.think_tokens,
+    };
+    let better = thinks && server.think_better && server.fixed_answers.is_empty();
+    let chosen = fen.as_deref().map(|fen| {
+        if better {
+            better_move(fen, server)
+        } else {
+            chosen_move(fen, !listed, server)
+        }
+    });
+    let content = match chosen {
+        Some(Ok(uci)) if better => {
+            format!("I pick the move my steps found.\n```\n{uci}\n```")
+        }
+        Some(Ok(uci)) => format!("I pick a random legal move.\n```\n{uci}\n```"),
+        Some(Err(why)) => format!("I cannot move: {why}."),
+        None => "I see no FEN in your message.".to_owned(),
+    };
+    let (content, finish) = if thinks {
+        think_then(&content, think_tokens, request)
     } else {
         (content, "stop")
     };
@@ -1383,6 +1435,37 @@ fn chosen_move(fen: &str, blind: bool, server: &Server) -> Result<String, String
     }
     let k = server.fixed_given.fetch_add(1, Ordering::Relaxed) as usize;
     Ok(server.fixed_answers[k % server.fixed_answers.len()].clone())
+}
+
+/// `--think-better`: a mate in one of `fen` if there is one, else the capture of the most valuable
+/// piece (the first in shakmaty's move order among equals), else a random legal move.
+fn better_move(text: &str, server: &Server) -> Result<String, String> {
+    let fen: Fen = text.parse().map_err(|e| format!("bad FEN: {e}"))?;
+    let position: Chess = fen
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| format!("illegal position: {e}"))?;
+    let legal = position.legal_moves();
+    let mate = legal.iter().find(|m| {
+        let mut after = position.clone();
+        after.play_unchecked(**m);
+        after.is_checkmate()
+    });
+    let capture = legal
+        .iter()
+        .filter(|m| m.capture().is_some())
+        // `max_by_key` keeps the last of equals: reversed, that is the first in move order.
+        .rev()
+        .max_by_key(|m| match m.capture() {
+            Some(shakmaty::Role::Queen) => 9,
+            Some(shakmaty::Role::Rook) => 5,
+            Some(shakmaty::Role::Knight | shakmaty::Role::Bishop) => 3,
+            Some(shakmaty::Role::Pawn) => 1,
+            _ => 0,
+        });
+    match mate.or(capture) {
+        Some(m) => Ok(m.to_uci(CastlingMode::Standard).to_string()),
+        None => random_move(text, false, server),
+    }
 }
 
 /// A uniformly random legal move of `fen` in UCI, drawn from the server's generator; when

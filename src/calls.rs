@@ -89,6 +89,9 @@ pub struct StoredReply {
     pub tool_calls: Vec<ToolCall>,
     /// Why generation stopped, as stored (`length`: cut at the token limit).
     pub finish_reason: Option<String>,
+    /// The reasoning blocks that go back with the reply's text in a dialog (read again from
+    /// its stored body, see [`crate::llm::Provider::stored_thinking`]).
+    pub thinking: Vec<serde_json::Value>,
 }
 
 /// A reply the caller may read: it is in the store.
@@ -111,6 +114,9 @@ pub struct RecordedReply {
     /// Why generation stopped, in OpenAI chat terms for every wire format (`stop`, `length`,
     /// ...; see [`crate::llm::ChatReply::finish_reason`]), when the provider said.
     pub finish_reason: Option<String>,
+    /// The reasoning blocks the provider wants back with the reply's text in a dialog
+    /// (Anthropic's thinking blocks, see [`crate::llm::ChatMessage::thinking`]).
+    pub thinking: Vec<serde_json::Value>,
 }
 
 /// The finish reason every wire format's "cut at the token limit" is stored as: OpenAI's
@@ -190,6 +196,7 @@ pub fn replayed(stored: StoredReply) -> RecordedReply {
         latency_ms: stored.latency_ms,
         tool_calls: stored.tool_calls,
         finish_reason: stored.finish_reason,
+        thinking: stored.thinking,
     }
 }
 
@@ -273,6 +280,11 @@ pub async fn record_or_replay_within(
                 latency_ms: reused.latency_ms,
                 tool_calls,
                 finish_reason: reused.finish_reason,
+                thinking: reused
+                    .raw_body
+                    .as_deref()
+                    .map(|body| endpoint.provider.stored_thinking(body))
+                    .unwrap_or_default(),
             }));
         }
         // Nothing is paid for under a lease another worker has taken over: its reply could not
@@ -304,6 +316,7 @@ pub async fn record_or_replay_within(
         return Err(CallError::Store(e));
     }
     let reply = asked?;
+    let thinking = endpoint.provider.stored_thinking(&reply.raw_body);
     // No usage in the reply means the tokens are unknown: stored as NULL, never as zero.
     let (prompt_tokens, completion_tokens) = match reply.usage {
         Some(u) => (Some(u.prompt_tokens), Some(u.completion_tokens)),
@@ -377,6 +390,7 @@ pub async fn record_or_replay_within(
         new_tokens: prompt_tokens.unwrap_or(0) + completion_tokens.unwrap_or(0),
         row,
         latency_ms: reply.latency_ms,
+        thinking,
         tool_calls: reply.tool_calls,
         finish_reason: reply.finish_reason,
     })

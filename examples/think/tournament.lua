@@ -4,6 +4,8 @@
 --   arena prompt examples/think/tournament.lua --player think   -- what it is sent, no call
 --   arena run examples/think/tournament.lua                     -- play it (the local model:
 --                                                                  scripts/local-llm.sh start)
+-- fake.lua asks the same of examples/fake_openai.rs, whose answer is known (the book's
+-- experiments page shows both runs).
 return arena.experiment {
   name = "think-in-steps",
   baseline = arena.llm {

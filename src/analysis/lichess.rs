@@ -515,4 +515,182 @@ mod tests {
             Some(LichessJudgement::Blunder)
         );
     }
+
+    /// A score from White's side turned to the side to move's, as the store keeps it.
+    fn to_move(white: Score, white_to_move: bool) -> Score {
+        match (white, white_to_move) {
+            (s, true) => s,
+            (Score::Cp(c), false) => Score::Cp(-c),
+            (Score::Mate(n), false) => Score::Mate(-n),
+        }
+    }
+
+    fn score_json(s: Score) -> serde_json::Value {
+        match s {
+            Score::Cp(c) => serde_json::json!({ "cp": c }),
+            Score::Mate(n) => serde_json::json!({ "mate": n }),
+        }
+    }
+
+    /// A random evaluation of the next position from White's side: centipawns across and beyond
+    /// ±1000 with the cut-off scores of both the winning-chance and the mate rules, mates for
+    /// either side that shorten, lengthen, are lost, or turn into being mated.
+    fn next_eval(rng: &mut rand::rngs::StdRng, prev: Score) -> Score {
+        use rand::RngExt;
+        const EDGES: [i32; 26] = [
+            0, 15, -54, -55, 54, 55, -110, -111, 110, 111, -168, -169, 168, 169, -699, -700, -701,
+            699, 700, 701, -999, -1000, -1001, 999, 1000, 1001,
+        ];
+        let cp = |rng: &mut rand::rngs::StdRng| match rng.random_range(0..4) {
+            0 => Score::Cp(EDGES[rng.random_range(0..EDGES.len())]),
+            1 => Score::Cp(rng.random_range(-3000..=3000)),
+            _ => match prev {
+                Score::Cp(c) => Score::Cp(c + rng.random_range(-400..=400)),
+                Score::Mate(_) => Score::Cp(rng.random_range(-1500..=1500)),
+            },
+        };
+        let mate = |rng: &mut rand::rngs::StdRng| {
+            let n = rng.random_range(1..=12);
+            Score::Mate(if rng.random_bool(0.5) { n } else { -n })
+        };
+        // The mate rules' cut-offs, from either side.
+        const MATE_EDGES: [i32; 12] = [
+            -699, -700, -701, 699, 700, 701, -999, -1000, -1001, 999, 1000, 1001,
+        ];
+        match prev {
+            // Near a mate rule's cut-off, a mate is often found next.
+            Score::Cp(c) if MATE_EDGES.contains(&c) && rng.random_bool(0.5) => mate(rng),
+            Score::Cp(_) if rng.random_bool(0.12) => mate(rng),
+            Score::Cp(_) => cp(rng),
+            Score::Mate(n) => match rng.random_range(0..6) {
+                // The mate goes on, one move shorter or a few longer.
+                0 | 1 => {
+                    let m = (n.abs() + rng.random_range(-1..=3)).max(1);
+                    Score::Mate(m * n.signum())
+                }
+                // The other side mates instead.
+                2 => Score::Mate(-n.signum() * rng.random_range(1..=8)),
+                // The mate is gone, often to a score at a mate rule's cut-off.
+                3 => Score::Cp(MATE_EDGES[rng.random_range(0..MATE_EDGES.len())]),
+                _ => cp(rng),
+            },
+        }
+    }
+
+    /// lichess's judgements of every move and their counts per colour, on 600 random evaluation
+    /// sequences, against `tests/reference/lichess_judgements.py` (lichess's `Advice`, winning
+    /// chances, mate rules and `AnalysisBuilder` written from their descriptions). Games start
+    /// at the standard start (lichess's 15 cp) or, with Black or White to move, from another
+    /// position (the engine's evaluation, arena's rule, given to the script); some end in mate.
+    #[test]
+    fn judgements_match_the_python_reference_on_random_games() {
+        use rand::{RngExt, SeedableRng, rngs::StdRng};
+        let mut rng = StdRng::seed_from_u64(38);
+        const OTHER_W: &str = "4k3/8/8/8/8/8/8/4K3 w - - 0 1";
+        const OTHER_B: &str = "4k3/8/8/8/8/8/8/4K3 b - - 0 1";
+        let mut games = Vec::new();
+        let mut inputs = Vec::new();
+        for g in 0..600 {
+            let standard = g % 2 == 0;
+            let white_first = standard || rng.random_bool(0.5);
+            let start = if standard {
+                Score::Cp(15)
+            } else {
+                let near = Score::Cp(rng.random_range(-800..=800));
+                next_eval(&mut rng, near)
+            };
+            let length = rng.random_range(1..=40);
+            let mating = rng.random_bool(0.3);
+            // Evaluations of the positions after each move, from White's side.
+            let mut evals = Vec::new();
+            let mut prev = start;
+            for _ in 0..length {
+                prev = next_eval(&mut rng, prev);
+                evals.push(prev);
+            }
+            if mating {
+                evals.push(Score::Mate(0));
+            }
+            let (mut plies, mut analyses, mut moves) = (Vec::new(), Vec::new(), Vec::new());
+            let mut before = to_move(start, white_first);
+            for (i, &after) in evals.iter().enumerate() {
+                let white = white_first == (i % 2 == 0);
+                let fen = match (i, standard, white) {
+                    (0, true, _) => START,
+                    (_, _, true) => OTHER_W,
+                    (_, _, false) => OTHER_B,
+                };
+                let best = rng.random_bool(0.25);
+                let player = if white { "white" } else { "black" };
+                plies.push(ply(i as u32, fen, "e2e4", player));
+                let after_to_move = to_move(after, !white);
+                let engine = if best { "e2e4" } else { "d2d4" };
+                analyses.push(analysis(i as u32, before, after_to_move, engine));
+                moves.push(serde_json::json!({ "best": best, "after": score_json(after) }));
+                before = after_to_move;
+            }
+            let mut input = serde_json::json!({
+                "first": if white_first { "white" } else { "black" },
+                "moves": moves,
+            });
+            if !standard {
+                input["start"] = score_json(start);
+            }
+            inputs.push(input);
+            games.push((plies, analyses));
+        }
+        let Some(reference) = crate::rating::reference::run(
+            "lichess judgements against tests/reference/lichess_judgements.py",
+            "lichess_judgements.py",
+            &serde_json::json!({ "games": inputs }),
+        ) else {
+            return;
+        };
+        let glyph = |j: Option<LichessJudgement>| match j {
+            Some(LichessJudgement::Inaccuracy) => Some("?!"),
+            Some(LichessJudgement::Mistake) => Some("?"),
+            Some(LichessJudgement::Blunder) => Some("??"),
+            None => None,
+        };
+        // How often each judgement came from the centipawn rule and from the mate rules: the
+        // comparison is only worth something if both were exercised at every level.
+        let mut seen: BTreeMap<(bool, &str), u32> = BTreeMap::new();
+        for (g, (plies, analyses)) in games.iter().enumerate() {
+            let theirs = &reference["games"][g];
+            for (i, (p, a)) in plies.iter().zip(analyses).enumerate() {
+                let ours = glyph(judgement(p, a));
+                let expected = theirs["judgements"][i].as_str();
+                assert_eq!(
+                    ours, expected,
+                    "game {g}, move {i}: {:?} then {:?}, best {:?}",
+                    a.eval_before, a.eval_after, a.best
+                );
+                if let Some(j) = ours {
+                    let mate = matches!(a.eval_before, Score::Mate(_))
+                        || matches!(a.eval_after, Score::Mate(_));
+                    *seen.entry((mate, j)).or_default() += 1;
+                }
+            }
+            let figures = game_figures(plies, analyses);
+            for colour in ["white", "black"] {
+                let counts = &theirs["counts"][colour];
+                let expected = ["inaccuracies", "mistakes", "blunders"]
+                    .map(|k| counts[k].as_u64().expect("a count"));
+                let ours = figures
+                    .iter()
+                    .find(|f| f.player == colour)
+                    .map_or([0; 3], |f| f.judgements);
+                assert_eq!(ours, expected, "game {g}, {colour}'s counts");
+            }
+        }
+        for mate in [false, true] {
+            for j in ["?!", "?", "??"] {
+                let n = seen.get(&(mate, j)).copied().unwrap_or(0);
+                assert!(
+                    n >= 5,
+                    "only {n} moves judged {j} (mate rules: {mate}): {seen:?}"
+                );
+            }
+        }
+    }
 }

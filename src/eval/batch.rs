@@ -35,7 +35,7 @@ use super::{
 use crate::{
     llm::{
         BatchClient, BatchOutcome, BatchRequest, ChatRequest, Endpoint, PriceTable, Usage,
-        batch_cost, host_of, supports_batch,
+        batch_cost, host_of, supports_batch, supports_endpoint,
     },
     store::{BatchItemRecord, EvalBatchRow, EvalReplyRecord, EvalRunRow, Store, UsageDetails},
     tournament::{
@@ -60,14 +60,19 @@ impl Default for BatchOptions {
 }
 
 /// Why players of an evaluation cannot use `--batch`: one message per model player whose wire
-/// format has no batch API (empty when all can). Engines and the random player are not asked
-/// through a provider and need none.
+/// format has no batch API or that is Azure OpenAI (empty when all can). Engines and the random
+/// player are not asked through a provider and need none.
 pub fn check_players(players: &[PlayerSpec]) -> Vec<String> {
     players
         .iter()
         .filter_map(|p| match p {
             PlayerSpec::Llm(spec) => match spec.provider() {
                 Ok(provider) => supports_batch(provider)
+                    .and(if spec.azure {
+                        Err(crate::llm::BatchError::Azure)
+                    } else {
+                        Ok(())
+                    })
                     .err()
                     .map(|e| format!("player `{}` cannot use --batch: {e}", spec.name)),
                 Err(e) => Some(format!("player `{}`: {e}", spec.name)),
@@ -89,7 +94,7 @@ pub(super) fn batch_players<'a>(
     for player in players {
         match (player, &roster.players[player.name()]) {
             (PlayerSpec::Llm(spec), Participant::Llm { endpoint }) => {
-                supports_batch(endpoint.provider).map_err(|e| {
+                supports_endpoint(endpoint).map_err(|e| {
                     RunError::Batch(format!("player `{}` cannot use --batch: {e}", spec.name))
                 })?;
                 out.push((spec, endpoint));

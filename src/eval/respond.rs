@@ -162,6 +162,7 @@ impl ReplySource<'_> {
                     latency_ms: s.latency_ms,
                     tool_calls: Vec::new(),
                     finish_reason: None,
+                    thinking: Vec::new(),
                 });
                 let reply =
                     calls::record_or_replay(r.store, client, endpoint, slot, &request, stored)

@@ -21,8 +21,10 @@
 //! blocks of the assistant message, and the results are `tool_result` blocks of a `user` message.
 //! The API requires a thinking model's `thinking` and `redacted_thinking` blocks back, unchanged
 //! and with their signatures, in the assistant message that called tools: they travel with the
-//! reply's first call ([`ToolCall::thinking`]) and open that message again. In a dialog without
-//! tools they are not sent back (the API ignores earlier turns' thinking there).
+//! reply's first call ([`ToolCall::thinking`]) and open that message again. A reply without calls
+//! brings them back too, on its own message ([`ChatMessage::thinking`], read from the stored body
+//! by [`thinking_blocks`]), so that a text dialog's assistant turns are sent as the model wrote
+//! them (the API may ignore earlier turns' thinking, but it validates what it is given).
 //!
 //! Usage: `input_tokens` counts only the uncached part of the prompt, so the prompt is that plus
 //! `cache_read_input_tokens` (the cached tokens) and `cache_creation_input_tokens` (the cache
@@ -176,16 +178,20 @@ fn encode_messages(messages: &[ChatMessage]) -> Vec<Value> {
         if !results.is_empty() {
             out.push(json!({"role": "user", "content": std::mem::take(&mut results)}));
         }
-        if m.tool_calls.is_empty() {
+        if m.tool_calls.is_empty() && m.thinking.is_empty() {
             out.push(json!({"role": m.role, "content": content(m)}));
             continue;
         }
-        // The thinking that led to the calls opens the message, as it opened the reply.
-        let mut blocks: Vec<Value> = m
-            .tool_calls
-            .iter()
-            .flat_map(|c| c.thinking.iter().cloned())
-            .collect();
+        // The thinking that led to the answer or the calls opens the message, as it opened the
+        // reply: the message's own, else the one carried by its first call.
+        let mut blocks: Vec<Value> = if m.thinking.is_empty() {
+            m.tool_calls
+                .iter()
+                .flat_map(|c| c.thinking.iter().cloned())
+                .collect()
+        } else {
+            m.thinking.clone()
+        };
         if !m.content.is_empty() {
             blocks.push(json!({"type": "text", "text": m.content}));
         }
@@ -198,6 +204,39 @@ fn encode_messages(messages: &[ChatMessage]) -> Vec<Value> {
         out.push(json!({"role": "user", "content": results}));
     }
     out
+}
+
+impl Block {
+    /// The block as it must go back in the next request, when it is a `thinking` block (its
+    /// text and signature) or a `redacted_thinking` one (encrypted: nothing to read, but it
+    /// goes back as it came).
+    fn carried(&self) -> Option<Value> {
+        match self.kind.as_str() {
+            "thinking" => Some(json!({
+                "type": "thinking",
+                "thinking": self.thinking.clone().unwrap_or_default(),
+                "signature": self.signature.clone().unwrap_or_default(),
+            })),
+            "redacted_thinking" => Some(json!({
+                "type": "redacted_thinking",
+                "data": self.data.clone().unwrap_or_default(),
+            })),
+            _ => None,
+        }
+    }
+}
+
+/// The `thinking` and `redacted_thinking` blocks of a reply body, in order, as they must go
+/// back; `None` when the body is not a message with content.
+pub(super) fn thinking_blocks(body: &str) -> Option<Vec<Value>> {
+    let response: Response = serde_json::from_str(body).ok()?;
+    Some(
+        response
+            .content?
+            .iter()
+            .filter_map(Block::carried)
+            .collect(),
+    )
 }
 
 #[derive(Deserialize)]
@@ -307,21 +346,12 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
     // The thinking blocks as they must go back (see the module's doc).
     let mut carried = Vec::new();
     for block in blocks {
+        if let Some(back) = block.carried() {
+            carried.push(back);
+        }
         match block.kind.as_str() {
             "text" => answer.extend(block.text),
-            "thinking" => {
-                carried.push(json!({
-                    "type": "thinking",
-                    "thinking": block.thinking.clone().unwrap_or_default(),
-                    "signature": block.signature.unwrap_or_default(),
-                }));
-                thinking.extend(block.thinking.filter(|t| !t.trim().is_empty()));
-            }
-            // Encrypted: nothing to read, but it goes back as it came.
-            "redacted_thinking" => carried.push(json!({
-                "type": "redacted_thinking",
-                "data": block.data.unwrap_or_default(),
-            })),
+            "thinking" => thinking.extend(block.thinking.filter(|t| !t.trim().is_empty())),
             "tool_use" => tool_calls.push(ToolCall {
                 id: block
                     .id
@@ -450,6 +480,41 @@ mod tests {
                 {"type": "tool_use", "id": "toolu_1", "name": "get_legal_moves", "input": {}},
             ])
         );
+    }
+
+    #[test]
+    fn a_text_dialog_sends_the_thinking_back_before_the_answer() {
+        let body = r#"{"type":"message","stop_reason":"end_turn","content":[
+            {"type":"thinking","thinking":"The centre.","signature":"sig-1"},
+            {"type":"redacted_thinking","data":"enc-2"},
+            {"type":"text","text":"e2e4"}],
+            "usage":{"input_tokens":9,"output_tokens":40}}"#;
+        let carried = thinking_blocks(body).expect("a message");
+        assert_eq!(
+            carried,
+            [
+                json!({"type": "thinking", "thinking": "The centre.", "signature": "sig-1"}),
+                json!({"type": "redacted_thinking", "data": "enc-2"}),
+            ]
+        );
+        let mut answer = ChatMessage::new("assistant", decode(body).expect("valid").content);
+        answer.thinking = carried.clone();
+        let dialog = [
+            ChatMessage::new("user", "Your move?"),
+            answer,
+            ChatMessage::new("user", "Illegal. Again?"),
+        ];
+        let sent = encode_messages(&dialog);
+        assert_eq!(
+            sent[1]["content"],
+            json!([carried[0], carried[1], {"type": "text", "text": "e2e4"}])
+        );
+        // Without thinking, the turn is the plain string it always was.
+        assert_eq!(
+            encode_messages(&[ChatMessage::new("assistant", "e2e4")])[0]["content"],
+            json!("e2e4")
+        );
+        assert_eq!(thinking_blocks("not json"), None);
     }
 
     #[test]

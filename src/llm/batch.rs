@@ -15,7 +15,13 @@
 //!   `processing_status` is `ended`, then the JSON lines at its `results_url`, each a
 //!   `result` of type `succeeded` (the message), `errored`, `canceled` or `expired`.
 //!
-//! Gemini's wire format has no batch API here: [`supports_batch`] says so.
+//! Gemini's wire format has no batch API here: [`supports_batch`] says so. Nor has Azure OpenAI
+//! (`azure = true`, see [`supports_endpoint`]): its Batch API wants a batch deployment and names
+//! the endpoint of its request lines in its own way, which the `openai` SDK's types (the
+//! reference of the conformance suite) do not describe, so arena refuses it rather than guess.
+//!
+//! Every batch request carries the player's extra `headers` ([`Endpoint::headers`]) as an
+//! interactive one does, and the key and those values are redacted from every error text.
 //!
 //! Each request body is the one an interactive call sends ([`Provider`]'s encoder, without a
 //! `stream` field), and each answer is read by the same decoder, so a batch answer is the same
@@ -58,6 +64,11 @@ pub enum BatchError {
         /// The wire format.
         provider: Provider,
     },
+    /// An Azure OpenAI endpoint (see the module's doc).
+    #[error(
+        "Azure OpenAI (`azure = true`) has no batch support in arena: its Batch API needs a batch deployment and its own request-line shape, which arena does not speak; run this player without --batch"
+    )]
+    Azure,
     /// The request could not be sent or its answer read.
     #[error(transparent)]
     Llm(#[from] LlmError),
@@ -80,6 +91,19 @@ pub fn supports_batch(provider: Provider) -> Result<(), BatchError> {
         Provider::OpenAiChat | Provider::OpenAiResponses | Provider::Anthropic => Ok(()),
         Provider::Gemini => Err(BatchError::Unsupported { provider }),
     }
+}
+
+/// Whether `endpoint` can send batches: its wire format has a batch API and it is not Azure
+/// OpenAI; the error names why not.
+///
+/// # Errors
+/// [`BatchError::Unsupported`] for Gemini, [`BatchError::Azure`] for an Azure endpoint.
+pub fn supports_endpoint(endpoint: &Endpoint) -> Result<(), BatchError> {
+    supports_batch(endpoint.provider)?;
+    if endpoint.azure {
+        return Err(BatchError::Azure);
+    }
+    Ok(())
 }
 
 /// One request of a batch.
@@ -158,7 +182,7 @@ impl BatchClient {
         endpoint: &Endpoint,
         requests: &[BatchRequest],
     ) -> Result<String, BatchError> {
-        supports_batch(endpoint.provider)?;
+        supports_endpoint(endpoint)?;
         let key = client::api_key(endpoint)?;
         let base = endpoint.base_url.trim_end_matches('/');
         match endpoint.provider {
@@ -223,7 +247,7 @@ impl BatchClient {
         endpoint: &Endpoint,
         batch_id: &str,
     ) -> Result<BatchState, BatchError> {
-        supports_batch(endpoint.provider)?;
+        supports_endpoint(endpoint)?;
         let key = client::api_key(endpoint)?;
         let base = endpoint.base_url.trim_end_matches('/');
         let text = |v: &Value, name: &str| v.get(name).and_then(Value::as_str).map(str::to_owned);
@@ -301,7 +325,7 @@ impl BatchClient {
         endpoint: &Endpoint,
         ended: &EndedBatch,
     ) -> Result<Vec<(String, BatchOutcome)>, BatchError> {
-        supports_batch(endpoint.provider)?;
+        supports_endpoint(endpoint)?;
         let key = client::api_key(endpoint)?;
         let base = endpoint.base_url.trim_end_matches('/');
         let mut outcomes = Vec::new();
@@ -358,21 +382,26 @@ impl BatchClient {
         request: reqwest::RequestBuilder,
         url: &str,
     ) -> Result<String, BatchError> {
+        // The player's extra headers, read now and never kept, as an interactive call sends them.
+        let values = endpoint.header_values()?;
+        let secrets = client::Secrets {
+            key,
+            headers: &values,
+        };
         let response = endpoint
-            .provider
-            .authorize(request, key, endpoint.api_version.as_deref())
+            .authorize(request, key, &values)
             .send()
             .await
             .map_err(|e| LlmError::Unreachable {
                 url: url.to_owned(),
-                detail: e.without_url().to_string(),
+                detail: client::redact(e.without_url().to_string(), secrets),
                 attempts: 1,
             })?;
         let status = response.status().as_u16();
         let should_retry = client::should_retry(response.headers());
         let body = response.text().await.map_err(|e| LlmError::Unreachable {
             url: url.to_owned(),
-            detail: e.without_url().to_string(),
+            detail: client::redact(e.without_url().to_string(), secrets),
             attempts: 1,
         })?;
         if !(200..300).contains(&status) {
@@ -380,7 +409,7 @@ impl BatchClient {
                 endpoint.provider,
                 url.to_owned(),
                 status,
-                body,
+                client::redact(body, secrets),
                 should_retry,
             );
             return Err(error.into());
@@ -635,6 +664,97 @@ mod tests {
         };
         assert_eq!(prices.cost(&usage, "m"), Some(10.0));
         assert_eq!(batch_cost(&prices, &usage, "m"), Some(5.0));
+    }
+
+    /// The variables of the batch client's tests (their own, so that no other test races them).
+    const KEY_ENV: &str = "ARENA_BATCH_TEST_KEY";
+    const HEADER_ENV: &str = "ARENA_BATCH_TEST_GATEWAY";
+
+    #[tokio::test]
+    async fn every_batch_request_carries_the_players_extra_headers_and_azure_is_refused() {
+        use wiremock::matchers::{header, method, path};
+        use wiremock::{Mock, MockServer, ResponseTemplate};
+        // SAFETY: these variables are this test's own; nothing else reads or writes them.
+        unsafe {
+            std::env::set_var(KEY_ENV, "sk-batch-1");
+            std::env::set_var(HEADER_ENV, "gw-batch-secret");
+        }
+        let server = MockServer::start().await;
+        let ended = r#"{"id":"b1","processing_status":"ended","results_url":null}"#;
+        // Only a request with the key and the gateway header is answered.
+        Mock::given(method("POST"))
+            .and(path("/v1/messages/batches"))
+            .and(header("x-gateway-key", "gw-batch-secret"))
+            .and(header("authorization", "Bearer sk-batch-1"))
+            .respond_with(ResponseTemplate::new(200).set_body_string(r#"{"id":"b1"}"#))
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path("/v1/messages/batches/b1"))
+            .and(header("x-gateway-key", "gw-batch-secret"))
+            .respond_with(ResponseTemplate::new(200).set_body_string(ended))
+            .mount(&server)
+            .await;
+        // A refusal that echoes the header's value.
+        Mock::given(method("GET"))
+            .and(path("/v1/messages/batches/echo"))
+            .respond_with(ResponseTemplate::new(400).set_body_string(
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad gw-batch-secret"}}"#,
+            ))
+            .mount(&server)
+            .await;
+        let endpoint = Endpoint {
+            provider: Provider::Anthropic,
+            api_key_env: Some(KEY_ENV.into()),
+            headers: vec![("X-Gateway-Key".into(), HEADER_ENV.into())],
+            ..Endpoint::new(format!("{}/v1", server.uri()))
+        };
+        let client = BatchClient::new().unwrap();
+        let requests = [BatchRequest {
+            custom_id: "a".into(),
+            request: ChatRequest {
+                model: "claude".into(),
+                messages: vec![super::super::ChatMessage::new("user", "Your move?")],
+                max_tokens: Some(16),
+                ..ChatRequest::default()
+            },
+        }];
+        let id = client.submit(&endpoint, &requests).await.unwrap();
+        assert_eq!(id, "b1");
+        assert!(matches!(
+            client.poll(&endpoint, &id).await.unwrap(),
+            BatchState::Ended(_)
+        ));
+        let error = client
+            .poll(&endpoint, "echo")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("bad [redacted]") && !error.contains("gw-batch-secret"),
+            "{error}"
+        );
+        // Without the header's variable nothing is sent.
+        let unset = Endpoint {
+            headers: vec![("X-Other".into(), "ARENA_BATCH_TEST_UNSET".into())],
+            ..endpoint.clone()
+        };
+        let error = client.submit(&unset, &requests).await.unwrap_err();
+        assert!(
+            error.to_string().contains("ARENA_BATCH_TEST_UNSET"),
+            "{error}"
+        );
+        // Azure OpenAI is refused before anything is sent.
+        let azure = Endpoint {
+            provider: Provider::OpenAiChat,
+            azure: true,
+            ..endpoint.clone()
+        };
+        let error = client.submit(&azure, &requests).await.unwrap_err();
+        assert!(matches!(error, BatchError::Azure), "{error}");
+        assert!(error.to_string().contains("azure = true"), "{error}");
+        let received = server.received_requests().await.unwrap();
+        assert_eq!(received.len(), 3, "the unset header and Azure sent nothing");
     }
 
     #[test]

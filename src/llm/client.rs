@@ -841,14 +841,14 @@ fn error_chain(error: &reqwest::Error) -> String {
 /// What a request carries that must not reach errors, logs or the store: the API key and the
 /// values of the endpoint's extra headers (often a gateway's credential).
 #[derive(Debug, Clone, Copy)]
-struct Secrets<'a> {
-    key: Option<&'a str>,
-    headers: &'a [(String, String)],
+pub(super) struct Secrets<'a> {
+    pub(super) key: Option<&'a str>,
+    pub(super) headers: &'a [(String, String)],
 }
 
 /// Removes the API key and the extra headers' values from text that reaches errors, logs or
 /// the store, in case a server echoes them.
-fn redact(text: String, secrets: Secrets<'_>) -> String {
+pub(super) fn redact(text: String, secrets: Secrets<'_>) -> String {
     let values = secrets
         .key
         .into_iter()

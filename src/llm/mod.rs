@@ -60,7 +60,7 @@ use serde_json::{Map, Value};
 pub use self::{
     batch::{
         BATCH_PRICE_FACTOR, BatchClient, BatchError, BatchOutcome, BatchRequest, BatchState,
-        EndedBatch, batch_cost, supports_batch,
+        EndedBatch, batch_cost, supports_batch, supports_endpoint,
     },
     client::{FailedAttempt, LlmClient, MAX_RESPONSE_BYTES, headers_that_matter},
     limits::{LimitState, ReportedLimits},
@@ -202,6 +202,22 @@ impl Provider {
         let body = stream::assemble_stored(self, raw_body).to_string();
         self.decode(&body)
             .map(|wire| wire.tool_calls)
+            .unwrap_or_default()
+    }
+
+    /// The reasoning blocks of a stored response body that must go back with the text of its
+    /// reply in a dialog ([`ChatMessage::thinking`]): Anthropic's `thinking` and
+    /// `redacted_thinking` blocks, read from the body as it is or from its stream of events put
+    /// together again. Empty for the other formats and for a body that does not decode.
+    pub fn stored_thinking(self, raw_body: &str) -> Vec<Value> {
+        if self != Provider::Anthropic {
+            return Vec::new();
+        }
+        anthropic::thinking_blocks(raw_body)
+            .or_else(|| {
+                let body = stream::assemble_stored(self, raw_body).to_string();
+                anthropic::thinking_blocks(&body)
+            })
             .unwrap_or_default()
     }
 
@@ -409,6 +425,14 @@ pub struct ChatMessage {
     /// For a `tool` message: the id of the call whose result it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// For an `assistant` message of a dialog without tool calls: the reasoning blocks of the
+    /// reply it repeats that the provider wants back unchanged (Anthropic's `thinking` and
+    /// `redacted_thinking` blocks, signatures included), which open the message again as they
+    /// opened the reply. Empty for the other formats and skipped when stored without any, so a
+    /// conversation without them is stored as it always was. (A tool dialog's message carries
+    /// them on its first call, [`ToolCall::thinking`].)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<Value>,
 }
 
 impl ChatMessage {
@@ -420,6 +444,7 @@ impl ChatMessage {
             images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            thinking: Vec::new(),
         }
     }
 

@@ -102,13 +102,16 @@ fn first_request(shape: &str) -> ChatRequest {
 }
 
 /// The request after `reply`: the dialog goes on with the reply's text and calls and a result
-/// for each call (or, without calls, a user message with a picture of the board).
-fn next_request(first: &ChatRequest, reply: &ChatReply) -> ChatRequest {
+/// for each call (or, without calls, a user message with a picture of the board). As a game
+/// builds it, a reply without calls brings back its thinking on the message, read from its
+/// stored body.
+fn next_request(provider: Provider, first: &ChatRequest, reply: &ChatReply) -> ChatRequest {
     let mut next = first.clone();
-    next.messages.push(ChatMessage::assistant(
-        reply.content.clone(),
-        reply.tool_calls.clone(),
-    ));
+    let mut message = ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone());
+    if reply.tool_calls.is_empty() {
+        message.thinking = provider.stored_thinking(&reply.raw_body);
+    }
+    next.messages.push(message);
     if reply.tool_calls.is_empty() {
         next.messages.push(
             ChatMessage::new("user", "The board now. Your move?")
@@ -160,11 +163,12 @@ fn arena_read(provider: Provider, reply: &ChatReply) -> Value {
         "usage": usage,
         "tool_calls": calls,
     });
-    let carried = reply
-        .tool_calls
-        .first()
-        .map(|c| c.thinking.clone())
-        .unwrap_or_default();
+    // With calls, what goes back rides on the first; without, it is read from the stored body
+    // (what a game's dialog and a resumed run carry, see `next_request`).
+    let carried = match reply.tool_calls.first() {
+        Some(first) => first.thinking.clone(),
+        None => provider.stored_thinking(&reply.raw_body),
+    };
     match provider {
         Provider::OpenAiResponses => read["reasoning_items"] = json!(carried),
         Provider::Anthropic => read["thinking_blocks"] = json!(carried),
@@ -182,14 +186,9 @@ fn arena_read(provider: Provider, reply: &ChatReply) -> Value {
     read
 }
 
-/// What the SDK read, with what arena keeps only in a tool dialog left out where arena has
-/// nowhere to keep it (Anthropic's thinking of a reply without calls).
-fn sdk_read(provider: Provider, case: &Value) -> Value {
-    let mut read = case["read"].clone();
-    if provider == Provider::Anthropic && read["tool_calls"].as_array().is_some_and(Vec::is_empty) {
-        read["thinking_blocks"] = json!([]);
-    }
-    read
+/// What the SDK read.
+fn sdk_read(case: &Value) -> Value {
+    case["read"].clone()
 }
 
 #[tokio::test]
@@ -233,7 +232,7 @@ async fn arena_reads_what_the_sdks_read_and_sends_what_their_types_allow() {
             .chat(&endpoint, &first)
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let (ours, theirs) = (arena_read(provider, &reply), sdk_read(provider, case));
+        let (ours, theirs) = (arena_read(provider, &reply), sdk_read(case));
         if ours != theirs {
             mismatches.push(format!(
                 "{name}:\n  arena read {ours}\n  the SDK read {theirs}"
@@ -250,7 +249,7 @@ async fn arena_reads_what_the_sdks_read_and_sends_what_their_types_allow() {
         }
         // The dialog goes on from what arena read: its calls (and what must go back with
         // them) or a picture.
-        let next = next_request(&first, &reply);
+        let next = next_request(provider, &first, &reply);
         client
             .chat(&endpoint, &next)
             .await
@@ -263,15 +262,17 @@ async fn arena_reads_what_the_sdks_read_and_sends_what_their_types_allow() {
         // What must go back went back, as the SDK read it.
         let second: Value = serde_json::from_slice(&requests[1].body).expect("JSON");
         match provider {
-            Provider::Anthropic if !reply.tool_calls.is_empty() => {
+            // Text dialogs and tool dialogs alike.
+            Provider::Anthropic => {
                 let assistant = second["messages"]
                     .as_array()
                     .and_then(|m| m.iter().find(|m| m["role"] == "assistant"))
                     .expect("the assistant turn");
+                // A text turn without thinking is sent as a plain string.
                 let carried: Vec<&Value> = assistant["content"]
                     .as_array()
-                    .expect("blocks")
-                    .iter()
+                    .into_iter()
+                    .flatten()
                     .filter(|b| b["type"] == "thinking" || b["type"] == "redacted_thinking")
                     .collect();
                 let expected: Vec<&Value> = case["read"]["thinking_blocks"]

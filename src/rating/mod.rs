@@ -22,7 +22,7 @@ pub mod sprt;
 #[cfg(test)]
 mod conformance;
 #[cfg(test)]
-mod reference;
+pub(crate) mod reference;
 
 pub use error::RatingError;
 

@@ -112,6 +112,23 @@ pub struct Answer {
     /// Why generation stopped (`length`: cut at the token limit, see
     /// [`calls::is_cut_off`]), when the provider said.
     pub finish_reason: Option<String>,
+    /// The reasoning blocks that go back with the reply's text in the dialog
+    /// ([`ChatMessage::thinking`]); empty for a mixture's synthesis, whose reasoning belongs to
+    /// another model than the proposers the dialog goes back to.
+    pub thinking: Vec<serde_json::Value>,
+}
+
+impl Answer {
+    /// The reply as the dialog's `assistant` message: its text, the tools it called and, in a
+    /// dialog without tool calls, the reasoning blocks the provider wants back (with tool calls
+    /// they ride on the first call, [`ToolCall::thinking`]).
+    pub fn message(&self) -> ChatMessage {
+        let mut message = ChatMessage::assistant(self.text.clone(), self.tool_calls.clone());
+        if self.tool_calls.is_empty() {
+            message.thinking = self.thinking.clone();
+        }
+        message
+    }
 }
 
 /// One dialog turn of a ply: where its calls are stored and what they ask.
@@ -172,15 +189,19 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             let k = proposers.len() as u32;
             let base = turn.turn * (k + 1);
             let synth_seq = base + k;
-            if let Some(stored) = stored_reply(turn.stored, synth_seq, None) {
+            // The synthesis's thinking stays out of the proposers' dialog (see `Answer`): no
+            // provider reads it back.
+            let synthesized = synthesizer.1.provider;
+            if let Some(stored) = stored_reply(turn.stored, synth_seq, synthesized, false) {
                 // Replayed whole: the proposals of this turn are stored too.
                 let proposing = (base..synth_seq)
-                    .filter_map(|seq| stored_reply(turn.stored, seq, None))
+                    .filter_map(|seq| stored_reply(turn.stored, seq, synthesized, false))
                     .map(|p| p.latency_ms)
                     .max()
                     .unwrap_or(0);
                 let mut answer = answer(stored);
                 answer.charged_ms += proposing;
+                answer.thinking.clear();
                 return Ok(answer);
             }
             let roles: Vec<String> = (1..=proposers.len())
@@ -229,6 +250,7 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
             )
             .await?;
             answer.charged_ms += proposing;
+            answer.thinking.clear();
             Ok(answer)
         }
     }
@@ -282,13 +304,20 @@ pub async fn ask_samples(
 fn stored_reply(
     stored: &[LlmCallRow],
     seq: u32,
-    tools_of: Option<Provider>,
+    provider: Provider,
+    with_tools: bool,
 ) -> Option<StoredReply> {
     stored.iter().find(|c| c.call.seq == seq).and_then(|c| {
-        let tool_calls = match (tools_of, &c.call.raw_body) {
-            (Some(provider), Some(body)) => provider.stored_tool_calls(body),
+        let tool_calls = match &c.call.raw_body {
+            Some(body) if with_tools => provider.stored_tool_calls(body),
             _ => Vec::new(),
         };
+        let thinking = c
+            .call
+            .raw_body
+            .as_deref()
+            .map(|body| provider.stored_thinking(body))
+            .unwrap_or_default();
         Some(StoredReply {
             text: c.call.reply_text.clone()?,
             reasoning: c.call.reasoning.clone(),
@@ -296,6 +325,7 @@ fn stored_reply(
             latency_ms: c.call.latency_ms,
             tool_calls,
             finish_reason: c.call.finish_reason.clone(),
+            thinking,
         })
     })
 }
@@ -309,6 +339,7 @@ fn answer(stored: StoredReply) -> Answer {
         charged_ms: reply.latency_ms,
         tool_calls: reply.tool_calls,
         finish_reason: reply.finish_reason,
+        thinking: reply.thinking,
     }
 }
 
@@ -333,8 +364,7 @@ async fn one(
     };
     let mut request = spec.request(messages, turn.extra);
     request.tools = turn.tools.to_vec();
-    let tools_of = (!turn.tools.is_empty()).then_some(endpoint.provider);
-    let stored = stored_reply(turn.stored, seq, tools_of);
+    let stored = stored_reply(turn.stored, seq, endpoint.provider, !turn.tools.is_empty());
     let asked = stored.is_none();
     let reply = calls::record_or_replay_within(
         &env.store,
@@ -381,6 +411,7 @@ async fn one(
         charged_ms: reply.latency_ms,
         tool_calls: reply.tool_calls,
         finish_reason: reply.finish_reason,
+        thinking: reply.thinking,
     })
 }
 

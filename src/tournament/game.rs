@@ -565,7 +565,13 @@ async fn side(
             // Checked with the spec; a bad value would have been refused there.
             let samples = vote::samples_of(binding.options).unwrap_or(1);
             let calls_per_turn = models.calls_per_turn() * samples;
-            let previous_dialog = stored_dialog(&env.store, game_id, next_ply, calls_per_turn)?;
+            // Only a single model's thinking goes back (a mixture's reply is its synthesizer's).
+            let replier = match &models {
+                Models::Single { endpoint, .. } => Some(endpoint.provider),
+                Models::Moa { .. } => None,
+            };
+            let previous_dialog =
+                stored_dialog(&env.store, game_id, next_ply, calls_per_turn, replier)?;
             Side::Llm(Box::new(LlmSide {
                 models,
                 mode,
@@ -699,6 +705,7 @@ async fn llm_ply(
     ctx.previous_dialog = Arc::new(std::mem::take(&mut side.previous_dialog));
     let opening = mode.start(&ctx).map_err(script)?;
     let mut dialog = opening.messages;
+    with_earlier_thinking(&mut dialog, &ctx.previous_dialog);
     let mut request_extra = opening.request;
     let mut tools = opening.tools;
     let mut attempt = 1;
@@ -773,10 +780,7 @@ async fn llm_ply(
             let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
             (answer, decision)
         };
-        dialog.push(ChatMessage::assistant(
-            answer.text.clone(),
-            answer.tool_calls.clone(),
-        ));
+        dialog.push(answer.message());
         ctx.dialog = Arc::new(dialog.clone());
         ctx.reasoning = answer.reasoning;
         ctx.finish_reason = None;
@@ -862,6 +866,7 @@ async fn llm_ply(
                 ctx.dialog = Default::default();
                 let opening = mode.start(&ctx).map_err(script)?;
                 dialog = opening.messages;
+                with_earlier_thinking(&mut dialog, &ctx.previous_dialog);
                 request_extra = opening.request;
                 tools = opening.tools;
             }
@@ -887,13 +892,28 @@ fn cut_off_or(cut: bool, outcome: String) -> String {
 }
 
 /// `dialog` followed by the model's reply in `answer` (its text and the tools it called).
+/// Gives the thinking blocks back to the assistant messages a play mode carried over from the
+/// previous ply's dialog: a mode reads that dialog as role and text only, so a message it
+/// repeats comes back without the reasoning blocks the provider wants with it
+/// ([`ChatMessage::thinking`]); one whose text is an earlier reply's, word for word, gets that
+/// reply's blocks again.
+fn with_earlier_thinking(dialog: &mut [ChatMessage], previous: &[ChatMessage]) {
+    for message in dialog
+        .iter_mut()
+        .filter(|m| m.role == "assistant" && m.thinking.is_empty() && m.tool_calls.is_empty())
+    {
+        if let Some(earlier) = previous.iter().find(|p| {
+            p.role == "assistant" && !p.thinking.is_empty() && p.content == message.content
+        }) {
+            message.thinking = earlier.thinking.clone();
+        }
+    }
+}
+
 fn with_reply(dialog: &[ChatMessage], answer: &ask::Answer) -> Vec<ChatMessage> {
     let mut d = Vec::with_capacity(dialog.len() + 1);
     d.extend_from_slice(dialog);
-    d.push(ChatMessage::assistant(
-        answer.text.clone(),
-        answer.tool_calls.clone(),
-    ));
+    d.push(answer.message());
     d
 }
 
@@ -1051,12 +1071,14 @@ fn context(at: &PlyAt<'_>, mode: &dyn PlayMode) -> TurnContext {
 /// game resumes (so it sees exactly what an uninterrupted one would): the last turn's messages
 /// plus its reply. For a mixture of agents the messages are the first proposer's (the dialog
 /// itself, not the synthesizer's merged prompt) and the reply is the synthesizer's; for a vote,
-/// the reply is the played sample's.
+/// the reply is the played sample's. The reply's thinking blocks are read back from its stored
+/// body by `replier`'s wire format, as the uninterrupted game carried them.
 fn stored_dialog(
     store: &Store,
     game_id: i64,
     next_ply: u32,
     calls_per_turn: u32,
+    replier: Option<crate::llm::Provider>,
 ) -> Result<Vec<ChatMessage>, GameError> {
     let Some(previous) = next_ply.checked_sub(2) else {
         return Ok(Vec::new());
@@ -1089,7 +1111,11 @@ fn stored_dialog(
     // A stored request names its pictures; the dialog goes on with their bytes.
     store.resolve_images(&mut dialog)?;
     if let Some(reply) = &replied.call.reply_text {
-        dialog.push(ChatMessage::new("assistant", reply.clone()));
+        let mut message = ChatMessage::new("assistant", reply.clone());
+        if let (Some(provider), Some(body)) = (replier, &replied.call.raw_body) {
+            message.thinking = provider.stored_thinking(body);
+        }
+        dialog.push(message);
     }
     Ok(dialog)
 }

@@ -230,3 +230,43 @@ fn a_wire_format_without_a_batch_api_is_refused_by_check_and_eval() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_azure_player_is_refused_by_check_and_eval_with_batch() {
+    let dir = TestDir::new();
+    with_book(&dir);
+    let azure = script("http://127.0.0.1:9/openai", "openai")
+        .replace("outage_s = 0 }", "outage_s = 0, azure = true }");
+    assert!(azure.contains("azure = true"), "{azure}");
+    dir.write("e.lua", &azure);
+    let out = dir
+        .arena()
+        .args(["check", "e.lua", "--batch"])
+        .output()
+        .expect("arena runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "player `model` cannot use --batch: Azure OpenAI (`azure = true`) has no batch support"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = dir
+        .arena()
+        .args(["check", "e.lua"])
+        .output()
+        .expect("arena runs");
+    assert!(
+        out.status.success(),
+        "without --batch the script is fine: {}",
+        stderr(&out)
+    );
+    let out = eval_batch(&dir).output().expect("arena runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Azure OpenAI (`azure = true`) has no batch support"),
+        "{}",
+        stderr(&out)
+    );
+}

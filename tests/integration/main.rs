@@ -49,6 +49,7 @@ mod secrets;
 mod serve;
 mod serve_scale;
 mod streaming;
+mod think_demo;
 mod tournament;
 mod usage;
 mod void_games;

@@ -16,7 +16,7 @@ lines, or null), finish_reason (in OpenAI chat's words, as arena reports it for 
 usage (prompt, completion, total, reasoning, cached, cache_write tokens, each null when the
 reply does not say), tool_calls ([{id, name, arguments (a JSON value)}]) and, for Anthropic,
 thinking_blocks (the thinking and redacted_thinking blocks with their signatures, which go
-back in a tool dialog), for Responses reasoning_items (the reasoning items that go back in a
+back in text and tool dialogs alike), for Responses reasoning_items (the reasoning items that go back in a
 tool dialog) and for Gemini signatures (each call's thoughtSignature).
 """
 
@@ -258,8 +258,7 @@ def anthropic_blocks(reasoning, tools):
     blocks = []
     if reasoning:
         blocks.append(dict(type="thinking", thinking=THINKING, signature="EqQBCkYIBRgCKkD-sig"))
-        if tools:
-            blocks.append(dict(type="redacted_thinking", data="EmwKAhgBEgy-redacted"))
+        blocks.append(dict(type="redacted_thinking", data="EmwKAhgBEgy-redacted"))
     if tools:
         blocks.append(dict(type="text", text="Let me look first."))
         blocks.append(dict(type="tool_use", id="toolu_01", name="get_legal_moves", input={}))

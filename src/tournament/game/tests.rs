@@ -1132,6 +1132,74 @@ async fn a_resumed_dialog_gets_its_pictures_back_from_the_store() {
         details: Default::default(),
     };
     s.env.store.record_llm_call(&call).unwrap();
-    let dialog = super::stored_dialog(&s.env.store, s.row.id, 2, 1).unwrap();
+    let dialog = super::stored_dialog(&s.env.store, s.row.id, 2, 1, None).unwrap();
     assert_eq!(dialog, [shown, ChatMessage::new("assistant", "move e2e4")]);
+}
+
+#[tokio::test]
+async fn a_resumed_text_dialog_gets_its_thinking_back_from_the_stored_body() {
+    use crate::llm::{ChatMessage, Provider};
+    let s = setup(vec![], 10, 3).await;
+    let asked = ChatMessage::new("user", "Your move?");
+    let request = crate::llm::ChatRequest {
+        model: "claude".into(),
+        messages: vec![asked.clone()],
+        ..Default::default()
+    };
+    let body = r#"{"type":"message","stop_reason":"end_turn","content":[
+        {"type":"thinking","thinking":"The centre.","signature":"sig-1"},
+        {"type":"redacted_thinking","data":"enc-2"},
+        {"type":"text","text":"move e2e4"}],"usage":{"input_tokens":9,"output_tokens":40}}"#;
+    let call = crate::store::LlmCallRecord {
+        game_id: Some(s.row.id),
+        ply: 0,
+        seq: 0,
+        player: "m".into(),
+        model: "claude".into(),
+        endpoint: "http://127.0.0.1:1/v1".into(),
+        request_json: serde_json::to_string(&request).unwrap(),
+        reply_text: Some("move e2e4".into()),
+        reasoning: Some("The centre.".into()),
+        raw_body: Some(body.into()),
+        finish_reason: Some("stop".into()),
+        http_status: Some(200),
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: 1,
+        transport_retries: 0,
+        error: None,
+        details: Default::default(),
+    };
+    s.env.store.record_llm_call(&call).unwrap();
+    let resumed =
+        super::stored_dialog(&s.env.store, s.row.id, 2, 1, Some(Provider::Anthropic)).unwrap();
+    let mut answer = ChatMessage::new("assistant", "move e2e4");
+    answer.thinking = vec![
+        serde_json::json!({"type": "thinking", "thinking": "The centre.", "signature": "sig-1"}),
+        serde_json::json!({"type": "redacted_thinking", "data": "enc-2"}),
+    ];
+    assert_eq!(resumed, [asked.clone(), answer]);
+    // Another wire format has nothing to bring back from the same row.
+    let other =
+        super::stored_dialog(&s.env.store, s.row.id, 2, 1, Some(Provider::OpenAiChat)).unwrap();
+    assert_eq!(other, [asked, ChatMessage::new("assistant", "move e2e4")]);
+}
+
+#[test]
+fn a_reply_a_mode_carries_over_from_the_previous_ply_gets_its_thinking_back() {
+    use crate::llm::ChatMessage;
+    let mut thought = ChatMessage::new("assistant", "e2e4");
+    thought.thinking = vec![serde_json::json!({"type": "redacted_thinking", "data": "enc"})];
+    let previous = [ChatMessage::new("user", "Your move?"), thought.clone()];
+    // As a mode rebuilds it from `ctx.previous_dialog`: role and text only.
+    let mut dialog = vec![
+        ChatMessage::new("user", "Your move?"),
+        ChatMessage::new("assistant", "e2e4"),
+        ChatMessage::new("assistant", "d2d4"),
+        ChatMessage::new("user", "Now?"),
+    ];
+    super::with_earlier_thinking(&mut dialog, &previous);
+    assert_eq!(dialog[1], thought);
+    assert!(dialog[2].thinking.is_empty(), "another text has none");
+    assert!(dialog[0].thinking.is_empty() && dialog[3].thinking.is_empty());
 }
