@@ -135,9 +135,23 @@ pub(super) fn run(args: &Args) -> Result<u8> {
     Ok(0)
 }
 
+/// Why the position asked for cannot be set up.
+#[derive(Debug, thiserror::Error)]
+enum PositionError {
+    /// The tournament's opening book could not be read.
+    #[error("the tournament's openings: {0}")]
+    Openings(String),
+    /// The FEN (or the opening's) is not a position.
+    #[error("the position: {0}")]
+    Position(String),
+    /// A `--moves` move is not legal where it is played.
+    #[error("move `{0}`: {1}")]
+    Move(String, String),
+}
+
 /// The game at the position asked for: `--fen` (else the tournament's first opening, else the
 /// initial position), then `--moves`.
-fn position(generation: &Generation, args: &Args) -> Result<Game, String> {
+fn position(generation: &Generation, args: &Args) -> Result<Game, PositionError> {
     let settings = &generation.spec.settings;
     let (variant, fen, mut moves) = match &args.fen {
         Some(fen) => (Variant::Standard, Some(fen.clone()), Vec::new()),
@@ -147,7 +161,7 @@ fn position(generation: &Generation, args: &Args) -> Result<Game, String> {
                 script_dir(&generation.entry),
                 settings.seed,
             )
-            .map_err(|e| format!("the tournament's openings: {e}"))?;
+            .map_err(|e| PositionError::Openings(e.to_string()))?;
             match openings.into_iter().next() {
                 Some(o) => (o.variant, o.fen, o.moves),
                 None => (Variant::Standard, None, Vec::new()),
@@ -158,9 +172,10 @@ fn position(generation: &Generation, args: &Args) -> Result<Game, String> {
         moves.extend(more.split_whitespace().map(str::to_string));
     }
     let mut game = Game::new_in(variant, fen.as_deref(), MAX_PLIES)
-        .map_err(|e| format!("the position: {e}"))?;
+        .map_err(|e| PositionError::Position(e.to_string()))?;
     for mv in &moves {
-        game.play_uci(mv).map_err(|e| format!("move `{mv}`: {e}"))?;
+        game.play_uci(mv)
+            .map_err(|e| PositionError::Move(mv.clone(), e.to_string()))?;
     }
     Ok(game)
 }

@@ -623,6 +623,15 @@ pub(super) fn at_line(p: SpecProblem) -> ScriptError {
 /// the message.
 type FieldProblem = (Vec<String>, String);
 
+/// A module a player names in `prompt` or `modules` that is neither in the script's folder nor
+/// built in.
+#[derive(Debug, thiserror::Error)]
+#[error("`{written}`: {why}")]
+struct MissingModule {
+    written: String,
+    why: String,
+}
+
 /// The modules a player replaces, by the name the mode requires them under: its `prompt` stands
 /// in for the module the mode names as its `prompt_module`, its `modules` for theirs. Each
 /// replacement must exist (the script's folder, then the built-ins).
@@ -633,7 +642,7 @@ fn replacements(
     prompt: Option<&str>,
     chosen: &BTreeMap<String, String>,
 ) -> Result<BTreeMap<String, String>, Vec<FieldProblem>> {
-    let found = |written: &str| -> Result<String, String> {
+    let found = |written: &str| -> Result<String, MissingModule> {
         let module = super::sources::module_name(written);
         if resolver.exists(&module) {
             return Ok(module);
@@ -642,7 +651,10 @@ fn replacements(
             .resolve(&module)
             .err()
             .map_or_else(|| format!("module `{module}` not found"), |e| e.message);
-        Err(format!("`{written}`: {why}"))
+        Err(MissingModule {
+            written: written.to_string(),
+            why,
+        })
     };
     let mut map = BTreeMap::new();
     let mut problems = Vec::new();
@@ -653,7 +665,7 @@ fn replacements(
                 Ok(module) => {
                     map.insert(words, module);
                 }
-                Err(why) => problems.push((field, why)),
+                Err(missing) => problems.push((field, missing.to_string())),
             },
             _ => problems.push((
                 field,
@@ -677,7 +689,7 @@ fn replacements(
             Ok(module) => {
                 map.insert(required, module);
             }
-            Err(why) => problems.push((field, why)),
+            Err(missing) => problems.push((field, missing.to_string())),
         }
     }
     if problems.is_empty() {
