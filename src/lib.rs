@@ -7,25 +7,22 @@
 //! the traits the domain modules define ([`tournament::rules`], [`tournament::turn::PlayMode`],
 //! [`tournament::schedule::Format`], [`eval::task`]); no domain module imports [`lua`].
 
+// The layers below, under the names the modules of this crate and the integration tests use.
+#[cfg(test)]
+use arena_core::fuzz;
+pub use arena_core::{board, lines, pairing, rating, script, table};
+pub use arena_engine as engine;
+pub use arena_llm as llm;
+pub use arena_testkit as test_parts;
+
 pub mod analysis;
-pub mod board;
 pub mod calls;
-pub mod engine;
 pub mod eval;
 pub mod export;
-#[cfg(test)]
-mod fuzz;
 pub mod import;
 pub mod leaderboard;
-pub mod lines;
-pub mod llm;
 pub mod lua;
-pub mod pairing;
-pub mod rating;
 pub mod report;
-pub mod script;
 pub mod serve;
 pub mod store;
-pub mod table;
-pub mod test_parts;
 pub mod tournament;

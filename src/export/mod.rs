@@ -9,6 +9,8 @@ mod manifest;
 mod positions;
 mod sft;
 mod trf;
+#[cfg(test)]
+mod trf_fuzz;
 
 use std::{collections::HashMap, io::Write};
 

@@ -9,10 +9,10 @@ pub fn from_lua(err: &mlua::Error) -> ScriptError {
     split_location(&text)
 }
 
-impl From<mlua::Error> for ScriptError {
-    fn from(err: mlua::Error) -> Self {
-        from_lua(&err)
-    }
+/// [`from_lua`] for `map_err`: the domain's [`ScriptError`] lives in the chess core, which knows
+/// nothing of mlua, so the conversion is spelled out where a Lua error leaves the script host.
+pub fn script_error(err: mlua::Error) -> ScriptError {
+    from_lua(&err)
 }
 
 /// The message of the error that started it all: callback errors wrap the real cause, and their

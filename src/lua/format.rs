@@ -18,6 +18,7 @@ use mlua::{
 
 use super::{
     ScriptError,
+    error::script_error,
     generation::Generation,
     hooks::{HookModule, Options},
     state,
@@ -80,11 +81,26 @@ impl FormatScript {
         let Some(check) = &self.check else {
             return Ok(Vec::new());
         };
-        let field = self.lua.create_table()?;
-        field.set("players", self.lua.to_value(&state.players)?)?;
-        field.set("ratings", self.lua.to_value(&state.ratings)?)?;
-        field.set("untimed", self.lua.to_value(&state.untimed)?)?;
-        let options = self.lua.to_value(&self.options)?;
+        let field = self.lua.create_table().map_err(script_error)?;
+        field
+            .set(
+                "players",
+                self.lua.to_value(&state.players).map_err(script_error)?,
+            )
+            .map_err(script_error)?;
+        field
+            .set(
+                "ratings",
+                self.lua.to_value(&state.ratings).map_err(script_error)?,
+            )
+            .map_err(script_error)?;
+        field
+            .set(
+                "untimed",
+                self.lua.to_value(&state.untimed).map_err(script_error)?,
+            )
+            .map_err(script_error)?;
+        let options = self.lua.to_value(&self.options).map_err(script_error)?;
         let what = format!("`{}.check`", self.module);
         let value: Value = state::call(&self.lua, &what, check, (options, field))?;
         match value {
@@ -104,7 +120,7 @@ impl FormatScript {
         let options = SerOptions::new()
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
-        Ok(self.lua.to_value_with(state, options)?)
+        self.lua.to_value_with(state, options).map_err(script_error)
     }
 }
 
@@ -120,12 +136,14 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
         )));
     };
     let title: String = t
-        .get::<Option<String>>("title")?
+        .get::<Option<String>>("title")
+        .map_err(script_error)?
         .ok_or_else(|| bad("a table has no `title`".into()))?;
     let columns: Vec<String> = t
-        .get::<Option<Vec<String>>>("columns")?
+        .get::<Option<Vec<String>>>("columns")
+        .map_err(script_error)?
         .ok_or_else(|| bad(format!("table `{title}` has no `columns`")))?;
-    let decimals: Option<LuaTable> = t.get("decimals")?;
+    let decimals: Option<LuaTable> = t.get("decimals").map_err(script_error)?;
     let places: Vec<usize> = columns
         .iter()
         .map(|c| {
@@ -136,10 +154,11 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
                 .flatten()
                 .unwrap_or(1))
         })
-        .collect::<Result<_, mlua::Error>>()?;
+        .collect::<Result<_, mlua::Error>>()
+        .map_err(script_error)?;
     // A format's own table (a Swiss table, a bracket) is of kind `format` unless it names its
     // own kind (an experiment's table is `experiment`).
-    let kind = match t.get::<Option<String>>("kind")? {
+    let kind = match t.get::<Option<String>>("kind").map_err(script_error)? {
         None => "format".to_owned(),
         Some(k) if !k.is_empty() && crate::table::snake_case(&k) == k => k,
         Some(k) => {
@@ -154,9 +173,15 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
         tournament: None,
         columns,
         rows: Vec::new(),
-        notes: t.get::<Option<Vec<String>>>("notes")?.unwrap_or_default(),
+        notes: t
+            .get::<Option<Vec<String>>>("notes")
+            .map_err(script_error)?
+            .unwrap_or_default(),
     };
-    let rows: Vec<LuaTable> = t.get::<Option<Vec<LuaTable>>>("rows")?.unwrap_or_default();
+    let rows: Vec<LuaTable> = t
+        .get::<Option<Vec<LuaTable>>>("rows")
+        .map_err(script_error)?
+        .unwrap_or_default();
     for (i, row) in rows.iter().enumerate() {
         if row.raw_len() != table.columns.len() {
             return Err(bad(format!(
@@ -167,7 +192,7 @@ fn table_from_lua(module: &str, value: Value) -> Result<Table, ScriptError> {
             )));
         }
         let cells = (1..=table.columns.len())
-            .map(|c| match row.raw_get::<Value>(c)? {
+            .map(|c| match row.raw_get::<Value>(c).map_err(script_error)? {
                 Value::String(s) => Ok(Cell::Text(s.to_string_lossy())),
                 Value::Integer(n) => Ok(Cell::Int(n)),
                 Value::Number(x) => Ok(Cell::Num(x, places[c - 1])),
@@ -292,7 +317,7 @@ impl Format for FormatScript {
             Value::Nil => Ok(Vec::new()),
             Value::Table(list) => list
                 .sequence_values::<Value>()
-                .map(|t| table_from_lua(&self.module, t?))
+                .map(|t| table_from_lua(&self.module, t.map_err(script_error)?))
                 .collect(),
             other => Err(ScriptError::bare(format!(
                 "{what} must return a list of tables, not {}",

@@ -4,7 +4,7 @@
 
 use mlua::{Function, Lua, LuaSerdeExt, Table, Value};
 
-use super::{ScriptError, state};
+use super::{ScriptError, error::script_error, state};
 
 /// Options as JSON: the module's `defaults` overlaid with the script's.
 pub(super) type Options = serde_json::Map<String, serde_json::Value>;
@@ -28,7 +28,7 @@ impl HookModule {
         module: &str,
         what: &'static str,
     ) -> Result<Self, ScriptError> {
-        let require: Function = lua.globals().get("require")?;
+        let require: Function = lua.globals().get("require").map_err(script_error)?;
         let value: Value = state::call(lua, &format!("`require(\"{module}\")`"), &require, module)?;
         let Value::Table(table) = value else {
             return Err(ScriptError::bare(format!(
@@ -71,7 +71,7 @@ impl HookModule {
     /// # Errors
     /// A field of that name that is not a function.
     pub(super) fn optional_hook(&self, name: &str) -> Result<Option<Function>, ScriptError> {
-        match self.table.get::<Value>(name)? {
+        match self.table.get::<Value>(name).map_err(script_error)? {
             Value::Function(f) => Ok(Some(f)),
             Value::Nil => Ok(None),
             other => Err(ScriptError::bare(format!(
@@ -168,7 +168,7 @@ impl HookModule {
     /// Malformed `defaults`, or an option in `given` that `defaults` does not declare.
     pub(super) fn options(&self, lua: &Lua, given: &Options) -> Result<Options, ScriptError> {
         let (what, module) = (self.what, &self.name);
-        let defaults: Options = match self.table.get::<Value>("defaults")? {
+        let defaults: Options = match self.table.get::<Value>("defaults").map_err(script_error)? {
             Value::Nil => Options::new(),
             v @ Value::Table(_) => lua.from_value(v).map_err(|e| {
                 ScriptError::bare(format!("{what} `{module}`: bad `defaults`: {e}"))

@@ -9,6 +9,7 @@ use mlua::{Function, Lua, LuaSerdeExt, Value};
 use super::{
     ScriptError,
     ctx::{CallLists, ContextBuilder},
+    error::script_error,
     generation::Generation,
     hooks::HookModule,
     messages, state, tools,
@@ -76,7 +77,12 @@ impl ModeScript {
         let options = hooks.options(lua, &vote::mode_options(player.options))?;
         let max_attempts = limit_option(&options, "max_attempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
         let max_turns = limit_option(&options, "max_turns")?;
-        let exhausted = match hooks.table().get::<Option<String>>("exhausted")?.as_deref() {
+        let exhausted = match hooks
+            .table()
+            .get::<Option<String>>("exhausted")
+            .map_err(script_error)?
+            .as_deref()
+        {
             None | Some("forfeit") => Termination::Forfeit,
             Some("too_many_wrong_actions") => Termination::TooManyWrongActions,
             Some(other) => {
@@ -94,7 +100,7 @@ impl ModeScript {
             max_attempts,
             max_turns,
             exhausted,
-            ctx: ContextBuilder::new(lua)?,
+            ctx: ContextBuilder::new(lua).map_err(script_error)?,
         })
     }
 
@@ -125,7 +131,7 @@ impl ModeScript {
     /// arena's CPU per ply (callgrind: 41 % of all instructions in this function, 1.5 M
     /// protected calls in 2101 plies).
     pub(super) fn ctx_value(&self, ctx: &TurnContext) -> Result<(Value, CallLists), ScriptError> {
-        state::unmetered(&self.lua, || self.ctx.build(&self.lua, ctx))?.map_err(ScriptError::from)
+        state::unmetered(&self.lua, || self.ctx.build(&self.lua, ctx))?.map_err(script_error)
     }
 
     /// The mode's Lua state, for tests that look at the values it gets.
@@ -168,16 +174,16 @@ impl PlayMode for ModeScript {
         let value = value?;
         let fail = |m: String| ScriptError::bare(format!("`{}.start` returned {m}", self.module));
         let (messages, request, tools) = match &value {
-            Value::Table(t) if t.contains_key("messages")? => {
+            Value::Table(t) if t.contains_key("messages").map_err(script_error)? => {
                 for pair in t.pairs::<String, Value>() {
-                    let (key, _) = pair?;
+                    let (key, _) = pair.map_err(script_error)?;
                     if key != "messages" && key != "request" && key != "tools" {
                         return Err(fail(format!(
                             "a table with unknown key `{key}` (expected messages, request, tools)"
                         )));
                     }
                 }
-                let request: Value = t.get("request")?;
+                let request: Value = t.get("request").map_err(script_error)?;
                 let request = match request {
                     Value::Nil => serde_json::Map::new(),
                     v => self
@@ -185,8 +191,13 @@ impl PlayMode for ModeScript {
                         .from_value(v)
                         .map_err(|e| fail(format!("a malformed `request`: {e}")))?,
                 };
-                let tools = tools::from_lua(&self.lua, t.get("tools")?).map_err(&fail)?;
-                (t.get::<Value>("messages")?, request, tools)
+                let tools = tools::from_lua(&self.lua, t.get("tools").map_err(script_error)?)
+                    .map_err(&fail)?;
+                (
+                    t.get::<Value>("messages").map_err(script_error)?,
+                    request,
+                    tools,
+                )
             }
             _ => (value, serde_json::Map::new(), Vec::new()),
         };
@@ -206,7 +217,8 @@ impl PlayMode for ModeScript {
             ctx.dialog
                 .last()
                 .map_or(&[][..], |m| m.tool_calls.as_slice()),
-        )?;
+        )
+        .map_err(script_error)?;
         let (ctx, lists) = self.ctx_value(ctx)?;
         let value = state::call::<Value>(
             &self.lua,

@@ -39,7 +39,9 @@ use mlua::{
 };
 
 use super::{
-    ScriptError, api, patterns,
+    ScriptError, api,
+    error::script_error,
+    patterns,
     sources::{ResolvedModule, Resolver, is_file_of},
 };
 
@@ -150,7 +152,7 @@ const LOADING_KEY: &str = "arena.loading";
 /// Only when Lua itself cannot be set up (out of memory).
 pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError> {
     let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
-    let lua = Lua::new_with(libs, LuaOptions::default())?;
+    let lua = Lua::new_with(libs, LuaOptions::default()).map_err(script_error)?;
     // Nearly all a hook allocates is garbage by its return (the `ctx` tables, the prompt's
     // pieces); the generational collector frees it in cheap minor collections instead of
     // letting each state grow to twice its live size between incremental cycles, which with two
@@ -159,11 +161,11 @@ pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError>
     let globals = lua.globals();
     // The base library still brings file access and arbitrary bytecode loading.
     for name in ["dofile", "loadfile"] {
-        globals.set(name, Value::Nil)?;
+        globals.set(name, Value::Nil).map_err(script_error)?;
     }
     install_load(&lua)?;
     install_guards(&lua)?;
-    patterns::install(&lua)?;
+    patterns::install(&lua).map_err(script_error)?;
 
     lua.set_app_data(Budget {
         limits,
@@ -191,13 +193,17 @@ pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError>
                 None => Ok(VmState::Continue),
             }
         },
-    )?;
+    )
+    .map_err(script_error)?;
 
-    lua.set_named_registry_value(LOADED_KEY, lua.create_table()?)?;
-    lua.set_named_registry_value(LOADING_KEY, lua.create_table()?)?;
-    let arena = api::register(&lua)?;
+    lua.set_named_registry_value(LOADED_KEY, lua.create_table().map_err(script_error)?)
+        .map_err(script_error)?;
+    lua.set_named_registry_value(LOADING_KEY, lua.create_table().map_err(script_error)?)
+        .map_err(script_error)?;
+    let arena = api::register(&lua).map_err(script_error)?;
     install_require(&lua, resolver, arena)?;
-    lua.set_memory_limit(limits.memory_bytes)?;
+    lua.set_memory_limit(limits.memory_bytes)
+        .map_err(script_error)?;
     Ok(lua)
 }
 
@@ -220,7 +226,7 @@ pub(super) fn unmetered<R>(lua: &Lua, f: impl FnOnce() -> R) -> Result<R, Script
             let _ = self.0.set_memory_limit(self.1);
         }
     }
-    let limit = lua.set_memory_limit(0)?;
+    let limit = lua.set_memory_limit(0).map_err(script_error)?;
     let _restore = Restore(lua, limit);
     Ok(f())
 }
@@ -229,16 +235,20 @@ pub(super) fn unmetered<R>(lua: &Lua, f: impl FnOnce() -> R) -> Result<R, Script
 /// the globals when there is none: the argument is passed on only when the caller gave it (an
 /// explicit `nil` stays `nil`, as in Lua), so `load("return math.pi")()` sees the sandbox.
 fn install_load(lua: &Lua) -> Result<(), ScriptError> {
-    let load: Function = lua.globals().get("load")?;
-    let text_only_load = lua.create_function(move |lua, args: MultiValue| {
-        let mut args: Vec<Value> = args.into_iter().collect();
-        let given = args.len();
-        args.resize(given.max(3), Value::Nil);
-        // Mode "t": chunks in text form only, never bytecode.
-        args[2] = Value::String(lua.create_string("t")?);
-        load.call::<MultiValue>(MultiValue::from_vec(args))
-    })?;
-    lua.globals().set("load", text_only_load)?;
+    let load: Function = lua.globals().get("load").map_err(script_error)?;
+    let text_only_load = lua
+        .create_function(move |lua, args: MultiValue| {
+            let mut args: Vec<Value> = args.into_iter().collect();
+            let given = args.len();
+            args.resize(given.max(3), Value::Nil);
+            // Mode "t": chunks in text form only, never bytecode.
+            args[2] = Value::String(lua.create_string("t")?);
+            load.call::<MultiValue>(MultiValue::from_vec(args))
+        })
+        .map_err(script_error)?;
+    lua.globals()
+        .set("load", text_only_load)
+        .map_err(script_error)?;
     Ok(())
 }
 
@@ -310,32 +320,34 @@ fn install_guards(lua: &Lua) -> Result<(), ScriptError> {
         }
     }
     // The number of elements each function will visit, as it will compute it.
-    let cost = lua.create_function(|lua, (name, args): (String, MultiValue)| {
-        let a: Vec<Value> = args.into_iter().collect();
-        let steps = match name.as_str() {
-            "insert" => match (a.len(), int(a.get(1))) {
-                (3, Some(pos)) => len(a.first())?.saturating_add(1).saturating_sub(pos),
-                _ => 0,
-            },
-            "remove" => match int(a.get(1)) {
-                Some(pos) => len(a.first())?.saturating_sub(pos),
-                None => 0,
-            },
-            "move" => match (int(a.get(1)), int(a.get(2))) {
-                (Some(f), Some(e)) => e.saturating_sub(f).saturating_add(1),
-                _ => 0,
-            },
-            _ => {
-                let n = len(a.first())?.max(1);
-                n.saturating_mul(i64::from(n.ilog2() + 1))
-            }
-        };
-        Ok(match charge(lua, steps.max(0)) {
-            Ok(()) => (true, None),
-            Err(e) => (false, Some(super::error::from_lua(&e).to_string())),
+    let cost = lua
+        .create_function(|lua, (name, args): (String, MultiValue)| {
+            let a: Vec<Value> = args.into_iter().collect();
+            let steps = match name.as_str() {
+                "insert" => match (a.len(), int(a.get(1))) {
+                    (3, Some(pos)) => len(a.first())?.saturating_add(1).saturating_sub(pos),
+                    _ => 0,
+                },
+                "remove" => match int(a.get(1)) {
+                    Some(pos) => len(a.first())?.saturating_sub(pos),
+                    None => 0,
+                },
+                "move" => match (int(a.get(1)), int(a.get(2))) {
+                    (Some(f), Some(e)) => e.saturating_sub(f).saturating_add(1),
+                    _ => 0,
+                },
+                _ => {
+                    let n = len(a.first())?.max(1);
+                    n.saturating_mul(i64::from(n.ilog2() + 1))
+                }
+            };
+            Ok(match charge(lua, steps.max(0)) {
+                Ok(()) => (true, None),
+                Err(e) => (false, Some(super::error::from_lua(&e).to_string())),
+            })
         })
-    })?;
-    let table: Table = lua.globals().get("table")?;
+        .map_err(script_error)?;
+    let table: Table = lua.globals().get("table").map_err(script_error)?;
     let globals = lua.globals();
     lua.load(
         r##"
@@ -367,16 +379,16 @@ fn install_guards(lua: &Lua) -> Result<(), ScriptError> {
     .set_name(GLUE_CHUNK)
     .call::<()>((
         cost,
-        globals.get::<Function>("error")?,
-        globals.get::<Function>("type")?,
-        globals.get::<Function>("rawget")?,
-        globals.get::<Function>("setmetatable")?,
-        table.get::<Function>("insert")?,
-        table.get::<Function>("remove")?,
-        table.get::<Function>("move")?,
-        table.get::<Function>("sort")?,
-        globals.get::<Function>("select")?,
-    ))?;
+        globals.get::<Function>("error").map_err(script_error)?,
+        globals.get::<Function>("type").map_err(script_error)?,
+        globals.get::<Function>("rawget").map_err(script_error)?,
+        globals.get::<Function>("setmetatable").map_err(script_error)?,
+        table.get::<Function>("insert").map_err(script_error)?,
+        table.get::<Function>("remove").map_err(script_error)?,
+        table.get::<Function>("move").map_err(script_error)?,
+        table.get::<Function>("sort").map_err(script_error)?,
+        globals.get::<Function>("select").map_err(script_error)?,
+    )).map_err(script_error)?;
     Ok(())
 }
 
@@ -557,57 +569,61 @@ fn load_bytecode(lua: &Lua, bytecode: &[u8], name: &str) -> mlua::Result<Functio
 
 /// `require(name)`: the `arena` API, or a module found by the resolver, loaded once per state.
 fn install_require(lua: &Lua, resolver: Resolver, arena: Table) -> Result<(), ScriptError> {
-    let require = lua.create_function(move |lua, name: String| {
-        if name == "arena" {
-            return Ok(Value::Table(arena.clone()));
-        }
-        // A module this player replaced is its replacement, except for the replacement itself,
-        // which builds on the module it stands in for.
-        let name = match resolver.replacement(&name) {
-            Some(stand_in) if !called_from(lua, stand_in) => {
-                resolver.mark_replaced(&name);
-                stand_in.to_string()
+    let require = lua
+        .create_function(move |lua, name: String| {
+            if name == "arena" {
+                return Ok(Value::Table(arena.clone()));
             }
-            _ => name,
-        };
-        let loaded: Table = lua.named_registry_value(LOADED_KEY)?;
-        let cached: Value = loaded.get(name.as_str())?;
-        if !cached.is_nil() {
-            return Ok(cached);
-        }
-        // A module that is not found is reported at the `require` that names it, in whatever
-        // module that is, not at the player or tournament that led there.
-        let module = resolver
-            .resolve(&name)
-            .map_err(|e| match caller_location(lua) {
-                Some(at) => mlua::Error::runtime(format!("{at}: {e}")),
-                None => mlua::Error::runtime(e),
-            })?;
-        let chunk = load_module(lua, &module)?;
-        // A module whose loading requires it again would recurse through this function until
-        // the process's stack runs out (a limit cannot stop it): refuse the loop instead.
-        let loading: Table = lua.named_registry_value(LOADING_KEY)?;
-        if loading.get::<bool>(name.as_str()).unwrap_or(false) {
-            let at = caller_location(lua)
-                .map(|at| format!("{at}: "))
-                .unwrap_or_default();
-            return Err(mlua::Error::runtime(format!(
-                "{at}module `{name}` requires itself while it loads (a loop of `require`)"
-            )));
-        }
-        loading.set(name.as_str(), true)?;
-        let value = chunk.call::<Value>(name.as_str());
-        loading.set(name.as_str(), Value::Nil)?;
-        let value = value?;
-        let value = if value.is_nil() {
-            Value::Boolean(true)
-        } else {
-            value
-        };
-        loaded.set(name.as_str(), value.clone())?;
-        Ok(value)
-    })?;
-    lua.globals().set("require", require)?;
+            // A module this player replaced is its replacement, except for the replacement itself,
+            // which builds on the module it stands in for.
+            let name = match resolver.replacement(&name) {
+                Some(stand_in) if !called_from(lua, stand_in) => {
+                    resolver.mark_replaced(&name);
+                    stand_in.to_string()
+                }
+                _ => name,
+            };
+            let loaded: Table = lua.named_registry_value(LOADED_KEY)?;
+            let cached: Value = loaded.get(name.as_str())?;
+            if !cached.is_nil() {
+                return Ok(cached);
+            }
+            // A module that is not found is reported at the `require` that names it, in whatever
+            // module that is, not at the player or tournament that led there.
+            let module = resolver
+                .resolve(&name)
+                .map_err(|e| match caller_location(lua) {
+                    Some(at) => mlua::Error::runtime(format!("{at}: {e}")),
+                    None => mlua::Error::runtime(e),
+                })?;
+            let chunk = load_module(lua, &module)?;
+            // A module whose loading requires it again would recurse through this function until
+            // the process's stack runs out (a limit cannot stop it): refuse the loop instead.
+            let loading: Table = lua.named_registry_value(LOADING_KEY)?;
+            if loading.get::<bool>(name.as_str()).unwrap_or(false) {
+                let at = caller_location(lua)
+                    .map(|at| format!("{at}: "))
+                    .unwrap_or_default();
+                return Err(mlua::Error::runtime(format!(
+                    "{at}module `{name}` requires itself while it loads (a loop of `require`)"
+                )));
+            }
+            loading.set(name.as_str(), true)?;
+            let value = chunk.call::<Value>(name.as_str());
+            loading.set(name.as_str(), Value::Nil)?;
+            let value = value?;
+            let value = if value.is_nil() {
+                Value::Boolean(true)
+            } else {
+                value
+            };
+            loaded.set(name.as_str(), value.clone())?;
+            Ok(value)
+        })
+        .map_err(script_error)?;
+    lua.globals()
+        .set("require", require)
+        .map_err(script_error)?;
     Ok(())
 }
 

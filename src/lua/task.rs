@@ -18,6 +18,7 @@ use mlua::{Function, Lua, LuaSerdeExt, Table, Value, serde::ser::Options as SerO
 use super::{
     CheckErrors, LuaHost, ScriptError,
     api::DEFINED_AT,
+    error::script_error,
     fields::FieldMap,
     generation::{at_line, parse_player, place_of, scan_sources, sorted},
     hooks::HookModule,
@@ -238,7 +239,7 @@ impl TaskScript {
         let options = SerOptions::new()
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
-        Ok(self.lua.to_value_with(v, options)?)
+        self.lua.to_value_with(v, options).map_err(script_error)
     }
 
     fn ctx(&self, ctx: &serde_json::Value) -> Result<Value, ScriptError> {
@@ -354,7 +355,7 @@ fn parse_spec(
     let place = place_of(table, fields, &format!("{entry}:1"));
     let at = place.at();
     let unloaded = |e: mlua::Error| UnloadedEval {
-        errors: ScriptError::from(e).into(),
+        errors: script_error(e).into(),
         tasks: Vec::new(),
         seed: 0,
         at: at.clone(),

@@ -712,8 +712,10 @@ fn refusal(fixture: &str) -> ResponseTemplate {
     ResponseTemplate::new(400).set_body_raw(fixture.to_owned(), "application/json")
 }
 
-const LLAMA_CONTEXT: &str = include_str!("../../llm/fixtures/llamacpp_400_context.json");
-const INVALID_PROMPT: &str = include_str!("../../llm/fixtures/openai_400_invalid_prompt.json");
+const LLAMA_CONTEXT: &str =
+    include_str!("../../../crates/llm/src/fixtures/llamacpp_400_context.json");
+const INVALID_PROMPT: &str =
+    include_str!("../../../crates/llm/src/fixtures/openai_400_invalid_prompt.json");
 
 #[tokio::test]
 async fn a_prompt_over_the_context_ends_the_game_void_with_its_own_termination() {
