@@ -13,6 +13,7 @@ use arena_core::fuzz;
 pub use arena_core::{board, lines, pairing, rating, script, table};
 pub use arena_engine as engine;
 pub use arena_llm as llm;
+pub use arena_store as store;
 pub use arena_testkit as test_parts;
 
 pub mod analysis;
@@ -24,5 +25,4 @@ pub mod leaderboard;
 pub mod lua;
 pub mod report;
 pub mod serve;
-pub mod store;
 pub mod tournament;

@@ -244,7 +244,7 @@ fn a_killed_clocked_game_resumes_with_the_clocks_it_had() {
 
     let out = dir
         .arena()
-        .env("ARENA_LOG", "arena::engine=debug")
+        .env("ARENA_LOG", "arena_engine=debug")
         .args(["run", "t.lua", "--db", "t.db", "--no-watch"])
         .output()
         .unwrap();

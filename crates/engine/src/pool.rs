@@ -81,7 +81,7 @@ impl EnginePool {
                 Ok(()) => return Ok(self.wrap(handle)),
                 // The process will not do; dropping the handle ends it, and a fresh one replaces it.
                 Err(err) => {
-                    warn!(target: "arena::engine::pool", engine = %self.spec.name, error = %err, "idle engine failed ucinewgame")
+                    warn!(engine = %self.spec.name, error = %err, "idle engine failed ucinewgame")
                 }
             }
         }

@@ -347,7 +347,7 @@ impl EngineActor {
                     message = self.rx.recv() => message,
                     status = process.child.wait() => {
                         let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
-                        warn!(target: "arena::engine::process", engine = %self.spec.name, %status, "engine exited while idle; restarting on next request");
+                        warn!(engine = %self.spec.name, %status, "engine exited while idle; restarting on next request");
                         self.process = None;
                         continue;
                     }
@@ -462,7 +462,7 @@ impl EngineActor {
 
     /// Kills a faulty process; the next request starts a fresh one.
     fn discard(&mut self, err: &EngineError) {
-        warn!(target: "arena::engine::process", engine = %self.spec.name, error = %err, "killing engine process; it will be restarted");
+        warn!(engine = %self.spec.name, error = %err, "killing engine process; it will be restarted");
         // Dropping the child kills it (kill_on_drop) and tokio reaps it in the background.
         self.process = None;
     }
@@ -473,7 +473,7 @@ impl EngineActor {
         }
         let (process, _id_name, _options) = Process::start(&self.spec, &self.path).await?;
         let restarts = self.shared.restarts.fetch_add(1, Ordering::Relaxed) + 1;
-        warn!(target: "arena::engine::process", engine = %self.spec.name, restarts, "engine process restarted");
+        warn!(engine = %self.spec.name, restarts, "engine process restarted");
         self.process = Some(process);
         Ok(())
     }
@@ -612,7 +612,7 @@ impl Process {
                 name: spec.name.clone(),
                 after: spec.init_timeout,
             }))?;
-        debug!(target: "arena::engine::process", engine = %spec.name, id = ?id_name, "engine ready");
+        debug!(engine = %spec.name, id = ?id_name, "engine ready");
         Ok((process, id_name, options))
     }
 
@@ -637,7 +637,7 @@ impl Process {
             // UCI option names are case-insensitive; an unknown one is silently ignored by engines,
             // which would quietly change what a tournament measures.
             if !advertised.iter().any(|a| a.eq_ignore_ascii_case(option)) {
-                warn!(target: "arena::engine::process", engine = %name, option = %option, "engine does not advertise this option; it may be ignored");
+                warn!(engine = %name, option = %option, "engine does not advertise this option; it may be ignored");
             }
             self.send(name, &uci::setoption(option, value)).await?;
         }
@@ -794,7 +794,7 @@ impl Process {
 
     /// Adds `command` to what the next [`send`](Process::send) writes.
     fn queue(&mut self, name: &str, command: &str) {
-        debug!(target: "arena::engine::process", engine = %name, "> {command}");
+        debug!(engine = %name, "> {command}");
         self.pending.extend_from_slice(command.as_bytes());
         self.pending.push(b'\n');
     }
@@ -840,7 +840,7 @@ impl Process {
                 Err(crashed(status))
             }
             Ok(_) => {
-                debug!(target: "arena::engine::process", engine = %name, "< {}", self.line());
+                debug!(engine = %name, "< {}", self.line());
                 Ok(())
             }
             Err(err) => Err(crashed(format!("failed to read output: {err}"))),

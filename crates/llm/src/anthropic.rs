@@ -90,11 +90,11 @@ pub(super) fn dropped_settings(req: &ChatRequest) -> Vec<&'static str> {
 fn thinking_budget(req: &ChatRequest) -> Option<u32> {
     let reasoning: &Reasoning = req.reasoning.as_ref().filter(|r| r.is_enabled())?;
     let Some(budget) = reasoning.budget() else {
-        debug!(target: "arena::llm::anthropic", model = %req.model, effort = ?reasoning.effort, "unknown reasoning effort; thinking stays off");
+        debug!(model = %req.model, effort = ?reasoning.effort, "unknown reasoning effort; thinking stays off");
         return None;
     };
     if budget < MIN_BUDGET {
-        debug!(target: "arena::llm::anthropic", model = %req.model, budget, "raising the thinking budget to anthropic's minimum of 1024");
+        debug!(model = %req.model, budget, "raising the thinking budget to anthropic's minimum of 1024");
     }
     Some(budget.max(MIN_BUDGET))
 }
@@ -147,7 +147,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
     let budget = thinking_budget(req);
     if let Some(budget) = budget {
         if max_tokens <= budget {
-            debug!(target: "arena::llm::anthropic", model = %req.model, max_tokens, budget, "max_tokens does not exceed the thinking budget; adding the budget to it");
+            debug!(model = %req.model, max_tokens, budget, "max_tokens does not exceed the thinking budget; adding the budget to it");
             max_tokens = max_tokens.saturating_add(budget);
         }
         body.insert(
@@ -158,7 +158,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
     body.insert("max_tokens".into(), json!(max_tokens));
     let dropped = dropped_settings(req);
     if !dropped.is_empty() {
-        debug!(target: "arena::llm::anthropic", model = %req.model, ?dropped, "anthropic messages take no sampling settings; dropping them");
+        debug!(model = %req.model, ?dropped, "anthropic messages take no sampling settings; dropping them");
     }
     merge_extra(&mut body, req);
     Value::Object(body)

@@ -350,7 +350,7 @@ impl LlmClient {
             else {
                 return Err(failure.error);
             };
-            warn!(target: "arena::llm::client", endpoint = %endpoint.base_url,
+            warn!(endpoint = %endpoint.base_url,
                 attempt,
                 delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 error = %failure.error,

@@ -118,7 +118,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
                 );
             }
             None => {
-                debug!(target: "arena::llm::gemini", model = %req.model, effort = ?reasoning.effort, "unknown reasoning effort; leaving thinking to the model's default")
+                debug!(model = %req.model, effort = ?reasoning.effort, "unknown reasoning effort; leaving thinking to the model's default")
             }
         }
     }
@@ -291,7 +291,7 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         let blocked = response.prompt_feedback.and_then(|f| f.block_reason);
         return match blocked {
             Some(reason) => {
-                debug!(target: "arena::llm::gemini", reason, "gemini blocked the prompt");
+                debug!(reason, "gemini blocked the prompt");
                 Ok(WireReply {
                     content: String::new(),
                     reasoning: None,

@@ -74,7 +74,7 @@ pub(super) fn insert_sampling(
         if keep(name, value) {
             body.insert(name.into(), json!(value));
         } else {
-            debug!(target: "arena::llm::openai", model = %req.model, parameter = name, value, "dropping a sampling parameter: {why}");
+            debug!(model = %req.model, parameter = name, value, "dropping a sampling parameter: {why}");
         }
     }
 }
@@ -146,7 +146,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
             Some(effort) => {
                 body.insert("reasoning_effort".into(), json!(effort));
             }
-            None => debug!(target: "arena::llm::openai", model = %req.model,
+            None => debug!(model = %req.model,
                 "chat completions take no thinking budget; set a reasoning effort instead"
             ),
         }

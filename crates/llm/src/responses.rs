@@ -107,7 +107,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
         body.insert("max_output_tokens".into(), json!(n));
     }
     if req.seed.is_some() {
-        debug!(target: "arena::llm::responses", model = %req.model, "the responses api has no seed; dropping it");
+        debug!(model = %req.model, "the responses api has no seed; dropping it");
     }
     if let Some(reasoning) = &req.reasoning {
         match &reasoning.effort {
@@ -122,7 +122,7 @@ pub(super) fn encode(req: &ChatRequest) -> Value {
                     body.insert("include".into(), json!(["reasoning.encrypted_content"]));
                 }
             }
-            None => debug!(target: "arena::llm::responses", model = %req.model,
+            None => debug!(model = %req.model,
                 "the responses api takes no thinking budget; set a reasoning effort instead"
             ),
         }

@@ -12,8 +12,18 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("arena-llm", &[]),
     ("arena-engine", &["arena-core", "arena-testkit"]),
     (
-        "arena",
+        "arena-store",
         &["arena-testkit", "arena-core", "arena-llm", "arena-engine"],
+    ),
+    (
+        "arena",
+        &[
+            "arena-testkit",
+            "arena-core",
+            "arena-llm",
+            "arena-engine",
+            "arena-store",
+        ],
     ),
 ];
 

@@ -456,7 +456,7 @@ mod tests {
     use rusqlite::Connection;
 
     use super::*;
-    use crate::store::{
+    use crate::{
         PlayerRecord, PlyRecord, ScheduledGame,
         schema::{APPLICATION_ID, SCHEMA_V1},
     };

@@ -11,7 +11,7 @@ use super::{
     Context, Store, StoreError,
     games::{GAME_COLUMNS, game_row, parse_moves},
 };
-use crate::store::GameRow;
+use crate::GameRow;
 
 /// Which games of a tournament a page shows. Every field narrows; the default shows all.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

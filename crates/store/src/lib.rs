@@ -12,7 +12,7 @@
 //! [`db`]; leases ([`Store::claim`]) let several workers share one store.
 //!
 //! ```
-//! use arena::store::{GameStatus, PlayerRecord, ScheduledGame, Store};
+//! use arena_store::{GameStatus, PlayerRecord, ScheduledGame, Store};
 //!
 //! let store = Store::open_in_memory()?;
 //! let t = store.open_tournament("demo", "demo.lua", "{}")?;
@@ -26,8 +26,14 @@
 //! store.finish_game(game.id, "1-0", "checkmate", None)?;
 //! assert_eq!(store.game(game.id)?.status, GameStatus::Finished);
 //! assert_eq!(store.standings(t.id)?[0].player, "sf");
-//! # Ok::<(), arena::store::StoreError>(())
+//! # Ok::<(), arena_store::StoreError>(())
 //! ```
+
+use arena_core::board;
+use arena_engine as engine;
+use arena_llm as llm;
+#[cfg(any(test, feature = "test-support"))]
+use arena_testkit as test_parts;
 
 mod adjudication;
 mod analysis;
@@ -228,7 +234,7 @@ impl Store {
     /// [`StoreError::Open`] or [`StoreError::Migrate`] if SQLite cannot create the database, which
     /// only happens when memory runs out.
     pub fn open_in_memory() -> Result<Store, StoreError> {
-        #[cfg(test)]
+        #[cfg(any(test, feature = "test-support"))]
         if testing::on_postgres() {
             return testing::postgres_store();
         }
@@ -583,7 +589,7 @@ pub(crate) fn bad_column(index: usize, message: String) -> DbError {
     DbError::Column { index, message }
 }
 
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "test-support"))]
+mod testing;
 #[cfg(test)]
 mod tests;

@@ -649,12 +649,9 @@ fn canonical(hasher: &mut Sha256, value: SqlValue<'_>) {
 mod tests {
     use super::*;
     use crate::{
-        engine::Score,
-        store::{
-            AdjudicationEvalRecord, EvalReplyRecord, EvalResultRow, FailedCallRecord,
-            GameAnalysisRecord, LimitVerdictRecord, LlmCallRecord, PlayerRecord, PlyAnalysisRecord,
-            PlyRecord, ScheduledGame, UsageDetails,
-        },
+        AdjudicationEvalRecord, EvalReplyRecord, EvalResultRow, FailedCallRecord,
+        GameAnalysisRecord, LimitVerdictRecord, LlmCallRecord, PlayerRecord, PlyAnalysisRecord,
+        PlyRecord, ScheduledGame, UsageDetails, engine::Score,
     };
 
     fn call(game: i64, ply: u32, reply: &str) -> LlmCallRecord {

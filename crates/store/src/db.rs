@@ -54,10 +54,10 @@ pub(crate) type Params<'p> = &'p [&'p dyn Param];
 /// Builds [`Params`] from a list of expressions, like rusqlite's macro of the same name.
 macro_rules! params {
     () => {
-        &[] as $crate::store::db::Params<'_>
+        &[] as $crate::db::Params<'_>
     };
     ($($param:expr),+ $(,)?) => {
-        &[$(&$param as &dyn $crate::store::db::Param),+] as $crate::store::db::Params<'_>
+        &[$(&$param as &dyn $crate::db::Param),+] as $crate::db::Params<'_>
     };
 }
 pub(crate) use params;
@@ -643,7 +643,7 @@ impl Drop for PgSession {
     }
 }
 
-/// The backend a [`crate::store::Store`] holds: SQLite's one connection behind a mutex, or a few
+/// The backend a [`crate::Store`] holds: SQLite's one connection behind a mutex, or a few
 /// PostgreSQL connections, each behind its own.
 #[derive(Debug)]
 pub(crate) enum Backend {

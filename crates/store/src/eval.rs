@@ -379,7 +379,7 @@ mod tests {
     use rusqlite::Connection;
 
     use super::*;
-    use crate::store::schema::{APPLICATION_ID, SCHEMA_V1, SCHEMA_V2};
+    use crate::schema::{APPLICATION_ID, SCHEMA_V1, SCHEMA_V2};
 
     #[test]
     fn a_version_two_store_gains_the_evaluation_tables() {

@@ -608,11 +608,11 @@ mod tests {
         let t = store.open_tournament("t", "t.lua", "{}").unwrap();
         for name in ["a", "b"] {
             store
-                .upsert_player(t.id, &crate::store::PlayerRecord::new(name, "random", "{}"))
+                .upsert_player(t.id, &crate::PlayerRecord::new(name, "random", "{}"))
                 .unwrap();
         }
         store
-            .schedule_games(t.id, &[crate::store::ScheduledGame::new(0, 0, "a", "b")])
+            .schedule_games(t.id, &[crate::ScheduledGame::new(0, 0, "a", "b")])
             .unwrap();
         let id = store.games(t.id).unwrap()[0].id;
         (store, id)
@@ -660,7 +660,7 @@ mod tests {
 
     #[test]
     fn every_write_under_a_lost_lease_is_refused_and_the_new_holders_are_accepted() {
-        use crate::store::{CallVerdict, ErrorKind, GameStatus, LlmCallRecord, PlyRecord};
+        use crate::{CallVerdict, ErrorKind, GameStatus, LlmCallRecord, PlyRecord};
         let (store, game) = store_with_game();
         let ply = |n: u32, uci: &str| PlyRecord {
             ply: n,
@@ -824,10 +824,7 @@ mod tests {
 
     #[test]
     fn adjudication_evals_and_verdicts_under_a_lost_lease_are_refused() {
-        use crate::{
-            engine::Score,
-            store::{AdjudicationEvalRecord, LimitVerdictRecord},
-        };
+        use crate::{AdjudicationEvalRecord, LimitVerdictRecord, engine::Score};
         let (store, game) = store_with_game();
         let (stale, fresh) = taken_over(&store, game, "w1", "w2");
         let eval = AdjudicationEvalRecord {
@@ -871,10 +868,7 @@ mod tests {
 
     #[test]
     fn analysis_written_under_a_lost_analysis_lease_is_refused() {
-        use crate::{
-            engine::Score,
-            store::{GameAnalysisRecord, PlyAnalysisRecord, PlyRecord},
-        };
+        use crate::{GameAnalysisRecord, PlyAnalysisRecord, PlyRecord, engine::Score};
         let (store, game) = store_with_game();
         store
             .record_ply(

@@ -1,5 +1,5 @@
 -- The schema of a new arena store, version 16: what running every migration of
--- src/store/schema.rs in turn makes of an empty store, made here in one batch instead.
+-- crates/store/src/schema.rs in turn makes of an empty store, made here in one batch instead.
 -- Written by `ARENA_BLESS=1 cargo test --lib new_store_has_the_schema`: never edit it by
 -- hand; add a migration and bless the file again.
 CREATE TABLE scripts (

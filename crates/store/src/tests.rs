@@ -165,20 +165,20 @@ fn a_new_store_has_the_schema_every_migration_makes() {
     let statements = schema::schema_statements(&replayed).unwrap();
     let snapshot = format!(
         "-- The schema of a new arena store, version {version}: what running every migration of\n\
-         -- src/store/schema.rs in turn makes of an empty store, made here in one batch instead.\n\
+         -- crates/store/src/schema.rs in turn makes of an empty store, made here in one batch instead.\n\
          -- Written by `ARENA_BLESS=1 cargo test --lib new_store_has_the_schema`: never edit it by\n\
          -- hand; add a migration and bless the file again.\n{statements}",
         version = schema::CURRENT_VERSION
     );
     if std::env::var("ARENA_BLESS").is_ok_and(|v| v == "1") {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/new_store.sql");
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/new_store.sql");
         fs::write(&file, &snapshot).unwrap();
         eprintln!("wrote {}: rebuild and run the test again", file.display());
         return;
     }
     assert!(
         schema::NEW_STORE_SCHEMA == snapshot,
-        "src/store/new_store.sql is not what the migrations make: run `ARENA_BLESS=1 cargo test \
+        "crates/store/src/new_store.sql is not what the migrations make: run `ARENA_BLESS=1 cargo test \
          --lib new_store_has_the_schema` and review the diff.\nThe migrations make:\n{snapshot}"
     );
 
@@ -901,12 +901,7 @@ fn crash_child() {
 fn llm_call_survives_a_killed_process() {
     let (_dir, path) = temp_store();
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "store::tests::crash_child",
-            "--ignored",
-            "--nocapture",
-        ])
+        .args(["--exact", "tests::crash_child", "--ignored", "--nocapture"])
         .env(CRASH_CHILD_ENV, &path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
