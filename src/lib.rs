@@ -8,21 +8,16 @@
 //! [`tournament::schedule::Format`], [`eval::task`]); no domain module imports [`lua`].
 
 // The layers below, under the names the modules of this crate and the integration tests use.
-#[cfg(test)]
-use arena_core::fuzz;
 pub use arena_core::{board, lines, pairing, rating, script, table};
 pub use arena_engine as engine;
 pub use arena_llm as llm;
+pub use arena_lua as lua;
+pub use arena_play::{analysis, calls, eval, tournament};
 pub use arena_store as store;
 pub use arena_testkit as test_parts;
 
-pub mod analysis;
-pub mod calls;
-pub mod eval;
 pub mod export;
 pub mod import;
 pub mod leaderboard;
-pub mod lua;
 pub mod report;
 pub mod serve;
-pub mod tournament;

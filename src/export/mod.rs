@@ -8,9 +8,6 @@ mod jsonl;
 mod manifest;
 mod positions;
 mod sft;
-mod trf;
-#[cfg(test)]
-mod trf_fuzz;
 
 use std::{collections::HashMap, io::Write};
 
@@ -24,12 +21,12 @@ use crate::{
     store::{GameStatus, LlmCallRecord, Store, StoreError, StreamError, TournamentRow},
 };
 
+pub use crate::pairing::trf::write_trf as trf;
 pub use annotate::{emt, white_eval};
 pub use jsonl::{JsonlTable, jsonl};
 pub use manifest::{GIT_COMMIT, manifest};
 pub use positions::positions;
 pub use sft::{SftCounts, SftFilter, SftOptions, sft};
-pub use trf::trf;
 
 /// Errors of the dataset exports.
 #[derive(Debug, thiserror::Error)]
@@ -266,4 +263,68 @@ pub fn pgn_with(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{PlayerRecord, PlyRecord, ScheduledGame};
+
+    #[test]
+    fn pgn_counts_the_book_plies_and_the_played_ones() {
+        // Two plies from the opening book, then four played (the move limit's count starts
+        // after the book, but the game record holds them all).
+        let store = Store::open_in_memory().unwrap();
+        let t = store.open_tournament("t", "t.lua", "{}").unwrap();
+        store
+            .upsert_player(t.id, &PlayerRecord::new("m", "llm", "{}"))
+            .unwrap();
+        store
+            .upsert_player(t.id, &PlayerRecord::new("r", "random", "{}"))
+            .unwrap();
+        let mut scheduled = ScheduledGame::new(0, 1, "m", "r");
+        scheduled.opening_moves = vec!["e2e4".into(), "e7e5".into()];
+        store.schedule_games(t.id, &[scheduled]).unwrap();
+        let game = store.games(t.id).unwrap()[0].id;
+        store.mark_game_started(game, "hash", 1).unwrap();
+        let mut position = shakmaty::Chess::default();
+        let moves = [
+            ("e2e4", "book"),
+            ("e7e5", "book"),
+            ("g1f3", "m"),
+            ("b8c6", "r"),
+            ("f1c4", "m"),
+            ("g8f6", "r"),
+        ];
+        for (n, (uci, player)) in moves.into_iter().enumerate() {
+            use shakmaty::{Position, fen::Fen, san::San, uci::UciMove};
+            let fen_before =
+                Fen::from_position(&position, shakmaty::EnPassantMode::Legal).to_string();
+            let m = uci.parse::<UciMove>().unwrap().to_move(&position).unwrap();
+            let san = San::from_move(&position, m).to_string();
+            position = position.play(m).unwrap();
+            store
+                .record_ply(
+                    game,
+                    &PlyRecord {
+                        ply: n as u32,
+                        fen_before,
+                        uci: uci.into(),
+                        san,
+                        player: player.into(),
+                        attempts: 1,
+                        elapsed_ms: 1,
+                        clock_ms: None,
+                    },
+                )
+                .unwrap();
+        }
+        store
+            .finish_game(game, "1/2-1/2", "move_limit", None)
+            .unwrap();
+        let t = store.find_tournament("t").unwrap().unwrap();
+        let pgn = pgn(&store, &[t]).unwrap();
+        assert!(pgn.contains("[PlyCount \"6\"]"), "{pgn}");
+        assert!(pgn.contains("1. e4 e5 2. Nf3"), "{pgn}");
+    }
 }

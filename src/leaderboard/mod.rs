@@ -701,35 +701,7 @@ pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Ta
 pub(crate) mod tests {
     use super::*;
 
-    /// A finished game of the schedule, without moves.
-    pub(crate) fn row(index: u32, white: &str, black: &str, result: &str) -> GameRow {
-        GameRow {
-            id: i64::from(index),
-            tournament: 1,
-            index,
-            round: 1,
-            white: white.into(),
-            black: black.into(),
-            start_fen: None,
-            opening_moves: Vec::new(),
-            opening_label: None,
-            variant: crate::board::Variant::Standard,
-            status: GameStatus::Finished,
-            result: Some(result.into()),
-            termination: Some("checkmate".into()),
-            reason: None,
-            script_hash: None,
-            generation: None,
-            started_at: None,
-            finished_at: None,
-            error: None,
-            ply_count: 10,
-            error_kind: None,
-            replay_of: None,
-            slot: index,
-            at_limit: None,
-        }
-    }
+    pub(crate) use crate::store::testing::finished_game as row;
 
     fn player(name: &str) -> PlayerRow {
         PlayerRow {
@@ -739,6 +711,67 @@ pub(crate) mod tests {
             kind: "random".into(),
             settings_json: "{}".into(),
         }
+    }
+
+    /// The standings line of a player with two calls, one of them without token usage.
+    fn standing_with_a_call_without_usage(name: &str) -> StandingRow {
+        StandingRow {
+            player: name.into(),
+            games: 1,
+            voids: 0,
+            wins: 1,
+            draws: 0,
+            losses: 0,
+            score: 1.0,
+            forfeits: 0,
+            parse_errors: 0,
+            cut_offs: 0,
+            illegal_moves: 0,
+            forbidden_reasoning: 0,
+            accepted_moves: 2,
+            llm_calls: 2,
+            unplayed_samples: 0,
+            prompt_tokens: 10,
+            completion_tokens: 2,
+            calls_without_usage: 1,
+            at_limit: crate::store::AtLimit::default(),
+        }
+    }
+
+    #[test]
+    fn the_standings_table_names_replies_without_token_usage() {
+        let table = standings_table(&[standing_with_a_call_without_usage("m")]).to_text();
+        assert!(table.contains("unknown"), "{table}");
+        assert!(
+            table.contains("tokens unknown: replies without token usage from m (1 of 2 calls)"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_void_game_is_in_no_rating_and_listed_as_context_exceeded() {
+        let mut void = row(1, "m", "r", crate::store::VOID_RESULT);
+        void.termination = Some("context_exceeded".into());
+        void.reason = Some("the prompt exceeds the available context size".into());
+        let games = [void];
+        let ratings = ratings(
+            &games,
+            &[player("m"), player("r")],
+            &Options {
+                show_all: true,
+                ..Default::default()
+            },
+        );
+        assert!(
+            ratings.rows.iter().all(|r| r.last() == Some(&Cell::Int(0))),
+            "a void game is in no rating: {:?}",
+            ratings.rows
+        );
+        let listing = games_table(&games, &[]).to_text();
+        assert!(
+            listing.contains("void") && listing.contains("context exceeded"),
+            "{listing}"
+        );
     }
 
     #[test]

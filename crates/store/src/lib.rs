@@ -590,6 +590,6 @@ pub(crate) fn bad_column(index: usize, message: String) -> DbError {
 }
 
 #[cfg(any(test, feature = "test-support"))]
-mod testing;
+pub mod testing;
 #[cfg(test)]
 mod tests;

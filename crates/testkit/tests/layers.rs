@@ -16,6 +16,17 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["arena-testkit", "arena-core", "arena-llm", "arena-engine"],
     ),
     (
+        "arena-play",
+        &[
+            "arena-testkit",
+            "arena-core",
+            "arena-llm",
+            "arena-engine",
+            "arena-store",
+        ],
+    ),
+    ("arena-lua", &["arena-core", "arena-llm", "arena-play"]),
+    (
         "arena",
         &[
             "arena-testkit",
@@ -23,6 +34,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "arena-llm",
             "arena-engine",
             "arena-store",
+            "arena-play",
+            "arena-lua",
         ],
     ),
 ];

@@ -4,7 +4,7 @@
 //!   implements), computed as bbpPairings computes it: each pairing bracket is settled by
 //!   maximum-weight matchings whose edge weights encode the criteria in their order.
 //! - [`trf`]: a tournament read from a FIDE TRF file (as `arena export trf` and bbpPairings
-//!   write it).
+//!   write it), and written to one ([`trf::write_trf`], what `arena export trf` prints).
 //! - [`blossom`]: the maximum-weight matching it rests on; [`wide`]: its wide integer weights.
 //!
 //! Nothing here knows of Lua, the store or the command line: the Swiss format script hands the
