@@ -12,12 +12,7 @@ pub use arena_core::{board, lines, pairing, rating, script, table};
 pub use arena_engine as engine;
 pub use arena_llm as llm;
 pub use arena_lua as lua;
+pub use arena_outputs::{export, import, leaderboard, report, serve};
 pub use arena_play::{analysis, calls, eval, tournament};
 pub use arena_store as store;
 pub use arena_testkit as test_parts;
-
-pub mod export;
-pub mod import;
-pub mod leaderboard;
-pub mod report;
-pub mod serve;

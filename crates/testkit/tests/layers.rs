@@ -27,6 +27,16 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("arena-lua", &["arena-core", "arena-llm", "arena-play"]),
     (
+        "arena-outputs",
+        &[
+            "arena-core",
+            "arena-llm",
+            "arena-engine",
+            "arena-store",
+            "arena-play",
+        ],
+    ),
+    (
         "arena",
         &[
             "arena-testkit",
@@ -36,6 +46,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "arena-store",
             "arena-play",
             "arena-lua",
+            "arena-outputs",
         ],
     ),
 ];

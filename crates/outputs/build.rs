@@ -1,4 +1,5 @@
-//! Sets `ARENA_GIT_COMMIT` for the export manifests (see `embed_git_commit`).
+//! Sets `ARENA_GIT_COMMIT` for the export manifests (see `embed_git_commit`). Here rather than in
+//! the binary's crate: a new commit then rebuilds only this crate and the binary.
 
 use std::path::Path;
 
