@@ -31,14 +31,20 @@
 //! writes). Thinking tokens are inside `output_tokens`; `output_tokens_details.thinking_tokens`
 //! says how many, when the reply reports it. The API reports no price.
 
+use std::collections::BTreeMap;
+
 use reqwest::RequestBuilder;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatMessage, ChatRequest, Reasoning, ReportedUsage, ToolCall, Usage, WireReply,
+    ChatMessage, ChatRequest, Provider, Reasoning, ReportedUsage, ToolCall, Usage, WireReply,
+    batch::BatchApi,
     openai::merge_extra,
+    rejection::{Fields, Rejection},
+    stream,
+    wire::{StreamParts, WireFormat},
 };
 
 /// The API version every request names unless the player sets one (`anthropic-version`): the one
@@ -385,6 +391,245 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         finish_reason,
         tool_calls,
     })
+}
+
+/// Anthropic messages.
+pub(crate) struct Anthropic;
+
+impl WireFormat for Anthropic {
+    fn chat_url(&self, base_url: &str, _model: &str) -> String {
+        chat_url(base_url)
+    }
+
+    fn models_url(&self, base_url: &str) -> String {
+        models_url(base_url)
+    }
+
+    fn authorize(
+        &self,
+        request: RequestBuilder,
+        key: Option<&str>,
+        api_version: Option<&str>,
+    ) -> RequestBuilder {
+        authorize(request, key, api_version)
+    }
+
+    fn encode(&self, req: &ChatRequest) -> Value {
+        encode(req)
+    }
+
+    fn unsent_settings(&self, req: &ChatRequest) -> Vec<&'static str> {
+        dropped_settings(req)
+    }
+
+    fn decode(&self, body: &str) -> Result<WireReply, String> {
+        decode(body)
+    }
+
+    fn decode_usage(&self, body: &str) -> ReportedUsage {
+        decode_usage(body)
+    }
+
+    /// The `thinking` and `redacted_thinking` blocks, from the body as it is or from its stream
+    /// of events put together again.
+    fn stored_thinking(&self, raw_body: &str) -> Vec<Value> {
+        thinking_blocks(raw_body)
+            .or_else(|| {
+                let body = stream::assemble_stored(Provider::Anthropic, raw_body).to_string();
+                thinking_blocks(&body)
+            })
+            .unwrap_or_default()
+    }
+
+    fn streaming_request(&self, url: String, fields: &mut Map<String, Value>) -> String {
+        fields.insert("stream".into(), Value::Bool(true));
+        url
+    }
+
+    fn stream_parts(&self) -> Box<dyn StreamParts> {
+        Box::<AnthropicParts>::default()
+    }
+
+    fn rejection(&self, status: u16, fields: &Fields, message: &str) -> Option<Rejection> {
+        rejection(status, fields, message)
+    }
+
+    fn batch_api(&self) -> Option<BatchApi> {
+        Some(BatchApi::Anthropic)
+    }
+}
+
+/// Anthropic: `prompt is too long: N tokens > M maximum` (or the input plus `max_tokens`
+/// exceeding the context limit) is the context; an `invalid_request_error` names the field at
+/// fault first (`thinking.enabled.budget_tokens: ...`): a field of the dialog (`messages...`) is
+/// this request's content, any other field (`max_tokens`, `thinking`, `model`, ...) the player's
+/// settings. 413 `request_too_large` is this request.
+fn rejection(status: u16, f: &Fields, message: &str) -> Option<Rejection> {
+    if message.starts_with("prompt is too long")
+        || message.contains("exceed context limit")
+        || message.contains("context window")
+    {
+        return Some(Rejection::ContextExceeded);
+    }
+    if status == 413 {
+        return Some(Rejection::Invalid);
+    }
+    // An account without credit is refused with `invalid_request_error` too.
+    if f.kind != "invalid_request_error" || message.contains("credit balance") {
+        return None;
+    }
+    let field = f.message.split(':').next().unwrap_or_default();
+    let names_a_field = !field.contains(' ') && field.len() < f.message.len();
+    if names_a_field && !field.starts_with("messages") {
+        return None;
+    }
+    Some(Rejection::Invalid)
+}
+
+/// Anthropic events: the message from `message_start`, its blocks by index, the stop reason
+/// and the usage, `message_delta`'s counts laid over `message_start`'s.
+#[derive(Debug, Default)]
+pub(crate) struct AnthropicParts {
+    message: Option<Map<String, Value>>,
+    /// Block index → block type and text (or thinking, or a tool call's input as JSON text).
+    blocks: BTreeMap<u64, (String, String)>,
+    /// Block index → a `tool_use` block's id and name.
+    tools: BTreeMap<u64, (String, String)>,
+    /// Block index → what a thinking block must carry back besides its text: a `thinking`
+    /// block's `signature` (from `signature_delta`), a `redacted_thinking` block's `data`.
+    sealed: BTreeMap<u64, (&'static str, String)>,
+    stop_reason: Option<Value>,
+    usage: Map<String, Value>,
+}
+
+impl StreamParts for AnthropicParts {
+    fn push(&mut self, event: &str, data: Value, done: &mut bool) -> Result<(), String> {
+        let kind = data["type"].as_str().unwrap_or(event).to_owned();
+        let index = data["index"].as_u64().unwrap_or(0);
+        match kind.as_str() {
+            "message_start" => {
+                let mut message = data["message"].as_object().cloned().unwrap_or_default();
+                if let Some(Value::Object(usage)) = message.remove("usage") {
+                    self.usage.extend(usage);
+                }
+                self.message = Some(message);
+            }
+            "content_block_start" => {
+                let block = &data["content_block"];
+                let kind = block["type"].as_str().unwrap_or("text").to_owned();
+                if kind == "tool_use" {
+                    let id = block["id"].as_str().unwrap_or_default().to_owned();
+                    let name = block["name"].as_str().unwrap_or_default().to_owned();
+                    self.tools.insert(index, (id, name));
+                }
+                if let Some(data) = block["data"]
+                    .as_str()
+                    .filter(|_| kind == "redacted_thinking")
+                {
+                    self.sealed.insert(index, ("data", data.to_owned()));
+                }
+                if let Some(signature) = block["signature"].as_str().filter(|s| !s.is_empty()) {
+                    self.sealed
+                        .insert(index, ("signature", signature.to_owned()));
+                }
+                let text = block["text"]
+                    .as_str()
+                    .or(block["thinking"].as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                self.blocks.insert(index, (kind, text));
+            }
+            "content_block_delta" => {
+                let delta = &data["delta"];
+                let (kind, text) = match delta["type"].as_str() {
+                    Some("text_delta") => ("text", delta["text"].as_str()),
+                    Some("thinking_delta") => ("thinking", delta["thinking"].as_str()),
+                    // A tool call's input comes as pieces of its JSON text.
+                    Some("input_json_delta") => ("tool_use", delta["partial_json"].as_str()),
+                    Some("signature_delta") => {
+                        let piece = delta["signature"].as_str().unwrap_or_default();
+                        let sealed = self
+                            .sealed
+                            .entry(index)
+                            .or_insert_with(|| ("signature", String::new()));
+                        sealed.1.push_str(piece);
+                        return Ok(());
+                    }
+                    _ => return Ok(()),
+                };
+                let block = self
+                    .blocks
+                    .entry(index)
+                    .or_insert_with(|| (kind.to_owned(), String::new()));
+                block.1.push_str(text.unwrap_or_default());
+            }
+            "message_delta" => {
+                if let Some(reason) = data["delta"].get("stop_reason") {
+                    self.stop_reason = Some(reason.clone());
+                }
+                if let Some(usage) = data["usage"].as_object() {
+                    // The counts here are totals so far: they replace message_start's.
+                    self.usage.extend(
+                        usage
+                            .iter()
+                            .filter(|(_, v)| !v.is_null())
+                            .map(|(k, v)| (k.clone(), v.clone())),
+                    );
+                }
+            }
+            "message_stop" => *done = true,
+            "error" => {
+                let error = &data["error"];
+                return Err(format!(
+                    "the stream reported an error: {}: {}",
+                    error["type"].as_str().unwrap_or("error"),
+                    error["message"].as_str().unwrap_or("no message")
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn body(&self) -> Value {
+        let mut message = self.message.clone().unwrap_or_else(|| {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("message"));
+            m
+        });
+        let content: Vec<Value> = self
+            .blocks
+            .iter()
+            .map(|(index, (kind, text))| match kind.as_str() {
+                "thinking" => {
+                    let signature = self.sealed.get(index).map_or("", |s| s.1.as_str());
+                    json!({"type": "thinking", "thinking": text, "signature": signature})
+                }
+                "redacted_thinking" => {
+                    let data = self.sealed.get(index).map_or("", |s| s.1.as_str());
+                    json!({"type": "redacted_thinking", "data": data})
+                }
+                "tool_use" => {
+                    let (id, name) = self.tools.get(index).cloned().unwrap_or_default();
+                    // Input not (yet) whole JSON reads as no input.
+                    let input = serde_json::from_str::<Value>(text)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+                }
+                _ => json!({"type": kind, "text": text}),
+            })
+            .collect();
+        message.insert("content".into(), Value::Array(content));
+        if let Some(reason) = &self.stop_reason {
+            message.insert("stop_reason".into(), reason.clone());
+        }
+        if !self.usage.is_empty() {
+            message.insert("usage".into(), Value::Object(self.usage.clone()));
+        }
+        Value::Object(message)
+    }
 }
 
 #[cfg(test)]

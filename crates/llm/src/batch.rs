@@ -87,10 +87,27 @@ pub enum BatchError {
 /// # Errors
 /// [`BatchError::Unsupported`] for Gemini.
 pub fn supports_batch(provider: Provider) -> Result<(), BatchError> {
-    match provider {
-        Provider::OpenAiChat | Provider::OpenAiResponses | Provider::Anthropic => Ok(()),
-        Provider::Gemini => Err(BatchError::Unsupported { provider }),
-    }
+    batch_api(provider).map(|_| ())
+}
+
+/// The batch APIs spoken; a wire format names the one its requests go through
+/// (`batch_api` of its wire format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BatchApi {
+    /// OpenAI's Batch API: a JSONL file of requests to `path`, uploaded, then a batch over it.
+    OpenAi {
+        /// The path each line of the file names (`/v1/chat/completions`, `/v1/responses`).
+        path: &'static str,
+    },
+    /// Anthropic's Message Batches API: the requests in one JSON body.
+    Anthropic,
+}
+
+fn batch_api(provider: Provider) -> Result<BatchApi, BatchError> {
+    provider
+        .wire()
+        .batch_api()
+        .ok_or(BatchError::Unsupported { provider })
 }
 
 /// Whether `endpoint` can send batches: its wire format has a batch API and it is not Azure
@@ -99,11 +116,16 @@ pub fn supports_batch(provider: Provider) -> Result<(), BatchError> {
 /// # Errors
 /// [`BatchError::Unsupported`] for Gemini, [`BatchError::Azure`] for an Azure endpoint.
 pub fn supports_endpoint(endpoint: &Endpoint) -> Result<(), BatchError> {
-    supports_batch(endpoint.provider)?;
+    endpoint_api(endpoint).map(|_| ())
+}
+
+/// The batch API `endpoint`'s requests go through, as [`supports_endpoint`] decides.
+fn endpoint_api(endpoint: &Endpoint) -> Result<BatchApi, BatchError> {
+    let api = batch_api(endpoint.provider)?;
     if endpoint.azure {
         return Err(BatchError::Azure);
     }
-    Ok(())
+    Ok(api)
 }
 
 /// One request of a batch.
@@ -182,11 +204,11 @@ impl BatchClient {
         endpoint: &Endpoint,
         requests: &[BatchRequest],
     ) -> Result<String, BatchError> {
-        supports_endpoint(endpoint)?;
+        let api = endpoint_api(endpoint)?;
         let key = client::api_key(endpoint)?;
         let base = endpoint.base_url.trim_end_matches('/');
-        match endpoint.provider {
-            Provider::Anthropic => {
+        match api {
+            BatchApi::Anthropic => {
                 let body = json!({
                     "requests": requests.iter().map(|r| json!({
                         "custom_id": r.custom_id,
@@ -204,8 +226,7 @@ impl BatchClient {
                     .await?;
                 string_field(&answer, "id", &url)
             }
-            _ => {
-                let path = openai_path(endpoint.provider);
+            BatchApi::OpenAi { path } => {
                 let mut jsonl = String::new();
                 for r in requests {
                     let line = json!({
@@ -247,12 +268,12 @@ impl BatchClient {
         endpoint: &Endpoint,
         batch_id: &str,
     ) -> Result<BatchState, BatchError> {
-        supports_endpoint(endpoint)?;
+        let api = endpoint_api(endpoint)?;
         let key = client::api_key(endpoint)?;
         let base = endpoint.base_url.trim_end_matches('/');
         let text = |v: &Value, name: &str| v.get(name).and_then(Value::as_str).map(str::to_owned);
-        match endpoint.provider {
-            Provider::Anthropic => {
+        match api {
+            BatchApi::Anthropic => {
                 let url = format!("{base}/messages/batches/{batch_id}");
                 let batch = self
                     .send(endpoint, key.as_deref(), self.http.get(&url), &url)
@@ -269,7 +290,7 @@ impl BatchClient {
                     BatchState::Running(status)
                 })
             }
-            _ => {
+            BatchApi::OpenAi { .. } => {
                 let url = format!("{base}/batches/{batch_id}");
                 let batch = self
                     .send(endpoint, key.as_deref(), self.http.get(&url), &url)
@@ -325,12 +346,12 @@ impl BatchClient {
         endpoint: &Endpoint,
         ended: &EndedBatch,
     ) -> Result<Vec<(String, BatchOutcome)>, BatchError> {
-        supports_endpoint(endpoint)?;
+        let api = endpoint_api(endpoint)?;
         let key = client::api_key(endpoint)?;
         let base = endpoint.base_url.trim_end_matches('/');
         let mut outcomes = Vec::new();
-        match endpoint.provider {
-            Provider::Anthropic => {
+        match api {
+            BatchApi::Anthropic => {
                 let Some(url) = &ended.results_url else {
                     return Ok(outcomes);
                 };
@@ -341,7 +362,7 @@ impl BatchClient {
                     outcomes.push(anthropic_line(endpoint.provider, line, url)?);
                 }
             }
-            _ => {
+            BatchApi::OpenAi { .. } => {
                 for file in [&ended.output_file_id, &ended.error_file_id]
                     .into_iter()
                     .flatten()
@@ -415,14 +436,6 @@ impl BatchClient {
             return Err(error.into());
         }
         Ok(body)
-    }
-}
-
-/// The path a batch line of this wire format names.
-fn openai_path(provider: Provider) -> &'static str {
-    match provider {
-        Provider::OpenAiResponses => "/v1/responses",
-        _ => "/v1/chat/completions",
     }
 }
 

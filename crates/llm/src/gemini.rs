@@ -32,7 +32,12 @@ use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatMessage, ChatRequest, ReportedUsage, ToolCall, Usage, WireReply, openai::merge_extra,
+    ChatMessage, ChatRequest, ReportedUsage, ToolCall, Usage, WireReply,
+    batch::BatchApi,
+    openai::merge_extra,
+    rejection::{Fields, Rejection},
+    stream::error_of,
+    wire::{StreamParts, WireFormat},
 };
 
 /// The `generateContent` URL for `model` below `base_url`. A `models/` prefix on the name, as
@@ -346,6 +351,168 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         finish_reason,
         tool_calls,
     })
+}
+
+/// Google Gemini `generateContent`.
+pub(crate) struct Gemini;
+
+impl WireFormat for Gemini {
+    fn chat_url(&self, base_url: &str, model: &str) -> String {
+        chat_url(base_url, model)
+    }
+
+    fn models_url(&self, base_url: &str) -> String {
+        models_url(base_url)
+    }
+
+    fn authorize(
+        &self,
+        request: RequestBuilder,
+        key: Option<&str>,
+        _api_version: Option<&str>,
+    ) -> RequestBuilder {
+        authorize(request, key)
+    }
+
+    fn encode(&self, req: &ChatRequest) -> Value {
+        encode(req)
+    }
+
+    fn unsent_settings(&self, _req: &ChatRequest) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn decode(&self, body: &str) -> Result<WireReply, String> {
+        decode(body)
+    }
+
+    fn decode_usage(&self, body: &str) -> ReportedUsage {
+        decode_usage(body)
+    }
+
+    fn streaming_request(&self, url: String, _fields: &mut Map<String, Value>) -> String {
+        match url.strip_suffix(":generateContent") {
+            Some(model_url) => format!("{model_url}:streamGenerateContent?alt=sse"),
+            None => url,
+        }
+    }
+
+    fn stream_parts(&self) -> Box<dyn StreamParts> {
+        Box::<GeminiParts>::default()
+    }
+
+    fn rejection(&self, _status: u16, fields: &Fields, message: &str) -> Option<Rejection> {
+        rejection(fields, message)
+    }
+
+    /// Gemini's batch mode is not spoken.
+    fn batch_api(&self) -> Option<BatchApi> {
+        None
+    }
+}
+
+/// Gemini: `The input token count (N) exceeds the maximum number of tokens allowed (M).` is the
+/// context; a bad key (`API_KEY_INVALID`) or `FAILED_PRECONDITION` (location, billing) is the
+/// player's settings; any other `INVALID_ARGUMENT` is this request.
+fn rejection(f: &Fields, message: &str) -> Option<Rejection> {
+    if message.contains("input token count") && message.contains("exceeds the maximum") {
+        return Some(Rejection::ContextExceeded);
+    }
+    if f.reasons.iter().any(|r| r == "API_KEY_INVALID") || message.contains("api key") {
+        return None;
+    }
+    match f.kind.as_str() {
+        "INVALID_ARGUMENT" => Some(Rejection::Invalid),
+        _ => None,
+    }
+}
+
+/// Gemini chunks: the first candidate's parts (consecutive text of one kind merged, since a
+/// thought split over chunks is one thought), its finish reason, the last usage and any prompt
+/// feedback.
+#[derive(Debug, Default)]
+pub(crate) struct GeminiParts {
+    /// Whether a chunk had a candidate (a blocked prompt has none).
+    candidate: bool,
+    /// The parts in order: (thought, text), or a function call as sent (`None`, its part).
+    parts: Vec<(Option<bool>, Value)>,
+    finish_reason: Option<Value>,
+    usage: Option<Value>,
+    prompt_feedback: Option<Value>,
+}
+
+impl StreamParts for GeminiParts {
+    fn push(&mut self, _event: &str, data: Value, done: &mut bool) -> Result<(), String> {
+        if let Some(error) = error_of(&data) {
+            return Err(error);
+        }
+        if let Some(candidate) = data["candidates"].as_array().and_then(|c| c.first()) {
+            self.candidate = true;
+            for part in candidate["content"]["parts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                if part.get("functionCall").is_some() {
+                    // A function call comes whole in one chunk.
+                    self.parts.push((None, part.clone()));
+                    continue;
+                }
+                let Some(text) = part["text"].as_str() else {
+                    continue;
+                };
+                let thought = part["thought"].as_bool().unwrap_or(false);
+                match self.parts.last_mut() {
+                    Some((Some(kind), Value::String(so_far))) if *kind == thought => {
+                        so_far.push_str(text)
+                    }
+                    _ => self.parts.push((Some(thought), json!(text))),
+                }
+            }
+            if let Some(reason) = candidate.get("finishReason").filter(|r| !r.is_null()) {
+                self.finish_reason = Some(reason.clone());
+                *done = true;
+            }
+        }
+        if let Some(usage) = data.get("usageMetadata").filter(|u| !u.is_null()) {
+            self.usage = Some(usage.clone());
+        }
+        if let Some(feedback) = data.get("promptFeedback").filter(|f| !f.is_null()) {
+            self.prompt_feedback = Some(feedback.clone());
+            if feedback.get("blockReason").is_some() {
+                *done = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn body(&self) -> Value {
+        let mut body = Map::new();
+        if self.candidate {
+            let parts: Vec<Value> = self
+                .parts
+                .iter()
+                .map(|(thought, text)| match thought {
+                    Some(true) => json!({"text": text, "thought": true}),
+                    Some(false) => json!({"text": text}),
+                    None => text.clone(),
+                })
+                .collect();
+            let mut candidate = Map::new();
+            candidate.insert("content".into(), json!({"parts": parts, "role": "model"}));
+            if let Some(reason) = &self.finish_reason {
+                candidate.insert("finishReason".into(), reason.clone());
+            }
+            body.insert("candidates".into(), json!([candidate]));
+        }
+        if let Some(usage) = &self.usage {
+            body.insert("usageMetadata".into(), usage.clone());
+        }
+        if let Some(feedback) = &self.prompt_feedback {
+            body.insert("promptFeedback".into(), feedback.clone());
+        }
+        Value::Object(body)
+    }
 }
 
 #[cfg(test)]

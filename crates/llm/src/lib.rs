@@ -53,6 +53,7 @@ mod responses;
 mod retry;
 mod sse;
 mod stream;
+mod wire;
 
 use std::{fmt, str::FromStr, time::Duration};
 
@@ -75,7 +76,8 @@ pub use self::{
     retry::{DEFAULT_DECODE_RETRIES, RetryPolicy, parse_retry_after},
 };
 
-/// The wire format an endpoint speaks. Each variant has its own module beside `openai.rs`.
+/// The wire format an endpoint speaks. Each variant has its own module beside `openai.rs`, which
+/// implements the crate's wire-format trait (`Provider::wire` says which).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Provider {
     /// OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp, Ollama, OpenRouter, ...).
@@ -102,6 +104,16 @@ impl Provider {
         Provider::Gemini,
     ];
 
+    /// How this format is spoken: the one place that lists each format's module.
+    pub(crate) fn wire(self) -> &'static dyn wire::WireFormat {
+        match self {
+            Provider::OpenAiChat => &openai::OpenAiChat,
+            Provider::OpenAiResponses => &responses::OpenAiResponses,
+            Provider::Anthropic => &anthropic::Anthropic,
+            Provider::Gemini => &gemini::Gemini,
+        }
+    }
+
     /// The provider's name as used in scripts and the store.
     pub fn name(self) -> &'static str {
         match self {
@@ -114,21 +126,12 @@ impl Provider {
 
     /// The URL a chat request for `model` is posted to.
     fn chat_url(self, base_url: &str, model: &str) -> String {
-        match self {
-            Provider::OpenAiChat => openai::chat_url(base_url),
-            Provider::OpenAiResponses => responses::chat_url(base_url),
-            Provider::Anthropic => anthropic::chat_url(base_url),
-            Provider::Gemini => gemini::chat_url(base_url, model),
-        }
+        self.wire().chat_url(base_url, model)
     }
 
     /// The model-list URL, used as a cheap reachability and key check.
     fn models_url(self, base_url: &str) -> String {
-        match self {
-            Provider::OpenAiChat | Provider::OpenAiResponses => openai::models_url(base_url),
-            Provider::Anthropic => anthropic::models_url(base_url),
-            Provider::Gemini => gemini::models_url(base_url),
-        }
+        self.wire().models_url(base_url)
     }
 
     /// Adds the provider's fixed headers and, when there is one, its API-key header.
@@ -138,47 +141,18 @@ impl Provider {
         key: Option<&str>,
         api_version: Option<&str>,
     ) -> RequestBuilder {
-        match self {
-            Provider::OpenAiChat | Provider::OpenAiResponses => openai::authorize(request, key),
-            Provider::Anthropic => anthropic::authorize(request, key, api_version),
-            Provider::Gemini => gemini::authorize(request, key),
-        }
+        self.wire().authorize(request, key, api_version)
     }
 
     fn encode(self, req: &ChatRequest) -> Value {
-        match self {
-            Provider::OpenAiChat => openai::encode(req),
-            Provider::OpenAiResponses => responses::encode(req),
-            Provider::Anthropic => anthropic::encode(req),
-            Provider::Gemini => gemini::encode(req),
-        }
+        self.wire().encode(req)
     }
 
     /// The settings of `req` this format does not send, by name (`temperature`, `top_p`,
     /// `seed`): those its API version has no field for, or the model refuses. The stored
     /// request names them (`not_sent`).
     pub fn unsent_settings(self, req: &ChatRequest) -> Vec<&'static str> {
-        let sampling = [
-            ("temperature", req.temperature.is_some()),
-            ("top_p", req.top_p.is_some()),
-        ];
-        let set = |names: &[(&'static str, bool)]| -> Vec<&'static str> {
-            names.iter().filter(|(_, s)| *s).map(|(n, _)| *n).collect()
-        };
-        match self {
-            Provider::OpenAiChat if openai::is_openai_reasoning_model(&req.model) => set(&sampling),
-            Provider::OpenAiChat | Provider::Gemini => Vec::new(),
-            Provider::OpenAiResponses => {
-                let mut names = if req.reasoning.as_ref().is_some_and(Reasoning::is_enabled) {
-                    set(&sampling)
-                } else {
-                    Vec::new()
-                };
-                names.extend(set(&[("seed", req.seed.is_some())]));
-                names
-            }
-            Provider::Anthropic => anthropic::dropped_settings(req),
-        }
+        self.wire().unsent_settings(req)
     }
 
     /// Whether an error answer refuses the request for good, by this provider's rules.
@@ -187,12 +161,7 @@ impl Provider {
     }
 
     fn decode(self, body: &str) -> Result<WireReply, String> {
-        match self {
-            Provider::OpenAiChat => openai::decode(body),
-            Provider::OpenAiResponses => responses::decode(body),
-            Provider::Anthropic => anthropic::decode(body),
-            Provider::Gemini => gemini::decode(body),
-        }
+        self.wire().decode(body)
     }
 
     /// The tool calls of a stored response body, as the reply that brought it had them: the body
@@ -213,26 +182,13 @@ impl Provider {
     /// `redacted_thinking` blocks, read from the body as it is or from its stream of events put
     /// together again. Empty for the other formats and for a body that does not decode.
     pub fn stored_thinking(self, raw_body: &str) -> Vec<Value> {
-        if self != Provider::Anthropic {
-            return Vec::new();
-        }
-        anthropic::thinking_blocks(raw_body)
-            .or_else(|| {
-                let body = stream::assemble_stored(self, raw_body).to_string();
-                anthropic::thinking_blocks(&body)
-            })
-            .unwrap_or_default()
+        self.wire().stored_thinking(raw_body)
     }
 
     /// The usage and cost a response body reports, whatever else it holds; nothing when it is
     /// not JSON or reports none.
     pub fn reported_usage(self, body: &str) -> ReportedUsage {
-        match self {
-            Provider::OpenAiChat => openai::decode_usage(body),
-            Provider::OpenAiResponses => responses::decode_usage(body),
-            Provider::Anthropic => anthropic::decode_usage(body),
-            Provider::Gemini => gemini::decode_usage(body),
-        }
+        self.wire().decode_usage(body)
     }
 }
 
@@ -246,13 +202,13 @@ impl FromStr for Provider {
     type Err = LlmError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "openai_chat" | "openai" => Ok(Provider::OpenAiChat),
-            "openai_responses" => Ok(Provider::OpenAiResponses),
-            "anthropic" => Ok(Provider::Anthropic),
-            "gemini" => Ok(Provider::Gemini),
-            _ => Err(LlmError::UnknownProvider { name: s.to_owned() }),
+        if s == "openai" {
+            return Ok(Provider::OpenAiChat); // the name before the Responses API came
         }
+        Provider::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| LlmError::UnknownProvider { name: s.to_owned() })
     }
 }
 

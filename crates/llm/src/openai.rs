@@ -18,6 +18,8 @@
 //! the reply's `message.tool_calls` are its calls (`arguments` a JSON text), sent back in the
 //! assistant message, and each result is a `tool` message naming its `tool_call_id`.
 
+use std::collections::BTreeMap;
+
 use reqwest::RequestBuilder;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -26,6 +28,10 @@ use tracing::debug;
 use super::{
     ChatMessage, ChatRequest, ProviderCost, ReportedUsage, ToolCall, Usage, WireReply,
     WireUsageReport,
+    batch::BatchApi,
+    rejection::{Fields, Rejection},
+    stream::{append, error_of},
+    wire::{StreamParts, WireFormat, sampling_settings},
 };
 
 /// The chat-completions URL below `base_url` (which ends in `/v1` or similar).
@@ -325,6 +331,193 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         finish_reason: choice.finish_reason,
         tool_calls,
     })
+}
+
+/// OpenAI-compatible chat completions.
+pub(crate) struct OpenAiChat;
+
+impl WireFormat for OpenAiChat {
+    fn chat_url(&self, base_url: &str, _model: &str) -> String {
+        chat_url(base_url)
+    }
+
+    fn models_url(&self, base_url: &str) -> String {
+        models_url(base_url)
+    }
+
+    fn authorize(
+        &self,
+        request: RequestBuilder,
+        key: Option<&str>,
+        _api_version: Option<&str>,
+    ) -> RequestBuilder {
+        authorize(request, key)
+    }
+
+    fn encode(&self, req: &ChatRequest) -> Value {
+        encode(req)
+    }
+
+    fn unsent_settings(&self, req: &ChatRequest) -> Vec<&'static str> {
+        if is_openai_reasoning_model(&req.model) {
+            sampling_settings(req)
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn decode(&self, body: &str) -> Result<WireReply, String> {
+        decode(body)
+    }
+
+    fn decode_usage(&self, body: &str) -> ReportedUsage {
+        decode_usage(body)
+    }
+
+    fn streaming_request(&self, url: String, fields: &mut Map<String, Value>) -> String {
+        fields.insert("stream".into(), Value::Bool(true));
+        // Without it, a streamed chat completion reports no usage at all.
+        fields.insert("stream_options".into(), json!({"include_usage": true}));
+        url
+    }
+
+    fn stream_parts(&self) -> Box<dyn StreamParts> {
+        Box::<ChatParts>::default()
+    }
+
+    fn rejection(&self, _status: u16, fields: &Fields, message: &str) -> Option<Rejection> {
+        rejection(fields, message)
+    }
+
+    fn batch_api(&self) -> Option<BatchApi> {
+        Some(BatchApi::OpenAi {
+            path: "/v1/chat/completions",
+        })
+    }
+}
+
+/// OpenAI (chat and Responses) and the servers that copy its errors (vLLM, OpenRouter): the
+/// code `context_length_exceeded`, or vLLM's and OpenRouter's "maximum context length" message;
+/// an unknown model or key (`model_not_found`, `invalid_api_key`, `param: model`) is settings.
+pub(crate) fn rejection(f: &Fields, message: &str) -> Option<Rejection> {
+    if f.code == "context_length_exceeded"
+        || message.contains("maximum context length")
+        || message.contains("exceeds the context window")
+    {
+        return Some(Rejection::ContextExceeded);
+    }
+    if matches!(f.code.as_str(), "model_not_found" | "invalid_api_key") || f.param == "model" {
+        return None;
+    }
+    Some(Rejection::Invalid)
+}
+
+/// Chat-completion chunks: the first choice's deltas, its finish reason and the usage chunk.
+#[derive(Debug, Default)]
+pub(crate) struct ChatParts {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+    /// Tool calls by their `index`: id, name and the arguments' text, each sent in pieces.
+    tool_calls: BTreeMap<u64, ChatToolCall>,
+}
+
+/// One tool call of a chat-completions stream, put together from its deltas.
+#[derive(Debug, Default)]
+struct ChatToolCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+impl StreamParts for ChatParts {
+    fn push(&mut self, _event: &str, data: Value, _done: &mut bool) -> Result<(), String> {
+        if let Some(error) = error_of(&data) {
+            return Err(error);
+        }
+        let choice = data["choices"].as_array().and_then(|choices| {
+            choices
+                .iter()
+                .find(|c| c["index"].as_u64().unwrap_or(0) == 0)
+        });
+        if let Some(choice) = choice {
+            let delta = &choice["delta"];
+            append(&mut self.content, delta["content"].as_str());
+            append(
+                &mut self.reasoning_content,
+                delta["reasoning_content"].as_str(),
+            );
+            append(&mut self.reasoning, delta["reasoning"].as_str());
+            for (position, call) in delta["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                // The first delta of a call brings its id and name, later ones pieces of the
+                // arguments; `index` says which call (a server without it sends one at a time).
+                let index = call["index"].as_u64().unwrap_or(position as u64);
+                let entry = self.tool_calls.entry(index).or_default();
+                if let Some(id) = call["id"].as_str() {
+                    entry.id = Some(id.to_owned());
+                }
+                let function = &call["function"];
+                entry
+                    .name
+                    .push_str(function["name"].as_str().unwrap_or_default());
+                entry
+                    .arguments
+                    .push_str(function["arguments"].as_str().unwrap_or_default());
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                self.finish_reason = Some(reason.to_owned());
+            }
+        }
+        if let Some(usage) = data.get("usage").filter(|u| !u.is_null()) {
+            self.usage = Some(usage.clone());
+        }
+        Ok(())
+    }
+
+    fn body(&self) -> Value {
+        let mut message = Map::new();
+        message.insert("role".into(), json!("assistant"));
+        message.insert("content".into(), json!(self.content));
+        if let Some(r) = &self.reasoning_content {
+            message.insert("reasoning_content".into(), json!(r));
+        }
+        if let Some(r) = &self.reasoning {
+            message.insert("reasoning".into(), json!(r));
+        }
+        if !self.tool_calls.is_empty() {
+            let calls: Vec<Value> = self
+                .tool_calls
+                .values()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function", "function": {
+                        "name": c.name,
+                        "arguments": c.arguments,
+                    }})
+                })
+                .collect();
+            message.insert("tool_calls".into(), Value::Array(calls));
+        }
+        json!({
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+            "usage": self.usage,
+        })
+    }
+
+    fn is_end_marker(&self, data: &str) -> bool {
+        data.trim() == "[DONE]"
+    }
+
+    fn is_whole_without_end(&self) -> bool {
+        self.finish_reason.is_some()
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Which HTTP errors are a provider refusing *this request* for good, decided per provider from
-//! its error bodies (see the fixtures beside this module): sending the same request again gets the
+//! its error bodies (see the fixtures beside this module; each format's own rules are in its
+//! module, `rejection` of its wire format): sending the same request again gets the
 //! same answer, so a game that needs it cannot go on, on this run or any other.
 //!
 //! Two kinds are told apart ([`Rejection`]): the prompt does not fit the model's context, and any
@@ -35,12 +36,17 @@ impl Rejection {
 }
 
 /// The error object's fields, whatever the provider's shape.
-struct Fields {
-    kind: String,
-    code: String,
-    param: String,
-    message: String,
-    reasons: Vec<String>,
+pub(crate) struct Fields {
+    /// `type` (or, when absent, `status`, as Gemini names it).
+    pub(crate) kind: String,
+    /// `code`.
+    pub(crate) code: String,
+    /// `param`: the request field at fault.
+    pub(crate) param: String,
+    /// `message`, as sent.
+    pub(crate) message: String,
+    /// The `reason` of each of Gemini's `details`.
+    pub(crate) reasons: Vec<String>,
 }
 
 fn fields(body: &str) -> Fields {
@@ -94,70 +100,7 @@ pub(super) fn classify(provider: Provider, status: u16, body: &str) -> Option<Re
     {
         return Some(Rejection::ContextExceeded);
     }
-    match provider {
-        Provider::OpenAiChat | Provider::OpenAiResponses => openai(&f, &message),
-        Provider::Anthropic => anthropic(status, &f, &message),
-        Provider::Gemini => gemini(&f, &message),
-    }
-}
-
-/// OpenAI (chat and Responses) and the servers that copy its errors (vLLM, OpenRouter): the
-/// code `context_length_exceeded`, or vLLM's and OpenRouter's "maximum context length" message;
-/// an unknown model or key (`model_not_found`, `invalid_api_key`, `param: model`) is settings.
-fn openai(f: &Fields, message: &str) -> Option<Rejection> {
-    if f.code == "context_length_exceeded"
-        || message.contains("maximum context length")
-        || message.contains("exceeds the context window")
-    {
-        return Some(Rejection::ContextExceeded);
-    }
-    if matches!(f.code.as_str(), "model_not_found" | "invalid_api_key") || f.param == "model" {
-        return None;
-    }
-    Some(Rejection::Invalid)
-}
-
-/// Anthropic: `prompt is too long: N tokens > M maximum` (or the input plus `max_tokens`
-/// exceeding the context limit) is the context; an `invalid_request_error` names the field at
-/// fault first (`thinking.enabled.budget_tokens: ...`): a field of the dialog (`messages...`) is
-/// this request's content, any other field (`max_tokens`, `thinking`, `model`, ...) the player's
-/// settings. 413 `request_too_large` is this request.
-fn anthropic(status: u16, f: &Fields, message: &str) -> Option<Rejection> {
-    if message.starts_with("prompt is too long")
-        || message.contains("exceed context limit")
-        || message.contains("context window")
-    {
-        return Some(Rejection::ContextExceeded);
-    }
-    if status == 413 {
-        return Some(Rejection::Invalid);
-    }
-    // An account without credit is refused with `invalid_request_error` too.
-    if f.kind != "invalid_request_error" || message.contains("credit balance") {
-        return None;
-    }
-    let field = f.message.split(':').next().unwrap_or_default();
-    let names_a_field = !field.contains(' ') && field.len() < f.message.len();
-    if names_a_field && !field.starts_with("messages") {
-        return None;
-    }
-    Some(Rejection::Invalid)
-}
-
-/// Gemini: `The input token count (N) exceeds the maximum number of tokens allowed (M).` is the
-/// context; a bad key (`API_KEY_INVALID`) or `FAILED_PRECONDITION` (location, billing) is the
-/// player's settings; any other `INVALID_ARGUMENT` is this request.
-fn gemini(f: &Fields, message: &str) -> Option<Rejection> {
-    if message.contains("input token count") && message.contains("exceeds the maximum") {
-        return Some(Rejection::ContextExceeded);
-    }
-    if f.reasons.iter().any(|r| r == "API_KEY_INVALID") || message.contains("api key") {
-        return None;
-    }
-    match f.kind.as_str() {
-        "INVALID_ARGUMENT" => Some(Rejection::Invalid),
-        _ => None,
-    }
+    provider.wire().rejection(status, &f, &message)
 }
 
 #[cfg(test)]

@@ -29,14 +29,20 @@
 //! writes), and `output_tokens_details.reasoning_tokens`;
 //! OpenRouter's Responses API adds `cost`, `cost_details` and `is_byok` (see [`ProviderCost`]).
 
+use std::collections::BTreeMap;
+
+use reqwest::RequestBuilder;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
 use super::{
-    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, ToolCall, Usage, WireReply,
+    ChatMessage, ChatRequest, ProviderCost, Reasoning, ReportedUsage, ToolCall, Usage, WireReply,
     WireUsageReport,
-    openai::{insert_sampling, merge_extra},
+    batch::BatchApi,
+    openai::{self, insert_sampling, merge_extra},
+    rejection::{Fields, Rejection},
+    wire::{StreamParts, WireFormat, sampling_settings},
 };
 
 /// The Responses URL below `base_url` (which ends in `/v1`).
@@ -356,6 +362,175 @@ pub(super) fn decode(body: &str) -> Result<WireReply, String> {
         finish_reason,
         tool_calls,
     })
+}
+
+/// The OpenAI Responses API.
+pub(crate) struct OpenAiResponses;
+
+impl WireFormat for OpenAiResponses {
+    fn chat_url(&self, base_url: &str, _model: &str) -> String {
+        chat_url(base_url)
+    }
+
+    fn models_url(&self, base_url: &str) -> String {
+        openai::models_url(base_url)
+    }
+
+    fn authorize(
+        &self,
+        request: RequestBuilder,
+        key: Option<&str>,
+        _api_version: Option<&str>,
+    ) -> RequestBuilder {
+        openai::authorize(request, key)
+    }
+
+    fn encode(&self, req: &ChatRequest) -> Value {
+        encode(req)
+    }
+
+    /// With reasoning on, the API refuses sampling settings; it has no `seed` at all.
+    fn unsent_settings(&self, req: &ChatRequest) -> Vec<&'static str> {
+        let mut names = if req.reasoning.as_ref().is_some_and(Reasoning::is_enabled) {
+            sampling_settings(req)
+        } else {
+            Vec::new()
+        };
+        if req.seed.is_some() {
+            names.push("seed");
+        }
+        names
+    }
+
+    fn decode(&self, body: &str) -> Result<WireReply, String> {
+        decode(body)
+    }
+
+    fn decode_usage(&self, body: &str) -> ReportedUsage {
+        decode_usage(body)
+    }
+
+    fn streaming_request(&self, url: String, fields: &mut Map<String, Value>) -> String {
+        fields.insert("stream".into(), Value::Bool(true));
+        url
+    }
+
+    fn stream_parts(&self) -> Box<dyn StreamParts> {
+        Box::<ResponsesParts>::default()
+    }
+
+    /// As OpenAI's chat completions: the same error objects.
+    fn rejection(&self, _status: u16, fields: &Fields, message: &str) -> Option<Rejection> {
+        openai::rejection(fields, message)
+    }
+
+    fn batch_api(&self) -> Option<BatchApi> {
+        Some(BatchApi::OpenAi {
+            path: "/v1/responses",
+        })
+    }
+}
+
+/// One output item of a Responses stream, by its `output_index`.
+#[derive(Debug, Default)]
+struct ResponsesItem {
+    kind: Option<String>,
+    /// `content_index` → part type and text.
+    content: BTreeMap<u64, (&'static str, String)>,
+    /// `summary_index` → text.
+    summary: BTreeMap<u64, String>,
+}
+
+/// Responses events: the deltas of each output item, and the final response when it came.
+#[derive(Debug, Default)]
+pub(crate) struct ResponsesParts {
+    items: BTreeMap<u64, ResponsesItem>,
+    last: Option<Value>,
+}
+
+impl StreamParts for ResponsesParts {
+    fn push(&mut self, event: &str, data: Value, done: &mut bool) -> Result<(), String> {
+        let kind = data["type"].as_str().unwrap_or(event).to_owned();
+        let index = |name: &str| data[name].as_u64().unwrap_or(0);
+        let delta = || data["delta"].as_str().unwrap_or_default();
+        match kind.as_str() {
+            "response.output_item.added" => {
+                let item = self.items.entry(index("output_index")).or_default();
+                item.kind = data["item"]["type"].as_str().map(str::to_owned);
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let part = if kind == "response.refusal.delta" {
+                    "refusal"
+                } else {
+                    "output_text"
+                };
+                let item = self.items.entry(index("output_index")).or_default();
+                item.kind.get_or_insert_with(|| "message".to_owned());
+                let entry = item
+                    .content
+                    .entry(index("content_index"))
+                    .or_insert((part, String::new()));
+                entry.1.push_str(delta());
+            }
+            "response.reasoning_summary_text.delta" => {
+                let item = self.items.entry(index("output_index")).or_default();
+                item.kind.get_or_insert_with(|| "reasoning".to_owned());
+                let text = item.summary.entry(index("summary_index")).or_default();
+                text.push_str(delta());
+            }
+            "response.reasoning_text.delta" => {
+                let item = self.items.entry(index("output_index")).or_default();
+                item.kind.get_or_insert_with(|| "reasoning".to_owned());
+                let entry = item
+                    .content
+                    .entry(index("content_index"))
+                    .or_insert(("reasoning_text", String::new()));
+                entry.1.push_str(delta());
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                self.last = Some(data["response"].clone());
+                *done = true;
+            }
+            "error" => {
+                let message = data["message"].as_str().unwrap_or("no message");
+                let code = data["code"].as_str().unwrap_or("error");
+                return Err(format!("the stream reported an error: {code}: {message}"));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn body(&self) -> Value {
+        if let Some(last) = &self.last {
+            return last.clone();
+        }
+        let output: Vec<Value> = self
+            .items
+            .values()
+            .map(|item| {
+                let content: Vec<Value> = item
+                    .content
+                    .values()
+                    .map(|(kind, text)| match *kind {
+                        "refusal" => json!({"type": kind, "refusal": text}),
+                        _ => json!({"type": kind, "text": text}),
+                    })
+                    .collect();
+                let summary: Vec<Value> = item
+                    .summary
+                    .values()
+                    .map(|text| json!({"type": "summary_text", "text": text}))
+                    .collect();
+                json!({
+                    "type": item.kind.as_deref().unwrap_or("message"),
+                    "content": content,
+                    "summary": summary,
+                })
+            })
+            .collect();
+        json!({"object": "response", "status": "in_progress", "output": output})
+    }
 }
 
 #[cfg(test)]

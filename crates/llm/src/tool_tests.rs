@@ -2,7 +2,7 @@
 //! request arena sends for one agentic turn through tools (tools offered, an earlier call and its
 //! result in the conversation) and what it reads from each provider's tool-calling reply. A
 //! change of either shape fails with the file to look at; `ARENA_BLESS=1 cargo test --lib
-//! llm::tool_tests` writes the files instead (review the diff before committing it).
+//! tool_tests` writes the files instead (review the diff before committing it).
 
 use std::path::Path;
 
