@@ -36,7 +36,7 @@ use thiserror::Error;
 
 use super::{
     GameError,
-    game::GameEnv,
+    env::GameEnv,
     players::{SetupProblem, probe_node_limit},
     spec::{EngineOptionValue, PlayerSpec, TournamentSpec},
 };

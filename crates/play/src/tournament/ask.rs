@@ -19,7 +19,7 @@ use futures_util::future::join_all;
 
 use super::{
     GameError,
-    game::GameEnv,
+    env::GameEnv,
     players::Participant,
     spec::{ModelSpec, PlayerSpec},
 };

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use shakmaty::Move;
 
-use super::{GameError, game::GameEnv};
+use super::{GameError, env::GameEnv};
 use crate::{
     board::{Game, GameEnd, GameResult, Termination},
     store::{GameRow, HumanAction, HumanActionRow, Leased},

@@ -12,6 +12,7 @@ pub mod budget;
 pub mod degenerate;
 pub mod dryrun;
 pub mod endpoint_line;
+pub mod env;
 mod error;
 pub mod experiment;
 pub mod game;

@@ -1,7 +1,7 @@
 //! The scripts a tournament runs under, as the tournament sees them: one validated generation of
 //! them ([`Rules`]) and the host that loads generations ([`ScriptHost`]).
 //!
-//! The Lua host (`src/lua`) implements both traits and is handed to [`super::run`] by the binary;
+//! The Lua host (`crates/lua`) implements both traits and is handed to [`super::run`] by the binary;
 //! the tournament itself never sees Lua.
 
 use std::{

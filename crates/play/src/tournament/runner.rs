@@ -17,7 +17,8 @@ use super::{
     adjudicate::Adjudication,
     analysis::{AnalysisReport, AnalysisWorker},
     budget::{self, LiveLedger, Reached},
-    game::{self, GameEnv, GameOutcome},
+    env::GameEnv,
+    game::{self, GameOutcome},
     players::Roster,
     progress::Progress,
     reload,
@@ -26,8 +27,11 @@ use super::{
     versions,
     worker::Worker,
 };
-use crate::store::{
-    ErrorKind, Fence, GameRow, GameStatus, LeaseKind, PlayerRecord, Store, current_attempts,
+use crate::{
+    board::book::Opening,
+    store::{
+        ErrorKind, Fence, GameRow, GameStatus, LeaseKind, PlayerRecord, Store, current_attempts,
+    },
 };
 
 /// Games played at once when neither the script nor the command line says.
@@ -111,6 +115,83 @@ pub async fn run(
     options: RunOptions,
     host: Arc<dyn ScriptHost>,
 ) -> Result<RunSummary, TournamentError> {
+    let checked = check_before_play(&options, host.as_ref())?;
+    let roster = Arc::new(Roster::prepare(&checked.spec).await?);
+    let adjudication = Adjudication::prepare(&checked.spec).await?.map(Arc::new);
+    let store = Arc::new(Store::open(&options.db)?);
+    let (tournament, replays) = register(&store, &options, &checked)?;
+    let (generations, _watcher) = watch_scripts(options.watch, &host, &checked.first);
+    let services = Services::start(
+        &options,
+        &checked,
+        &store,
+        tournament,
+        &roster,
+        adjudication.as_ref(),
+    )?;
+    let mut summary = RunSummary {
+        tournament,
+        finished: 0,
+        errored: Vec::new(),
+        stopped: None,
+        analysis: None,
+        budget_stops: Vec::new(),
+        replays,
+        voided: Vec::new(),
+        lost: Vec::new(),
+    };
+    let round = Round {
+        env: &services.env,
+        scripts: Scripts {
+            host: host.as_ref(),
+            generations: &generations,
+        },
+        budgets: Budgets {
+            spec: &checked.spec,
+            prices: &checked.prices,
+            ledger: &services.ledger,
+        },
+        openings: &checked.openings,
+        concurrency: options
+            .concurrency
+            .or(checked.spec.settings.concurrency)
+            .unwrap_or(DEFAULT_CONCURRENCY)
+            .max(1),
+        workers: Workers {
+            play: &options.worker,
+            analysis: services.analysis.as_ref(),
+        },
+    };
+    play_rounds(&round, &mut summary).await?;
+    services
+        .wind_down(
+            &checked.prices,
+            &roster,
+            adjudication.as_ref(),
+            &mut summary,
+        )
+        .await;
+    Ok(summary)
+}
+
+/// What is read and checked before any endpoint is contacted.
+struct Checked {
+    /// The scripts' first generation, and the tournament it describes.
+    first: Arc<dyn Rules>,
+    spec: super::spec::TournamentSpec,
+    openings: Vec<Opening>,
+    /// The name the tournament is stored under (see [`choose_version`]).
+    stored_name: String,
+    prices: crate::llm::PriceTable,
+}
+
+/// Loads the scripts and the openings, and checks what can be checked before any endpoint is
+/// contacted: a finished tournament whose scripts changed is not run again under its old name
+/// (`--new-version` picks the next version's), and a dollar budget must be measurable.
+fn check_before_play(
+    options: &RunOptions,
+    host: &dyn ScriptHost,
+) -> Result<Checked, TournamentError> {
     let first = host.load(&options.script, 1)?;
     let spec = first.spec().clone();
     let settings = &spec.settings;
@@ -121,35 +202,46 @@ pub async fn run(
         settings.seed,
     )
     .map_err(|source| TournamentError::Openings { at, source })?;
-    // Before any endpoint is contacted: a finished tournament whose scripts changed is not run
-    // again under its old name, and `--new-version` picks the next version's.
     let stored_name = if crate::store::location_exists(&options.db) {
         let store = Store::open(&options.db)?;
         choose_version(&store, first.as_ref(), openings.len(), options.new_version)?
     } else {
         settings.name.clone()
     };
-    // Before any endpoint is contacted: a dollar budget must be measurable.
     let prices = budget::price_table(settings);
     budget::check_priced(&spec, &prices)?;
-    let roster = Arc::new(Roster::prepare(&spec).await?);
-    let adjudication = Adjudication::prepare(&spec).await?.map(Arc::new);
+    Ok(Checked {
+        first,
+        spec,
+        openings,
+        stored_name,
+        prices,
+    })
+}
 
-    let store = Arc::new(Store::open(&options.db)?);
-    let worker = options.worker.clone();
-    let settings_json = serde_json::to_string(settings)?;
+/// Opens the tournament in the store with its players and scripts, and schedules again the
+/// slots that a harness fault made void in an earlier run (not in the run that voided them: a
+/// fault that recurs must not loop). Returns the tournament's id and the replays, each as
+/// (replay, the game it plays again).
+fn register(
+    store: &Store,
+    options: &RunOptions,
+    checked: &Checked,
+) -> Result<(i64, Vec<(u32, u32)>), TournamentError> {
+    let settings_json = serde_json::to_string(&checked.spec.settings)?;
     let tournament = store.open_tournament(
-        &stored_name,
+        &checked.stored_name,
         &options.script.display().to_string(),
         &settings_json,
     )?;
-    for player in &spec.players {
+    for player in &checked.spec.players {
         // The spec as written, plus the mode's effective options, so that reports can tell how
         // the player played (mode, legal moves shown) without re-running scripts.
         let mut settings = serde_json::to_value(player)?;
-        if let (Some(object), Some(options)) =
-            (settings.as_object_mut(), first.mode_options(player.name()))
-        {
+        if let (Some(object), Some(options)) = (
+            settings.as_object_mut(),
+            checked.first.mode_options(player.name()),
+        ) {
             object.insert(
                 "mode_options".into(),
                 serde_json::Value::Object(options.clone()),
@@ -164,103 +256,165 @@ pub async fn run(
             },
         )?;
     }
-    save_scripts(&store, first.as_ref())?;
-    // Slots that a harness fault made void in an earlier run are played again now (not in the
-    // run that voided them: a fault that recurs must not loop).
-    let replays: Vec<(u32, u32)> = {
-        let games = store.games(tournament.id)?;
-        store
-            .schedule_replays(tournament.id)?
-            .iter()
-            .map(|r| {
-                let of = games.iter().find(|g| Some(g.id) == r.replay_of);
-                (r.index, of.map_or(r.slot, |g| g.index))
-            })
-            .collect()
-    };
+    save_scripts(store, checked.first.as_ref())?;
+    let games = store.games(tournament.id)?;
+    let replays: Vec<(u32, u32)> = store
+        .schedule_replays(tournament.id)?
+        .iter()
+        .map(|r| {
+            let of = games.iter().find(|g| Some(g.id) == r.replay_of);
+            (r.index, of.map_or(r.slot, |g| g.index))
+        })
+        .collect();
     for (replay, of) in &replays {
         tracing::info!("game {of} was void by a harness fault: game {replay} plays it again");
     }
+    Ok((tournament.id, replays))
+}
 
-    let (generations, _watcher) = if options.watch {
+/// The scripts' generations: the first one, and with `watch` each newer one the watcher
+/// loads when a script changes (the watcher must live as long as the run).
+fn watch_scripts(
+    watch: bool,
+    host: &Arc<dyn ScriptHost>,
+    first: &Arc<dyn Rules>,
+) -> (
+    watch::Receiver<Arc<dyn Rules>>,
+    Option<reload::ScriptWatcher>,
+) {
+    if watch {
         match reload::watch(host.clone(), first.clone()) {
-            Ok((rx, w)) => (rx, Some(w)),
-            Err(e) => {
-                tracing::warn!("scripts will not be reloaded: cannot watch them: {e}");
-                (watch::channel(first.clone()).1, None)
-            }
+            Ok((rx, w)) => return (rx, Some(w)),
+            Err(e) => tracing::warn!("scripts will not be reloaded: cannot watch them: {e}"),
         }
-    } else {
-        (watch::channel(first.clone()).1, None)
-    };
+    }
+    (watch::channel(first.clone()).1, None)
+}
 
-    let totals = store.totals(tournament.id)?;
-    let progress = Arc::new(Progress::new(
-        totals.games_scheduled,
-        totals.games_finished,
-        totals.plies,
-        totals.llm_calls,
-        totals.prompt_tokens + totals.completion_tokens,
-    ));
-    progress.watch_endpoints(roster.client.clone());
-    let env = Arc::new(GameEnv {
-        store: store.clone(),
-        roster: roster.clone(),
-        tournament: tournament.id,
-        seed: settings.seed,
-        seed_by_round: settings.pair_seeds,
-        progress: progress.clone(),
-        adjudication: adjudication.clone(),
-    });
-    // One ledger for the progress line and the budgets, read incrementally.
-    let ledger = Arc::new(LiveLedger::new(tournament.id));
-    progress.set_spend(ledger.read(&store, &prices)?.total);
-    let spend_ticker = tokio::spawn({
-        let (store, progress, prices) = (store.clone(), progress.clone(), prices.clone());
-        let ledger = ledger.clone();
-        async move {
-            let mut tick = tokio::time::interval(SPEND_REFRESH);
-            loop {
-                tick.tick().await;
-                if let Ok(ledger) = ledger.read(&store, &prices) {
-                    progress.set_spend(ledger.total);
+/// What runs beside the games for the whole run: the progress line and the spend it shows,
+/// the engine analysis, and the renewal of this worker's leases.
+struct Services {
+    env: Arc<GameEnv>,
+    progress: Arc<Progress>,
+    /// One ledger for the progress line and the budgets, read incrementally.
+    ledger: Arc<LiveLedger>,
+    spend_ticker: tokio::task::JoinHandle<()>,
+    renewal: tokio::task::JoinHandle<()>,
+    analysis: Option<AnalysisWorker>,
+}
+
+impl Services {
+    fn start(
+        options: &RunOptions,
+        checked: &Checked,
+        store: &Arc<Store>,
+        tournament: i64,
+        roster: &Arc<Roster>,
+        adjudication: Option<&Arc<Adjudication>>,
+    ) -> Result<Services, TournamentError> {
+        let settings = &checked.spec.settings;
+        let totals = store.totals(tournament)?;
+        let progress = Arc::new(Progress::new(
+            totals.games_scheduled,
+            totals.games_finished,
+            totals.plies,
+            totals.llm_calls,
+            totals.prompt_tokens + totals.completion_tokens,
+        ));
+        progress.watch_endpoints(roster.client.clone());
+        let env = Arc::new(GameEnv {
+            store: store.clone(),
+            roster: roster.clone(),
+            tournament,
+            seed: settings.seed,
+            seed_by_round: settings.pair_seeds,
+            progress: progress.clone(),
+            adjudication: adjudication.cloned(),
+        });
+        let ledger = Arc::new(LiveLedger::new(tournament));
+        progress.set_spend(ledger.read(store, &checked.prices)?.total);
+        let spend_ticker = tokio::spawn({
+            let (store, progress) = (store.clone(), progress.clone());
+            let (prices, ledger) = (checked.prices.clone(), ledger.clone());
+            async move {
+                let mut tick = tokio::time::interval(SPEND_REFRESH);
+                loop {
+                    tick.tick().await;
+                    if let Ok(ledger) = ledger.read(&store, &prices) {
+                        progress.set_spend(ledger.total);
+                    }
                 }
             }
-        }
-    });
-    let budgets = Budgets {
-        spec: &spec,
-        prices: &prices,
-        ledger: &ledger,
-    };
-    let analysis = settings.analysis.clone().map(|spec| {
-        AnalysisWorker::start(
-            store.clone(),
-            tournament.id,
-            spec,
-            progress.clone(),
-            worker.clone(),
-        )
-    });
-    // Leases are renewed from the start: a game is claimed before it starts.
-    let renewal = worker.keep_renewing(store.clone(), LeaseKind::Play);
-    let concurrency = options
-        .concurrency
-        .or(settings.concurrency)
-        .unwrap_or(DEFAULT_CONCURRENCY)
-        .max(1);
+        });
+        let analysis = settings.analysis.clone().map(|spec| {
+            let worker = options.worker.clone();
+            AnalysisWorker::start(store.clone(), tournament, spec, progress.clone(), worker)
+        });
+        Ok(Services {
+            // Leases are renewed from the start: a game is claimed before it starts.
+            renewal: options.worker.keep_renewing(store.clone(), LeaseKind::Play),
+            env,
+            progress,
+            ledger,
+            spend_ticker,
+            analysis,
+        })
+    }
 
-    let mut summary = RunSummary {
-        tournament: tournament.id,
-        finished: 0,
-        errored: Vec::new(),
-        stopped: None,
-        analysis: None,
-        budget_stops: Vec::new(),
-        replays,
-        voided: Vec::new(),
-        lost: Vec::new(),
-    };
+    /// After the last game: the final spend into the budget stops (games that ran past a
+    /// budget's check kept calling, and the stops report what the store holds now, as the
+    /// standings do), the players and the adjudication engine shut down, and the analysis
+    /// finished (or, after an abort, left for the next run or `arena analyze`).
+    async fn wind_down(
+        self,
+        prices: &crate::llm::PriceTable,
+        roster: &Roster,
+        adjudication: Option<&Arc<Adjudication>>,
+        summary: &mut RunSummary,
+    ) {
+        self.spend_ticker.abort();
+        self.renewal.abort();
+        match self.ledger.read(&self.env.store, prices) {
+            Ok(ledger) => {
+                self.progress.set_spend(ledger.total);
+                for stop in &mut summary.budget_stops {
+                    stop.reached.settle(&ledger);
+                }
+            }
+            Err(e) => tracing::warn!("cannot read the final spend: {e}"),
+        }
+        roster.shutdown().await;
+        if let Some(a) = adjudication {
+            a.shutdown().await;
+        }
+        if summary.stopped == Some(Stop::Aborted) {
+            if let Some(worker) = self.analysis {
+                worker.abort();
+            }
+        } else if let Some(worker) = self.analysis {
+            tracing::info!("play is over; waiting for the engine analysis to finish");
+            summary.analysis = Some(worker.finish().await);
+        }
+        self.progress.finish();
+    }
+}
+
+/// What every round of play shares.
+struct Round<'a> {
+    env: &'a Arc<GameEnv>,
+    scripts: Scripts<'a>,
+    budgets: Budgets<'a>,
+    openings: &'a [Opening],
+    concurrency: usize,
+    workers: Workers<'a>,
+}
+
+/// Plays round after round: the format (of the newest generation) is asked for more games, and
+/// the games not yet tried in this run are played, until the format has no more, a Ctrl-C
+/// stops the run, or every game on offer is held back by a budget.
+async fn play_rounds(round: &Round<'_>, summary: &mut RunSummary) -> Result<(), TournamentError> {
+    let store = &round.env.store;
+    let tournament = summary.tournament;
     let mut tried = std::collections::HashSet::new();
     // One listener for the whole run: a Ctrl-C that lands between two waits is kept, not lost.
     let mut interrupt = match signal(SignalKind::interrupt()) {
@@ -271,75 +425,31 @@ pub async fn run(
         }
     };
     loop {
-        // Ask the format (of the newest generation) for more games.
-        let current = generations.borrow().clone();
-        let format = current.format().map_err(FormatError::from)?;
-        let stored = store.games(tournament.id)?;
-        let state = FormatState {
-            analysis: format_analysis(&store, tournament.id),
-            ..FormatState::new(
-                &spec,
-                current_attempts(&stored)
-                    .into_iter()
-                    .map(FormatGame::from_row)
-                    .collect(),
-                openings.len() as u32,
-                format.options().clone(),
-            )
+        let Some(pairings) = schedule_more(round, tournament)? else {
+            continue; // another worker added games meanwhile: ask the format again
         };
-        // A sequential experiment shows where each arm stands after every finished game.
-        if let Some(design) = super::experiment::design_of(&state).filter(|d| d.sprt.is_some())
-            && let Ok(status) = super::experiment::status_of(&design, &state)
-        {
-            progress.set_experiment(super::progress::experiment_line(&design, &status));
-        }
-        let pairings = schedule::next_pairings(format.as_ref(), &state)?;
-        if let Some(pairings) = &pairings {
-            let games =
-                schedule::to_scheduled(pairings, stored.len() as u32 + 1, &openings, &spec)?;
-            if !store.schedule_games_after(tournament.id, stored.len(), &games)? {
-                // Another worker added games since `stored` was read: ask the format again.
-                continue;
-            }
-        }
         let pending: Vec<GameRow> = store
-            .games(tournament.id)?
+            .games(tournament)?
             .into_iter()
             .filter(|g| g.status != GameStatus::Finished && !tried.contains(&g.id))
             .collect();
-        progress.set_total(store.totals(tournament.id)?.games_scheduled);
+        round
+            .env
+            .progress
+            .set_total(store.totals(tournament)?.games_scheduled);
         if pending.is_empty() {
-            match &pairings {
+            match pairings {
                 // Done, or the format waits for games that cannot be played in this run (set
                 // aside earlier): asking again would give the same answer.
-                None => break,
-                Some(new) if new.is_empty() => break,
-                Some(_) => continue,
+                Pairings::None | Pairings::Empty => return Ok(()),
+                Pairings::Some => continue,
             }
         }
         tried.extend(pending.iter().map(|g| g.id));
-        let scripts = Scripts {
-            host: host.as_ref(),
-            generations: &generations,
-        };
-        let played = play_all(
-            &env,
-            scripts,
-            budgets,
-            pending,
-            concurrency,
-            Workers {
-                play: &worker,
-                analysis: analysis.as_ref(),
-            },
-            &mut summary,
-            &mut interrupt,
-        )
-        .await;
-        let (stopped, started) = (played.stopped, played.started);
-        if stopped.is_some() {
-            summary.stopped = stopped;
-            break;
+        let played = play_all(round, pending, summary, &mut interrupt).await;
+        if played.stopped.is_some() {
+            summary.stopped = played.stopped;
+            return Ok(());
         }
         if !played.held_elsewhere.is_empty() {
             // Games another worker plays: offer them again, and wait a little when nothing
@@ -347,51 +457,77 @@ pub async fn run(
             for id in &played.held_elsewhere {
                 tried.remove(id);
             }
-            if started == 0 {
+            if played.started == 0 {
                 tokio::select! {
-                    () = tokio::time::sleep(worker.poll_interval()) => {}
+                    () = tokio::time::sleep(round.workers.play.poll_interval()) => {}
                     () = interrupted(&mut interrupt) => {
                         summary.stopped = Some(Stop::Interrupted);
-                        break;
+                        return Ok(());
                     }
                 }
             }
             continue;
         }
-        if started == 0 && !summary.budget_stops.is_empty() {
+        if played.started == 0 && !summary.budget_stops.is_empty() {
             // Every game on offer is held back by a budget: asking an incremental format for
             // more would only schedule more games that cannot start.
-            break;
+            return Ok(());
         }
     }
-    spend_ticker.abort();
-    renewal.abort();
-    // Games that ran past a budget's check kept calling: the stops report the spend the store
-    // holds now, which is also what the standings count.
-    match ledger.read(&store, &prices) {
-        Ok(ledger) => {
-            progress.set_spend(ledger.total);
-            for stop in &mut summary.budget_stops {
-                stop.reached.settle(&ledger);
-            }
+}
+
+/// What the format answered when asked for more games.
+enum Pairings {
+    /// It has no more: the tournament is complete once the games scheduled are played.
+    None,
+    /// It waits for games still unplayed.
+    Empty,
+    /// It paired new games, now scheduled.
+    Some,
+}
+
+/// Asks the format (of the newest generation) for more games and schedules them; `None` when
+/// another worker added games since the schedule was read (ask again). A sequential
+/// experiment's progress line shows where each arm stands.
+fn schedule_more(round: &Round<'_>, tournament: i64) -> Result<Option<Pairings>, TournamentError> {
+    let store = &round.env.store;
+    let spec = round.budgets.spec;
+    let current = round.scripts.generations.borrow().clone();
+    let format = current.format().map_err(FormatError::from)?;
+    let stored = store.games(tournament)?;
+    let state = FormatState {
+        analysis: format_analysis(store, tournament),
+        ..FormatState::new(
+            spec,
+            current_attempts(&stored)
+                .into_iter()
+                .map(FormatGame::from_row)
+                .collect(),
+            round.openings.len() as u32,
+            format.options().clone(),
+        )
+    };
+    if let Some(design) = super::experiment::design_of(&state).filter(|d| d.sprt.is_some())
+        && let Ok(status) = super::experiment::status_of(&design, &state)
+    {
+        round
+            .env
+            .progress
+            .set_experiment(super::progress::experiment_line(&design, &status));
+    }
+    let pairings = schedule::next_pairings(format.as_ref(), &state)?;
+    if let Some(pairings) = &pairings {
+        let first_index = stored.len() as u32 + 1;
+        let games = schedule::to_scheduled(pairings, first_index, round.openings, spec)?;
+        if !store.schedule_games_after(tournament, stored.len(), &games)? {
+            return Ok(None);
         }
-        Err(e) => tracing::warn!("cannot read the final spend: {e}"),
     }
-    roster.shutdown().await;
-    if let Some(a) = &adjudication {
-        a.shutdown().await;
-    }
-    if summary.stopped == Some(Stop::Aborted) {
-        // Quit now: the analysis left resumes with the next run (or `arena analyze`).
-        if let Some(worker) = analysis {
-            worker.abort();
-        }
-    } else if let Some(worker) = analysis {
-        tracing::info!("play is over; waiting for the engine analysis to finish");
-        summary.analysis = Some(worker.finish().await);
-    }
-    progress.finish();
-    Ok(summary)
+    Ok(Some(match pairings {
+        None => Pairings::None,
+        Some(new) if new.is_empty() => Pairings::Empty,
+        Some(_) => Pairings::Some,
+    }))
 }
 
 /// The name the run stores its tournament under: the newest version's (the script's own name
@@ -587,36 +723,85 @@ struct Played {
 /// when it starts (or, when resumed, the one it started with), unless a budget holds it back or
 /// another worker holds its lease. A game is re-read once claimed: another worker may have
 /// played on (or finished) it since `pending` was listed.
-#[allow(clippy::too_many_arguments)]
 async fn play_all(
-    env: &Arc<GameEnv>,
-    scripts: Scripts<'_>,
-    budgets: Budgets<'_>,
+    round: &Round<'_>,
     pending: Vec<GameRow>,
-    concurrency: usize,
-    workers: Workers<'_>,
     summary: &mut RunSummary,
     interrupt: &mut Option<Signal>,
 ) -> Played {
-    let Workers {
-        play: worker,
-        analysis,
-    } = workers;
-    let mut started = 0;
-    let mut held_elsewhere = Vec::new();
-    let mut queue = pending.into_iter();
-    let mut running = JoinSet::new();
-    let mut pinned: HashMap<String, Arc<dyn Rules>> = HashMap::new();
-    let mut stopping = false;
-    // The first game each distinct fault set aside, by kind and cause.
-    let mut first_set_aside: HashMap<(ErrorKind, String), u32> = HashMap::new();
-    // Whether a game set aside by its scripts was moved onto the newest ones yet (said once).
-    let mut rescripted = false;
-    let store = &env.store;
+    let mut play = Playing {
+        queue: pending.into_iter(),
+        running: JoinSet::new(),
+        pinned: HashMap::new(),
+        stopping: false,
+        started: 0,
+        held_elsewhere: Vec::new(),
+        first_set_aside: HashMap::new(),
+        rescripted: false,
+    };
     loop {
-        while running.len() < concurrency && !stopping {
-            let Some(row) = queue.next() else { break };
-            if let Some(reached) = budgets.blocking(store, &row) {
+        play.start_more(round, summary);
+        let joined = tokio::select! {
+            joined = play.running.join_next() => joined,
+            _ = interrupted(interrupt) => {
+                if play.stopping {
+                    // Second Ctrl-C: quit now. Dropping `running` abandons the games where they
+                    // stand; everything played so far is stored and resumes.
+                    tracing::warn!("quitting now: {} running game(s) resume on the next run", play.running.len());
+                    return play.done(Some(Stop::Aborted));
+                }
+                // First Ctrl-C: start nothing new and let the running games finish.
+                play.stopping = true;
+                tracing::warn!(
+                    "stopping: {} running game(s) will finish, no new game starts; Ctrl-C again to quit now",
+                    play.running.len()
+                );
+                continue;
+            }
+        };
+        match joined {
+            None => break,
+            Some(Ok((row, outcome))) => play.ended(round, summary, row, outcome),
+            // Its lease lapses: a later run (or another worker) takes the game up.
+            Some(Err(e)) => tracing::error!("a game task failed: {e}"),
+        }
+    }
+    let stopped = play.stopping.then_some(Stop::Interrupted);
+    play.done(stopped)
+}
+
+/// The games of one [`play_all`] under way.
+struct Playing {
+    queue: std::vec::IntoIter<GameRow>,
+    running: JoinSet<(GameRow, GameOutcome)>,
+    /// Older generations rebuilt for resumed games, by their scripts' hash.
+    pinned: HashMap<String, Arc<dyn Rules>>,
+    /// After a first Ctrl-C: nothing new starts.
+    stopping: bool,
+    started: usize,
+    held_elsewhere: Vec<i64>,
+    /// The first game each distinct fault set aside, by kind and cause.
+    first_set_aside: HashMap<(ErrorKind, String), u32>,
+    /// Whether a game set aside by its scripts was moved onto the newest ones yet (said once).
+    rescripted: bool,
+}
+
+impl Playing {
+    fn done(self, stopped: Option<Stop>) -> Played {
+        Played {
+            stopped,
+            started: self.started,
+            held_elsewhere: self.held_elsewhere,
+        }
+    }
+
+    /// Starts queued games until `concurrency` run, skipping those a budget holds back and
+    /// those another worker holds or finished.
+    fn start_more(&mut self, round: &Round<'_>, summary: &mut RunSummary) {
+        let store = &round.env.store;
+        while self.running.len() < round.concurrency && !self.stopping {
+            let Some(row) = self.queue.next() else { break };
+            if let Some(reached) = round.budgets.blocking(store, &row) {
                 tracing::warn!(
                     "game {} {} vs {} not started: {reached}",
                     row.index,
@@ -626,75 +811,70 @@ async fn play_all(
                 hold_back(summary, reached, row.index);
                 continue;
             }
-            let (row, fence) = match claim(env, worker, &row) {
+            let (row, fence) = match claim(round.env, round.workers.play, &row) {
                 Claimed::Mine(fresh, fence) => (*fresh, fence),
                 Claimed::Elsewhere => {
-                    held_elsewhere.push(row.id);
+                    self.held_elsewhere.push(row.id);
                     continue;
                 }
                 Claimed::Finished => continue,
             };
-            started += 1;
-            let current = scripts.generations.borrow().clone();
-            let generation = match &row.script_hash {
-                Some(hash) if hash != current.hash() && set_aside_by_its_scripts(&row) => {
-                    let first = !rescripted;
-                    rescripted = true;
-                    rescript(store, &fence, &row, hash, &current, first);
-                    current
-                }
-                Some(hash) if hash != current.hash() => pinned_generation(
-                    scripts.host,
-                    store,
-                    &current,
-                    hash,
-                    row.generation,
-                    &mut pinned,
-                ),
-                _ => current,
-            };
+            self.started += 1;
+            let generation = self.generation_for(round, &row, &fence);
             if let Err(e) = save_scripts(store, generation.as_ref()) {
                 tracing::error!(
                     "cannot store the scripts of generation {}: {e}",
                     generation.number()
                 );
             }
-            let env = env.clone();
+            let env = round.env.clone();
             env.progress.game_started();
-            running.spawn(async move {
+            self.running.spawn(async move {
                 let outcome = game::play(&env, &row, generation, &fence).await;
                 (row, outcome)
             });
         }
-        let joined = tokio::select! {
-            joined = running.join_next() => joined,
-            _ = interrupted(interrupt) => {
-                if stopping {
-                    // Second Ctrl-C: quit now. Dropping `running` abandons the games where they
-                    // stand; everything played so far is stored and resumes.
-                    tracing::warn!("quitting now: {} running game(s) resume on the next run", running.len());
-                    return Played { stopped: Some(Stop::Aborted), started, held_elsewhere };
-                }
-                // First Ctrl-C: start nothing new and let the running games finish.
-                stopping = true;
-                tracing::warn!(
-                    "stopping: {} running game(s) will finish, no new game starts; Ctrl-C again to quit now",
-                    running.len()
-                );
-                continue;
+    }
+
+    /// The scripts `row` plays under: the newest generation for a new game, the one it started
+    /// with for a resumed one, and the newest again for a game set aside by its scripts.
+    fn generation_for(
+        &mut self,
+        round: &Round<'_>,
+        row: &GameRow,
+        fence: &Fence,
+    ) -> Arc<dyn Rules> {
+        let store = &round.env.store;
+        let current = round.scripts.generations.borrow().clone();
+        match &row.script_hash {
+            Some(hash) if hash != current.hash() && set_aside_by_its_scripts(row) => {
+                let first = !self.rescripted;
+                self.rescripted = true;
+                rescript(store, fence, row, hash, &current, first);
+                current
             }
-        };
-        let Some(joined) = joined else {
-            break;
-        };
-        let (row, outcome) = match joined {
-            Ok(v) => v,
-            Err(e) => {
-                // Its lease lapses: a later run (or another worker) takes the game up.
-                tracing::error!("a game task failed: {e}");
-                continue;
-            }
-        };
+            Some(hash) if hash != current.hash() => pinned_generation(
+                round.scripts.host,
+                store,
+                &current,
+                hash,
+                row.generation,
+                &mut self.pinned,
+            ),
+            _ => current,
+        }
+    }
+
+    /// Records how a game this worker ran ended: in the summary, the progress line and (for a
+    /// finished game) the analysis queue; its lease is released unless it was lost.
+    fn ended(
+        &mut self,
+        round: &Round<'_>,
+        summary: &mut RunSummary,
+        row: GameRow,
+        outcome: GameOutcome,
+    ) {
+        let (env, worker) = (round.env, round.workers.play);
         let title = format!("game {} {} vs {}", row.index, row.white, row.black);
         if let GameOutcome::LeaseLost(error) = &outcome {
             // Nothing to release: the lease is another worker's, and so is the game.
@@ -705,85 +885,93 @@ async fn play_all(
             env.progress
                 .game_ended(false, &format!("{title}: taken over by another worker"));
             summary.lost.push((row.index, error.to_string()));
-            continue;
+            return;
         }
-        worker.release(store, LeaseKind::Play, row.id);
+        worker.release(&env.store, LeaseKind::Play, row.id);
         // The line printed for this game shows the spend of every call stored so far, not the
         // last periodic reading's: the last line of a run then says what the store says.
-        budgets.show_spend(store, &env.progress);
+        round.budgets.show_spend(&env.store, &env.progress);
         match outcome {
-            GameOutcome::Finished(end) => {
-                summary.finished += 1;
-                if end.result.is_none() && end.termination.is_harness_fault() {
-                    summary
-                        .voided
-                        .push((row.index, end.reason.clone().unwrap_or_default()));
-                }
-                if let Some(worker) = analysis {
-                    // The stored row carries the result and termination the analysis reads.
-                    match store.game(row.id) {
-                        Ok(finished) => worker.game_finished(finished),
-                        Err(e) => tracing::warn!(
-                            "game {} is analysed after play (cannot read it back now: {e})",
-                            row.index
-                        ),
-                    }
-                }
-                env.progress.game_ended(
-                    true,
-                    &format!(
-                        "{title}: {} ({})",
-                        match end.result {
-                            Some(result) => result.as_pgn(),
-                            None => "void",
-                        },
-                        end.termination.as_str().replace('_', " ")
-                    ),
-                );
-            }
+            GameOutcome::Finished(end) => finished_game(round, summary, &row, &title, &end),
             GameOutcome::LeaseLost(_) => unreachable!("handled above"),
             GameOutcome::Errored(error) => {
-                let kind = error.kind();
-                // A broken line of a script fails every game that reaches it: said once, in
-                // full, then each further game names the first.
-                match first_set_aside.entry((kind, error.cause())) {
-                    Entry::Occupied(first) => env.progress.game_ended(
-                        false,
-                        &format!(
-                            "{title}: set aside: the same {} error as game {}",
-                            kind.as_str(),
-                            first.get()
-                        ),
-                    ),
-                    Entry::Vacant(first) => {
-                        first.insert(row.index);
-                        let advice = if kind == ErrorKind::Script {
-                            "; further games that meet it are set aside without repeating it. Save a fix: the games that start after it use it, and the ones set aside resume under it on the next run"
-                        } else {
-                            "; it resumes on the next run"
-                        };
-                        tracing::error!(
-                            "{title} set aside: {} error: {error}{advice}",
-                            kind.as_str()
-                        );
-                        env.progress.game_ended(
-                            false,
-                            &format!(
-                                "{title}: set aside: {} error (reported above)",
-                                kind.as_str()
-                            ),
-                        );
-                    }
-                }
+                self.report_set_aside(env, &row, &title, &error);
                 summary.errored.push((row.index, error));
             }
         }
     }
-    Played {
-        stopped: stopping.then_some(Stop::Interrupted),
-        started,
-        held_elsewhere,
+
+    /// Says why a game was set aside. A broken line of a script fails every game that reaches
+    /// it: said once, in full, then each further game names the first.
+    fn report_set_aside(&mut self, env: &GameEnv, row: &GameRow, title: &str, error: &GameError) {
+        let kind = error.kind();
+        match self.first_set_aside.entry((kind, error.cause())) {
+            Entry::Occupied(first) => env.progress.game_ended(
+                false,
+                &format!(
+                    "{title}: set aside: the same {} error as game {}",
+                    kind.as_str(),
+                    first.get()
+                ),
+            ),
+            Entry::Vacant(first) => {
+                first.insert(row.index);
+                let advice = if kind == ErrorKind::Script {
+                    "; further games that meet it are set aside without repeating it. Save a fix: the games that start after it use it, and the ones set aside resume under it on the next run"
+                } else {
+                    "; it resumes on the next run"
+                };
+                tracing::error!(
+                    "{title} set aside: {} error: {error}{advice}",
+                    kind.as_str()
+                );
+                env.progress.game_ended(
+                    false,
+                    &format!(
+                        "{title}: set aside: {} error (reported above)",
+                        kind.as_str()
+                    ),
+                );
+            }
+        }
     }
+}
+
+/// Counts a finished game (and a void one apart), hands it to the analysis, and prints its line.
+fn finished_game(
+    round: &Round<'_>,
+    summary: &mut RunSummary,
+    row: &GameRow,
+    title: &str,
+    end: &crate::board::GameEnd,
+) {
+    summary.finished += 1;
+    if end.result.is_none() && end.termination.is_harness_fault() {
+        summary
+            .voided
+            .push((row.index, end.reason.clone().unwrap_or_default()));
+    }
+    if let Some(worker) = round.workers.analysis {
+        // The stored row carries the result and termination the analysis reads.
+        match round.env.store.game(row.id) {
+            Ok(finished) => worker.game_finished(finished),
+            Err(e) => tracing::warn!(
+                "game {} is analysed after play (cannot read it back now: {e})",
+                row.index
+            ),
+        }
+    }
+    round.env.progress.game_ended(
+        true,
+        &format!(
+            "{title}: {} ({})",
+            match end.result {
+                Some(result) => result.as_pgn(),
+                None => "void",
+            },
+            end.termination.as_str().replace('_', " ")
+        ),
+    );
 }
 
 /// Whose a pending game is once this worker has tried to claim it.

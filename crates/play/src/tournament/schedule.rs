@@ -21,7 +21,7 @@ use crate::{
 };
 
 /// A tournament format: decides which games to play, a few at a time or all at once. The
-/// built-in formats are Lua scripts (`src/lua` implements this trait).
+/// built-in formats are Lua scripts (`crates/lua` implements this trait).
 pub trait Format: Send {
     /// The format's options: its defaults overlaid with the tournament's `format_options`.
     fn options(&self) -> &serde_json::Map<String, serde_json::Value>;

@@ -1,7 +1,7 @@
 //! What the game loop needs from a play mode: the [`PlayMode`] trait, the snapshot a mode sees on
 //! each call ([`TurnContext`]) and the decision it returns ([`Decision`]).
 //!
-//! The built-in modes are Lua scripts (`src/lua` implements [`PlayMode`] for them); the game loop
+//! The built-in modes are Lua scripts (`crates/lua` implements [`PlayMode`] for them); the game loop
 //! only knows this trait, so it runs the same with a Rust test double.
 
 use std::sync::{Arc, OnceLock};

@@ -14,14 +14,14 @@ use shakmaty::{Color, Move, Position};
 
 use super::{
     GameError, ReplayError,
-    adjudicate::{Adjudication, GameAdjudication},
+    adjudicate::GameAdjudication,
     ask::{self, Models, Turn},
+    env::GameEnv,
     human::{self, HumanTurn},
-    players::{Participant, RandomMoves, Roster},
-    progress::Progress,
+    players::{Participant, RandomMoves},
     rules::Rules,
     spec::OnRejected,
-    turn::{Action, LegalMoves, PlayMode, RetryAction, TurnContext},
+    turn::{Action, Decision, LegalMoves, PlayMode, RetryAction, TurnContext},
     vote,
 };
 use crate::{
@@ -30,31 +30,13 @@ use crate::{
         clock::{Clock, Flag, GameClocks},
     },
     engine::{ClockTimes, EngineError, EngineLease, SearchLimits, UciClock},
-    llm::{ChatMessage, ChatRequest, Rejection, ToolCall},
+    llm::{ChatMessage, ChatRequest, Rejection, ToolCall, ToolSpec},
     store::{Fence, GameRow, Leased, LlmCallRow, PlyRecord, Store},
 };
 
 /// Dialog turns allowed in one ply, whatever the mode says: a mode that keeps answering `say`
 /// must not run up an unbounded bill. A mode's `max_turns` option can only lower it.
 const MAX_CALLS_PER_PLY: u32 = 100;
-
-/// Everything a game needs from its tournament.
-pub struct GameEnv {
-    /// The store.
-    pub store: Arc<Store>,
-    /// Players and their resources.
-    pub roster: Arc<Roster>,
-    /// The tournament's id in the store.
-    pub tournament: i64,
-    /// The tournament seed.
-    pub seed: u64,
-    /// Seed random moves by the game's round instead of its number (`pair_seeds`).
-    pub seed_by_round: bool,
-    /// Counters for the progress display.
-    pub progress: Arc<Progress>,
-    /// The tournament's adjudication engine and rules, when it has any.
-    pub adjudication: Option<Arc<Adjudication>>,
-}
 
 /// How a game run ended.
 #[derive(Debug)]
@@ -135,9 +117,61 @@ async fn play_inner(
     rules: &dyn Rules,
     lease: Leased<'_>,
 ) -> Result<GameEnd, GameError> {
-    let store = &env.store;
-    // The game's lease under another name: engine leases are called `lease` further down.
-    let game_lease = lease;
+    let Resumed {
+        mut game,
+        mut clocks,
+        stored,
+    } = resume(env, row, rules, lease)?;
+    // The endings apply from here on: stored plies are replayed under the automatic ones, which
+    // end no game earlier, so a game begun before an upgrade that changed its rule still replays.
+    game.set_endings(rules.spec().endings_of(&row.white, &row.black));
+    lease.mark_game_started(rules.hash(), rules.number())?;
+    let mut adjudication = start_adjudication(env, row, &mut game, lease).await?;
+    if game.end().is_none() {
+        let mut sides = Sides::ready(env, rules, row, &game, &stored).await?;
+        while game.end().is_none() {
+            let Some(chosen) = sides
+                .choose(env, row, &mut game, &mut clocks, lease)
+                .await?
+            else {
+                break; // the game ended without a move (see `Sides::choose`)
+            };
+            if let Some(end) = store_move(env, &mut game, &mut clocks, lease, chosen).await? {
+                game.adjudicate(end);
+                break;
+            }
+            if let Some(a) = adjudication.as_mut()
+                && let Some(end) = a.after_ply(env, row, &game).await?
+            {
+                game.adjudicate_before_move_limit(end);
+            }
+        }
+    }
+    let end = game.end().cloned().expect("the loop ends with the game");
+    if let Some(a) = &adjudication {
+        a.at_end(env, row, &game, &end).await?;
+    }
+    finish(lease, end)
+}
+
+/// A game as this run takes it up.
+struct Resumed {
+    /// The board after the stored plies (or, on a fresh game, after its book line).
+    game: Game,
+    /// White's and Black's clocks, as they read after the stored plies.
+    clocks: [Option<Clock>; 2],
+    /// The plies stored before this run (none on a fresh game).
+    stored: Vec<PlyRecord>,
+}
+
+/// The game `row` as stored: its board replayed ply by ply with the clocks charged as they were,
+/// or, on a fresh game, its opening line played and stored as book plies.
+fn resume(
+    env: &GameEnv,
+    row: &GameRow,
+    rules: &dyn Rules,
+    lease: Leased<'_>,
+) -> Result<Resumed, GameError> {
     let replay = |what: String, source: ReplayError| GameError::Replay {
         game: row.index,
         what,
@@ -154,7 +188,6 @@ async fn play_inner(
     let mut game = Game::new_in(row.variant, row.start_fen.as_deref(), settings.max_plies)
         .map_err(|e| replay("the start position".into(), e.into()))?
         .with_book_plies(book_plies);
-
     // The clocks: the ones the game started with when it resumes, else what the spec says now.
     let wanted = GameClocks {
         white: rules.spec().time_control_of(&row.white),
@@ -166,9 +199,7 @@ async fn play_inner(
         None => GameClocks::default(),
     };
     let mut clocks = [clocks.white.map(Clock::new), clocks.black.map(Clock::new)];
-
-    // Replay what is stored; on a fresh game, store the opening line as book plies first.
-    let stored = store.plies(row.id)?;
+    let stored = env.store.plies(row.id)?;
     if stored.is_empty() {
         for uci in &row.opening_moves {
             let fen_before = game.fen();
@@ -186,265 +217,402 @@ async fn play_inner(
                 clock_ms: None,
             })?;
         }
-    } else {
-        for ply in &stored {
-            // Each stored charge again, in order: the clocks read exactly what they read then.
-            if let (Some(clock), Some(ms)) = (clock_of(&mut clocks, game.turn()), ply.clock_ms) {
-                // A stored move was made in time (a flag ends the game before its move is stored).
-                let _ = clock.charge(ms);
-            }
-            game.play_uci(&ply.uci)
-                .map_err(|e| replay(format!("stored ply {} (`{}`)", ply.ply, ply.uci), e.into()))?;
+    }
+    for ply in &stored {
+        // Each stored charge again, in order: the clocks read exactly what they read then.
+        if let (Some(clock), Some(ms)) = (clock_of(&mut clocks, game.turn()), ply.clock_ms) {
+            // A stored move was made in time (a flag ends the game before its move is stored).
+            let _ = clock.charge(ms);
+        }
+        game.play_uci(&ply.uci)
+            .map_err(|e| replay(format!("stored ply {} (`{}`)", ply.ply, ply.uci), e.into()))?;
+    }
+    Ok(Resumed {
+        game,
+        clocks,
+        stored,
+    })
+}
+
+/// The tournament's adjudication for this game, when it has one; a game it already decides
+/// (resumed past its rule's threshold) is adjudicated here.
+async fn start_adjudication<'a>(
+    env: &'a GameEnv,
+    row: &GameRow,
+    game: &mut Game,
+    lease: Leased<'_>,
+) -> Result<Option<GameAdjudication<'a>>, GameError> {
+    let Some(adjudication) = env.adjudication.as_deref() else {
+        return Ok(None);
+    };
+    let (this, end) = GameAdjudication::start(adjudication, env, row, game, lease.fence()).await?;
+    if let Some(end) = end {
+        game.adjudicate_before_move_limit(end);
+    }
+    Ok(Some(this))
+}
+
+/// Both sides of a game, and what the choice of a move needs besides the board.
+struct Sides {
+    white: Side,
+    black: Side,
+    /// The first ply of this run: only it can have stored replies (a run killed in the middle
+    /// of it); every later ply is new.
+    first_ply: u32,
+    /// Earlier attempts of this game's slot (a replay of a void game asks nothing they asked at
+    /// the same ply).
+    earlier: Vec<i64>,
+    /// What seeds random moves: the slot, not the game number (a replay draws what its void
+    /// attempt drew), or the round, where the tournament pairs its games' random moves
+    /// (`pair_seeds`).
+    seed_key: u32,
+    /// Whether a person plays: they may resign or offer a draw while the opponent thinks.
+    with_person: bool,
+}
+
+/// A move chosen by the side to move, not yet played or stored.
+struct Chosen {
+    /// The mover's name.
+    name: String,
+    /// The ply and the position before it.
+    ply: u32,
+    fen_before: String,
+    /// When the mover was asked.
+    started: Instant,
+    /// The move and what came with it.
+    played: Played,
+}
+
+/// A side's move, with what its turn measured.
+struct Played {
+    mv: Move,
+    /// Attempts the move took (an LLM's failed attempts count).
+    attempts: u32,
+    /// What the move is charged on the mover's clock, when the mover has one and measured it:
+    /// an engine's search, a model's successful calls, a person's wait (not the harness's time).
+    charged_ms: Option<u64>,
+    /// An LLM move's call verdict, written with the move (one commit for both).
+    verdict: Option<MoveVerdict>,
+}
+
+impl Played {
+    /// A move that took one attempt and measured nothing for the clock.
+    fn at_once(mv: Move) -> Played {
+        Played {
+            mv,
+            attempts: 1,
+            charged_ms: None,
+            verdict: None,
         }
     }
-    // The endings apply from here on: stored plies are replayed under the automatic ones, which
-    // end no game earlier, so a game begun before an upgrade that changed its rule still replays.
-    game.set_endings(rules.spec().endings_of(&row.white, &row.black));
-    lease.mark_game_started(rules.hash(), rules.number())?;
-    let mut adjudication = match env.adjudication.as_deref() {
-        Some(a) => {
-            let (this, end) = GameAdjudication::start(a, env, row, &game, lease.fence()).await?;
-            if let Some(end) = end {
-                game.adjudicate_before_move_limit(end);
+}
+
+/// What a side's turn gave: a move to play, or the end of the game without one (`None` when the
+/// turn let the game end on the mover's clock, which then decides it).
+enum Turned {
+    Move(Played),
+    Ended(Option<GameEnd>),
+}
+
+impl Sides {
+    /// Both sides, ready for this run's first ply. Both at once: a game that finds no idle
+    /// engine process starts one per engine side, and the second need not wait for the first to
+    /// load (White's error still comes first).
+    async fn ready(
+        env: &GameEnv,
+        rules: &dyn Rules,
+        row: &GameRow,
+        game: &Game,
+        stored: &[PlyRecord],
+    ) -> Result<Sides, GameError> {
+        let (white, black) = tokio::join!(
+            side(env, rules, &row.white, row.id, game, Color::White),
+            side(env, rules, &row.black, row.id, game, Color::Black),
+        );
+        let (mut white, mut black) = (white?, black?);
+        for (side, name) in [(&mut white, &row.white), (&mut black, &row.black)] {
+            if let Side::Llm(llm) = side {
+                llm.accepted = stored.iter().any(|p| &p.player == name);
             }
-            Some(this)
         }
-        None => None,
-    };
-    if let Some(end) = game.end().cloned() {
-        if let Some(a) = &adjudication {
-            a.at_end(env, row, &game, &end).await?;
-        }
-        return finish(lease, end);
+        let with_person = matches!(white, Side::Human) || matches!(black, Side::Human);
+        Ok(Sides {
+            white,
+            black,
+            first_ply: game.ply(),
+            earlier: env.store.earlier_attempts(row)?,
+            seed_key: if env.seed_by_round {
+                row.round
+            } else {
+                row.slot
+            },
+            with_person,
+        })
     }
 
-    // Only the first ply of this run can have stored replies (a run killed in the middle of
-    // it); every later ply is new.
-    let first_ply = game.ply();
-    // A replay of a void game asks nothing its earlier attempts already asked at the same ply.
-    let earlier = store.earlier_attempts(row)?;
-    let moved = |name: &str| stored.iter().any(|p| p.player == name);
-    // Both sides at once: a game that finds no idle engine process starts one per engine side,
-    // and the second need not wait for the first to load (white's error still comes first).
-    let (white, black) = tokio::join!(
-        side(env, rules, &row.white, row.id, &game, Color::White),
-        side(env, rules, &row.black, row.id, &game, Color::Black),
-    );
-    let (mut white, mut black) = (white?, black?);
-    for (side, name) in [(&mut white, &row.white), (&mut black, &row.black)] {
-        if let Side::Llm(llm) = side {
-            llm.accepted = moved(name);
-        }
-    }
-    // Seeded by the slot, not the game number: a replay draws what its void attempt drew; or by
-    // the round, where the tournament pairs its games' random moves (`pair_seeds`).
-    let seed_key = if env.seed_by_round {
-        row.round
-    } else {
-        row.slot
-    };
-    let with_person = matches!(white, Side::Human) || matches!(black, Side::Human);
-    while game.end().is_none() {
-        // A person may resign (or offer a draw) while the opponent thinks.
-        if with_person && let Some(end) = human::before_ply(env, row, &game)? {
+    /// The move of the side to move, or `None` when the game ended without one (it is then
+    /// adjudicated: a resignation, a flag, a forfeit, a failed engine).
+    async fn choose(
+        &mut self,
+        env: &GameEnv,
+        row: &GameRow,
+        game: &mut Game,
+        clocks: &mut [Option<Clock>; 2],
+        lease: Leased<'_>,
+    ) -> Result<Option<Chosen>, GameError> {
+        if self.with_person
+            && let Some(end) = human::before_ply(env, row, game)?
+        {
             game.adjudicate(end);
-            break;
+            return Ok(None);
         }
         let (mover, name, opponent) = match game.turn() {
-            Color::White => (&mut white, &row.white, &row.black),
-            Color::Black => (&mut black, &row.black, &row.white),
+            Color::White => (&mut self.white, &row.white, &row.black),
+            Color::Black => (&mut self.black, &row.black, &row.white),
         };
-        let started = Instant::now();
-        let ply = game.ply();
-        let fen_before = game.fen();
-        let uci_clock = uci_clock(&clocks, game.turn());
-        // What the move is charged on the mover's clock, when the mover has one: its own
-        // measured time (an engine's search, a model's successful calls), not the harness's.
-        let mut charged: Option<u64> = None;
-        // An LLM move's call verdict, written with the move (one commit for both).
-        let mut verdict: Option<MoveVerdict> = None;
-        let (mv, attempts) = match mover {
-            Side::Random { seed } => (random_move(&game, env.seed, *seed, seed_key), 1),
-            Side::Human => {
-                let allowance = clock_of(&mut clocks, game.turn()).map(|c| c.allowance_ms());
-                match human::wait_for_move(env, row, &game, name, allowance, lease).await? {
-                    HumanTurn::Move { mv, waited_ms } => {
-                        charged = Some(waited_ms);
-                        (mv, 1)
-                    }
-                    HumanTurn::Resigned(end) => {
-                        game.adjudicate(end);
-                        break;
-                    }
-                    HumanTurn::OutOfTime { charged_ms } => {
-                        if let Some(Err(flag)) =
-                            clock_of(&mut clocks, game.turn()).map(|c| c.charge(charged_ms))
-                        {
-                            game.adjudicate(time_forfeit(&game, name, flag));
-                        }
-                        break;
-                    }
-                }
-            }
+        let (ply, fen_before, started) = (game.ply(), game.fen(), Instant::now());
+        let turned = match mover {
+            Side::Random { seed } => Turned::Move(Played::at_once(random_move(
+                game,
+                env.seed,
+                *seed,
+                self.seed_key,
+            ))),
             Side::Engine {
                 random: Some(r), ..
-            } if random_turn(&game, env.seed, r, seed_key) => {
-                (random_move(&game, env.seed, r.seed, seed_key), 1)
-            }
-            Side::Engine { lease, limits, .. } => {
-                let moves = game.uci_moves().to_vec();
-                let start = (!game.starts_from_initial()).then(|| game.start_fen());
-                let answer = lease
-                    .best_move_in(
-                        game.variant(),
-                        start.as_deref(),
-                        &moves,
-                        limits,
-                        uci_clock.as_ref(),
-                    )
-                    .await;
-                if let (Some(clock), Err(EngineError::Timeout { .. })) = (&uci_clock, &answer) {
-                    // Past its clock and the hang margin: its flag fell long before.
-                    let used = clock.allowance_ms.saturating_add(1);
-                    if let Some(Err(flag)) =
-                        clock_of(&mut clocks, game.turn()).map(|c| c.charge(used))
-                    {
-                        game.adjudicate(time_forfeit(&game, name, flag));
-                        break;
-                    }
-                }
-                if let Ok(best) = &answer {
-                    charged = Some(best.search_ms);
-                }
-                let legal = answer.map_err(|e| format!("engine `{name}` failed: {e}"));
-                let legal = legal.and_then(|best| {
-                    game.parse_uci(&best.uci).map_err(|e| {
-                        format!("`{name}` played `{}`, which is not legal: {e}", best.uci)
-                    })
-                });
-                match legal {
-                    Ok(mv) => (mv, 1),
-                    Err(reason) => {
-                        let _ = game_lease.record_event(
-                            env.tournament,
-                            "error",
-                            "engine_failure",
-                            &reason,
-                        );
-                        // A crashed, hung or confused engine says nothing of either side's
-                        // chess: the game is void, and the next run plays its slot again.
-                        game.adjudicate(GameEnd::void(Termination::EngineFailure, Some(reason)));
-                        break;
-                    }
-                }
-            }
+            } if random_turn(game, env.seed, r, self.seed_key) => Turned::Move(Played::at_once(
+                random_move(game, env.seed, r.seed, self.seed_key),
+            )),
+            Side::Human => human_turn(env, row, game, clocks, lease, name).await?,
+            Side::Engine {
+                lease: engine,
+                limits,
+                ..
+            } => engine_turn(env, game, clocks, lease, engine, limits, name).await,
             Side::Llm(side) => {
-                let stored = if ply == first_ply {
-                    store.llm_calls(row.id, ply)?
+                let stored = if ply == self.first_ply {
+                    env.store.llm_calls(row.id, ply)?
                 } else {
                     Vec::new()
                 };
                 let at = PlyAt {
                     row,
-                    game: &game,
+                    game,
                     name,
                     opponent,
                     stored: &stored,
-                    earlier: &earlier,
+                    earlier: &self.earlier,
                     lease,
                 };
-                let allowance = clock_of(&mut clocks, game.turn()).map(|c| c.allowance_ms());
-                match llm_ply(env, &at, side, allowance).await? {
-                    PlyResult::Move {
-                        mv,
-                        attempts,
-                        charged_ms,
-                        verdict: v,
-                    } => {
-                        charged = Some(charged_ms);
-                        verdict = Some(v);
-                        (mv, attempts)
-                    }
-                    PlyResult::OutOfTime { charged_ms } => {
-                        if let Some(Err(flag)) =
-                            clock_of(&mut clocks, game.turn()).map(|c| c.charge(charged_ms))
-                        {
-                            game.adjudicate(time_forfeit(&game, name, flag));
-                        }
-                        break;
-                    }
-                    PlyResult::Lost {
-                        termination,
-                        reason,
-                    } => {
-                        game.adjudicate(GameEnd::decided(
-                            loss_for(game.turn()),
-                            termination,
-                            Some(reason),
-                        ));
-                        break;
-                    }
-                    PlyResult::Rejected {
-                        termination,
-                        reason,
-                    } => {
-                        game.adjudicate(match side.on_rejected {
-                            OnRejected::Void => GameEnd::void(termination, Some(reason)),
-                            OnRejected::Forfeit => {
-                                GameEnd::decided(loss_for(game.turn()), termination, Some(reason))
-                            }
-                        });
-                        break;
-                    }
-                }
+                let allowance = clock_of(clocks, game.turn()).map(|c| c.allowance_ms());
+                let result = llm_ply(env, &at, side, allowance).await?;
+                llm_turn(game, clocks, side, result, name)
             }
         };
-        let elapsed_ms = started.elapsed().as_millis() as u64;
-        let mut clock_ms = None;
-        if let Some(clock) = clock_of(&mut clocks, game.turn()) {
-            let used = charged.unwrap_or(elapsed_ms);
-            if let Err(flag) = clock.charge(used) {
-                // The move is never stored: its reply's verdict is, alone.
-                if let Some(v) = &verdict {
-                    v.row
-                        .settle(lease, &v.outcome, None, v.candidate.as_deref())?;
+        match turned {
+            Turned::Move(played) => Ok(Some(Chosen {
+                name: name.clone(),
+                ply,
+                fen_before,
+                started,
+                played,
+            })),
+            Turned::Ended(end) => {
+                if let Some(end) = end {
+                    game.adjudicate(end);
                 }
-                game.adjudicate(time_forfeit(&game, name, flag));
-                break;
+                Ok(None)
             }
-            clock_ms = Some(used);
         }
-        let played = game.play(&mv);
-        let record = PlyRecord {
-            ply,
-            fen_before,
-            uci: played.uci,
-            san: played.san,
-            player: name.clone(),
+    }
+}
+
+/// A person's turn: the move they play in `arena serve`, their resignation, or their flag.
+async fn human_turn(
+    env: &GameEnv,
+    row: &GameRow,
+    game: &Game,
+    clocks: &mut [Option<Clock>; 2],
+    lease: Leased<'_>,
+    name: &str,
+) -> Result<Turned, GameError> {
+    let allowance = clock_of(clocks, game.turn()).map(|c| c.allowance_ms());
+    Ok(
+        match human::wait_for_move(env, row, game, name, allowance, lease).await? {
+            HumanTurn::Move { mv, waited_ms } => Turned::Move(Played {
+                charged_ms: Some(waited_ms),
+                ..Played::at_once(mv)
+            }),
+            HumanTurn::Resigned(end) => Turned::Ended(Some(end)),
+            HumanTurn::OutOfTime { charged_ms } => {
+                Turned::Ended(flag_after(game, clocks, name, charged_ms))
+            }
+        },
+    )
+}
+
+/// An engine's turn: its best move, a loss on time when it hung past its clock, or a void game
+/// when it failed (a crashed, hung or confused engine says nothing of either side's chess, so
+/// the next run plays the slot again).
+async fn engine_turn(
+    env: &GameEnv,
+    game: &Game,
+    clocks: &mut [Option<Clock>; 2],
+    game_lease: Leased<'_>,
+    engine: &EngineLease,
+    limits: &SearchLimits,
+    name: &str,
+) -> Turned {
+    let uci_clock = uci_clock(clocks, game.turn());
+    let moves = game.uci_moves().to_vec();
+    let start = (!game.starts_from_initial()).then(|| game.start_fen());
+    let answer = engine
+        .best_move_in(
+            game.variant(),
+            start.as_deref(),
+            &moves,
+            limits,
+            uci_clock.as_ref(),
+        )
+        .await;
+    if let (Some(clock), Err(EngineError::Timeout { .. })) = (&uci_clock, &answer) {
+        // Past its clock and the hang margin: its flag fell long before.
+        let used = clock.allowance_ms.saturating_add(1);
+        if let Some(end) = flag_after(game, clocks, name, used) {
+            return Turned::Ended(Some(end));
+        }
+    }
+    let legal = answer
+        .map_err(|e| format!("engine `{name}` failed: {e}"))
+        .and_then(|best| {
+            let mv = game
+                .parse_uci(&best.uci)
+                .map_err(|e| format!("`{name}` played `{}`, which is not legal: {e}", best.uci))?;
+            Ok((mv, best.search_ms))
+        });
+    match legal {
+        Ok((mv, search_ms)) => Turned::Move(Played {
+            charged_ms: Some(search_ms),
+            ..Played::at_once(mv)
+        }),
+        Err(reason) => {
+            let _ = game_lease.record_event(env.tournament, "error", "engine_failure", &reason);
+            Turned::Ended(Some(GameEnd::void(
+                Termination::EngineFailure,
+                Some(reason),
+            )))
+        }
+    }
+}
+
+/// A model's turn, from what its ply came to: a move with its verdict, or the end of the game by
+/// its clock, a protocol failure or a provider's refusal.
+fn llm_turn(
+    game: &Game,
+    clocks: &mut [Option<Clock>; 2],
+    side: &LlmSide,
+    result: PlyResult,
+    name: &str,
+) -> Turned {
+    match result {
+        PlyResult::Move {
+            mv,
             attempts,
-            elapsed_ms,
-            clock_ms,
-        };
-        match &verdict {
-            Some(v) => {
-                v.row
-                    .settle_with_ply(lease, &v.outcome, v.candidate.as_deref(), record)
-                    .await?
+            charged_ms,
+            verdict,
+        } => Turned::Move(Played {
+            mv,
+            attempts,
+            charged_ms: Some(charged_ms),
+            verdict: Some(verdict),
+        }),
+        PlyResult::OutOfTime { charged_ms } => {
+            Turned::Ended(flag_after(game, clocks, name, charged_ms))
+        }
+        PlyResult::Lost {
+            termination,
+            reason,
+        } => Turned::Ended(Some(GameEnd::decided(
+            loss_for(game.turn()),
+            termination,
+            Some(reason),
+        ))),
+        PlyResult::Rejected {
+            termination,
+            reason,
+        } => Turned::Ended(Some(match side.on_rejected {
+            OnRejected::Void => GameEnd::void(termination, Some(reason)),
+            OnRejected::Forfeit => {
+                GameEnd::decided(loss_for(game.turn()), termination, Some(reason))
             }
-            None => lease.record_ply(&record)?,
-        }
-        env.progress.ply();
-        if let Some(a) = adjudication.as_mut()
-            && let Some(end) = a.after_ply(env, row, &game).await?
-        {
-            game.adjudicate_before_move_limit(end);
-        }
+        })),
     }
-    let end = game.end().cloned().expect("the loop ends with the game");
-    if let Some(a) = &adjudication {
-        a.at_end(env, row, &game, &end).await?;
+}
+
+/// The end of the game when charging `used_ms` to the mover's clock lets its flag fall.
+fn flag_after(
+    game: &Game,
+    clocks: &mut [Option<Clock>; 2],
+    name: &str,
+    used_ms: u64,
+) -> Option<GameEnd> {
+    match clock_of(clocks, game.turn()).map(|c| c.charge(used_ms)) {
+        Some(Err(flag)) => Some(time_forfeit(game, name, flag)),
+        _ => None,
     }
-    finish(lease, end)
+}
+
+/// Charges the chosen move to the mover's clock, plays it and stores it (with its call's verdict,
+/// in one commit). A flag that falls on the charge ends the game instead: the move is never
+/// stored, its reply's verdict is, alone.
+async fn store_move(
+    env: &GameEnv,
+    game: &mut Game,
+    clocks: &mut [Option<Clock>; 2],
+    lease: Leased<'_>,
+    chosen: Chosen,
+) -> Result<Option<GameEnd>, GameError> {
+    let Chosen {
+        name,
+        ply,
+        fen_before,
+        started,
+        played,
+    } = chosen;
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    let mut clock_ms = None;
+    if let Some(clock) = clock_of(clocks, game.turn()) {
+        let used = played.charged_ms.unwrap_or(elapsed_ms);
+        if let Err(flag) = clock.charge(used) {
+            if let Some(v) = &played.verdict {
+                v.row
+                    .settle(lease, &v.outcome, None, v.candidate.as_deref())?;
+            }
+            return Ok(Some(time_forfeit(game, &name, flag)));
+        }
+        clock_ms = Some(used);
+    }
+    let on_board = game.play(&played.mv);
+    let record = PlyRecord {
+        ply,
+        fen_before,
+        uci: on_board.uci,
+        san: on_board.san,
+        player: name,
+        attempts: played.attempts,
+        elapsed_ms,
+        clock_ms,
+    };
+    match &played.verdict {
+        Some(v) => {
+            v.row
+                .settle_with_ply(lease, &v.outcome, v.candidate.as_deref(), record)
+                .await?
+        }
+        None => lease.record_ply(&record)?,
+    }
+    env.progress.ply();
+    Ok(None)
 }
 
 fn finish(lease: Leased<'_>, end: GameEnd) -> Result<GameEnd, GameError> {
@@ -691,48 +859,117 @@ async fn llm_ply(
     side: &mut LlmSide,
     allowance_ms: Option<u64>,
 ) -> Result<PlyResult, GameError> {
-    let (game, name) = (at.game, at.name);
-    let mode = side.mode.as_ref();
-    let script = |source| GameError::Script {
-        player: name.to_string(),
-        source,
-    };
-    let ply = game.ply();
-    // The ply as a person reads it in a message, counted from 1 as the viewer's "Ply N" (the
-    // store's `ply` counts the plies played before it, from 0).
-    let shown_ply = ply + 1;
-    let mut ctx = context(at, mode);
-    ctx.previous_dialog = Arc::new(std::mem::take(&mut side.previous_dialog));
-    let opening = mode.start(&ctx).map_err(script)?;
-    let mut dialog = opening.messages;
-    with_earlier_thinking(&mut dialog, &ctx.previous_dialog);
-    let mut request_extra = opening.request;
-    let mut tools = opening.tools;
-    let mut attempt = 1;
-    let mut last_failure;
-    let max_turns = mode
+    let mut ply = LlmPly::open(at, side)?;
+    let max_turns = side
+        .mode
         .max_turns()
         .unwrap_or(MAX_CALLS_PER_PLY)
         .min(MAX_CALLS_PER_PLY);
-    // The ply's time on the player's clock so far: every successful call's, re-asks after a bad
-    // answer included (that is the model thinking); failed attempts and retry waits excluded.
-    let mut charged_ms: u64 = 0;
     for turn in 0..max_turns {
+        let answers = match ply.ask(env, at, side, turn, allowance_ms).await? {
+            Asked::Answers(answers) => answers,
+            Asked::Ended(result) => return Ok(result),
+        };
+        let (answer, decision) = ply.decide(at, side.mode.as_ref(), answers)?;
+        if let Judged::Done(result) = ply.judge(at, side, answer, decision)? {
+            return Ok(result);
+        }
+    }
+    Ok(PlyResult::Lost {
+        termination: Termination::MaxTurns,
+        reason: format!(
+            "`{}` reached max turns: {max_turns} dialog turns at ply {} without a move",
+            at.name, ply.shown_ply
+        ),
+    })
+}
+
+/// An LLM ply under way: the dialog so far, the mode's view of it, and what the ply has spent.
+struct LlmPly {
+    ctx: TurnContext,
+    dialog: Vec<ChatMessage>,
+    /// Fields merged into every request of the ply, and the tools offered (from the opening).
+    request_extra: serde_json::Map<String, serde_json::Value>,
+    tools: Vec<ToolSpec>,
+    attempt: u32,
+    /// The outcome of the last failed attempt, for the message of a lost ply.
+    last_failure: String,
+    /// The ply's time on the player's clock so far: every successful call's, re-asks after a
+    /// bad answer included (that is the model thinking); failed attempts and retry waits not.
+    charged_ms: u64,
+    /// The ply as a person reads it in a message, counted from 1 as the viewer's "Ply N" (the
+    /// store's `ply` counts the plies played before it, from 0).
+    shown_ply: u32,
+}
+
+/// What asking the model gave: answers to judge, or the end of the ply.
+enum Asked {
+    Answers(Vec<ask::Answer>),
+    Ended(PlyResult),
+}
+
+/// What a judged reply did to the ply: ended it, or leaves it for another turn.
+enum Judged {
+    Done(PlyResult),
+    Again,
+}
+
+impl LlmPly {
+    /// The ply's first dialog, built on the side's previous one.
+    fn open(at: &PlyAt<'_>, side: &mut LlmSide) -> Result<LlmPly, GameError> {
+        let mut ctx = context(at, side.mode.as_ref());
+        ctx.previous_dialog = Arc::new(std::mem::take(&mut side.previous_dialog));
+        let mut ply = LlmPly {
+            ctx,
+            dialog: Vec::new(),
+            request_extra: serde_json::Map::new(),
+            tools: Vec::new(),
+            attempt: 1,
+            last_failure: String::new(),
+            charged_ms: 0,
+            shown_ply: at.game.ply() + 1,
+        };
+        ply.start(at, side.mode.as_ref())?;
+        Ok(ply)
+    }
+
+    /// Opens the dialog as the mode starts it (again, when a failed attempt starts afresh).
+    fn start(&mut self, at: &PlyAt<'_>, mode: &dyn PlayMode) -> Result<(), GameError> {
+        let opening = mode.start(&self.ctx).map_err(|e| script_error(at, e))?;
+        self.dialog = opening.messages;
+        with_earlier_thinking(&mut self.dialog, &self.ctx.previous_dialog);
+        self.request_extra = opening.request;
+        self.tools = opening.tools;
+        Ok(())
+    }
+
+    /// Sends the dialog (as samples, when the side votes) within what is left of the clock.
+    /// A clock run out and a provider's refusal for good end the ply; any other failure of the
+    /// call sets the game aside.
+    async fn ask(
+        &mut self,
+        env: &GameEnv,
+        at: &PlyAt<'_>,
+        side: &mut LlmSide,
+        turn: u32,
+        allowance_ms: Option<u64>,
+    ) -> Result<Asked, GameError> {
+        let charged_ms = self.charged_ms;
         let clock = match allowance_ms {
             Some(allowed) if charged_ms > allowed => {
-                return Ok(PlyResult::OutOfTime { charged_ms });
+                return Ok(Asked::Ended(PlyResult::OutOfTime { charged_ms }));
             }
             Some(allowed) => Some(Duration::from_millis(allowed - charged_ms)),
             None => None,
         };
         let asking = Turn {
             game_id: at.row.id,
-            ply,
+            ply: at.game.ply(),
             turn,
-            player: name,
-            dialog: &dialog,
-            extra: &request_extra,
-            tools: &tools,
+            player: at.name,
+            dialog: &self.dialog,
+            extra: &self.request_extra,
+            tools: &self.tools,
             stored: at.stored,
             earlier: at.earlier,
             clock,
@@ -751,16 +988,16 @@ async fn llm_ply(
             {
                 // Unanswered when the clock ran out: all of the allowance, and a little over.
                 let allowed = allowance_ms.unwrap_or(charged_ms);
-                return Ok(PlyResult::OutOfTime {
+                return Ok(Asked::Ended(PlyResult::OutOfTime {
                     charged_ms: allowed.max(charged_ms).saturating_add(1),
-                });
+                }));
             }
             Err(error) => {
                 return match rejection(&error, side.accepted) {
-                    Some(termination) => Ok(PlyResult::Rejected {
+                    Some(termination) => Ok(Asked::Ended(PlyResult::Rejected {
                         termination,
-                        reason: format!("{error} (ply {shown_ply})"),
-                    }),
+                        reason: format!("{error} (ply {})", self.shown_ply),
+                    })),
                     None => Err(error),
                 };
             }
@@ -768,22 +1005,48 @@ async fn llm_ply(
         side.accepted = true;
         // Samples run at once: the turn takes as long as the slowest.
         let took = answers.iter().map(|a| a.charged_ms).max().unwrap_or(0);
-        charged_ms = charged_ms.saturating_add(took);
-        ctx.attempt = attempt;
+        self.charged_ms = charged_ms.saturating_add(took);
+        Ok(Asked::Answers(answers))
+    }
+
+    /// The mode's decision on the answers (a vote among samples), with the reply added to the
+    /// dialog.
+    fn decide(
+        &mut self,
+        at: &PlyAt<'_>,
+        mode: &dyn PlayMode,
+        answers: Vec<ask::Answer>,
+    ) -> Result<(ask::Answer, Decision), GameError> {
+        let ctx = &mut self.ctx;
+        ctx.attempt = self.attempt;
         let (answer, decision) = if answers.len() > 1 {
-            vote_on(at, mode, &mut ctx, &dialog, answers)?
+            vote_on(at, mode, ctx, &self.dialog, answers)?
         } else {
             let answer = answers.into_iter().next().expect("one answer");
-            ctx.dialog = Arc::new(with_reply(&dialog, &answer));
+            ctx.dialog = Arc::new(with_reply(&self.dialog, &answer));
             ctx.reasoning = answer.reasoning.clone();
             ctx.finish_reason = answer.finish_reason.clone();
-            let decision = mode.reply(&ctx, &answer.text).map_err(script)?;
+            let decision = mode
+                .reply(ctx, &answer.text)
+                .map_err(|e| script_error(at, e))?;
             (answer, decision)
         };
-        dialog.push(answer.message());
-        ctx.dialog = Arc::new(dialog.clone());
-        ctx.reasoning = answer.reasoning;
+        self.dialog.push(answer.message());
+        ctx.dialog = Arc::new(self.dialog.clone());
+        ctx.reasoning = answer.reasoning.clone();
         ctx.finish_reason = None;
+        Ok((answer, decision))
+    }
+
+    /// Acts on the decision: a legal move ends the ply (its verdict is stored with the move);
+    /// `say` answers and goes on; a refused move, a `retry` or a forfeit are settled here.
+    fn judge(
+        &mut self,
+        at: &PlyAt<'_>,
+        side: &mut LlmSide,
+        answer: ask::Answer,
+        decision: Decision,
+    ) -> Result<Judged, GameError> {
         let cut = crate::calls::is_cut_off(answer.finish_reason.as_deref());
         let outcome = |default: &str| {
             cut_off_or(
@@ -795,27 +1058,27 @@ async fn llm_ply(
         let settle =
             |kind: &str, detail: Option<&str>| answer.row.settle(at.lease, kind, detail, candidate);
         let feedback = match &decision.action {
-            Action::Move(uci) => match game.parse_uci(uci) {
+            Action::Move(uci) => match at.game.parse_uci(uci) {
                 Ok(mv) => {
-                    // Settled with the move, in the same transaction (see `play_inner`).
-                    side.previous_dialog = dialog;
-                    return Ok(PlyResult::Move {
+                    // Settled with the move, in the same transaction (see `store_move`).
+                    side.previous_dialog = std::mem::take(&mut self.dialog);
+                    return Ok(Judged::Done(PlyResult::Move {
                         mv,
-                        attempts: attempt,
-                        charged_ms,
+                        attempts: self.attempt,
+                        charged_ms: self.charged_ms,
                         verdict: MoveVerdict {
                             row: answer.row,
                             outcome: outcome("move"),
                             candidate: decision.candidate.clone(),
                         },
-                    });
+                    }));
                 }
                 Err(e) => {
                     // The mode accepted a move the board refuses: count it as illegal.
                     let message = format!("`{uci}` is not a legal move in this position ({e}).");
                     let detail = Some(message.as_str());
                     answer.row.settle(at.lease, "illegal", detail, Some(uci))?;
-                    last_failure = "illegal".into();
+                    self.last_failure = "illegal".into();
                     Some(message)
                 }
             },
@@ -826,58 +1089,71 @@ async fn llm_ply(
                     RetryAction::Reset => None,
                 };
                 settle(&kind, feedback.as_deref())?;
-                last_failure = kind;
+                self.last_failure = kind;
                 feedback
             }
             Action::Say(text) => {
                 settle(&outcome("say"), None)?;
-                answer_reply(&mut dialog, &answer.tool_calls, text, &decision);
-                continue;
+                answer_reply(&mut self.dialog, &answer.tool_calls, text, &decision);
+                return Ok(Judged::Again);
             }
             Action::Forfeit(reason) => {
                 settle(&outcome("forfeit"), Some(reason))?;
-                return Ok(PlyResult::Lost {
+                return Ok(Judged::Done(PlyResult::Lost {
                     termination: Termination::Forfeit,
-                    reason: format!("`{name}` forfeits: {reason}"),
-                });
+                    reason: format!("`{}` forfeits: {reason}", at.name),
+                }));
             }
         };
-        // A failed attempt.
+        self.after_failure(at, side.mode.as_ref(), feedback, &answer, &decision)
+    }
+
+    /// After a failed attempt: the ply is lost when the attempts are used up; else the next
+    /// attempt answers the reply with the mode's feedback, or starts the dialog afresh.
+    fn after_failure(
+        &mut self,
+        at: &PlyAt<'_>,
+        mode: &dyn PlayMode,
+        feedback: Option<String>,
+        answer: &ask::Answer,
+        decision: &Decision,
+    ) -> Result<Judged, GameError> {
+        let (attempt, name, shown_ply) = (self.attempt, at.name, self.shown_ply);
         if attempt >= mode.max_attempts() {
+            let last = &self.last_failure;
             let termination = mode.exhausted();
             let reason = match termination {
                 Termination::TooManyWrongActions => format!(
-                    "`{name}` made too many wrong actions: {attempt} failed attempts at ply {shown_ply} (last: {last_failure})"
+                    "`{name}` made too many wrong actions: {attempt} failed attempts at ply {shown_ply} (last: {last})"
                 ),
                 _ => format!(
-                    "`{name}` forfeits: no acceptable move in {attempt} attempts at ply {shown_ply} (last: {last_failure})"
+                    "`{name}` forfeits: no acceptable move in {attempt} attempts at ply {shown_ply} (last: {last})"
                 ),
             };
-            return Ok(PlyResult::Lost {
+            return Ok(Judged::Done(PlyResult::Lost {
                 termination,
                 reason,
-            });
+            }));
         }
-        attempt += 1;
-        ctx.attempt = attempt;
+        self.attempt += 1;
+        self.ctx.attempt = self.attempt;
         match feedback {
-            Some(text) => answer_reply(&mut dialog, &answer.tool_calls, &text, &decision),
+            Some(text) => answer_reply(&mut self.dialog, &answer.tool_calls, &text, decision),
             None => {
-                ctx.dialog = Default::default();
-                let opening = mode.start(&ctx).map_err(script)?;
-                dialog = opening.messages;
-                with_earlier_thinking(&mut dialog, &ctx.previous_dialog);
-                request_extra = opening.request;
-                tools = opening.tools;
+                self.ctx.dialog = Default::default();
+                self.start(at, mode)?;
             }
         }
+        Ok(Judged::Again)
     }
-    Ok(PlyResult::Lost {
-        termination: Termination::MaxTurns,
-        reason: format!(
-            "`{name}` reached max turns: {max_turns} dialog turns at ply {shown_ply} without a move"
-        ),
-    })
+}
+
+/// A script error of the player to move.
+fn script_error(at: &PlyAt<'_>, source: crate::script::ScriptError) -> GameError {
+    GameError::Script {
+        player: at.name.to_string(),
+        source,
+    }
 }
 
 /// The outcome stored for a reply: `outcome` as the play mode said, except that a reply cut at
