@@ -1,7 +1,7 @@
 ---@meta
 -- The typed reference of arena's Lua API, for editors with the Lua language server (LuaLS): add
 -- `scripts/types` to `workspace.library`. Nothing here runs; the functions are implemented in Rust
--- (src/lua/api/).
+-- (crates/lua/src/api/).
 
 ---@class arena
 arena = {}

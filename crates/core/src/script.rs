@@ -1,6 +1,6 @@
 //! What the domain knows of scripts: the errors they raise, located at `file:line`.
 //!
-//! Play modes, formats and tasks are scripts (Lua, in `src/lua`), but the tournament and the
+//! Play modes, formats and tasks are scripts (Lua, in `crates/lua`), but the tournament and the
 //! evaluations only see them through traits (`tournament::turn::PlayMode`,
 //! `tournament::schedule::Format`, `eval::task::Task`). Their errors are these plain values, so
 //! the domain can report, store and count them without knowing the script language.

@@ -25,7 +25,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     Provider,
@@ -217,6 +217,8 @@ pub(crate) fn append(into: &mut Option<String>, text: Option<&str>) {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::WireReply;
 

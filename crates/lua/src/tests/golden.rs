@@ -402,7 +402,7 @@ fn reply_calls(reply: &str, n: usize) -> (String, Vec<ToolCall>) {
     (String::new(), calls)
 }
 
-/// Answers a reply as `answer_reply` in `src/tournament/game.rs` does: a user message, or the
+/// Answers a reply as `answer_reply` in `crates/play/src/tournament/game.rs` does: a user message, or the
 /// result of its first call with `other_calls` for the rest.
 fn answer(dialog: &mut Vec<ChatMessage>, calls: &[ToolCall], text: String, other: Option<&str>) {
     match calls.split_first() {
@@ -420,7 +420,7 @@ fn answer(dialog: &mut Vec<ChatMessage>, calls: &[ToolCall], text: String, other
 }
 
 /// `base` (the player, its options and limits) moved to the position after `moves` from `start`,
-/// filled as `context` in `src/tournament/game.rs` fills it.
+/// filled as `context` in `crates/play/src/tournament/game.rs` fills it.
 fn context(base: &TurnContext, at: At, moves: &[&str]) -> TurnContext {
     let (start, _) = at.line();
     let mut game = Game::new_in(at.variant(), Some(start), 0).unwrap();
@@ -473,7 +473,7 @@ fn turn_at(script: &ModeScript, base: &TurnContext, mode: &str, at: At) -> TurnC
     }
 }
 
-/// One ply's dialog after `replies`, rendered, as `llm_turn` in `src/tournament/game.rs` builds it:
+/// One ply's dialog after `replies`, rendered, as `llm_turn` in `crates/play/src/tournament/game.rs` builds it:
 /// an answer (`say`) and feedback are added as user messages, a reset starts the ply over at the
 /// next attempt, and a move or the last allowed failure ends the ply with nothing more sent.
 fn converse(script: &ModeScript, mut ctx: TurnContext, replies: &[&str]) -> String {
@@ -595,7 +595,7 @@ fn puzzle() -> Puzzle {
     }
 }
 
-/// The puzzle's dialog after `replies`, as `answer_puzzle` in `src/eval/run.rs` builds it: a
+/// The puzzle's dialog after `replies`, as `answer_puzzle` in `crates/play/src/eval/run.rs` builds it: a
 /// fresh prompt per solver move, and after a refused answer the reply and the task's feedback.
 fn puzzle_dialog(
     script: &TaskScript,

@@ -11,7 +11,7 @@
 //! serve` prints (`/play?token=TOKEN`) sets (HttpOnly, SameSite=Strict, so another site's page
 //! cannot send it; writes also take only a JSON body, which a plain form cannot send). The token
 //! is in no page, no store and no log. The board is lichess's chessground, vendored under
-//! `src/serve/vendor/chessground` (see its PROVENANCE) and served from here; its pieces are
+//! `crates/outputs/src/serve/vendor/chessground` (see its PROVENANCE) and served from here; its pieces are
 //! `data:` images, so the play pages' content security policy allows `data:` images and nothing
 //! else more. Every text from the store reaches the page as JSON and is set with `textContent`.
 

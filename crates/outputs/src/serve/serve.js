@@ -1,7 +1,7 @@
 // arena serve: the live parts of a tournament page. Written for arena (GPL-3.0-or-later), no
 // dependencies. The leaderboard and the games list come from the server as markup it built
 // (every store text escaped there); games open in the report's viewer (viewer.js), which fetches
-// them. The server's events (server-sent events, see src/serve/live.rs) say what changed.
+// them. The server's events (server-sent events, see crates/outputs/src/serve/live.rs) say what changed.
 "use strict";
 (function () {
   const body = document.body;

@@ -1,7 +1,7 @@
 //! What an evaluation needs from its scripts: a [`Task`] turns an item into a prompt and a reply
 //! into an answer; an [`Evaluation`] is a loaded evaluation script; an [`EvalHost`] loads them.
 //!
-//! The built-in tasks are Lua scripts (`src/lua` implements these traits); the evaluation runner
+//! The built-in tasks are Lua scripts (`crates/lua` implements these traits); the evaluation runner
 //! knows only the traits.
 
 use std::path::Path;
