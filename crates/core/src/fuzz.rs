@@ -22,7 +22,7 @@ use proptest::{
 };
 
 /// The environment variable that sets the number of cases of every property.
-pub const FUZZ_CASES: &str = "ARENA_FUZZ_CASES";
+pub(crate) const FUZZ_CASES: &str = "ARENA_FUZZ_CASES";
 
 /// The runner's settings for a property with `default_cases` cases unless [`FUZZ_CASES`] says
 /// otherwise. Failures are not persisted to files: a failure found becomes a fixture in
@@ -67,7 +67,7 @@ pub fn corpus() -> Vec<(String, Vec<u8>)> {
 /// Inputs too large to keep as files: a 10 MB reply, JSON nested 100,000 deep, a 1 MB line. A
 /// debug build (the tests of CI) gets them a tenth as large, since unoptimised regular
 /// expressions take minutes over 10 MB; a release build (a fuzz run) gets them whole.
-pub fn large_inputs() -> Vec<(String, String)> {
+pub(crate) fn large_inputs() -> Vec<(String, String)> {
     let scale = if cfg!(debug_assertions) { 10 } else { 1 };
     let mut ten_mb = "I think e4 is best. ".repeat(10 * 1024 * 1024 / 20 / scale);
     ten_mb.push_str("```e2e4```");
@@ -214,7 +214,7 @@ pub struct Playout {
     pub san: Vec<String>,
 }
 
-pub fn playout(chess960: Option<u32>, choices: &[u16]) -> Playout {
+pub(crate) fn playout(chess960: Option<u32>, choices: &[u16]) -> Playout {
     let (variant, start) = match chess960 {
         Some(n) => (Variant::Chess960, Some(chess960_fen(n).expect("n < 960"))),
         None => (Variant::Standard, None),
@@ -244,7 +244,7 @@ pub fn playout(chess960: Option<u32>, choices: &[u16]) -> Playout {
 }
 
 /// Any playout.
-pub fn any_playout() -> impl Strategy<Value = Playout> {
+pub(crate) fn any_playout() -> impl Strategy<Value = Playout> {
     (
         proptest::option::of(0u32..960),
         proptest::collection::vec(any::<u16>(), 0..120),

@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Read};
 
 /// Why a line could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum LineError {
+pub(crate) enum LineError {
     /// The reader failed.
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -32,7 +32,7 @@ pub enum LineError {
 /// The lines of a reader, each without its line end (`\n` or `\r\n`), numbered from 1. Bytes that
 /// are not UTF-8 are replaced (U+FFFD), so that a reader of the text names the bad line rather
 /// than the file. After an error the iterator ends.
-pub struct BoundedLines<R> {
+pub(crate) struct BoundedLines<R> {
     reader: R,
     max_line: usize,
     max_total: u64,

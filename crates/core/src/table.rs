@@ -46,7 +46,7 @@ impl Cell {
 
 /// `x`, or `0.0` for `-0.0`: JSON writes the sign of a negative zero (`"elo": -0.0`), which
 /// reads as a loss where there is none.
-pub fn no_negative_zero(x: f64) -> f64 {
+pub(crate) fn no_negative_zero(x: f64) -> f64 {
     if x == 0.0 { 0.0 } else { x }
 }
 
@@ -99,7 +99,7 @@ impl From<usize> for Cell {
 
 /// The version of the JSON document [`render`] writes for [`Format::Json`]; it changes only when
 /// a name in it changes meaning or is removed (`docs/schema/tables.schema.json`).
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// A titled table with notes printed under it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -169,7 +169,7 @@ impl Table {
 
     /// The JSON key of each column: its label in snake_case (`score %` is `score_pct`, `+/-` is
     /// `plus_minus`, `tokens/move` is `tokens_per_move`).
-    pub fn column_keys(&self) -> Vec<String> {
+    pub(crate) fn column_keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = Vec::new();
         for label in &self.columns {
             let mut key = snake_case(label);
@@ -237,7 +237,7 @@ impl Table {
     }
 
     /// CSV with a header line; fields quoted when they need it.
-    pub fn to_csv(&self) -> String {
+    pub(crate) fn to_csv(&self) -> String {
         let field = |s: &str| {
             if s.contains([',', '"', '\n']) {
                 format!("\"{}\"", s.replace('"', "\"\""))
@@ -275,7 +275,7 @@ impl Table {
     /// A Markdown pipe table under its title in bold, numbers aligned right, the notes as a
     /// list under it. A `|` in a cell is escaped and a line break becomes a space, so that a
     /// cell never breaks the table.
-    pub fn to_markdown(&self) -> String {
+    pub(crate) fn to_markdown(&self) -> String {
         // `*` escaped too: a note such as "* provisional: ..." would otherwise open a list.
         let cell = |s: &str| {
             s.replace('\\', "\\\\")
@@ -311,7 +311,7 @@ impl Table {
     /// A LaTeX `table` float: the title as its caption, a `tabular` with booktabs rules (text
     /// columns `l`, numbers `r`), the notes in small type under it. Every cell, title and note
     /// is escaped ([`latex_escape`]); a negative number gets a true minus sign.
-    pub fn to_latex(&self) -> String {
+    pub(crate) fn to_latex(&self) -> String {
         let number = |c: &Cell| {
             let text = c.text();
             match (c, text.strip_prefix('-')) {
@@ -416,7 +416,7 @@ pub fn snake_case(text: &str) -> String {
 /// `text` for LaTeX's text mode: its ten special characters escaped (`\\ & % $ # _ { } ~ ^`),
 /// and the signs arena's tables use that a plain LaTeX font lacks written as LaTeX commands
 /// (`±` as `$\\pm$`, `Δ` as `$\\Delta$`, `√` as `$\\surd$`, `–` as `--`, ...).
-pub fn latex_escape(text: &str) -> String {
+pub(crate) fn latex_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

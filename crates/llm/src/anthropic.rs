@@ -49,7 +49,7 @@ use super::{
 
 /// The API version every request names unless the player sets one (`anthropic-version`): the one
 /// Anthropic's Python SDK sends (see the conformance suite's PROVENANCE).
-pub const API_VERSION: &str = "2026-10-21";
+pub(crate) const API_VERSION: &str = "2026-10-21";
 /// `max_tokens` for requests that set none (the API requires the field).
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The smallest thinking budget the API accepts.

@@ -187,7 +187,7 @@ impl Provider {
 
     /// The usage and cost a response body reports, whatever else it holds; nothing when it is
     /// not JSON or reports none.
-    pub fn reported_usage(self, body: &str) -> ReportedUsage {
+    pub(crate) fn reported_usage(self, body: &str) -> ReportedUsage {
         self.wire().decode_usage(body)
     }
 }
@@ -359,7 +359,7 @@ impl Endpoint {
 
 /// Azure OpenAI's `api-version` when a player sets none: the newest generally available
 /// data-plane version the `openai` SDK's Azure client documents.
-pub const AZURE_API_VERSION: &str = "2024-10-21";
+pub(crate) const AZURE_API_VERSION: &str = "2024-10-21";
 
 /// How long a streamed reply may stay silent by default, 60 seconds: longer than providers'
 /// own keep-alive intervals, and within the idle timeouts of common proxies.
@@ -668,7 +668,7 @@ impl Reasoning {
     }
 
     /// Whether this asks for any thinking at all (`effort: none` and a zero budget do not).
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.effort.as_deref().is_some_and(|e| e != "none")
             || self.budget_tokens.is_some_and(|b| b > 0)
     }

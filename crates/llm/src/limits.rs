@@ -36,7 +36,7 @@ impl LimitState {
     }
 
     /// Whether nothing is left of it.
-    pub fn is_exhausted(&self) -> bool {
+    pub(crate) fn is_exhausted(&self) -> bool {
         self.remaining.is_some_and(|r| r <= 0.0)
     }
 }
@@ -98,7 +98,7 @@ impl ReportedLimits {
     }
 
     /// Whether the headers said anything about limits.
-    pub fn is_known(&self) -> bool {
+    pub(crate) fn is_known(&self) -> bool {
         self.requests.is_known() || self.tokens.is_known() || self.output_tokens.is_known()
     }
 }

@@ -1,7 +1,7 @@
 //! What a call costs: a table of per-model token prices and the arithmetic over [`Usage`].
 //!
 //! The built-in table lists a few well-known models at the list prices their providers published,
-//! as we read them in 2025-09 ([`PriceTable::BUILT_IN_AS_OF`]); prices change, so scripts replace or
+//! as we read them in 2025-09; prices change, so scripts replace or
 //! add entries with [`PriceTable::with`]. Every price is in US dollars per million tokens.
 //! Cached prompt tokens (cache reads) and cache writes have their own rates where the provider
 //! publishes one (Anthropic's 5-minute cache writes at 1.25 × input, Gemini 2.5's implicit-cache
@@ -66,7 +66,8 @@ impl Price {
     }
 
     /// The same price with a rate for prompt tokens written to the cache.
-    pub fn cache_write(self, cache_write_per_mtok: f64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn cache_write(self, cache_write_per_mtok: f64) -> Self {
         Self {
             cache_write_per_mtok: Some(cache_write_per_mtok),
             ..self
@@ -217,15 +218,12 @@ pub struct CallCost {
 }
 
 impl PriceTable {
-    /// When the built-in prices were read from the providers' price pages.
-    pub const BUILT_IN_AS_OF: &'static str = "2025-09";
-
     /// A table without prices.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// The built-in table of well-known models (see [`PriceTable::BUILT_IN_AS_OF`]).
+    /// The built-in table of well-known models.
     pub fn built_in() -> Self {
         let prices = BUILT_IN
             .iter()

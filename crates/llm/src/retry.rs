@@ -53,7 +53,7 @@ impl RetryPolicy {
     /// `None` when the policy gives up: the attempts are used up, or waiting would leave the time
     /// budget (`elapsed` is the time since the first attempt started). A server's `retry_after` is
     /// used as is; otherwise the delay is the capped exponential backoff with jitter.
-    pub fn next_delay(
+    pub(crate) fn next_delay(
         &self,
         attempt: u32,
         elapsed: Duration,

@@ -4,7 +4,7 @@ pub use crate::script::ScriptError;
 
 /// Converts an mlua error, moving Lua's own `chunk:line:` prefix into [`ScriptError::location`]
 /// and dropping mlua's internal frames, so that users read `file:line: message`.
-pub fn from_lua(err: &mlua::Error) -> ScriptError {
+pub(crate) fn from_lua(err: &mlua::Error) -> ScriptError {
     let text = innermost_message(err);
     split_location(&text)
 }

@@ -54,7 +54,7 @@ impl FileFields {
 
     /// The `nth` (0-based) constructor passed to a call at `line`, or else the `nth` one whose
     /// `{` is on `line`.
-    pub fn called_at(&self, line: u32, nth: usize) -> Option<usize> {
+    pub(crate) fn called_at(&self, line: u32, nth: usize) -> Option<usize> {
         let by_call = self
             .constructors
             .iter()
@@ -88,7 +88,7 @@ pub(super) struct Place<'a> {
 impl<'a> Place<'a> {
     /// The table passed to the call at `file:line` (the form `caller_location` records), with
     /// its keys when `fields` has its constructor.
-    pub fn of_call(at: &str, fields: Option<&'a FileFields>) -> Self {
+    pub(crate) fn of_call(at: &str, fields: Option<&'a FileFields>) -> Self {
         let (file, line) = split_at(at);
         let constructor = fields.and_then(|f| f.called_at(line, 0));
         Place {
@@ -100,7 +100,7 @@ impl<'a> Place<'a> {
     }
 
     /// A place with no constructor known: everything inside it is at its own line.
-    pub fn line_only(at: &str) -> Place<'static> {
+    pub(crate) fn line_only(at: &str) -> Place<'static> {
         let (file, line) = split_at(at);
         Place {
             file,
@@ -116,7 +116,7 @@ impl<'a> Place<'a> {
     }
 
     /// Whether the constructor of this table is known (its keys can be followed).
-    pub fn has_constructor(&self) -> bool {
+    pub(crate) fn has_constructor(&self) -> bool {
         self.constructor.is_some()
     }
 
@@ -125,7 +125,7 @@ impl<'a> Place<'a> {
     }
 
     /// Whether this table's constructor writes `key`.
-    pub fn has_key(&self, key: &str) -> bool {
+    pub(crate) fn has_key(&self, key: &str) -> bool {
         self.this()
             .is_some_and(|c| c.fields.iter().any(|f| f.key == key))
     }

@@ -44,7 +44,7 @@ impl FormatScript {
     ///
     /// # Errors
     /// When the module fails to load, has no `pairings` hook or does not know an option.
-    pub fn for_generation(generation: &Generation) -> Result<Self, ScriptError> {
+    pub(crate) fn for_generation(generation: &Generation) -> Result<Self, ScriptError> {
         let lua = state::new_state(generation.resolver(), generation.limits)?;
         FormatScript::load(
             &lua,

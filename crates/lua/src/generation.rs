@@ -114,7 +114,7 @@ impl Generation {
     ///
     /// # Errors
     /// As [`Generation::load`].
-    pub fn from_sources(
+    pub(crate) fn from_sources(
         entry: &Path,
         number: u64,
         sources: Arc<SourceSet>,
@@ -131,7 +131,7 @@ impl Generation {
 
     /// A fresh resolver answering from this generation's sources, for a game's or a format's
     /// state: it records nothing, the generation's sources being recorded already.
-    pub fn resolver(&self) -> Resolver {
+    pub(crate) fn resolver(&self) -> Resolver {
         Resolver::pinned(script_dir(&self.entry), self.sources.clone())
             .unrecorded()
             .compiled(self.compiled.clone())
@@ -139,7 +139,7 @@ impl Generation {
 
     /// [`Generation::resolver`] for the states of the player named `player`: with the modules
     /// it replaced standing in.
-    pub fn resolver_for(&self, player: &str) -> Resolver {
+    pub(crate) fn resolver_for(&self, player: &str) -> Resolver {
         match self.replaced.get(player) {
             Some(map) => self.resolver().replacing(map.clone()),
             None => self.resolver(),

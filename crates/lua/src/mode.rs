@@ -57,7 +57,10 @@ impl ModeScript {
     /// # Errors
     /// When the mode no longer loads (it did when the generation was validated, so this means a
     /// resource limit or a lazily required module).
-    pub fn for_game(generation: &Generation, player: ModeBinding<'_>) -> Result<Self, ScriptError> {
+    pub(crate) fn for_game(
+        generation: &Generation,
+        player: ModeBinding<'_>,
+    ) -> Result<Self, ScriptError> {
         let lua = state::new_state(generation.resolver_for(player.name), generation.limits)?;
         let module = generation.modes.get(player.name).ok_or_else(|| {
             ScriptError::bare(format!("player `{}` has no play mode", player.name))
@@ -109,7 +112,7 @@ impl ModeScript {
     ///
     /// # Errors
     /// Whatever the hooks raise.
-    pub fn smoke_test(&self, player: ModeBinding<'_>) -> Result<(), ScriptError> {
+    pub(crate) fn smoke_test(&self, player: ModeBinding<'_>) -> Result<(), ScriptError> {
         let ctx = sample_context(player, self);
         let messages = self.start(&ctx)?.messages;
         if messages.is_empty() {

@@ -49,7 +49,7 @@ impl SourceSet {
 
 /// A module found by the resolver.
 #[derive(Debug, Clone)]
-pub struct ResolvedModule {
+pub(crate) struct ResolvedModule {
     /// The path shown in error messages (`@path` chunk name).
     pub display: String,
     /// The source text.
@@ -65,7 +65,7 @@ pub struct ResolvedModule {
 /// bytecode is made in this process from the same text, never read from a script or a file,
 /// and keeps its debug information, so errors name the same `file:line`.
 #[derive(Debug, Clone, Default)]
-pub struct CompiledModules(Arc<Mutex<BTreeMap<String, Arc<[u8]>>>>);
+pub(crate) struct CompiledModules(Arc<Mutex<BTreeMap<String, Arc<[u8]>>>>);
 
 impl CompiledModules {
     /// The bytecode of `display`, if compiled already.
@@ -95,7 +95,7 @@ impl CompiledModules {
 
 /// Finds modules for `require`, recording what it read.
 #[derive(Debug, Clone)]
-pub struct Resolver {
+pub(crate) struct Resolver {
     script_dir: PathBuf,
     pinned: Option<Arc<SourceSet>>,
     /// What was read, or `None` for a resolver that keeps nothing ([`Resolver::unrecorded`]).
@@ -117,7 +117,7 @@ struct Replacements {
 
 impl Resolver {
     /// A resolver that reads from disk: the user's folder first, then the built-ins.
-    pub fn from_disk(script_dir: &Path) -> Self {
+    pub(crate) fn from_disk(script_dir: &Path) -> Self {
         Resolver {
             script_dir: script_dir.to_path_buf(),
             pinned: None,
@@ -141,7 +141,7 @@ impl Resolver {
     /// formats, built from a generation whose sources are recorded already. Nothing reads such a
     /// state's record, and it held a copy of every module's text per state (18 KB per running
     /// game at 256 games, heaptrack).
-    pub fn unrecorded(self) -> Self {
+    pub(crate) fn unrecorded(self) -> Self {
         Resolver { read: None, ..self }
     }
 
@@ -183,7 +183,7 @@ impl Resolver {
 
     /// The replaced modules no state of this resolver has required so far: names no mode asked
     /// for, most likely misspelt.
-    pub fn unused_replacements(&self) -> Vec<String> {
+    pub(crate) fn unused_replacements(&self) -> Vec<String> {
         let used = self.replaced.used.lock().expect("resolver lock poisoned");
         self.replaced
             .map
@@ -191,11 +191,6 @@ impl Resolver {
             .filter(|k| !used.contains(*k))
             .cloned()
             .collect()
-    }
-
-    /// The folder user modules are looked up in.
-    pub fn script_dir(&self) -> &Path {
-        &self.script_dir
     }
 
     /// Reads the entry script itself.
@@ -282,7 +277,7 @@ impl Resolver {
     /// The modules directly in `folder` (dotted, `""` for the script's own folder), from the
     /// script's folder and the built-ins, by name without the folder: what a misspelt module name
     /// may have meant.
-    pub fn modules_in(&self, folder: &str) -> Vec<String> {
+    pub(crate) fn modules_in(&self, folder: &str) -> Vec<String> {
         let rel = folder.replace('.', "/");
         let mut names = std::collections::BTreeSet::new();
         let mut from_dir = |dir: PathBuf| {
@@ -338,7 +333,7 @@ impl Resolver {
     }
 
     /// The files on disk behind what was read: what a watcher must watch.
-    pub fn disk_paths(&self) -> Vec<PathBuf> {
+    pub(crate) fn disk_paths(&self) -> Vec<PathBuf> {
         self.disk_paths
             .lock()
             .expect("resolver lock poisoned")
@@ -443,7 +438,7 @@ fn check_name(module: &str) -> Result<(), ScriptError> {
 /// A module as a script names it in `prompt =` or `modules = {...}`, as `require` names it: a
 /// file path (`prompts/think.lua`) loses its `.lua` and takes dots for slashes (`prompts.think`);
 /// a dotted name stays as it is.
-pub fn module_name(written: &str) -> String {
+pub(crate) fn module_name(written: &str) -> String {
     let trimmed = written.strip_prefix("./").unwrap_or(written);
     let trimmed = trimmed.strip_suffix(".lua").unwrap_or(trimmed);
     trimmed.replace('/', ".")

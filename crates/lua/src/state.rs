@@ -150,7 +150,7 @@ const LOADING_KEY: &str = "arena.loading";
 ///
 /// # Errors
 /// Only when Lua itself cannot be set up (out of memory).
-pub fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError> {
+pub(crate) fn new_state(resolver: Resolver, limits: Limits) -> Result<Lua, ScriptError> {
     let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
     let lua = Lua::new_with(libs, LuaOptions::default()).map_err(script_error)?;
     // Nearly all a hook allocates is garbage by its return (the `ctx` tables, the prompt's
@@ -480,7 +480,7 @@ pub fn call<R: mlua::FromLuaMulti>(
 ///
 /// # Errors
 /// Syntax or run-time errors of the chunk, or a limit it ran into.
-pub fn run_chunk(lua: &Lua, display: &str, source: &str) -> Result<Value, ScriptError> {
+pub(crate) fn run_chunk(lua: &Lua, display: &str, source: &str) -> Result<Value, ScriptError> {
     start_call(lua);
     let result = lua
         .load(source)
@@ -500,7 +500,7 @@ pub fn run_chunk(lua: &Lua, display: &str, source: &str) -> Result<Value, Script
 ///
 /// # Errors
 /// A missing or broken script, or one that returns something else than a table.
-pub fn run_entry(
+pub(crate) fn run_entry(
     entry: &std::path::Path,
     resolver: &Resolver,
     limits: Limits,

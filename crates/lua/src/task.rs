@@ -157,7 +157,7 @@ impl EvalScripts {
     ///
     /// # Errors
     /// When the module no longer loads (a resource limit).
-    pub fn task_script(&self, task: &TaskSpec) -> Result<TaskScript, ScriptError> {
+    pub(crate) fn task_script(&self, task: &TaskSpec) -> Result<TaskScript, ScriptError> {
         let resolver = Resolver::pinned(script_dir(&self.entry), self.sources.clone());
         let lua = state::new_state(resolver, self.limits)?;
         TaskScript::load(&lua, &task.module(), &task.options)
@@ -202,7 +202,7 @@ impl TaskScript {
     ///
     /// # Errors
     /// A missing module or hook, or an unknown option.
-    pub fn from_disk(
+    pub(crate) fn from_disk(
         dir: &Path,
         module: &str,
         options: &serde_json::Map<String, serde_json::Value>,

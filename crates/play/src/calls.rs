@@ -36,7 +36,7 @@ use crate::{
 
 /// Where a call's row lives.
 #[derive(Debug, Clone, Copy)]
-pub enum CallSlot<'a> {
+pub(crate) enum CallSlot<'a> {
     /// A dialog turn of a game ply (`llm_calls`).
     Ply {
         /// The game's id in the store.
@@ -122,10 +122,10 @@ pub struct RecordedReply {
 /// The finish reason every wire format's "cut at the token limit" is stored as: OpenAI's
 /// `length`, Anthropic's `max_tokens`, Gemini's `MAX_TOKENS` and the Responses API's
 /// `max_output_tokens` are all translated to it by `llm`.
-pub const CUT_OFF_FINISH: &str = "length";
+pub(crate) const CUT_OFF_FINISH: &str = "length";
 
 /// Whether a reply ended on its token limit (see [`CUT_OFF_FINISH`]).
-pub fn is_cut_off(finish_reason: Option<&str>) -> bool {
+pub(crate) fn is_cut_off(finish_reason: Option<&str>) -> bool {
     finish_reason == Some(CUT_OFF_FINISH)
 }
 
@@ -164,7 +164,7 @@ impl CallRow {
     ///
     /// # Errors
     /// The store refused either write (then neither is stored).
-    pub async fn settle_with_ply(
+    pub(crate) async fn settle_with_ply(
         &self,
         lease: Leased<'_>,
         outcome: &str,
@@ -202,7 +202,7 @@ pub fn replayed(stored: StoredReply) -> RecordedReply {
 
 /// Why a call has no reply.
 #[derive(Debug, Error)]
-pub enum CallError {
+pub(crate) enum CallError {
     /// The endpoint stayed down or refused the request (after its retries).
     #[error(transparent)]
     Api(#[from] LlmError),
@@ -219,7 +219,7 @@ pub enum CallError {
 ///
 /// # Errors
 /// The endpoint failing, or the store refusing the reply.
-pub async fn record_or_replay(
+pub(crate) async fn record_or_replay(
     store: &Store,
     client: &LlmClient,
     endpoint: &Endpoint,
@@ -235,7 +235,7 @@ pub async fn record_or_replay(
 ///
 /// # Errors
 /// As [`record_or_replay`]; an attempt the clock cut off is [`LlmError::OutOfTime`].
-pub async fn record_or_replay_within(
+pub(crate) async fn record_or_replay_within(
     store: &Store,
     client: &LlmClient,
     endpoint: &Endpoint,

@@ -381,7 +381,11 @@ impl Store {
     /// # Errors
     ///
     /// As [`Store::record_llm_call`]; a failed write fails only its own caller.
-    pub async fn record_llm_call_grouped(&self, call: LlmCallRecord) -> Result<i64, StoreError> {
+    #[cfg(test)]
+    pub(crate) async fn record_llm_call_grouped(
+        &self,
+        call: LlmCallRecord,
+    ) -> Result<i64, StoreError> {
         self.record_llm_call_grouped_under(None, call).await
     }
 

@@ -184,7 +184,7 @@ impl Store {
     ///
     /// [`CopyError::SchemaMismatch`] if the stores have different tables or columns,
     /// [`CopyError::Database`] if a query fails.
-    pub fn compare_with(&self, other: &Store) -> Result<Vec<TableCheck>, CopyError> {
+    pub(crate) fn compare_with(&self, other: &Store) -> Result<Vec<TableCheck>, CopyError> {
         let src = self.conn();
         let dst = other.conn();
         let tables = describe(&src, Side::Source)?;

@@ -884,7 +884,7 @@ impl Store {
 
     /// [`Store::record_ply_with_verdict`] for the game loop, on the async runtime: on SQLite
     /// the two writes are committed with the other games' writes that arrive while a commit is
-    /// in flight (group commit; see [`Store::record_llm_call_grouped`]), and this returns once
+    /// in flight (group commit; see [`Leased::record_llm_call_grouped`]), and this returns once
     /// they are committed.
     ///
     /// # Errors

@@ -213,7 +213,7 @@ impl Store {
     ///
     /// [`StoreError::LeaseLost`] when another worker holds the lease now (or nobody does),
     /// [`StoreError::Database`] on a database failure.
-    pub fn check_lease(&self, fence: &Fence) -> Result<(), StoreError> {
+    pub(crate) fn check_lease(&self, fence: &Fence) -> Result<(), StoreError> {
         check_fence(&self.conn(), fence)
     }
 

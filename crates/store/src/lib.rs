@@ -106,7 +106,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///
 /// The connection sits behind a mutex: writes are short, and SQLite serialises writers anyway. The
 /// game loop's own writes (a call's reply, a ply with its verdict) go through
-/// [`Store::record_llm_call_grouped`] and [`Store::record_ply_with_verdict_grouped`], which
+/// [`Leased::record_llm_call_grouped`] and [`Store::record_ply_with_verdict_grouped`], which
 /// commit the writes of concurrent games together (group commit). A second process (or a second
 /// `Store` on the same file) works too, thanks to WAL and the busy timeout.
 #[derive(Debug)]

@@ -56,15 +56,15 @@ impl Opening {
 
 /// The largest book file read, 256 MiB: ten times the largest books engine testers use (the
 /// `UHO_XXL` EPD files are about 25 MB), and still a size every machine holds in memory.
-pub const MAX_BOOK_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_BOOK_BYTES: u64 = 256 << 20;
 
 /// The longest line of an EPD book or inline FEN, 4 KiB (a FEN is under 100 bytes; the rest is
 /// room for EPD operations).
-pub const MAX_EPD_LINE_BYTES: usize = 4 << 10;
+pub(crate) const MAX_EPD_LINE_BYTES: usize = 4 << 10;
 
 /// The largest game of a PGN book, 1 MiB (a long engine game with an evaluation comment on every
 /// move is under 100 KB); also the longest line of one.
-pub const MAX_PGN_GAME_BYTES: usize = 1 << 20;
+pub(crate) const MAX_PGN_GAME_BYTES: usize = 1 << 20;
 
 /// The lines of a book, read through a buffer: no line over `max_line` and no book over
 /// [`MAX_BOOK_BYTES`] is held in memory.
@@ -167,7 +167,7 @@ const BUILT_IN_BOOKS: &[(&str, &str, &[u8])] = &[
 ];
 
 /// The names of the built-in opening books (`2moves_v1`, `8moves_v3`).
-pub fn built_in_books() -> Vec<&'static str> {
+pub(crate) fn built_in_books() -> Vec<&'static str> {
     BUILT_IN_BOOKS.iter().map(|(name, _, _)| *name).collect()
 }
 

@@ -121,7 +121,11 @@ pub fn candidate(reply: &str, pos: &Chess, any_move: bool) -> Option<Candidate> 
 /// [`ExtractErrorKind::NoMoveFound`] and [`ExtractErrorKind::Unparseable`] are ChessArena's
 /// parsing errors, [`ExtractErrorKind::Illegal`] its illegal moves; it never reports ambiguity
 /// (an ambiguous SAN move is not converted, so it is a parsing error).
-pub fn read_move(reply: &str, pos: &Chess, any_move: bool) -> Result<Extracted, ExtractError> {
+pub(crate) fn read_move(
+    reply: &str,
+    pos: &Chess,
+    any_move: bool,
+) -> Result<Extracted, ExtractError> {
     let Some(found) = candidate(reply, pos, any_move) else {
         return Err(ExtractError {
             kind: ExtractErrorKind::NoMoveFound,

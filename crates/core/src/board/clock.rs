@@ -129,7 +129,7 @@ impl TimeControl {
     /// the base clock's form: the standard's `:` joins successive periods, which would misstate a
     /// limit that holds on every move, so the per-move limit goes in [`TimeControl::move_time_tag`].
     /// Fractions are decimals in seconds (`60+0.6`).
-    pub fn pgn_tag(&self) -> String {
+    pub(crate) fn pgn_tag(&self) -> String {
         match (self.base_ms, self.per_move_ms) {
             (Some(b), _) if self.increment_ms == 0 => seconds(b),
             (Some(b), _) => format!("{}+{}", seconds(b), seconds(self.increment_ms)),
@@ -140,7 +140,7 @@ impl TimeControl {
 
     /// The per-move limit in seconds when a base clock applies too (written as arena's own PGN tag
     /// `ArenaMoveTime`, since `TimeControl` holds the base clock); `None` otherwise.
-    pub fn move_time_tag(&self) -> Option<String> {
+    pub(crate) fn move_time_tag(&self) -> Option<String> {
         self.base_ms.and(self.per_move_ms).map(seconds)
     }
 }

@@ -20,9 +20,9 @@ use super::BoardError;
 pub const SQUARE: u32 = 45;
 
 /// The light squares' colour (the report's stylesheet uses the same).
-pub const LIGHT: &str = "#eed9b4";
+pub(crate) const LIGHT: &str = "#eed9b4";
 /// The dark squares' colour (the report's stylesheet uses the same).
-pub const DARK: &str = "#b58863";
+pub(crate) const DARK: &str = "#b58863";
 /// The last move's two squares are overlaid with this colour.
 const LAST_MOVE: &str = "#ffeb3b";
 /// The opacity of the last-move overlay.
@@ -330,7 +330,7 @@ fn push_piece(out: &mut String, piece: Piece, x: u32, y: u32) {
 }
 
 /// The shape of a kind of piece.
-pub fn shape_of(role: Role) -> &'static PieceShape {
+pub(crate) fn shape_of(role: Role) -> &'static PieceShape {
     let letter = role.upper_char();
     SHAPES
         .iter()
@@ -339,7 +339,7 @@ pub fn shape_of(role: Role) -> &'static PieceShape {
 }
 
 /// The paint of a side's pieces.
-pub fn paint_of(color: Color) -> PiecePaint {
+pub(crate) fn paint_of(color: Color) -> PiecePaint {
     PAINT
         .iter()
         .find(|(c, _)| *c == color)

@@ -126,7 +126,7 @@ impl EcoTable {
     ///
     /// [`BoardError::Opening`] naming `file:line` for a line without three columns or with moves
     /// that are not legal from the initial position.
-    pub fn add_tsv(&mut self, file: &str, text: &str) -> Result<(), BoardError> {
+    pub(crate) fn add_tsv(&mut self, file: &str, text: &str) -> Result<(), BoardError> {
         for (index, line) in text.lines().enumerate() {
             let error = |message: String| BoardError::Opening {
                 source_name: format!("{file}:{}", index + 1),

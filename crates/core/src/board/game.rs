@@ -228,7 +228,7 @@ impl Variant {
     /// The variant a PGN `Variant` tag names: Chess960 under the names other tools write
     /// (`Chess960`, lichess's `Chess960`, cutechess's `fischerandom`, `Fischer Random`...),
     /// standard chess for `Standard` or no tag; `None` for any other variant.
-    pub fn from_pgn_tag(tag: Option<&str>) -> Option<Variant> {
+    pub(crate) fn from_pgn_tag(tag: Option<&str>) -> Option<Variant> {
         let Some(tag) = tag else {
             return Some(Variant::Standard);
         };
@@ -473,7 +473,6 @@ impl MoveError {
 #[derive(Clone, Debug)]
 pub struct Game {
     variant: Variant,
-    start: Chess,
     start_fen: String,
     position: Chess,
     /// The moves in UCI and SAN, shared with the play modes' `ctx` of each ply
@@ -590,8 +589,7 @@ impl Game {
             variant,
             start_fen: fen_of(&start),
             hashes: vec![start.zobrist_hash(EnPassantMode::Legal)],
-            position: start.clone(),
-            start,
+            position: start,
             uci: Arc::default(),
             san: Arc::default(),
             max_plies,
@@ -604,7 +602,8 @@ impl Game {
     /// Plays the game under `endings` (the default is [`Endings::Automatic`]); see
     /// [`Game::set_endings`].
     #[must_use]
-    pub fn with_endings(mut self, endings: Endings) -> Game {
+    #[cfg(test)]
+    pub(crate) fn with_endings(mut self, endings: Endings) -> Game {
         self.set_endings(endings);
         self
     }
@@ -663,18 +662,13 @@ impl Game {
     }
 
     /// Plies played after the book plies: what the move limit counts.
-    pub fn counted_plies(&self) -> u32 {
+    pub(crate) fn counted_plies(&self) -> u32 {
         self.ply().saturating_sub(self.book_plies)
     }
 
     /// The FEN of the start position (normalized by shakmaty).
     pub fn start_fen(&self) -> String {
         self.start_fen.clone()
-    }
-
-    /// The start position.
-    pub fn start_position(&self) -> &Chess {
-        &self.start
     }
 
     /// Whether the game is standard chess from the standard initial position (move counters

@@ -18,9 +18,9 @@ use super::{
 pub const PNG_MEDIA_TYPE: &str = "image/png";
 
 /// The smallest picture side accepted, in pixels: below it a piece is a few pixels wide.
-pub const MIN_SIZE: u32 = 64;
+pub(crate) const MIN_SIZE: u32 = 64;
 /// The largest picture side accepted, in pixels: providers scale larger images down anyway.
-pub const MAX_SIZE: u32 = 2048;
+pub(crate) const MAX_SIZE: u32 = 2048;
 /// The picture side used when none is asked for: each square 48 pixels, within the tile sizes
 /// providers bill images by (512 × 512 for OpenAI's low detail).
 pub const DEFAULT_SIZE: u32 = 384;

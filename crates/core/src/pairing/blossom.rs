@@ -13,7 +13,9 @@
 use std::ops::{Add, Sub};
 
 /// What the matching needs of an edge weight.
-pub trait Weight: Copy + Ord + Default + Add<Output = Self> + Sub<Output = Self> {
+pub(crate) trait Weight:
+    Copy + Ord + Default + Add<Output = Self> + Sub<Output = Self>
+{
     /// Half the value (exact for the even values it is used on).
     #[must_use]
     fn half(self) -> Self;
@@ -36,7 +38,10 @@ const NONE: usize = usize::MAX;
 /// A maximum-weight matching of the graph on vertices `0..n` with the given edges (each
 /// `(i, j, weight)`, `i != j`, at most one edge a pair, weights positive). Returns each vertex's
 /// mate. Among matchings of equal weight any one may be returned.
-pub fn max_weight_matching<W: Weight>(n: usize, edges: &[(usize, usize, W)]) -> Vec<Option<usize>> {
+pub(crate) fn max_weight_matching<W: Weight>(
+    n: usize,
+    edges: &[(usize, usize, W)],
+) -> Vec<Option<usize>> {
     if n == 0 || edges.is_empty() {
         return vec![None; n];
     }

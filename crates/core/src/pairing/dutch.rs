@@ -43,7 +43,7 @@ pub enum Colour {
 impl Colour {
     /// The other colour.
     #[must_use]
-    pub fn invert(self) -> Self {
+    pub(crate) fn invert(self) -> Self {
         match self {
             Colour::White => Colour::Black,
             Colour::Black => Colour::White,
@@ -115,7 +115,7 @@ impl Tournament {
     /// The forbidden pairs that matter to a pairing program: each pair once, lower index first,
     /// sorted, leaving out a player paired with itself and pairs that have already played (they
     /// cannot meet again anyway). What a TRF file's `XXP` lines hold.
-    pub fn barred_pairs(&self) -> Vec<(usize, usize)> {
+    pub(crate) fn barred_pairs(&self) -> Vec<(usize, usize)> {
         let played = |a: usize, b: usize| {
             self.players[a]
                 .rounds

@@ -11,7 +11,7 @@ use std::ops::{Add, Sub};
 
 /// A signed integer of `64 * N` bits (two's complement, wrapping arithmetic).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Wide<const N: usize>([u64; N]);
+pub(crate) struct Wide<const N: usize>([u64; N]);
 
 impl<const N: usize> Default for Wide<N> {
     fn default() -> Self {
@@ -20,11 +20,8 @@ impl<const N: usize> Default for Wide<N> {
 }
 
 impl<const N: usize> Wide<N> {
-    /// Bits available to a non-negative value (the top bit is the sign).
-    pub const BITS: u32 = 64 * N as u32 - 1;
-
     /// The value `v`.
-    pub fn from_u64(v: u64) -> Self {
+    pub(crate) fn from_u64(v: u64) -> Self {
         let mut limbs = [0; N];
         limbs[0] = v;
         Self(limbs)
@@ -41,7 +38,7 @@ impl<const N: usize> Wide<N> {
 
     /// The value shifted left by `k` bits (bits shifted out are lost).
     #[must_use]
-    pub fn shifted_left(self, k: u32) -> Self {
+    pub(crate) fn shifted_left(self, k: u32) -> Self {
         let limbs = (k / 64) as usize;
         let bits = k % 64;
         let mut out = [0u64; N];
@@ -57,13 +54,6 @@ impl<const N: usize> Wide<N> {
             out[i] = v;
         }
         Self(out)
-    }
-
-    /// The value with `v` or-ed into its lowest limb.
-    #[must_use]
-    pub fn or_low(mut self, v: u64) -> Self {
-        self.0[0] |= v;
-        self
     }
 
     /// Half the value, rounded towards minus infinity (an arithmetic shift right).

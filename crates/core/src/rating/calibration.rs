@@ -312,7 +312,7 @@ pub fn write_games_file(path: &Path, pgn: &str) -> io::Result<()> {
 }
 
 /// The largest games file read (decompressed), 256 MiB, as an opening book.
-pub const MAX_GAMES_FILE_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_GAMES_FILE_BYTES: u64 = 256 << 20;
 
 /// The games of a PGN file (gzip-compressed when its name ends in `.gz`), as
 /// [`games_from_pgn`] reads them.
@@ -401,7 +401,7 @@ pub fn side_by_side(c: &Calibration) -> String {
 ///
 /// # Errors
 /// A PGN the reader cannot parse.
-pub fn games_from_pgn(pgn: &str) -> io::Result<Vec<Game>> {
+pub(crate) fn games_from_pgn(pgn: &str) -> io::Result<Vec<Game>> {
     let mut reader = Reader::new(io::Cursor::new(pgn.as_bytes()));
     let mut games = Vec::new();
     while let Some(tags) = reader.read_game(&mut TagVisitor)? {

@@ -103,7 +103,8 @@ impl Default for GlickoConfig {
 
 impl GlickoConfig {
     /// ChessArena's parameters and its bug: reproduces `simulation_record/ratings.json`.
-    pub fn chess_arena() -> Self {
+    #[cfg(test)]
+    pub(crate) fn chess_arena() -> Self {
         Self {
             compat: Compat::ChessArena,
             ..Self::default()
@@ -137,14 +138,14 @@ pub fn g(rd: f64) -> f64 {
 }
 
 /// Expected score of `player` against `opponent`, clipped to `[0.001, 0.999]` as ChessArena does.
-pub fn expected_score(player: Rating, opponent: Rating) -> f64 {
+pub(crate) fn expected_score(player: Rating, opponent: Rating) -> f64 {
     let e = 1.0 / (1.0 + 10f64.powf(-g(opponent.rd) * (player.rating - opponent.rating) / 400.0));
     e.clamp(EXPECTED_MIN, EXPECTED_MAX)
 }
 
 /// Glicko's `d² = 1 / (q² g(RD_o)² E (1 − E))`: the variance of the rating estimate that one game
 /// against `opponent` alone would give `player`. Smaller means the game says more.
-pub fn d_squared(player: Rating, opponent: Rating) -> f64 {
+pub(crate) fn d_squared(player: Rating, opponent: Rating) -> f64 {
     let e = expected_score(player, opponent);
     let go = g(opponent.rd);
     1.0 / (Q * Q * go * go * e * (1.0 - e))
@@ -208,7 +209,8 @@ pub fn update(
 ///
 /// # Errors
 /// As [`update`], and [`RatingError::NoGames`] for an empty period.
-pub fn update_period(
+#[cfg(test)]
+pub(crate) fn update_period(
     player: Rating,
     games: &[(Rating, f64)],
     min_rd: f64,

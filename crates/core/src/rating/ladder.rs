@@ -115,7 +115,7 @@ pub fn fit(games: &[Game], config: &LadderConfig) -> Result<Vec<Fitted>, RatingE
 ///
 /// # Errors
 /// As [`fit`], and [`RatingError::NoAnchor`] for an empty `pins`.
-pub fn fit_pinned(
+pub(crate) fn fit_pinned(
     games: &[Game],
     pins: &[(String, f64)],
     virtual_draws: f64,

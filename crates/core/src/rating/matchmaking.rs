@@ -79,7 +79,7 @@ impl<S: std::hash::BuildHasher> RatingLookup for HashMap<String, Rating, S> {
 }
 
 /// ChessArena's `d²` for `player` facing `opponent`, without the `q²` factor. Smaller is better.
-pub fn d_squared_unscaled(player: Rating, opponent: Rating) -> f64 {
+pub(crate) fn d_squared_unscaled(player: Rating, opponent: Rating) -> f64 {
     glicko::d_squared(player, opponent) * glicko::Q * glicko::Q
 }
 

@@ -28,7 +28,7 @@ use super::RatingError;
 use super::root::brent;
 
 /// Normalised Elo per unit of t-value: `800 / ln 10`, as fastchess and fishtest define it.
-pub const NELO_PER_T: f64 = 800.0 / std::f64::consts::LN_10;
+pub(crate) const NELO_PER_T: f64 = 800.0 / std::f64::consts::LN_10;
 
 /// What replaces an empty bucket, in games (fastchess's and fishtest's `regularize`).
 const EMPTY_BUCKET: f64 = 1e-3;
@@ -92,7 +92,7 @@ impl Unit {
 }
 
 /// The logistic expected score of an Elo difference.
-pub fn logistic_score(elo: f64) -> f64 {
+pub(crate) fn logistic_score(elo: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-elo / 400.0))
 }
 
@@ -179,7 +179,7 @@ impl Counts {
     }
 
     /// Mean score and variance of one unit, from the raw counts (`None` without units).
-    pub fn mean_variance(&self) -> Option<(f64, f64)> {
+    pub(crate) fn mean_variance(&self) -> Option<(f64, f64)> {
         let n = self.total();
         if n == 0 {
             return None;

@@ -38,7 +38,7 @@ use crate::{
 };
 
 /// The importer's name, in tournament settings and CLI.
-pub const IMPORTER: &str = "chessarena";
+pub(crate) const IMPORTER: &str = "chessarena";
 
 /// Imports every ChessArena record under `root` into the tournament `name` (default
 /// `chessarena:<folder>`).
@@ -285,7 +285,7 @@ fn rated_mode(play_mode: &str) -> &str {
 /// The name ChessArena's ratings give a player, and its legal-moves flag: `elo_calculate.py`
 /// appends the flag (default True) unless the name already ends with it, and renames random
 /// movers.
-pub fn rating_name(player: &str, legal_moves: Option<bool>) -> (String, bool) {
+pub(crate) fn rating_name(player: &str, legal_moves: Option<bool>) -> (String, bool) {
     let base = if player.to_lowercase().contains("random") {
         "random_player_blitz"
     } else {

@@ -38,10 +38,10 @@ use crate::{
 };
 
 /// The importer's name, in tournament settings and CLI.
-pub const IMPORTER: &str = "llm_chess";
+pub(crate) const IMPORTER: &str = "llm_chess";
 
 /// The random mover's Elo as LLM Chess calibrates it against Komodo Dragon levels 1–4.
-pub const RANDOM_PLAYER_ELO: f64 = -122.27;
+pub(crate) const RANDOM_PLAYER_ELO: f64 = -122.27;
 
 /// Imports every LLM Chess game log under `root` into the tournament `name` (default
 /// `llm_chess:<folder>`).

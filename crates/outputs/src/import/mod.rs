@@ -41,7 +41,7 @@ use crate::{
 };
 
 /// The event kind that marks an imported game and holds its source id and record.
-pub const IMPORTED_EVENT: &str = "imported";
+pub(crate) const IMPORTED_EVENT: &str = "imported";
 
 /// Why an import could not run at all (a file that cannot be imported is a [`Skip`] instead).
 #[derive(Debug, thiserror::Error)]
@@ -317,7 +317,7 @@ fn color_name(c: Color) -> &'static str {
 
 /// The largest record file read, 64 MiB: a ChessArena or LLM Chess game record is a few hundred
 /// kilobytes even with every prompt and reply in it. A larger file is skipped unread.
-pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_RECORD_BYTES: u64 = 64 << 20;
 
 /// Reads a record file whole, or skips it when it cannot be read or is over
 /// [`MAX_RECORD_BYTES`] (after reading at most one byte more).

@@ -9,7 +9,7 @@ use crate::{
     rating::{
         Z95,
         bradley_terry::{
-            self, Bootstrap, BootstrapConfig, Config, Fit, Game, Games, MIN_MARGIN, VirtualDraws,
+            self, Bootstrap, BootstrapConfig, Config, Fit, Games, MIN_MARGIN, VirtualDraws,
         },
     },
     store::{GameRow, GameStatus, Store, StoreError, current_attempts},
@@ -43,7 +43,9 @@ impl Default for Options {
 /// The finished games in schedule order, as the fit takes them. Games from the same opening
 /// between the same two players (its two colours, when a book is used) share a group, so that
 /// the bootstrap resamples them together.
-pub fn rated_games(rows: &[GameRow]) -> Vec<Game> {
+#[cfg(test)]
+pub(crate) fn rated_games(rows: &[GameRow]) -> Vec<crate::rating::bradley_terry::Game> {
+    use crate::rating::bradley_terry::Game;
     let mut finished: Vec<&GameRow> = rows
         .iter()
         .filter(|g| g.status == GameStatus::Finished)
@@ -68,7 +70,7 @@ pub fn rated_games(rows: &[GameRow]) -> Vec<Game> {
 }
 
 /// The rated games of stored rows (the current attempt of each slot, finished with a result), in
-/// schedule order and numbered, grouped as [`rated_games`] groups them.
+/// schedule order and numbered, grouped by opening and pair of players.
 pub fn rated(rows: &[GameRow]) -> Games {
     let mut games = Games::new();
     for g in current_attempts(rows) {
@@ -161,7 +163,7 @@ pub fn tables(rows: &[GameRow], options: &Options) -> Vec<Table> {
 }
 
 /// [`tables`] over rated games ([`rated`], [`rated_in`]).
-pub fn tables_of(games: &Games, options: &Options) -> Vec<Table> {
+pub(crate) fn tables_of(games: &Games, options: &Options) -> Vec<Table> {
     let mut table = Table::new(
         "ratings (Bradley-Terry)",
         &[

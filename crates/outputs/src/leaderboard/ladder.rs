@@ -30,7 +30,7 @@ pub struct Anchor {
 impl Anchor {
     /// A player's standard error on the anchor's scale: its error relative to the anchor and the
     /// anchor's own, added in quadrature (dElo/dAnchor = 1 for every player).
-    pub fn widen(&self, relative_se: f64) -> f64 {
+    pub(crate) fn widen(&self, relative_se: f64) -> f64 {
         relative_se.hypot(self.se)
     }
 }

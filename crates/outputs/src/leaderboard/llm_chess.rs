@@ -96,7 +96,7 @@ pub fn applies(players: &[PlayerRow]) -> bool {
 ///
 /// # Errors
 /// When the store cannot be read.
-pub fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, StoreError> {
+pub(crate) fn table_for(store: &Store, tournament: &TournamentRow) -> Result<Table, StoreError> {
     let players = store.players(tournament.id)?;
     let mut games = Vec::new();
     for g in store.games(tournament.id)? {

@@ -155,7 +155,7 @@ pub fn ratings(games: &[GameRow], players: &[PlayerRow], options: &Options) -> T
 }
 
 /// [`ratings`] over rated games ([`bradley_terry::rated`], [`bradley_terry::rated_in`]).
-pub fn ratings_of(games: &Games, players: &[PlayerRow], options: &Options) -> Table {
+pub(crate) fn ratings_of(games: &Games, players: &[PlayerRow], options: &Options) -> Table {
     let config = GlickoConfig {
         compat: options.compat,
         ..GlickoConfig::default()
@@ -255,7 +255,7 @@ pub fn rate(games: &[GameRow], compat: Compat) -> glicko::Ratings {
 }
 
 /// [`rate`] over rated games, already in schedule order.
-pub fn rate_of(games: &Games, compat: Compat) -> glicko::Ratings {
+pub(crate) fn rate_of(games: &Games, compat: Compat) -> glicko::Ratings {
     glicko(games, compat, true)
 }
 
@@ -434,7 +434,7 @@ pub fn standings_table(rows: &[StandingRow]) -> Table {
 /// fault made void (an engine crashed or hung) names the game that plays it again, or says the
 /// next run will; one void by the model's own limits (`context_exceeded`, `request_rejected`) is
 /// not replayed, since it would end the same way.
-pub fn void_games_table(games: &[GameRow]) -> Table {
+pub(crate) fn void_games_table(games: &[GameRow]) -> Table {
     let mut table = Table::new(
         "void games",
         &[
@@ -519,7 +519,7 @@ pub fn terminations(games: &[GameRow], players: &[PlayerRow]) -> Table {
 
 /// [`terminations`] from the finished games counted by the store
 /// ([`Store::termination_counts`]).
-pub fn terminations_of(finished: &[TerminationCount], players: &[PlayerRow]) -> Table {
+pub(crate) fn terminations_of(finished: &[TerminationCount], players: &[PlayerRow]) -> Table {
     let kinds = Termination::ALL;
     // Per termination: won, lost, drawn, void (a game that ended without a result).
     const OUTCOMES: usize = 4;
@@ -619,7 +619,7 @@ pub fn terminations_of(finished: &[TerminationCount], players: &[PlayerRow]) -> 
 
 /// One row per finished game: who played, the result and how it ended, its length, and each
 /// side's LLM attempts and failed attempts (answers that gave no playable move).
-pub fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Table {
+pub(crate) fn games_table(games: &[GameRow], calls: &[crate::store::CallSummary]) -> Table {
     let any_limit = games.iter().any(|g| g.at_limit.is_some());
     let mut columns = vec!["game", "round", "white", "black", "result", "termination"];
     if any_limit {

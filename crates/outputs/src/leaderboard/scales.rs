@@ -46,7 +46,11 @@ pub fn table(games: &[GameRow], players: &[PlayerRow], calibration: &Calibration
 
 /// [`table`] over rated games ([`super::bradley_terry::rated`],
 /// [`super::bradley_terry::rated_in`]).
-pub fn table_of(games: &Games, players: &[PlayerRow], calibration: &Calibration) -> Option<Table> {
+pub(crate) fn table_of(
+    games: &Games,
+    players: &[PlayerRow],
+    calibration: &Calibration,
+) -> Option<Table> {
     let rungs: BTreeMap<&str, RungSeen> = players
         .iter()
         .filter_map(|p| Some((p.name.as_str(), RungSeen::of(p, calibration)?)))

@@ -54,11 +54,13 @@ pub(super) struct Pollers {
 
 impl Pollers {
     /// How many times the pollers read the store so far.
+    #[cfg(test)]
     pub(super) fn readings(&self) -> u64 {
         self.readings.load(Ordering::Relaxed)
     }
 
     /// How many tournaments are polled now.
+    #[cfg(test)]
     pub(super) fn watched(&self) -> usize {
         self.lock().len()
     }

@@ -54,7 +54,7 @@ use crate::{
 
 /// Makes a tournament's format tables (a Swiss table, a knockout bracket): only the caller can
 /// run the format's scripts.
-pub type FormatTables = dyn Fn(&Store, &TournamentRow) -> Vec<Table> + Send + Sync;
+pub(crate) type FormatTables = dyn Fn(&Store, &TournamentRow) -> Vec<Table> + Send + Sync;
 
 /// How the server behaves.
 #[derive(Clone)]
@@ -132,7 +132,8 @@ impl App {
 
     /// How many times the live pollers read the store so far, and how many tournaments they
     /// watch now: one reading per poll per watched tournament, however many pages are open.
-    pub fn live_readings(&self) -> (u64, usize) {
+    #[cfg(test)]
+    pub(crate) fn live_readings(&self) -> (u64, usize) {
         (self.pollers.readings(), self.pollers.watched())
     }
 
@@ -150,7 +151,7 @@ impl App {
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ServeError {
+pub(crate) enum ServeError {
     /// The store could not be read.
     #[error(transparent)]
     Store(#[from] StoreError),

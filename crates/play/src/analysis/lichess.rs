@@ -52,7 +52,7 @@ pub struct LichessFigures {
 
 /// One game's figures for one colour.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GameFigures {
+pub(crate) struct GameFigures {
     /// The player.
     pub player: String,
     /// Moves counted.
@@ -68,7 +68,10 @@ pub struct GameFigures {
 /// Both colours' figures for one analysed game: its plies and their analyses (any order). Plies
 /// without an analysis end the count (an analysis is written ply by ply; the game is only
 /// complete when every ply has one).
-pub fn game_figures(plies: &[PlyRecord], analyses: &[PlyAnalysisRecord]) -> Vec<GameFigures> {
+pub(crate) fn game_figures(
+    plies: &[PlyRecord],
+    analyses: &[PlyAnalysisRecord],
+) -> Vec<GameFigures> {
     let by_ply: HashMap<u32, &PlyAnalysisRecord> = analyses.iter().map(|a| (a.ply, a)).collect();
     // The counted plies: the player's own, in order, from the first after the book.
     let counted: Vec<(&PlyRecord, &PlyAnalysisRecord)> = plies

@@ -111,7 +111,7 @@ impl AnalysisError {
 
     /// Whether the engine process was at fault (crashed, hung, broke the protocol), so that the same
     /// work on the fresh process its actor started may succeed.
-    pub fn is_engine_fault(&self) -> bool {
+    pub(crate) fn is_engine_fault(&self) -> bool {
         let source = match self {
             AnalysisError::Engine { source, .. } | AnalysisError::NewGame { source } => source,
             _ => return false,

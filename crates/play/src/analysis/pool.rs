@@ -271,7 +271,8 @@ impl AnalysisPool {
     /// # Errors
     ///
     /// As for [`analyse`](AnalysisPool::analyse).
-    pub async fn score_move(
+    #[cfg(test)]
+    pub(crate) async fn score_move(
         &self,
         fen: &str,
         uci: &str,
@@ -290,7 +291,7 @@ impl AnalysisPool {
     ///
     /// [`AnalysisError::BadFen`] for an unreadable position; otherwise as for
     /// [`analyse`](AnalysisPool::analyse).
-    pub async fn score_all_moves(
+    pub(crate) async fn score_all_moves(
         &self,
         fen: &str,
         limits: &AnalysisLimits,
@@ -304,7 +305,7 @@ impl AnalysisPool {
     /// # Errors
     ///
     /// As for [`score_all_moves`](AnalysisPool::score_all_moves).
-    pub async fn score_all_moves_in(
+    pub(crate) async fn score_all_moves_in(
         &self,
         variant: Variant,
         fen: &str,
@@ -421,7 +422,7 @@ impl AnalysisSession<'_> {
     /// # Errors
     ///
     /// As for [`AnalysisPool::score_all_moves`], without its retry.
-    pub async fn score_all_moves(
+    pub(crate) async fn score_all_moves(
         &self,
         fen: &str,
         limits: &AnalysisLimits,

@@ -92,7 +92,7 @@ fn win_curve(k: f64, cp: f64) -> f64 {
 }
 
 /// Lichess's centipawns: mate as ±1000, everything clamped to ±1000 (side to move's view).
-pub fn lichess_centipawns(score: Score) -> i32 {
+pub(crate) fn lichess_centipawns(score: Score) -> i32 {
     match score {
         Score::Cp(cp) => cp.clamp(-1000, 1000),
         Score::Mate(n) if n > 0 => 1000,
@@ -101,27 +101,27 @@ pub fn lichess_centipawns(score: Score) -> i32 {
 }
 
 /// Lichess's Win% (clamped centipawns), side to move's view.
-pub fn lichess_win_percent(score: Score) -> f64 {
+pub(crate) fn lichess_win_percent(score: Score) -> f64 {
     win_curve(0.003_682_08, f64::from(lichess_centipawns(score)))
 }
 
 /// Lichess's centipawn loss of one move (`AccuracyCP.diffsList`): both evaluations clamped to
 /// ±1000 (a mate as ±1000), the loss at least 0 and up to 2000. `before` is the mover's view,
 /// `after` the opponent's.
-pub fn lichess_cp_loss(before: Score, after: Score) -> u32 {
+pub(crate) fn lichess_cp_loss(before: Score, after: Score) -> u32 {
     (lichess_centipawns(before) + lichess_centipawns(after)).max(0) as u32
 }
 
 /// The centipawn loss the store keeps per ply (its schema holds 0..1000): [`lichess_cp_loss`]
 /// capped at 1000. arena's own figure; lichess's ACPL is computed from the evaluations instead,
 /// uncapped (see [`crate::analysis::lichess`]).
-pub fn stored_cp_loss(before: Score, after: Score) -> u32 {
+pub(crate) fn stored_cp_loss(before: Score, after: Score) -> u32 {
     lichess_cp_loss(before, after).min(1000)
 }
 
 /// Lichess's winning chances of a centipawn score, in [−1, 1] (`WinPercent.winningChances`):
 /// the centipawns are not clamped, the result is.
-pub fn lichess_winning_chances(cp: f64) -> f64 {
+pub(crate) fn lichess_winning_chances(cp: f64) -> f64 {
     (2.0 / (1.0 + (-0.003_682_08 * cp).exp()) - 1.0).clamp(-1.0, 1.0)
 }
 
@@ -206,7 +206,7 @@ fn judge_lost(after: i32) -> LichessJudgement {
 }
 
 /// Lichess's accuracy of one move from the mover's Win% before and after it.
-pub fn move_accuracy(win_before: f64, win_after: f64) -> f64 {
+pub(crate) fn move_accuracy(win_before: f64, win_after: f64) -> f64 {
     if win_after >= win_before {
         return 100.0;
     }
@@ -274,7 +274,7 @@ impl Classification {
 
     /// Classifies a move from whether it was the engine's first choice and the mover's Win% drop
     /// (before minus after; negative when the move improved the mover's chances).
-    pub fn from_drop(best: bool, drop: f64) -> Classification {
+    pub(crate) fn from_drop(best: bool, drop: f64) -> Classification {
         if best {
             Classification::Best
         } else if drop >= 30.0 {
@@ -357,7 +357,7 @@ impl Phase {
 /// Lichess's game accuracy for each colour, from White's Win% before the first move followed by
 /// White's Win% after every move; `first` is the colour that made the first move. `None` for a
 /// colour that made no move.
-pub fn game_accuracy(white_wins: &[f64], first: Color) -> (Option<f64>, Option<f64>) {
+pub(crate) fn game_accuracy(white_wins: &[f64], first: Color) -> (Option<f64>, Option<f64>) {
     let moves = white_wins.len().saturating_sub(1);
     if moves == 0 {
         return (None, None);

@@ -330,7 +330,7 @@ fn score_strict(item: &BasicItem, parsed: Option<&Value>) -> ItemScore {
 
 /// ChessArena's `evaluate_sets`: precision, recall and F1 of two sets, with precision 1 for an
 /// empty prediction of an empty truth and recall 1 for an empty truth predicted empty.
-pub fn set_scores(predicted: &[String], truth: &[String]) -> (f64, f64, f64) {
+pub(crate) fn set_scores(predicted: &[String], truth: &[String]) -> (f64, f64, f64) {
     let predicted: BTreeSet<&str> = predicted.iter().map(String::as_str).collect();
     let truth: BTreeSet<&str> = truth.iter().map(String::as_str).collect();
     let hits = predicted.intersection(&truth).count() as f64;

@@ -14,13 +14,13 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::lines::read_to_string_limited;
 use serde_json::Value;
-use shakmaty::{Color, Position, Square, uci::UciMove};
+use shakmaty::{Position, Square, uci::UciMove};
 
 use super::{EvalError, lenient_position};
 
 /// A row that could not be used, located as `file:line`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RowError {
+pub(crate) struct RowError {
     /// The file (or another source name) the row came from.
     pub source: String,
     /// 1-based line number.
@@ -37,7 +37,7 @@ impl fmt::Display for RowError {
 
 /// The usable rows of a file and the errors of the others.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Loaded<T> {
+pub(crate) struct Loaded<T> {
     /// Rows in file order.
     pub rows: Vec<T>,
     /// One entry per rejected row.
@@ -126,7 +126,7 @@ impl BasicItem {
 /// The paper's sampling of the asked square: with probability `own` a piece of the side to move,
 /// then `opponent` a piece of the other side, and an empty square otherwise (85 % / 7 % / 8 %).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SquareSampling {
+pub(crate) struct SquareSampling {
     /// Probability of asking about a piece of the side to move.
     pub own: f64,
     /// Probability of asking about a piece of the side not to move.
@@ -145,7 +145,7 @@ impl Default for SquareSampling {
 /// Generates one basic-understanding item per position, drawing the square as ChessArena did
 /// (one uniform draw decides the case, then a uniform square of that case). The same `seed` and
 /// positions give the same items. Positions that do not parse are reported, not fatal.
-pub fn generate_basic_items(
+pub(crate) fn generate_basic_items(
     fens: &[String],
     sampling: SquareSampling,
     seed: u64,
@@ -237,13 +237,13 @@ pub struct Puzzle {
 /// # Errors
 ///
 /// [`EvalError::Io`] when the file cannot be read; bad rows are in [`Loaded::errors`].
-pub fn read_basic_jsonl(path: impl AsRef<Path>) -> Result<Loaded<BasicItem>, EvalError> {
+pub(crate) fn read_basic_jsonl(path: impl AsRef<Path>) -> Result<Loaded<BasicItem>, EvalError> {
     let (text, source) = read(path.as_ref())?;
     Ok(parse_basic_jsonl(&text, &source))
 }
 
 /// [`read_basic_jsonl`] on text already in memory; `source` names it in errors.
-pub fn parse_basic_jsonl(text: &str, source: &str) -> Loaded<BasicItem> {
+pub(crate) fn parse_basic_jsonl(text: &str, source: &str) -> Loaded<BasicItem> {
     jsonl(text, source, basic_from_raw)
 }
 
@@ -252,7 +252,7 @@ pub fn parse_basic_jsonl(text: &str, source: &str) -> Loaded<BasicItem> {
 /// # Errors
 ///
 /// [`EvalError::Io`] when the file cannot be read; bad rows are in [`Loaded::errors`].
-pub fn read_move_selection_jsonl(
+pub(crate) fn read_move_selection_jsonl(
     path: impl AsRef<Path>,
 ) -> Result<Loaded<MoveSelectionItem>, EvalError> {
     let (text, source) = read(path.as_ref())?;
@@ -260,7 +260,7 @@ pub fn read_move_selection_jsonl(
 }
 
 /// [`read_move_selection_jsonl`] on text already in memory.
-pub fn parse_move_selection_jsonl(text: &str, source: &str) -> Loaded<MoveSelectionItem> {
+pub(crate) fn parse_move_selection_jsonl(text: &str, source: &str) -> Loaded<MoveSelectionItem> {
     jsonl(text, source, move_selection_from_raw)
 }
 
@@ -270,13 +270,13 @@ pub fn parse_move_selection_jsonl(text: &str, source: &str) -> Loaded<MoveSelect
 /// # Errors
 ///
 /// [`EvalError::Io`] when the file cannot be read; bad rows are in [`Loaded::errors`].
-pub fn read_puzzles_jsonl(path: impl AsRef<Path>) -> Result<Loaded<Puzzle>, EvalError> {
+pub(crate) fn read_puzzles_jsonl(path: impl AsRef<Path>) -> Result<Loaded<Puzzle>, EvalError> {
     let (text, source) = read(path.as_ref())?;
     Ok(parse_puzzles_jsonl(&text, &source))
 }
 
 /// [`read_puzzles_jsonl`] on text already in memory.
-pub fn parse_puzzles_jsonl(text: &str, source: &str) -> Loaded<Puzzle> {
+pub(crate) fn parse_puzzles_jsonl(text: &str, source: &str) -> Loaded<Puzzle> {
     jsonl(text, source, puzzle_from_raw)
 }
 
@@ -286,7 +286,7 @@ pub fn parse_puzzles_jsonl(text: &str, source: &str) -> Loaded<Puzzle> {
 /// # Errors
 ///
 /// [`EvalError::Io`] when the folder or a file cannot be read.
-pub fn read_puzzle_dir(dir: impl AsRef<Path>) -> Result<Loaded<Puzzle>, EvalError> {
+pub(crate) fn read_puzzle_dir(dir: impl AsRef<Path>) -> Result<Loaded<Puzzle>, EvalError> {
     let dir = dir.as_ref();
     let io = |source| EvalError::Io {
         path: dir.to_owned(),
@@ -322,7 +322,7 @@ pub fn read_puzzle_dir(dir: impl AsRef<Path>) -> Result<Loaded<Puzzle>, EvalErro
 /// # Errors
 ///
 /// [`EvalError::Io`] when the file cannot be read; bad rows are in [`Loaded::errors`].
-pub fn read_puzzles_csv(path: impl AsRef<Path>) -> Result<Loaded<Puzzle>, EvalError> {
+pub(crate) fn read_puzzles_csv(path: impl AsRef<Path>) -> Result<Loaded<Puzzle>, EvalError> {
     let (text, source) = read(path.as_ref())?;
     Ok(parse_puzzles_csv(&text, &source))
 }
@@ -341,7 +341,7 @@ const LICHESS_COLUMNS: [&str; 10] = [
 ];
 
 /// [`read_puzzles_csv`] on text already in memory.
-pub fn parse_puzzles_csv(text: &str, source: &str) -> Loaded<Puzzle> {
+pub(crate) fn parse_puzzles_csv(text: &str, source: &str) -> Loaded<Puzzle> {
     let mut out = Loaded::default();
     let mut columns: Vec<String> = LICHESS_COLUMNS.iter().map(|c| (*c).to_owned()).collect();
     for (i, line) in text.lines().enumerate() {
@@ -397,7 +397,7 @@ fn split_csv(line: &str) -> Vec<String> {
 }
 
 /// The largest data set file read, 256 MiB (the largest reference data set is a few MB).
-pub const MAX_DATASET_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_DATASET_BYTES: u64 = 256 << 20;
 
 fn read(path: &Path) -> Result<(String, String), EvalError> {
     let text = fs::File::open(path)
@@ -443,7 +443,7 @@ fn jsonl<R: DeserializeOwned, T>(
 /// # Errors
 ///
 /// The serde error when the text is not JSON even so.
-pub fn parse_json_lenient<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+pub(crate) fn parse_json_lenient<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     serde_json::from_str(&replace_non_finite(text))
 }
 
@@ -502,7 +502,7 @@ static PROMPT_SQUARE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The FEN in a ChessArena user prompt (`Current board position in FEN notation:` line).
-pub fn fen_from_prompt(prompt: &str) -> Option<String> {
+pub(crate) fn fen_from_prompt(prompt: &str) -> Option<String> {
     PROMPT_FEN.captures(prompt).map(|c| c[1].trim().to_owned())
 }
 
@@ -696,15 +696,6 @@ fn puzzle_from_raw(raw: RawPuzzle) -> Result<Puzzle, String> {
         game_url: raw.game_url.filter(|u| !u.is_empty()),
         opening_tags: words(raw.opening_tags),
     })
-}
-
-/// The side to move in a FEN (`w`/`b` field), for callers that only have text.
-pub fn side_to_move(fen: &str) -> Option<Color> {
-    match fen.split_whitespace().nth(1)? {
-        "w" => Some(Color::White),
-        "b" => Some(Color::Black),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

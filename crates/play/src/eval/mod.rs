@@ -98,7 +98,7 @@ pub enum EvalError {
 ///
 /// [`EvalError::InvalidFen`] when the text is not a FEN or the position is unusable (for example
 /// a missing king).
-pub fn lenient_position(fen: &str) -> Result<Chess, EvalError> {
+pub(crate) fn lenient_position(fen: &str) -> Result<Chess, EvalError> {
     let invalid = |reason: String| EvalError::InvalidFen {
         fen: fen.to_owned(),
         reason,

@@ -13,7 +13,7 @@
 //! list; [`parse_tolerant`] uses arena's tolerant search ([`crate::board::extract_move`]).
 //!
 //! Their script judges a bullet reply first and scores a judged one as a failure without
-//! reading it ([`chessarena_judge_thinking`]); it does not fall back on SAN when a UCI match is
+//! reading it (`chessarena_judge_thinking`, kept for its tests); it does not fall back on SAN when a UCI match is
 //! illegal. It reads `reasoning_content + content` (their `connect_gpt`); the task scripts' `chessarena`
 //! readers do the same (`tasks.common.read_text`, with the reasoning passed as `ctx.reasoning`).
 
@@ -63,7 +63,8 @@ pub fn parse_tolerant(reply: &str, fen: &str) -> Option<ChosenMove> {
 /// ChessArena's `judge_thinking` for bullet replies ([`chessarena::judge_thinking`]): true
 /// when anything besides UCI moves and fences remains. In bullet mode such a reply is a failure
 /// whatever move it holds.
-pub fn chessarena_judge_thinking(reply: &str) -> bool {
+#[cfg(test)]
+pub(crate) fn chessarena_judge_thinking(reply: &str) -> bool {
     chessarena::judge_thinking(reply)
 }
 

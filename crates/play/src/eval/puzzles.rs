@@ -13,7 +13,9 @@ use std::fmt::Write as _;
 use shakmaty::{CastlingMode, Chess, Position, uci::UciMove};
 
 use super::{EvalError, datasets::Puzzle, lenient_position};
-use crate::board::{ExtractRule, MoveError, extract_move, game::parse_uci_in};
+#[cfg(test)]
+use crate::board::{ExtractRule, extract_move};
+use crate::board::{MoveError, game::parse_uci_in};
 
 /// Why a reply was refused (the attempt is used, the same move is asked again).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,7 +160,7 @@ impl PuzzleSession {
     }
 
     /// Number of solver moves in the solution.
-    pub fn solver_moves(&self) -> usize {
+    pub(crate) fn solver_moves(&self) -> usize {
         self.solution.len() / 2
     }
 
@@ -173,7 +175,8 @@ impl PuzzleSession {
     }
 
     /// Takes the move from a model reply with `rule` and plays it.
-    pub fn submit_reply(&mut self, reply: &str, rule: &ExtractRule) -> Outcome {
+    #[cfg(test)]
+    pub(crate) fn submit_reply(&mut self, reply: &str, rule: &ExtractRule) -> Outcome {
         if !matches!(self.state, SessionState::Awaiting { .. }) {
             return Outcome::Finished(self.state.clone());
         }
@@ -274,7 +277,7 @@ impl PuzzleSession {
 }
 
 /// ChessArena's rating bands (the `lite/` files): 200–600, 600–1000, … 2600–3000.
-pub const CHESSARENA_BANDS: [(i64, i64); 7] = [
+pub(crate) const CHESSARENA_BANDS: [(i64, i64); 7] = [
     (200, 600),
     (600, 1000),
     (1000, 1400),
@@ -286,7 +289,7 @@ pub const CHESSARENA_BANDS: [(i64, i64); 7] = [
 
 /// The band index of a rating: `lo <= rating < hi`, with ratings below the first band or above
 /// the last clamped into it (Lichess ratings run a little beyond 200–3000).
-pub fn band_of(rating: i64) -> usize {
+pub(crate) fn band_of(rating: i64) -> usize {
     CHESSARENA_BANDS
         .iter()
         .position(|&(_, hi)| rating < hi)

@@ -90,7 +90,7 @@ pub struct PlayerInfo {
 
 /// What a run stores as its settings.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RunSettings {
+pub(crate) struct RunSettings {
     /// The evaluation's settings.
     pub settings: EvalSettings,
     /// The tasks, options as the script gave them.
@@ -594,7 +594,7 @@ fn read_settings(run: &EvalRunRow) -> Result<RunSettings, RunError> {
 ///
 /// # Errors
 /// A store failure or stored data this build cannot read.
-pub fn report_tables(
+pub(crate) fn report_tables(
     store: &Store,
     run: &EvalRunRow,
     settings: &RunSettings,

@@ -23,7 +23,7 @@ use crate::{
 
 /// How a puzzle ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PuzzleResult {
+pub(crate) struct PuzzleResult {
     /// The puzzle's rating.
     pub rating: i64,
     /// Solved (every move found, or a mating alternative).
@@ -50,7 +50,7 @@ fn bad_item(task: TaskKind, e: serde_json::Error) -> EvalError {
 ///
 /// # Errors
 /// [`EvalError::Data`] when the stored item does not read back.
-pub fn score_single(
+pub(crate) fn score_single(
     task: TaskKind,
     item_json: &str,
     answer: Option<&Value>,
@@ -122,7 +122,7 @@ fn pct(x: f64) -> Cell {
 ///
 /// # Errors
 /// [`EvalError::Data`] when a stored score does not read back.
-pub fn task_table(
+pub(crate) fn task_table(
     label: &str,
     task: TaskKind,
     rows: &[EvalResultRow],
@@ -241,7 +241,7 @@ pub fn task_table(
 }
 
 /// The per-item rows of a task for inspection: item, player, calls, parsed answer and score.
-pub fn items_table(label: &str, rows: &[ItemDetail<'_>]) -> Table {
+pub(crate) fn items_table(label: &str, rows: &[ItemDetail<'_>]) -> Table {
     let mut t = Table::new(
         format!("{label} items"),
         &[
@@ -267,7 +267,7 @@ pub fn items_table(label: &str, rows: &[ItemDetail<'_>]) -> Table {
 
 /// One scored item with what it was asked and answered, for [`items_table`].
 #[derive(Debug, Clone, Copy)]
-pub struct ItemDetail<'a> {
+pub(crate) struct ItemDetail<'a> {
     /// The scored result.
     pub result: &'a EvalResultRow,
     /// The item's key (its FEN, square, puzzle id...).

@@ -164,7 +164,7 @@ pub struct EvalSpec {
 ///
 /// # Errors
 /// A message naming the variable when it is unset or refused.
-pub fn resolve_data_path(
+pub(crate) fn resolve_data_path(
     path: &str,
     script_dir: &std::path::Path,
 ) -> Result<std::path::PathBuf, String> {

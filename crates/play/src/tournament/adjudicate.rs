@@ -48,14 +48,14 @@ use crate::{
 
 /// The search per ply when the adjudication gives no limit: modest (a few tens of milliseconds
 /// for Stockfish on one thread) and reproducible, unlike a time limit.
-pub const DEFAULT_NODES: u64 = 50_000;
+pub(crate) const DEFAULT_NODES: u64 = 50_000;
 
 /// The move-limit verdict's threshold when none is given: two pawns.
-pub const DEFAULT_LIMIT_CP: i64 = 200;
+pub(crate) const DEFAULT_LIMIT_CP: i64 = 200;
 
 /// The centipawn value of a mate score (less the moves to mate), far beyond any threshold, so a
 /// mate always counts as a decisive score.
-pub const MATE_CP: i32 = 100_000;
+pub(crate) const MATE_CP: i32 = 100_000;
 
 /// `adjudication = { ... }` of a tournament: the engine, its search per ply, and the rules.
 /// Off when absent.
@@ -282,7 +282,7 @@ impl AdjudicationSpec {
     }
 
     /// cutechess's rules, ready for one game.
-    pub fn adjudicator(&self) -> Adjudicator {
+    pub(crate) fn adjudicator(&self) -> Adjudicator {
         Adjudicator::new(self.resign, self.draw)
     }
 }
@@ -306,7 +306,7 @@ fn side_to_move_cp(score: Score) -> i32 {
 
 /// One ply as the rules see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlyEval {
+pub(crate) struct PlyEval {
     /// The side that moved.
     pub mover: Color,
     /// Plies on the board after the move, counted from the start position (book plies
@@ -333,7 +333,7 @@ pub enum Verdict {
 /// cutechess's `GameAdjudicator` (resign and draw rules) over a game's plies, fed one evaluated
 /// ply at a time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Adjudicator {
+pub(crate) struct Adjudicator {
     resign: Option<ResignRule>,
     draw: Option<DrawRule>,
     /// Consecutive plies (of either side) within the draw score.
@@ -409,7 +409,7 @@ impl Adjudicator {
 }
 
 /// The move-limit verdict from White's score of the final position.
-pub fn limit_result(white_cp: i32, threshold_cp: i64) -> GameResult {
+pub(crate) fn limit_result(white_cp: i32, threshold_cp: i64) -> GameResult {
     let cp = i64::from(white_cp);
     if cp >= threshold_cp {
         GameResult::WhiteWins
@@ -552,7 +552,7 @@ impl Adjudication {
 }
 
 /// One game's adjudication: its engine process and the rules' counts so far.
-pub struct GameAdjudication<'a> {
+pub(crate) struct GameAdjudication<'a> {
     adjudication: &'a Adjudication,
     /// The process that evaluates the game's plies (only with a live rule).
     lease: Option<EngineLease>,
@@ -680,7 +680,7 @@ impl<'a> GameAdjudication<'a> {
     ///
     /// # Errors
     /// [`GameError::Store`]: the evaluation cannot be stored.
-    pub async fn after_ply(
+    pub(crate) async fn after_ply(
         &mut self,
         env: &GameEnv,
         row: &GameRow,
@@ -789,7 +789,7 @@ impl<'a> GameAdjudication<'a> {
     ///
     /// # Errors
     /// [`GameError::Store`]: the verdict cannot be stored.
-    pub async fn at_end(
+    pub(crate) async fn at_end(
         &self,
         env: &GameEnv,
         row: &GameRow,

@@ -36,7 +36,7 @@ pub struct AnalysisReport {
 
 /// The handle of the background analysis of one tournament.
 #[derive(Debug)]
-pub struct AnalysisWorker {
+pub(crate) struct AnalysisWorker {
     queue: mpsc::UnboundedSender<GameRow>,
     task: JoinHandle<AnalysisReport>,
 }
@@ -58,7 +58,7 @@ impl AnalysisWorker {
     }
 
     /// Hands over a game that just finished.
-    pub fn game_finished(&self, game: GameRow) {
+    pub(crate) fn game_finished(&self, game: GameRow) {
         // A worker that stopped (no engine) has said why already; the game stays pending.
         let _ = self.queue.send(game);
     }

@@ -60,7 +60,7 @@ impl Models {
     /// The models of `spec` (an LLM or MoA player) joined with the roster's endpoints; `None`
     /// when the player is not a model player in the roster, or the roster disagrees with the
     /// spec.
-    pub fn for_player(spec: &PlayerSpec, participant: &Participant) -> Option<Models> {
+    pub(crate) fn for_player(spec: &PlayerSpec, participant: &Participant) -> Option<Models> {
         match (spec, participant) {
             (PlayerSpec::Llm(llm), Participant::Llm { endpoint }) => Some(Models::Single {
                 spec: llm.model_spec(),
@@ -86,7 +86,7 @@ impl Models {
     }
 
     /// Stored calls per dialog turn: 1, or proposers + 1.
-    pub fn calls_per_turn(&self) -> u32 {
+    pub(crate) fn calls_per_turn(&self) -> u32 {
         match self {
             Models::Single { .. } => 1,
             Models::Moa { proposers, .. } => proposers.len() as u32 + 1,
@@ -263,7 +263,7 @@ pub async fn ask(env: &GameEnv, models: &Models, turn: &Turn<'_>) -> Result<Answ
 ///
 /// # Errors
 /// The first failed sample's error, in sample order (every sample that came back is stored).
-pub async fn ask_samples(
+pub(crate) async fn ask_samples(
     env: &GameEnv,
     spec: &ModelSpec,
     endpoint: &Endpoint,
@@ -418,7 +418,7 @@ async fn one(
 /// The synthesizer's messages: our instructions (with the conversation's own system message, if
 /// any), the conversation up to its last message, and that last message followed by every
 /// proposal.
-pub fn synthesis_prompt(dialog: &[ChatMessage], proposals: &[String]) -> Vec<ChatMessage> {
+pub(crate) fn synthesis_prompt(dialog: &[ChatMessage], proposals: &[String]) -> Vec<ChatMessage> {
     let mut system = SYNTHESIZER_SYSTEM.to_string();
     let mut rest: Vec<ChatMessage> = Vec::new();
     for m in dialog {

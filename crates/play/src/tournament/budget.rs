@@ -23,7 +23,7 @@ use crate::{
 };
 
 /// The price table of a tournament: the built-in one, overlaid with the script's `prices`.
-pub fn price_table(settings: &TournamentSettings) -> PriceTable {
+pub(crate) fn price_table(settings: &TournamentSettings) -> PriceTable {
     let mut table = PriceTable::built_in();
     for (model, price) in &settings.prices {
         table.insert(model.clone(), *price);
@@ -110,7 +110,7 @@ impl Ledger {
 /// seconds and before every game costs the same late in a long tournament as early on, and
 /// still counts every call.
 #[derive(Debug)]
-pub struct LiveLedger {
+pub(crate) struct LiveLedger {
     tally: Mutex<SpendTally>,
 }
 
@@ -240,7 +240,7 @@ pub fn blocking(
 ///
 /// # Errors
 /// Each such budget, at the definition it concerns.
-pub fn check_priced(spec: &TournamentSpec, prices: &PriceTable) -> Result<(), CheckErrors> {
+pub(crate) fn check_priced(spec: &TournamentSpec, prices: &PriceTable) -> Result<(), CheckErrors> {
     let unpriced = |player: &PlayerSpec| -> Vec<String> {
         let models: Vec<ModelSpec> = match player {
             PlayerSpec::Llm(p) => vec![p.model_spec()],

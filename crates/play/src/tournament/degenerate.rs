@@ -275,7 +275,7 @@ impl ChessCompared {
     /// Marks an experiment's table (kind `experiment`): an arm whose player or `baseline`
     /// compared no chess gets the verdict `no_chess`, no Elo, and its summary note replaced by
     /// the no-chess verdict and hint. Returns whether an arm was marked.
-    pub fn mark_experiment(&self, table: &mut Table, baseline: &str) -> bool {
+    pub(crate) fn mark_experiment(&self, table: &mut Table, baseline: &str) -> bool {
         let key = |name: &str| table.columns.iter().position(|c| c == name);
         let (Some(variant), Some(verdict)) = (key("variant"), key("verdict")) else {
             return false;

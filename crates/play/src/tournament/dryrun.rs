@@ -49,9 +49,9 @@ use crate::{
 /// Tokens of framing the chat format adds per message (role markers and separators).
 pub const TOKENS_PER_MESSAGE: u64 = 4;
 /// Completion tokens assumed per call when neither `max_tokens` nor the store says.
-pub const ASSUMED_COMPLETION: u64 = 1000;
+pub(crate) const ASSUMED_COMPLETION: u64 = 1000;
 /// Plies per game assumed when the tournament has no move limit.
-pub const ASSUMED_PLIES: u32 = 200;
+pub(crate) const ASSUMED_PLIES: u32 = 200;
 /// Tokens of the feedback a mode appends after a refused reply, for the high end.
 const FEEDBACK_TOKENS: u64 = 40;
 /// Format calls a dry run makes at most (a format that never ends is reported as such).

@@ -13,7 +13,7 @@
 use crate::llm::EndpointLoad;
 
 /// The widest line, in characters.
-pub const WIDTH: usize = 80;
+pub(crate) const WIDTH: usize = 80;
 
 /// The line of one endpoint (see the module's documentation). When the figures leave too
 /// little room for the label, the last minute's counts are left out and only how close they
@@ -59,7 +59,7 @@ fn figures(load: &EndpointLoad, compact: bool) -> String {
 }
 
 /// Every endpoint's line, in the order given.
-pub fn endpoint_lines(loads: &[EndpointLoad]) -> Vec<String> {
+pub(crate) fn endpoint_lines(loads: &[EndpointLoad]) -> Vec<String> {
     loads.iter().map(endpoint_line).collect()
 }
 

@@ -180,7 +180,7 @@ impl Design {
     }
 
     /// Units an arm gains per cell.
-    pub fn units_per_cell(&self) -> u32 {
+    pub(crate) fn units_per_cell(&self) -> u32 {
         self.opponents.len().max(1) as u32
     }
 }
@@ -614,7 +614,7 @@ impl ArmStatus {
     /// The logistic Elo difference and its 95 % interval (`None` where it has no width):
     /// through the opponents against common opponents, else from the unit's mean score. `None`
     /// without a finite estimate.
-    pub fn logistic_estimate(&self) -> Option<(f64, Option<(f64, f64)>)> {
+    pub(crate) fn logistic_estimate(&self) -> Option<(f64, Option<(f64, f64)>)> {
         if let Some(t) = self.through_opponents {
             let range = (t.high > t.low).then_some((t.low, t.high));
             return t.elo.is_finite().then_some((t.elo, range));
@@ -625,7 +625,7 @@ impl ArmStatus {
 
     /// The normalised Elo difference (fastchess's: the unit's t-value times `800 / ln 10`, over
     /// `sqrt 2` for a pair) and its 95 % interval, `nelo ± 1.96 SE` as fastchess prints it.
-    pub fn normalized_estimate(&self) -> Option<(f64, Option<(f64, f64)>)> {
+    pub(crate) fn normalized_estimate(&self) -> Option<(f64, Option<(f64, f64)>)> {
         let e = self.elo?;
         let range = (e.nelo_error > 0.0).then_some((e.nelo - e.nelo_error, e.nelo + e.nelo_error));
         e.nelo.is_finite().then_some((e.nelo, range))
@@ -818,7 +818,7 @@ pub fn table(
 }
 
 /// The design in `state.options.experiment`, when the state is an experiment's.
-pub fn design_of(state: &FormatState) -> Option<Design> {
+pub(crate) fn design_of(state: &FormatState) -> Option<Design> {
     serde_json::from_value(state.options.get("experiment")?.clone()).ok()
 }
 
@@ -880,7 +880,7 @@ pub struct Difference {
 }
 
 /// Each arm's [`Difference`]s in [`METRICS`] order (`None` where no unit has the figure).
-pub type Differences = BTreeMap<String, Vec<Option<Difference>>>;
+pub(crate) type Differences = BTreeMap<String, Vec<Option<Difference>>>;
 
 /// One player's protocol figures over the games of one unit.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -1059,7 +1059,7 @@ pub fn differences(
 /// The `experiment protocol` table (kind `experiment_protocol`): one row per arm and figure of
 /// [`METRICS`] with the paired difference, its 95 % half width, the units it is over and both
 /// sides' means, and one note per arm (`listed vs plain: illegal moves -27.0 % ± 4.1; ...`).
-pub fn metrics_table(design: &Design, differences: &Differences) -> Table {
+pub(crate) fn metrics_table(design: &Design, differences: &Differences) -> Table {
     let mut t = Table::new(
         "experiment protocol",
         &[
@@ -1142,7 +1142,7 @@ pub fn metrics_table(design: &Design, differences: &Differences) -> Table {
 /// Variance of one unit's score assumed by [`plan`]: decisive, independent games (no draws), the
 /// largest a game pair's variance can be without correlation; paired differences average two
 /// independent pairs.
-pub fn assumed_unit_variance(unit: Unit) -> f64 {
+pub(crate) fn assumed_unit_variance(unit: Unit) -> f64 {
     match unit {
         Unit::Pair => 0.125,
         Unit::PairedDifference => 0.0625,

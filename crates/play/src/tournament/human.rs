@@ -29,7 +29,7 @@ use crate::{
 };
 
 /// How often the run looks for the person's move.
-pub const POLL: Duration = Duration::from_millis(200);
+pub(crate) const POLL: Duration = Duration::from_millis(200);
 
 /// How a person's turn ended.
 pub(super) enum HumanTurn {

@@ -81,7 +81,7 @@ impl Progress {
     /// Shows a line per model endpoint and key of `client` (calls in flight, limits and how
     /// close the last minute came to them, 429s: see [`super::endpoint_line`]) under the bar,
     /// and after each plain progress line.
-    pub fn watch_endpoints(&self, client: crate::llm::LlmClient) {
+    pub(crate) fn watch_endpoints(&self, client: crate::llm::LlmClient) {
         let _ = self.client.set(client);
         self.refresh();
     }
@@ -97,7 +97,7 @@ impl Progress {
     /// A sequential experiment's standing after the games finished so far: pairs played and
     /// each arm's LLR against its bounds (see [`experiment_line`]). Under the bar it is a line
     /// of its own; in plain output it is printed whenever it changes.
-    pub fn set_experiment(&self, line: String) {
+    pub(crate) fn set_experiment(&self, line: String) {
         let changed = {
             let mut shown = self
                 .experiment
@@ -115,7 +115,7 @@ impl Progress {
     }
 
     /// More games were scheduled.
-    pub fn set_total(&self, total: u64) {
+    pub(crate) fn set_total(&self, total: u64) {
         self.total.store(total, Ordering::Relaxed);
         if let Some(bar) = &self.bar {
             bar.set_length(total);
@@ -123,13 +123,13 @@ impl Progress {
     }
 
     /// A game started.
-    pub fn game_started(&self) {
+    pub(crate) fn game_started(&self) {
         self.running.fetch_add(1, Ordering::Relaxed);
         self.refresh();
     }
 
     /// A game ended (finished or set aside); `summary` describes it for the plain-line display.
-    pub fn game_ended(&self, finished: bool, summary: &str) {
+    pub(crate) fn game_ended(&self, finished: bool, summary: &str) {
         self.running.fetch_sub(1, Ordering::Relaxed);
         if finished {
             self.done.fetch_add(1, Ordering::Relaxed);
@@ -160,7 +160,7 @@ impl Progress {
     }
 
     /// An LLM call returned, using `tokens` tokens.
-    pub fn llm_call(&self, tokens: u64) {
+    pub(crate) fn llm_call(&self, tokens: u64) {
         self.llm_calls.fetch_add(1, Ordering::Relaxed);
         self.tokens.fetch_add(tokens, Ordering::Relaxed);
         self.refresh();
@@ -168,13 +168,13 @@ impl Progress {
 
     /// The tournament's spend so far, read from the store (it counts calls of resumed games
     /// too, and estimates calls without reported usage).
-    pub fn set_spend(&self, spend: super::budget::Spend) {
+    pub(crate) fn set_spend(&self, spend: super::budget::Spend) {
         *self.spend.lock().unwrap_or_else(PoisonError::into_inner) = Some(spend);
         self.refresh();
     }
 
     /// Engine analysis is on: `analysed` of `total` finished games are analysed so far.
-    pub fn analysis_started(&self, analysed: u64, total: u64) {
+    pub(crate) fn analysis_started(&self, analysed: u64, total: u64) {
         self.analysed.store(analysed, Ordering::Relaxed);
         self.to_analyse.store(total, Ordering::Relaxed);
         self.analysis_on.store(true, Ordering::Relaxed);
@@ -182,14 +182,14 @@ impl Progress {
     }
 
     /// One more game waits for its analysis.
-    pub fn analysis_queued(&self) {
+    pub(crate) fn analysis_queued(&self) {
         self.to_analyse.fetch_add(1, Ordering::Relaxed);
         self.refresh();
     }
 
     /// A game's analysis ended (`done`: it is complete); `summary` describes it for the
     /// plain-line display.
-    pub fn game_analysed(&self, done: bool, summary: &str) {
+    pub(crate) fn game_analysed(&self, done: bool, summary: &str) {
         if done {
             self.analysed.fetch_add(1, Ordering::Relaxed);
         }
@@ -288,7 +288,7 @@ impl Progress {
 /// LLR and the bounds that stop it, or its verdict once decided, e.g.
 /// `experiment: listed 12/60 pairs, LLR 1.31 in (-2.94, 4.54) · null 12/60 pairs, LLR -0.40 in
 /// (-2.94, 2.94)`.
-pub fn experiment_line(
+pub(crate) fn experiment_line(
     design: &super::experiment::Design,
     status: &super::experiment::ExperimentStatus,
 ) -> String {

@@ -110,7 +110,7 @@ pub enum FormatError {
 ///
 /// # Errors
 /// A script error or an impossible pairing.
-pub fn next_pairings(
+pub(crate) fn next_pairings(
     format: &dyn Format,
     state: &FormatState,
 ) -> Result<Option<Vec<Pairing>>, FormatError> {
@@ -350,7 +350,7 @@ pub fn load_openings(
 /// A pairing that names an opening the tournament does not have.
 /// A game whose pairing gives time odds (`black_time`) has its clocks fixed here, from `spec`'s
 /// time controls, and keeps them when it starts; any other takes the tournament's when it starts.
-pub fn to_scheduled(
+pub(crate) fn to_scheduled(
     pairings: &[Pairing],
     first_index: u32,
     openings: &[Opening],

@@ -250,7 +250,7 @@ impl AnalysisSpec {
     }
 
     /// How to start one analysis engine.
-    pub fn engine_spec(&self) -> EngineSpec {
+    pub(crate) fn engine_spec(&self) -> EngineSpec {
         let mut spec = EngineSpec::new("analysis", self.engine.clone());
         spec.args = self.args.clone();
         spec.option("Threads", self.threads.to_string())
@@ -372,7 +372,7 @@ impl OpeningsSpec {
     /// The Chess960 start numbers these openings name, before `order` and `count`: the listed
     /// ones, or `count` distinct numbers drawn from `seed`; empty when the games are not
     /// Chess960. Assumes [`OpeningsSpec::problems`] found nothing (bad numbers are skipped).
-    pub fn chess960_numbers(&self, seed: u64) -> Vec<u32> {
+    pub(crate) fn chess960_numbers(&self, seed: u64) -> Vec<u32> {
         match &self.chess960 {
             Some(Chess960Starts::Numbers(numbers)) => numbers
                 .iter()
@@ -906,7 +906,7 @@ pub enum OnRejected {
 
 impl LlmPlayerSpec {
     /// The model part of the player: where and how requests are sent.
-    pub fn model_spec(&self) -> ModelSpec {
+    pub(crate) fn model_spec(&self) -> ModelSpec {
         ModelSpec {
             base_url: self.base_url.clone(),
             model: self.model.clone(),
@@ -1265,7 +1265,7 @@ impl TournamentSpec {
     /// What a reload may not change, named, or `None`: the schedule's inputs and the players'
     /// identities are fixed while a tournament runs; prompts, parsers, modes and mode options may
     /// change freely.
-    pub fn fixed_parts_changed(&self, new: &TournamentSpec) -> Option<String> {
+    pub(crate) fn fixed_parts_changed(&self, new: &TournamentSpec) -> Option<String> {
         if self.settings != new.settings {
             return Some("the tournament settings".into());
         }
@@ -1311,7 +1311,7 @@ impl TournamentSpec {
     /// is an engine match as cutechess and fastchess play it, and the automatic FIDE endings
     /// otherwise, as both anchors (ChessArena, LLM Chess) play every game with a model, a random
     /// mover or a person in it.
-    pub fn endings_of(&self, white: &str, black: &str) -> crate::board::Endings {
+    pub(crate) fn endings_of(&self, white: &str, black: &str) -> crate::board::Endings {
         let engine = |name: &str| matches!(self.player(name), Some(PlayerSpec::Engine(_)));
         match self.settings.endings {
             Some(endings) => endings,
@@ -1322,7 +1322,7 @@ impl TournamentSpec {
 
     /// The clock the player named `name` plays on: its own time control, else the
     /// tournament's, else none.
-    pub fn time_control_of(&self, name: &str) -> Option<TimeControl> {
+    pub(crate) fn time_control_of(&self, name: &str) -> Option<TimeControl> {
         self.player(name)
             .and_then(PlayerSpec::time_control)
             .or(self.settings.time_control)

@@ -24,7 +24,7 @@ use crate::{
 
 /// The stored name of version `version` of the tournament the script calls `name`: the name
 /// itself for the first, `NAME@vN` after it.
-pub fn version_name(name: &str, version: u32) -> String {
+pub(crate) fn version_name(name: &str, version: u32) -> String {
     if version <= 1 {
         name.to_string()
     } else {
@@ -96,7 +96,7 @@ pub struct ScriptChange {
 impl ScriptChange {
     /// One line per changed file: `path: old → new` (`added`, `removed` for a file on one side
     /// only).
-    pub fn file_lines(&self) -> Vec<String> {
+    pub(crate) fn file_lines(&self) -> Vec<String> {
         self.files
             .iter()
             .map(|f| match (&f.old, &f.new) {

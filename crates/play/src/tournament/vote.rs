@@ -30,7 +30,7 @@ use super::spec::PlayerSpec;
 pub const SAMPLES_OPTION: &str = "samples";
 
 /// The most samples one attempt may ask for.
-pub const MAX_SAMPLES: u64 = 32;
+pub(crate) const MAX_SAMPLES: u64 = 32;
 
 /// The outcome of a sample's call that is not the attempt's decision.
 pub const SAMPLE_OUTCOME: &str = crate::store::SAMPLE_OUTCOME;
@@ -112,7 +112,7 @@ pub fn problems(player: &PlayerSpec) -> Vec<String> {
 
 /// The request seed of sample `index` (0-based): the player's seed plus the index, so that a
 /// server that honours seeds does not answer every sample alike; `None` stays `None`.
-pub fn sample_seed(seed: Option<u64>, index: u32) -> Option<u64> {
+pub(crate) fn sample_seed(seed: Option<u64>, index: u32) -> Option<u64> {
     seed.map(|s| s.wrapping_add(u64::from(index)))
 }
 

@@ -31,10 +31,10 @@ use crate::lines::{BoundedLines, LineError};
 
 /// The largest TRF file read, 16 MiB (a tournament of 10,000 players over 100 rounds is about
 /// 11 MB).
-pub const MAX_TRF_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_TRF_BYTES: u64 = 16 << 20;
 
 /// The longest TRF line, 4 KiB: a player line of about 400 rounds.
-pub const MAX_TRF_LINE_BYTES: usize = 4 << 10;
+pub(crate) const MAX_TRF_LINE_BYTES: usize = 4 << 10;
 
 /// The column (0-based) of a player line's first round.
 const FIRST_ROUND: usize = 91;

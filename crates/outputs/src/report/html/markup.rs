@@ -40,7 +40,7 @@ pub struct Element {
 const VOID: &[&str] = &["br", "hr", "img", "input", "meta", "link", "col"];
 
 /// Starts an element named `name`.
-pub fn el(name: &'static str) -> Element {
+pub(crate) fn el(name: &'static str) -> Element {
     Element {
         name,
         attrs: Vec::new(),
@@ -56,18 +56,9 @@ pub fn text(s: impl Into<String>) -> Node {
 impl Element {
     /// Adds an attribute (its value is escaped).
     #[must_use]
-    pub fn attr(mut self, name: &'static str, value: impl ToString) -> Element {
+    pub(crate) fn attr(mut self, name: &'static str, value: impl ToString) -> Element {
         self.attrs.push((name, value.to_string()));
         self
-    }
-
-    /// Adds an attribute when `value` is `Some`.
-    #[must_use]
-    pub fn attr_opt(self, name: &'static str, value: Option<impl ToString>) -> Element {
-        match value {
-            Some(v) => self.attr(name, v),
-            None => self,
-        }
     }
 
     /// Sets the `class` attribute.
@@ -126,7 +117,7 @@ impl Node {
     /// # Panics
     /// If `data` holds a character other than ASCII letters, digits, `+`, `/`, `=`, `-`, `_`: the
     /// caller promised base64.
-    pub fn ascii_data(data: String) -> Node {
+    pub(crate) fn ascii_data(data: String) -> Node {
         assert!(
             data.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"+/=-_".contains(&b)),
@@ -137,7 +128,7 @@ impl Node {
 }
 
 /// Serialises `value` for a `<script>` block (see [`Node::json`]).
-pub fn json_for_script(value: &serde_json::Value) -> String {
+pub(crate) fn json_for_script(value: &serde_json::Value) -> String {
     let json = serde_json::to_string(value).expect("a JSON value always serialises");
     let mut out = String::with_capacity(json.len() + json.len() / 16);
     for c in json.chars() {

@@ -39,7 +39,7 @@ pub use self::{
 };
 
 /// The report's style sheet, which `arena serve` hands out as a file of its own.
-pub const STYLE: &str = include_str!("viewer.css");
+pub(crate) const STYLE: &str = include_str!("viewer.css");
 /// The game viewer's script (see the module doc), which `arena serve` hands out as a file of
 /// its own: there it fetches each game from the server instead of reading a data block.
 pub const SCRIPT: &str = include_str!("viewer.js");
@@ -48,7 +48,7 @@ pub const SCRIPT: &str = include_str!("viewer.js");
 ///
 /// # Errors
 /// When the store cannot be read or the run's tables cannot be built.
-pub fn eval_run_section(store: &Store, run: &EvalRunRow) -> Result<Element, ReportError> {
+pub(crate) fn eval_run_section(store: &Store, run: &EvalRunRow) -> Result<Element, ReportError> {
     evals::section(store, std::slice::from_ref(run))
 }
 

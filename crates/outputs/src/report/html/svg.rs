@@ -15,7 +15,7 @@ use crate::board::diagram::{self, PAINT, SHAPES, STROKE_WIDTH};
 pub const SQUARE: u32 = diagram::SQUARE;
 
 /// `<symbol>`s `p-wK`, `p-bN`, ... for the twelve pieces, in a hidden `<svg>`.
-pub fn piece_symbols() -> Element {
+pub(crate) fn piece_symbols() -> Element {
     let mut defs = el("defs");
     for (color, paint) in PAINT {
         for shape in &SHAPES {
@@ -107,7 +107,7 @@ pub fn board() -> Element {
 
 /// One player's rating with its interval, for [`ratings_plot`].
 #[derive(Debug, Clone)]
-pub struct RatingPoint {
+pub(crate) struct RatingPoint {
     /// The player.
     pub name: String,
     /// The rating.
@@ -129,7 +129,7 @@ const PLOT_W: f64 = 460.0;
 
 /// A horizontal dot-and-whisker plot: one row per player, the rating as a dot and the 95 %
 /// interval as a bar, on a shared axis with ticks every 100 (or 200, 500) points.
-pub fn ratings_plot(points: &[RatingPoint]) -> Element {
+pub(crate) fn ratings_plot(points: &[RatingPoint]) -> Element {
     let lo = points.iter().map(|p| p.low).fold(f64::INFINITY, f64::min);
     let hi = points
         .iter()
@@ -198,7 +198,7 @@ pub type Segment = (String, u64);
 /// A horizontal stacked bar chart: one row per name, one coloured segment per kind (colours in
 /// order of `kinds`), the total at the end of the bar, and a legend. Rows with nothing are drawn
 /// empty with a 0, so every player is listed.
-pub fn stacked_bars(
+pub(crate) fn stacked_bars(
     id: &str,
     title: &str,
     kinds: &[String],
@@ -267,7 +267,7 @@ pub fn stacked_bars(
 /// One arm of an experiment for [`llr_plot`]: its log-likelihood ratio after each unit and the
 /// bounds its test stops at.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LlrSeries {
+pub(crate) struct LlrSeries {
     /// The arm's name.
     pub name: String,
     /// The LLR after unit 1, 2, ...
@@ -288,7 +288,7 @@ const LLR_LEFT: f64 = 50.0;
 /// A line chart of each arm's LLR over the units played, from 0 at no unit, with each arm's
 /// bounds as dashed lines in its colour (arms run at different alphas under Holm) and a legend
 /// naming the arm and its verdict.
-pub fn llr_plot(series: &[LlrSeries]) -> Element {
+pub(crate) fn llr_plot(series: &[LlrSeries]) -> Element {
     let width = LABEL_W + PLOT_W - LLR_LEFT;
     let units = series
         .iter()
@@ -409,11 +409,11 @@ pub fn llr_plot(series: &[LlrSeries]) -> Element {
 
 /// One row of [`interval_plot`]: a name, an estimate and the half width of its interval (NaN
 /// when there is none).
-pub type IntervalPoint = (String, f64, f64);
+pub(crate) type IntervalPoint = (String, f64, f64);
 
 /// A horizontal dot-and-whisker plot of differences: one row per name, the estimate as a dot,
 /// its 95 % interval as a bar, and a line at zero (no difference).
-pub fn interval_plot(id: &str, title: &str, points: &[IntervalPoint]) -> Element {
+pub(crate) fn interval_plot(id: &str, title: &str, points: &[IntervalPoint]) -> Element {
     let ends = points.iter().flat_map(|(_, m, h)| {
         let h = if h.is_finite() { *h } else { 0.0 };
         [m - h, m + h]
