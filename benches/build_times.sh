@@ -6,10 +6,10 @@
 #
 # For each checkout, and for each kind of file (a built-in Lua script, a report file, a provider
 # file, a store file), it appends a comment line to the file and times `cargo build` (the
-# binary), appends a second one and times `cargo test --no-run` (every test binary), then puts
-# the file back and rebuilds untimed. It does so twice: with cargo's incremental caches (a
-# developer's default) and without them (`CARGO_INCREMENTAL=0`, as CI builds), each after an
-# untimed warm build in that mode. With `--clean-release N` it also times `cargo build
+# binary), then appends a second one and times `cargo test --no-run` (every test binary); the
+# next kind starts from that warm build, and the files are put back at the end. It does so
+# twice: with cargo's incremental caches (a developer's default) and without them
+# (`CARGO_INCREMENTAL=0`, as CI builds), each after an untimed warm build in that mode. With `--clean-release N` it also times `cargo build
 # --release` from an empty target folder of its own N times and keeps the fastest.
 # Seconds are wall time on this machine: run it on an otherwise idle machine and compare the
 # columns of one run, not figures from different days. The table is printed as Markdown.
@@ -76,11 +76,10 @@ for dir in "$@"; do
       edit "$dir/$file" "another edit"
       t=$(cd "$dir" && seconds cargo test --locked --no-run)
       cell["edit a $kind file: cargo test --no-run$label|$dir"]=$t
-      git -C "$dir" checkout -q -- "$file"
-      (cd "$dir" && cargo build --locked -q && cargo test --locked --no-run -q) >/dev/null 2>&1
       add_row "edit a $kind file: cargo build$label"
       add_row "edit a $kind file: cargo test --no-run$label"
     done
+    git -C "$dir" checkout -q -- scripts crates src 2>/dev/null || git -C "$dir" checkout -q -- scripts src
   done
   unset CARGO_INCREMENTAL
 done
