@@ -24,10 +24,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use arena::{
-    llm::{ChatMessage, ChatRequest, Endpoint, LlmClient, RetryPolicy},
-    test_parts::{FakeOpenAi, FakeStats},
-};
+use arena::llm::{ChatMessage, ChatRequest, Endpoint, LlmClient, RetryPolicy};
+use arena_testkit::{FakeOpenAi, FakeStats};
 
 const RPM: u64 = 600;
 const LATENCY_MS: u64 = 200;

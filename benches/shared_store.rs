@@ -23,10 +23,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use arena::{
-    store::{GameStatus, Store},
-    test_parts::{FakeOpenAi, FreshDatabase},
-};
+use arena::store::{GameStatus, Store};
+use arena_testkit::{FakeOpenAi, FreshDatabase};
 
 struct Settings {
     workers: Vec<usize>,

@@ -15,4 +15,3 @@ pub use arena_lua as lua;
 pub use arena_outputs::{export, import, leaderboard, report, serve};
 pub use arena_play::{analysis, calls, eval, tournament};
 pub use arena_store as store;
-pub use arena_testkit as test_parts;

@@ -49,7 +49,7 @@ fn script(openings: &str, starts: u32, max_plies: u32) -> String {
 #[test]
 fn chess960_games_read_back_with_python_chess_as_chess960() {
     let test = "chess960_games_read_back_with_python_chess_as_chess960";
-    if !stockfish(test) || !arena::test_parts::python_chess(test) {
+    if !stockfish(test) || !arena_testkit::python_chess(test) {
         return;
     }
     let dir = TestDir::new();

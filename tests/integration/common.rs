@@ -68,7 +68,7 @@ pub fn stderr(o: &Output) -> String {
 
 /// The local model's base URL, or `None` (with a note) when the tests run without it.
 pub fn local_llm(test: &str) -> Option<String> {
-    arena::test_parts::local_llm(test)
+    arena_testkit::local_llm(test)
 }
 
 /// Whether Stockfish can be found (with a note when it cannot).
@@ -149,17 +149,17 @@ pub fn run_then_kill(
 
 /// The PostgreSQL server of the shared-store tests, or `None` (with a note) without it.
 pub fn postgres(test: &str) -> Option<String> {
-    arena::test_parts::postgres(test)
+    arena_testkit::postgres(test)
 }
 
 /// `examples/fake_openai.rs` on a free port, answering after `latency_ms` (built first if
 /// `cargo test` has not built the examples).
-pub fn fake_openai(latency_ms: u64) -> arena::test_parts::FakeOpenAi {
+pub fn fake_openai(latency_ms: u64) -> arena_testkit::FakeOpenAi {
     fake_openai_with(latency_ms, &[])
 }
 
 /// [`fake_openai`] with more of its flags (`["--blind-illegal", "0.3"]`).
-pub fn fake_openai_with(latency_ms: u64, extra: &[&str]) -> arena::test_parts::FakeOpenAi {
+pub fn fake_openai_with(latency_ms: u64, extra: &[&str]) -> arena_testkit::FakeOpenAi {
     let bin = Path::new(env!("CARGO_BIN_EXE_arena"))
         .parent()
         .expect("the binary's folder")
@@ -176,7 +176,7 @@ pub fn fake_openai_with(latency_ms: u64, extra: &[&str]) -> arena::test_parts::F
             .expect("cargo runs");
         assert!(status.success(), "cargo build --example fake_openai failed");
     });
-    arena::test_parts::FakeOpenAi::start_with(&bin, latency_ms, extra)
+    arena_testkit::FakeOpenAi::start_with(&bin, latency_ms, extra)
 }
 
 /// The rows of a table in a `--format json` document: the first table whose `kind` is `name`,

@@ -48,7 +48,7 @@ fn tournament(dir: &TestDir, name: &str, endings: &str) {
 #[test]
 fn engine_matches_end_at_the_fifty_move_claim_and_other_games_play_on() {
     let test = "engine_matches_end_at_the_fifty_move_claim_and_other_games_play_on";
-    if !stockfish(test) || !arena::test_parts::python_chess(test) {
+    if !stockfish(test) || !arena_testkit::python_chess(test) {
         return;
     }
     let dir = TestDir::new();

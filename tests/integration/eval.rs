@@ -8,7 +8,7 @@ use crate::common::{TestDir, local_llm, stderr, stdout, stockfish};
 
 /// The reference data root, or `None` (with a note) when the tests run without it.
 fn reference(test: &str) -> Option<PathBuf> {
-    arena::test_parts::reference_data(test)
+    arena_testkit::reference_data(test)
 }
 
 /// Copies the CC0 position sample next to the test's scripts.

@@ -22,7 +22,7 @@ with open(sys.argv[1]) as f:
 "#;
 
 fn python_chess() -> bool {
-    arena::test_parts::python_chess("export tests")
+    arena_testkit::python_chess("export tests")
 }
 
 #[test]

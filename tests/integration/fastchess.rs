@@ -21,7 +21,7 @@ struct Reference {
 
 /// The reference folder, or `None` (with a note) when the tests run without the reference data.
 fn reference_dir(test: &str) -> Option<PathBuf> {
-    arena::test_parts::reference_data(test).map(|dir| dir.join("fastchess-reference"))
+    arena_testkit::reference_data(test).map(|dir| dir.join("fastchess-reference"))
 }
 
 /// Reads the reference PGN keyed by (start FEN, White). Moves come from arena's own PGN book

@@ -15,7 +15,7 @@ use crate::common::{TestDir, open_store, stderr, stdout};
 
 /// The reference data root, or `None` (with a note) when the tests run without it.
 fn reference(test: &str) -> Option<PathBuf> {
-    arena::test_parts::reference_data(test)
+    arena_testkit::reference_data(test)
 }
 
 fn read_json(path: &Path) -> Value {

@@ -1,6 +1,6 @@
 //! Integration tests: the `arena` binary against real parts (SQLite files, Stockfish, the local
 //! model over HTTP). A test whose part is absent says so and returns, or fails under
-//! `ARENA_REQUIRE_ALL=1` (`.ci/run`; see `arena::test_parts`); the README's test command
+//! `ARENA_REQUIRE_ALL=1` (`.ci/run`; see `arena_testkit`); the README's test command
 //! (`scripts/test.sh`) installs and starts them all.
 
 mod adjudication;

@@ -2,7 +2,7 @@
 //! and back unchanged (the same leaderboard, the same PGN byte for byte, the same checksums),
 //! and the server's copy takes new games without id collisions.
 
-use arena::test_parts::FreshDatabase;
+use arena_testkit::FreshDatabase;
 
 use crate::common::{TestDir, stderr, stdout, stockfish};
 
@@ -40,7 +40,7 @@ fn a_played_tournament_moves_to_postgres_and_back_unchanged() {
     if !stockfish(test) {
         return;
     }
-    let Some(server) = arena::test_parts::postgres(test) else {
+    let Some(server) = arena_testkit::postgres(test) else {
         return;
     };
     let database = FreshDatabase::create(&server, test);

@@ -141,7 +141,7 @@ pub fn browser_tools(test: &str) -> Option<PathBuf> {
     let chromium = Path::new("/usr/bin/chromium");
     let node = Command::new("node").arg("--version").output().is_ok();
     if !chromium.exists() || !node || !driver.join("node_modules/playwright-core").exists() {
-        arena::test_parts::missing(
+        arena_testkit::missing(
             test,
             "the browser (/usr/bin/chromium, node and tests/browser/node_modules)",
             "scripts/prerequisites.sh --tests installs them",

@@ -442,13 +442,13 @@ fn a_hostile_reply_stays_text_on_every_page() {
 #[test]
 fn serve_browses_a_postgres_store() {
     let test = "serve_browses_a_postgres_store";
-    let Some(server_url) = arena::test_parts::postgres(test) else {
+    let Some(server_url) = arena_testkit::postgres(test) else {
         return;
     };
     if !stockfish(test) {
         return;
     }
-    let db = arena::test_parts::FreshDatabase::create(&server_url, test);
+    let db = arena_testkit::FreshDatabase::create(&server_url, test);
     let dir = TestDir::new();
     dir.write(
         "t.lua",

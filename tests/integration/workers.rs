@@ -56,7 +56,7 @@ fn two_workers_share_a_tournament_and_a_killed_one_loses_nothing_and_repeats_not
     let Some(server) = postgres(test) else {
         return;
     };
-    let database = arena::test_parts::FreshDatabase::create(&server, test);
+    let database = arena_testkit::FreshDatabase::create(&server, test);
     let url = database.url.clone();
     // 150 ms per reply: slow enough that the kill lands mid-game, fast enough for CI.
     let fake = fake_openai(150);
@@ -221,7 +221,7 @@ fn two_analysis_workers_analyse_every_game_once() {
     if !stockfish(test) {
         return;
     }
-    let database = arena::test_parts::FreshDatabase::create(&server, test);
+    let database = arena_testkit::FreshDatabase::create(&server, test);
     let url = database.url.clone();
     let dir = TestDir::new();
     dir.write(
@@ -312,7 +312,7 @@ fn two_workers_share_a_format_that_schedules_as_games_finish() {
     let Some(server) = postgres(test) else {
         return;
     };
-    let database = arena::test_parts::FreshDatabase::create(&server, test);
+    let database = arena_testkit::FreshDatabase::create(&server, test);
     let url = database.url.clone();
     // Replies after 100 ms, so that games last long enough for both workers to take some.
     let fake = fake_openai(100);
@@ -380,7 +380,7 @@ fn a_worker_stalled_past_its_lease_is_fenced_off_and_asks_no_model_again() {
     let Some(server) = postgres(test) else {
         return;
     };
-    let database = arena::test_parts::FreshDatabase::create(&server, test);
+    let database = arena_testkit::FreshDatabase::create(&server, test);
     let url = database.url.clone();
     // One server per worker, so that every request and every stored call says whose it was.
     let (fake_a, fake_b) = (fake_openai(250), fake_openai(250));

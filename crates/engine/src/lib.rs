@@ -17,6 +17,7 @@
 //! ```
 
 use arena_core::script;
+#[cfg(any(test, feature = "test-support"))]
 use arena_testkit as test_parts;
 
 pub mod locate;

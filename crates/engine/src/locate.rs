@@ -93,6 +93,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// For tests: the engine `command` as [`locate`] finds it, or `None` after
 /// [`crate::test_parts::missing`] (a printed skip, or a failure under `ARENA_REQUIRE_ALL=1`).
+#[cfg(any(test, feature = "test-support"))]
 pub fn for_test(test: &str, command: &str) -> Option<PathBuf> {
     match locate(command) {
         Ok(path) => Some(path),

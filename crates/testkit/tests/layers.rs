@@ -17,13 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "arena-play",
-        &[
-            "arena-testkit",
-            "arena-core",
-            "arena-llm",
-            "arena-engine",
-            "arena-store",
-        ],
+        &["arena-core", "arena-llm", "arena-engine", "arena-store"],
     ),
     ("arena-lua", &["arena-core", "arena-llm", "arena-play"]),
     (
@@ -39,7 +33,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "arena",
         &[
-            "arena-testkit",
             "arena-core",
             "arena-llm",
             "arena-engine",
