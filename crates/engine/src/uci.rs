@@ -15,19 +15,11 @@
 
 use std::{convert::Infallible, fmt, str::FromStr};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-/// An evaluation as UCI reports it: from the side to move's point of view.
-///
-/// Serialises as `{"cp": 35}` or `{"mate": -3}`, the shape analyses are stored in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Score {
-    /// Centipawns; positive favours the side to move.
-    Cp(i32),
-    /// Mate in this many moves (not plies); negative when the side to move is being mated.
-    Mate(i32),
-}
+/// An evaluation as UCI reports it (the chess core's, so that the store can keep one without
+/// knowing engines).
+pub use arena_core::board::Score;
 
 /// Whether a reported score is exact or only a bound (an aspiration-window fail high or low).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -7,7 +7,7 @@ use super::{
     Context, Store, StoreError, bad_column,
     leases::{Fence, fenced},
 };
-use crate::engine::Score;
+use crate::board::Score;
 
 /// The adjudication engine's evaluation of the position after one ply.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use super::{
     Context, Store, StoreError, bad_column, get_u64,
     leases::{Fence, fenced},
 };
-use crate::engine::Score;
+use crate::board::Score;
 
 /// The analysis of one ply, as written once both of its positions are analysed.
 #[derive(Debug, Clone, PartialEq)]

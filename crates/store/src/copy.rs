@@ -651,7 +651,7 @@ mod tests {
     use crate::{
         AdjudicationEvalRecord, EvalReplyRecord, EvalResultRow, FailedCallRecord,
         GameAnalysisRecord, LimitVerdictRecord, LlmCallRecord, PlayerRecord, PlyAnalysisRecord,
-        PlyRecord, ScheduledGame, UsageDetails, engine::Score,
+        PlyRecord, ScheduledGame, UsageDetails, board::Score,
     };
 
     fn call(game: i64, ply: u32, reply: &str) -> LlmCallRecord {

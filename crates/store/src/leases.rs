@@ -824,7 +824,7 @@ mod tests {
 
     #[test]
     fn adjudication_evals_and_verdicts_under_a_lost_lease_are_refused() {
-        use crate::{AdjudicationEvalRecord, LimitVerdictRecord, engine::Score};
+        use crate::{AdjudicationEvalRecord, LimitVerdictRecord, board::Score};
         let (store, game) = store_with_game();
         let (stale, fresh) = taken_over(&store, game, "w1", "w2");
         let eval = AdjudicationEvalRecord {
@@ -868,7 +868,7 @@ mod tests {
 
     #[test]
     fn analysis_written_under_a_lost_analysis_lease_is_refused() {
-        use crate::{GameAnalysisRecord, PlyAnalysisRecord, PlyRecord, engine::Score};
+        use crate::{GameAnalysisRecord, PlyAnalysisRecord, PlyRecord, board::Score};
         let (store, game) = store_with_game();
         store
             .record_ply(

@@ -30,7 +30,6 @@
 //! ```
 
 use arena_core::board;
-use arena_engine as engine;
 use arena_llm as llm;
 #[cfg(any(test, feature = "test-support"))]
 use arena_testkit as test_parts;

@@ -11,10 +11,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("arena-core", &["arena-testkit"]),
     ("arena-llm", &[]),
     ("arena-engine", &["arena-core", "arena-testkit"]),
-    (
-        "arena-store",
-        &["arena-testkit", "arena-core", "arena-llm", "arena-engine"],
-    ),
+    ("arena-store", &["arena-testkit", "arena-core", "arena-llm"]),
     (
         "arena-play",
         &["arena-core", "arena-llm", "arena-engine", "arena-store"],

@@ -28,6 +28,7 @@ pub mod notation;
 pub mod pgn;
 pub mod render;
 pub mod san_compat;
+mod score;
 
 use std::{io, path::PathBuf};
 
@@ -43,6 +44,7 @@ pub use notation::{
 };
 pub use pgn::{MoveAnnotation, PgnGame, escape_comment, write_pgn};
 pub use render::{ascii, last_moves, legal_san, legal_uci, unicode};
+pub use score::Score;
 
 /// Errors of the board module: bad positions and bad opening books.
 #[derive(Debug, thiserror::Error)]
