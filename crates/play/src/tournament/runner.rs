@@ -441,8 +441,8 @@ async fn play_rounds(round: &Round<'_>, summary: &mut RunSummary) -> Result<(), 
             match pairings {
                 // Done, or the format waits for games that cannot be played in this run (set
                 // aside earlier): asking again would give the same answer.
-                Pairings::None | Pairings::Empty => return Ok(()),
-                Pairings::Some => continue,
+                Pairings::Complete | Pairings::Waiting => return Ok(()),
+                Pairings::Scheduled => continue,
             }
         }
         tried.extend(pending.iter().map(|g| g.id));
@@ -479,11 +479,11 @@ async fn play_rounds(round: &Round<'_>, summary: &mut RunSummary) -> Result<(), 
 /// What the format answered when asked for more games.
 enum Pairings {
     /// It has no more: the tournament is complete once the games scheduled are played.
-    None,
-    /// It waits for games still unplayed.
-    Empty,
+    Complete,
+    /// It pairs nothing until games still unplayed are played.
+    Waiting,
     /// It paired new games, now scheduled.
-    Some,
+    Scheduled,
 }
 
 /// Asks the format (of the newest generation) for more games and schedules them; `None` when
@@ -524,9 +524,9 @@ fn schedule_more(round: &Round<'_>, tournament: i64) -> Result<Option<Pairings>,
         }
     }
     Ok(Some(match pairings {
-        None => Pairings::None,
-        Some(new) if new.is_empty() => Pairings::Empty,
-        Some(_) => Pairings::Some,
+        None => Pairings::Complete,
+        Some(new) if new.is_empty() => Pairings::Waiting,
+        Some(_) => Pairings::Scheduled,
     }))
 }
 

@@ -280,11 +280,11 @@ struct Chosen {
     /// When the mover was asked.
     started: Instant,
     /// The move and what came with it.
-    played: Played,
+    played: SideMove,
 }
 
 /// A side's move, with what its turn measured.
-struct Played {
+struct SideMove {
     mv: Move,
     /// Attempts the move took (an LLM's failed attempts count).
     attempts: u32,
@@ -295,10 +295,10 @@ struct Played {
     verdict: Option<MoveVerdict>,
 }
 
-impl Played {
+impl SideMove {
     /// A move that took one attempt and measured nothing for the clock.
-    fn at_once(mv: Move) -> Played {
-        Played {
+    fn at_once(mv: Move) -> SideMove {
+        SideMove {
             mv,
             attempts: 1,
             charged_ms: None,
@@ -310,7 +310,7 @@ impl Played {
 /// What a side's turn gave: a move to play, or the end of the game without one (`None` when the
 /// turn let the game end on the mover's clock, which then decides it).
 enum Turned {
-    Move(Played),
+    Move(SideMove),
     Ended(Option<GameEnd>),
 }
 
@@ -372,7 +372,7 @@ impl Sides {
         };
         let (ply, fen_before, started) = (game.ply(), game.fen(), Instant::now());
         let turned = match mover {
-            Side::Random { seed } => Turned::Move(Played::at_once(random_move(
+            Side::Random { seed } => Turned::Move(SideMove::at_once(random_move(
                 game,
                 env.seed,
                 *seed,
@@ -380,7 +380,7 @@ impl Sides {
             ))),
             Side::Engine {
                 random: Some(r), ..
-            } if random_turn(game, env.seed, r, self.seed_key) => Turned::Move(Played::at_once(
+            } if random_turn(game, env.seed, r, self.seed_key) => Turned::Move(SideMove::at_once(
                 random_move(game, env.seed, r.seed, self.seed_key),
             )),
             Side::Human => human_turn(env, row, game, clocks, lease, name).await?,
@@ -439,9 +439,9 @@ async fn human_turn(
     let allowance = clock_of(clocks, game.turn()).map(|c| c.allowance_ms());
     Ok(
         match human::wait_for_move(env, row, game, name, allowance, lease).await? {
-            HumanTurn::Move { mv, waited_ms } => Turned::Move(Played {
+            HumanTurn::Move { mv, waited_ms } => Turned::Move(SideMove {
                 charged_ms: Some(waited_ms),
-                ..Played::at_once(mv)
+                ..SideMove::at_once(mv)
             }),
             HumanTurn::Resigned(end) => Turned::Ended(Some(end)),
             HumanTurn::OutOfTime { charged_ms } => {
@@ -491,9 +491,9 @@ async fn engine_turn(
             Ok((mv, best.search_ms))
         });
     match legal {
-        Ok((mv, search_ms)) => Turned::Move(Played {
+        Ok((mv, search_ms)) => Turned::Move(SideMove {
             charged_ms: Some(search_ms),
-            ..Played::at_once(mv)
+            ..SideMove::at_once(mv)
         }),
         Err(reason) => {
             let _ = game_lease.record_event(env.tournament, "error", "engine_failure", &reason);
@@ -520,7 +520,7 @@ fn llm_turn(
             attempts,
             charged_ms,
             verdict,
-        } => Turned::Move(Played {
+        } => Turned::Move(SideMove {
             mv,
             attempts,
             charged_ms: Some(charged_ms),
