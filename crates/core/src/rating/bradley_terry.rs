@@ -183,6 +183,11 @@ impl Games {
             .map(|&(w, b, s)| (self.names[w].as_str(), self.names[b].as_str(), s))
     }
 
+    /// The group game `index` (in the order added) is resampled with, by number, if it has one.
+    pub fn group(&self, index: usize) -> Option<usize> {
+        self.groups.get(index).copied().flatten()
+    }
+
     /// The players, in the order they first played.
     pub fn players(&self) -> &[String] {
         &self.names
