@@ -30,7 +30,7 @@
 //! ```
 
 use arena_core::board;
-use arena_llm as llm;
+use arena_llm_types as llm;
 #[cfg(any(test, feature = "test-support"))]
 use arena_testkit as test_parts;
 

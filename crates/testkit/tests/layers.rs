@@ -9,9 +9,13 @@ use std::{collections::BTreeMap, process::Command};
 const LAYERS: &[(&str, &[&str])] = &[
     ("arena-testkit", &[]),
     ("arena-core", &["arena-testkit"]),
-    ("arena-llm", &[]),
+    ("arena-llm-types", &[]),
+    ("arena-llm", &["arena-llm-types"]),
     ("arena-engine", &["arena-core", "arena-testkit"]),
-    ("arena-store", &["arena-testkit", "arena-core", "arena-llm"]),
+    (
+        "arena-store",
+        &["arena-testkit", "arena-core", "arena-llm-types"],
+    ),
     (
         "arena-play",
         &["arena-core", "arena-llm", "arena-engine", "arena-store"],

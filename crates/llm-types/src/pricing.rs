@@ -11,7 +11,7 @@
 //! all: [`PriceTable::call_cost`] takes the provider's figure and says so ([`CostSource`]).
 //!
 //! ```
-//! use arena_llm::{Price, PriceTable, Usage};
+//! use arena_llm_types::{Price, PriceTable, Usage};
 //!
 //! let prices = PriceTable::built_in().with("my-finetune", Price::new(0.5, 1.5));
 //! let usage = Usage { prompt_tokens: 2_000_000, completion_tokens: 1_000_000, ..Usage::default() };
