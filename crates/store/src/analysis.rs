@@ -457,8 +457,7 @@ mod tests {
 
     use super::*;
     use crate::{
-        PlayerRecord, PlyRecord, ScheduledGame,
-        schema::{APPLICATION_ID, SCHEMA_V1},
+        PlayerRecord, PlyRecord, ScheduledGame, migrations::MIGRATIONS, schema::APPLICATION_ID,
     };
 
     fn ply(n: u32, fen: &str, uci: &str, player: &str) -> PlyRecord {
@@ -504,7 +503,7 @@ mod tests {
         let path = dir.path().join("old.db");
         {
             let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(SCHEMA_V1).unwrap();
+            conn.execute_batch(MIGRATIONS[0].sqlite).unwrap();
             conn.execute_batch(&format!(
                 "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;
                  INSERT INTO tournaments (name, script_path, settings_json) VALUES ('old', 'o.lua', '{{}}');"

@@ -1,6 +1,6 @@
 //! Evaluation items sent through a provider's batch API: the batches submitted, the item calls
 //! in each and what became of them, and the answers, stored like every other item reply but
-//! marked with their batch (see `SCHEMA_V15`).
+//! marked with their batch (see version 15 in `migrations.rs`).
 
 use super::db::{Row, params};
 

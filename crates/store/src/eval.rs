@@ -379,7 +379,7 @@ mod tests {
     use rusqlite::Connection;
 
     use super::*;
-    use crate::schema::{APPLICATION_ID, SCHEMA_V1, SCHEMA_V2};
+    use crate::{migrations::MIGRATIONS, schema::APPLICATION_ID};
 
     #[test]
     fn a_version_two_store_gains_the_evaluation_tables() {
@@ -387,8 +387,8 @@ mod tests {
         let path = dir.path().join("v2.db");
         {
             let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(SCHEMA_V1).unwrap();
-            conn.execute_batch(SCHEMA_V2).unwrap();
+            conn.execute_batch(MIGRATIONS[0].sqlite).unwrap();
+            conn.execute_batch(MIGRATIONS[1].sqlite).unwrap();
             conn.execute_batch(&format!(
                 "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 2;"
             ))

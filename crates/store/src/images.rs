@@ -1,5 +1,5 @@
 //! Pictures sent to models, each stored once under the SHA-256 of its bytes (see
-//! `schema::SCHEMA_V16`). A stored request names its pictures (`llm::Image` serialises as a
+//! version 16 in `migrations.rs`). A stored request names its pictures (`llm::Image` serialises as a
 //! reference); these methods keep the bytes and give them back to a resumed game and the report.
 
 use base64::Engine as _;

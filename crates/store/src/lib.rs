@@ -48,6 +48,7 @@ mod group;
 mod human;
 mod images;
 mod leases;
+mod migrations;
 mod postgres;
 mod schema;
 mod spend;

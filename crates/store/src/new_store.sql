@@ -1,6 +1,6 @@
--- The schema of a new arena store, version 16: what running every migration of
--- crates/store/src/schema.rs in turn makes of an empty store, made here in one batch instead.
--- Written by `ARENA_BLESS=1 cargo test --lib new_store_has_the_schema`: never edit it by
+-- The schema of a new arena store, version 16: what running the SQLite side of every
+-- step of crates/store/src/migrations.rs makes of an empty store, made here in one batch.
+-- Written by `ARENA_BLESS=1 cargo test -p arena-store --lib new_store_has_the_schema`: never edit it by
 -- hand; add a migration and bless the file again.
 CREATE TABLE scripts (
     hash     TEXT    NOT NULL,

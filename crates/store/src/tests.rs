@@ -3,7 +3,7 @@ use std::{fs, path::Path, sync::Arc, thread};
 use rusqlite::Connection;
 use tempfile::TempDir;
 
-use super::{schema, *};
+use super::{migrations, schema, *};
 
 fn temp_store() -> (TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().expect("create temp dir");
@@ -164,9 +164,9 @@ fn a_new_store_has_the_schema_every_migration_makes() {
     assert_eq!(found, 0, "the in-memory store was empty");
     let statements = schema::schema_statements(&replayed).unwrap();
     let snapshot = format!(
-        "-- The schema of a new arena store, version {version}: what running every migration of\n\
-         -- crates/store/src/schema.rs in turn makes of an empty store, made here in one batch instead.\n\
-         -- Written by `ARENA_BLESS=1 cargo test --lib new_store_has_the_schema`: never edit it by\n\
+        "-- The schema of a new arena store, version {version}: what running the SQLite side of every\n\
+         -- step of crates/store/src/migrations.rs makes of an empty store, made here in one batch.\n\
+         -- Written by `ARENA_BLESS=1 cargo test -p arena-store --lib new_store_has_the_schema`: never edit it by\n\
          -- hand; add a migration and bless the file again.\n{statements}",
         version = schema::CURRENT_VERSION
     );
@@ -931,8 +931,8 @@ fn a_version_4_store_migrates_keeping_its_rows_and_its_foreign_keys() {
     {
         // A store as arena wrote it at schema version 4, with a finished game, a ply and a call.
         let conn = Connection::open(&path).unwrap();
-        for (i, sql) in schema::MIGRATIONS[..4].iter().enumerate() {
-            conn.execute_batch(sql).unwrap();
+        for (i, step) in migrations::MIGRATIONS[..4].iter().enumerate() {
+            conn.execute_batch(step.sqlite).unwrap();
             conn.execute_batch(&format!(
                 "PRAGMA application_id = {}; PRAGMA user_version = {};",
                 schema::APPLICATION_ID,
@@ -1732,4 +1732,85 @@ fn a_postgres_store_defines_no_aggregate_and_older_stores_lose_theirs() {
     let standings = store.standings(t.id).unwrap();
     let a = standings.iter().find(|s| s.player == "a").unwrap();
     assert_eq!((a.games, a.wins, a.draws, a.losses), (1, 1, 0, 0));
+}
+
+/// PostgreSQL stores made before every step had its PostgreSQL side were created at version 11 in
+/// one step (`fixtures/postgres_at_11.sql`, kept as they were made) and migrated from there; a
+/// new store runs every step from the first. Both must end with the same schema: the same
+/// tables and columns (in order, with types, nullability, defaults and identity), the same
+/// constraints under the same names, the same indexes and the same function, at the same version.
+#[test]
+fn postgres_steps_make_the_schema_stores_made_at_version_11_have() {
+    let test = "postgres_steps_make_the_schema_stores_made_at_version_11_have";
+    let Some(server) = crate::test_parts::postgres(test) else {
+        return;
+    };
+    let pid = std::process::id();
+    let (stepped, at_11) = (format!("by_steps_{pid}"), format!("from_11_{pid}"));
+    let separator = if server.contains('?') { '&' } else { '?' };
+    let url_of = |schema: &str| format!("{server}{separator}options=-csearch_path%3D{schema}");
+    for schema in [&stepped, &at_11] {
+        crate::test_parts::admin(
+            &server,
+            &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
+        )
+        .unwrap();
+    }
+    drop(Store::open(Path::new(&url_of(&stepped))).unwrap());
+    let mut old_route = include_str!("fixtures/postgres_at_11.sql").to_owned();
+    for (from, step) in migrations::MIGRATIONS.iter().enumerate().skip(11) {
+        old_route.push_str(step.postgres);
+        old_route.push_str(&format!(
+            ";\nUPDATE arena_store SET version = {};\n",
+            from + 1
+        ));
+    }
+    crate::test_parts::admin(&url_of(&at_11), &old_route).unwrap();
+
+    let catalog = |schema: &str| -> Vec<String> {
+        let url = url_of(schema);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+                let queries = [
+                    "SELECT 'column', table_name || '.' || ordinal_position || ' ' || column_name
+                         || ' ' || data_type || ' null:' || is_nullable || ' default:'
+                         || COALESCE(column_default, '-') || ' identity:' || is_identity
+                     FROM information_schema.columns WHERE table_schema = current_schema()",
+                    "SELECT 'constraint', cl.relname || ' ' || con.conname || ' '
+                         || pg_get_constraintdef(con.oid)
+                     FROM pg_constraint con JOIN pg_class cl ON cl.oid = con.conrelid
+                     WHERE cl.relnamespace = current_schema()::regnamespace",
+                    "SELECT 'index', indexname || ' '
+                         || replace(indexdef, current_schema() || '.', '')
+                     FROM pg_indexes WHERE schemaname = current_schema()",
+                    "SELECT 'function', pg_get_functiondef(oid) FROM pg_proc
+                     WHERE pronamespace = current_schema()::regnamespace",
+                    "SELECT 'version', version::text FROM arena_store",
+                ];
+                let mut rows: Vec<String> = queries
+                    .iter()
+                    .flat_map(|q| client.query(*q, &[]).unwrap())
+                    .map(|r| format!("{} {}", r.get::<_, &str>(0), r.get::<_, &str>(1)))
+                    .map(|row| row.replace(&format!("{schema}."), ""))
+                    .collect();
+                rows.sort();
+                rows
+            })
+            .join()
+            .unwrap()
+        })
+    };
+    let (by_steps, from_11) = (catalog(&stepped), catalog(&at_11));
+    let only = |a: &[String], b: &[String]| -> Vec<String> {
+        a.iter().filter(|r| !b.contains(r)).cloned().collect()
+    };
+    assert!(
+        by_steps == from_11,
+        "made step by step, not at 11:\n{}\n\nmade at 11, not step by step:\n{}",
+        only(&by_steps, &from_11).join("\n"),
+        only(&from_11, &by_steps).join("\n")
+    );
+    assert!(by_steps.len() > 200, "{} catalog rows", by_steps.len());
+    assert!(by_steps.contains(&format!("version {}", schema::CURRENT_VERSION)));
 }
