@@ -4,11 +4,8 @@ use std::path::{Path, PathBuf};
 
 use arena::{
     lua::{EvalScripts, Generation, Unloaded, UnloadedEval},
-    tournament::{
-        preflight,
-        rules::script_dir,
-        spec::{KeyRoute, PlayerSpec, TournamentSpec},
-    },
+    spec::{KeyRoute, PlayerSpec, TournamentSpec},
+    tournament::{preflight, rules::script_dir},
 };
 
 #[derive(Debug, clap::Args)]

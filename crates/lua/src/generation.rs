@@ -24,16 +24,18 @@ use super::{
     state::{self, Limits},
     strict,
 };
-use crate::tournament::{
-    rules::{Rules, ScriptHost, script_dir},
-    schedule::{Format, FormatState},
+use crate::{
     spec::{
         CheckedPlayers, EnginePlayerSpec, HumanPlayerSpec, LlmPlayerSpec, MoaPlayerSpec,
         ModeBinding, PlayerSpec, RandomPlayerSpec, SpecProblem, TournamentSettings, TournamentSpec,
         check_players,
     },
-    turn::PlayMode,
-    vote,
+    tournament::{
+        rules::{Rules, ScriptHost, script_dir},
+        schedule::{Format, FormatState},
+        turn::PlayMode,
+        vote,
+    },
 };
 
 /// The Lua script host: loads tournament scripts into [`Generation`]s. The binary hands it to

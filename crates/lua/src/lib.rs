@@ -12,7 +12,7 @@
 use arena_core::fuzz;
 use arena_core::{board, pairing, rating, script, table};
 use arena_llm as llm;
-use arena_play::{eval, tournament};
+use arena_play::{eval, spec, tournament};
 
 mod api;
 mod ctx;

@@ -16,8 +16,8 @@ use super::{
 };
 use crate::{
     board::Termination,
+    spec::ModeBinding,
     tournament::{
-        spec::ModeBinding,
         turn::{Action, Decision, LegalMoves, PlayMode, PlyOpening, RetryAction, TurnContext},
         vote,
     },

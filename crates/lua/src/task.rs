@@ -33,10 +33,8 @@ use crate::{
         task::{EvalHost, Evaluation, Parsed, Task},
     },
     llm::ChatMessage,
-    tournament::{
-        rules::script_dir,
-        spec::{CheckedPlayers, check_players},
-    },
+    spec::{CheckedPlayers, check_players},
+    tournament::rules::script_dir,
 };
 
 impl EvalHost for LuaHost {

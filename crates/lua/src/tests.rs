@@ -126,7 +126,7 @@ fn a_person_is_a_strictly_checked_player() {
     write(r#"arena.random { name = "r" }, arena.human { name = "me", show_reply = false }"#);
     let generation = crate::Generation::load(&script, 1).unwrap();
     match generation.spec.player("me").unwrap() {
-        crate::tournament::spec::PlayerSpec::Human(h) => assert!(!h.show_reply),
+        crate::spec::PlayerSpec::Human(h) => assert!(!h.show_reply),
         other => panic!("not a person: {other:?}"),
     }
     write(r#"arena.random { name = "r" }, arena.human { name = "me", show_replies = false }"#);

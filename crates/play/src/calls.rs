@@ -28,6 +28,7 @@ use crate::{
     llm::{
         ChatMessage, ChatRequest, Endpoint, FailedAttempt, LlmClient, LlmError, ToolCall, ToolSpec,
     },
+    spec::ModelSpec,
     store::{
         CallVerdict, EvalReplyRecord, FailedCallRecord, Leased, LlmCallRecord, PlyRecord, Store,
         StoreError, UsageDetails,
@@ -563,6 +564,28 @@ struct SortedReasoning<'a> {
     budget_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     effort: Option<&'a str>,
+}
+
+/// The request that asks `model` `messages`, with `extra` (what a play mode asked for at this
+/// ply) overlaid on the model's own `extra_body`.
+pub fn request(
+    model: &ModelSpec,
+    messages: Vec<ChatMessage>,
+    extra: &Map<String, Value>,
+) -> ChatRequest {
+    let mut extra_body = model.extra_body.clone().unwrap_or_default();
+    extra_body.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+    ChatRequest {
+        model: model.model.clone(),
+        messages,
+        temperature: model.temperature,
+        top_p: model.top_p,
+        max_tokens: model.max_tokens,
+        seed: model.seed,
+        extra_body,
+        reasoning: model.reasoning(),
+        tools: Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -21,4 +21,5 @@ use arena_testkit as test_parts;
 pub mod analysis;
 pub mod calls;
 pub mod eval;
+pub mod spec;
 pub mod tournament;

@@ -6,10 +6,10 @@ use serde::de::DeserializeOwned;
 use crate::{
     eval::spec::{BuildSpec, EvalSettings, TaskSpec},
     llm::Price,
-    tournament::adjudicate::{AdjudicationSpec, DrawRule, MoveLimitRule, ResignRule},
-    tournament::spec::{
+    spec::{
         AnalysisSpec, EngineLimits, EnginePlayerSpec, LlmPlayerSpec, MoaPlayerSpec, ModelSpec,
         OpeningsSpec, RandomPlayerSpec, TournamentSettings,
+        adjudication::{AdjudicationSpec, DrawRule, MoveLimitRule, ResignRule},
     },
 };
 

@@ -37,11 +37,9 @@ use crate::{
         BatchClient, BatchOutcome, BatchRequest, ChatRequest, Endpoint, PriceTable, Usage,
         batch_cost, host_of, supports_batch, supports_endpoint,
     },
+    spec::{LlmPlayerSpec, PlayerSpec},
     store::{BatchItemRecord, EvalBatchRow, EvalReplyRecord, EvalRunRow, Store, UsageDetails},
-    tournament::{
-        players::{Participant, Roster},
-        spec::{LlmPlayerSpec, PlayerSpec},
-    },
+    tournament::players::{Participant, Roster},
 };
 
 /// How batches are waited for.

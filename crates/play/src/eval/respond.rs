@@ -22,8 +22,8 @@ use crate::{
     calls::{self, CallError, CallSlot, StoredReply},
     engine::{EnginePool, SearchLimits},
     llm::{ChatMessage, ChatRequest, Endpoint, LlmClient},
+    spec::LlmPlayerSpec,
     store::{EvalReplyRecord, Store},
-    tournament::spec::LlmPlayerSpec,
 };
 
 /// What a player without a prompt needs to answer.
@@ -145,9 +145,8 @@ impl ReplySource<'_> {
                 Some(r),
                 stored,
             ) => {
-                let request = spec
-                    .model_spec()
-                    .request(messages.to_vec(), &Default::default());
+                let request =
+                    calls::request(&spec.model_spec(), messages.to_vec(), &Default::default());
                 let slot = CallSlot::EvalItem {
                     run_id: r.run_id,
                     task: r.task,
@@ -179,9 +178,8 @@ impl ReplySource<'_> {
             },
             (Answerer::ReplayOnly, _, None) => return Err(ReplyError::Exhausted(seq)),
             (Answerer::Collect { spec }, _, None) => {
-                let request = spec
-                    .model_spec()
-                    .request(messages.to_vec(), &Default::default());
+                let request =
+                    calls::request(&spec.model_spec(), messages.to_vec(), &Default::default());
                 return Err(ReplyError::Deferred {
                     seq: seq as u32,
                     request: Box::new(request),

@@ -28,12 +28,12 @@ use super::{
 use crate::{
     llm::{ChatMessage, PriceTable},
     script::{CheckErrors, ScriptError},
+    spec::{PlayerSpec, TournamentSettings, TournamentSpec},
     store::{EvalResultRow, EvalRunRow, Store, StoreError},
     table::Table,
     tournament::{
         endpoint_line::endpoint_lines,
         players::{Participant, Roster, SetupError},
-        spec::{PlayerSpec, TournamentSettings, TournamentSpec},
     },
 };
 

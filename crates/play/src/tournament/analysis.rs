@@ -15,7 +15,8 @@ use std::{
 use futures_util::{StreamExt, stream::FuturesUnordered};
 use tokio::{sync::mpsc, task::JoinHandle};
 
-use super::{progress::Progress, spec::AnalysisSpec, worker::Worker};
+use super::{progress::Progress, worker::Worker};
+use crate::spec::AnalysisSpec;
 use crate::{
     analysis::{Analyser, AnalysisPool},
     store::{GameRow, LeaseKind, Store},

@@ -17,15 +17,11 @@
 
 use futures_util::future::join_all;
 
-use super::{
-    GameError,
-    env::GameEnv,
-    players::Participant,
-    spec::{ModelSpec, PlayerSpec},
-};
+use super::{GameError, env::GameEnv, players::Participant};
 use crate::{
     calls::{self, CallError, CallRow, CallSlot, StoredReply},
     llm::{ChatMessage, Endpoint, Provider, ToolCall, ToolSpec},
+    spec::{ModelSpec, PlayerSpec},
     store::{Leased, LlmCallRow},
 };
 
@@ -362,7 +358,7 @@ async fn one(
         earlier: turn.earlier,
         lease: turn.lease,
     };
-    let mut request = spec.request(messages, turn.extra);
+    let mut request = calls::request(spec, messages, turn.extra);
     request.tools = turn.tools.to_vec();
     let stored = stored_reply(turn.stored, seq, endpoint.provider, !turn.tools.is_empty());
     let asked = stored.is_none();

@@ -15,7 +15,7 @@ use std::{
     sync::{Mutex, PoisonError},
 };
 
-use super::spec::{Budget, ModelSpec, PlayerSpec, TournamentSettings, TournamentSpec};
+use crate::spec::{Budget, ModelSpec, PlayerSpec, TournamentSettings, TournamentSpec};
 use crate::{
     llm::{PriceTable, reports_its_cost},
     script::{CheckErrors, ScriptError},

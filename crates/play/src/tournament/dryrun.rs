@@ -37,9 +37,9 @@ use super::{
     budget::price_table,
     rules::{Rules, ScriptHost},
     schedule::{self, FormatError, FormatGame, FormatState},
-    spec::{ModelSpec, PlayerSpec, TournamentSpec},
     turn::{LegalMoves, PlayMode, TurnContext},
 };
+use crate::spec::{ModelSpec, PlayerSpec, TournamentSpec};
 use crate::{
     board::game::Game,
     llm::{PriceTable, Usage},
@@ -367,7 +367,7 @@ fn budget_estimates(
     };
     let mut out = Vec::new();
     let mut add = |player: Option<&str>,
-                   budget: Option<super::spec::Budget>,
+                   budget: Option<crate::spec::Budget>,
                    games: f64,
                    tokens: Range,
                    usd: Option<Range>| {

@@ -24,7 +24,6 @@ pub mod reload;
 pub mod rules;
 pub mod runner;
 pub mod schedule;
-pub mod spec;
 pub mod standings;
 pub mod turn;
 pub mod versions;

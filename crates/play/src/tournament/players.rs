@@ -6,7 +6,7 @@ use std::{collections::BTreeMap, time::Duration};
 use futures_util::{StreamExt, stream};
 use thiserror::Error;
 
-use super::spec::{EnginePlayerSpec, ModelSpec, PlayerSpec, TournamentSpec};
+use crate::spec::{EnginePlayerSpec, ModelSpec, PlayerSpec, TournamentSpec};
 use crate::{
     engine::{self, EnginePool, EngineSpec, SearchLimits},
     llm::{Endpoint, LlmClient, LlmError, RetryPolicy},
@@ -141,7 +141,7 @@ impl Roster {
             .settings
             .openings
             .as_ref()
-            .is_some_and(super::spec::OpeningsSpec::is_chess960);
+            .is_some_and(crate::spec::OpeningsSpec::is_chess960);
         // Engines start side by side, as many at a time as there are cores: each may spend a good
         // part of a second loading its network (Stockfish), and none needs another to start; more
         // at once would only stretch every start-up towards its `init_timeout`. Results come in

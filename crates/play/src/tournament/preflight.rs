@@ -6,8 +6,8 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use super::spec::{PlayerSpec, TournamentSpec};
 use crate::engine::{EngineHandle, EngineSpec};
+use crate::spec::{PlayerSpec, TournamentSpec};
 
 /// A problem found by opening something a script names.
 #[derive(Debug, Clone, PartialEq, Eq)]

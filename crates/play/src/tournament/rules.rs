@@ -10,12 +10,9 @@ use std::{
     sync::Arc,
 };
 
-use super::{
-    schedule::Format,
-    spec::{ModeBinding, TournamentSpec},
-    turn::PlayMode,
-};
+use super::{schedule::Format, turn::PlayMode};
 use crate::script::{CheckErrors, ScriptError};
+use crate::spec::{ModeBinding, TournamentSpec};
 
 /// One consistent, validated snapshot of a tournament's scripts. Games pin the generation they
 /// started with; the format is asked through the newest one.

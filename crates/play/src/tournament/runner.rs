@@ -178,7 +178,7 @@ pub async fn run(
 struct Checked {
     /// The scripts' first generation, and the tournament it describes.
     first: Arc<dyn Rules>,
-    spec: super::spec::TournamentSpec,
+    spec: crate::spec::TournamentSpec,
     openings: Vec<Opening>,
     /// The name the tournament is stored under (see [`choose_version`]).
     stored_name: String,
@@ -642,7 +642,7 @@ struct Scripts<'a> {
 /// progress line shows.
 #[derive(Clone, Copy)]
 struct Budgets<'a> {
-    spec: &'a super::spec::TournamentSpec,
+    spec: &'a crate::spec::TournamentSpec,
     prices: &'a crate::llm::PriceTable,
     ledger: &'a LiveLedger,
 }

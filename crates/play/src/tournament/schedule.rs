@@ -8,7 +8,7 @@ use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::spec::{OpeningOrder, OpeningsSpec, TournamentSpec};
+use crate::spec::{OpeningOrder, OpeningsSpec, TournamentSpec};
 use crate::{
     board::{
         BoardError,

@@ -20,10 +20,10 @@ use super::{
     human::{self, HumanTurn},
     players::{Participant, RandomMoves},
     rules::Rules,
-    spec::OnRejected,
     turn::{Action, Decision, LegalMoves, PlayMode, RetryAction, TurnContext},
     vote,
 };
+use crate::spec::OnRejected;
 use crate::{
     board::{
         Game, GameEnd, GameResult, Termination,

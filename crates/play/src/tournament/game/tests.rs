@@ -19,13 +19,13 @@ use crate::{
     board::Termination,
     llm::{ChatMessage, LlmClient},
     script::ScriptError,
+    spec::{LlmPlayerSpec, ModeBinding, PlayerSpec, TournamentSettings, TournamentSpec},
     store::{ErrorKind, GameRow, GameStatus, PlayerRecord, ScheduledGame, Store},
     tournament::{
         players::{Participant, Roster, endpoint},
         progress::Progress,
         rules::Rules,
         schedule::Format,
-        spec::{LlmPlayerSpec, ModeBinding, PlayerSpec, TournamentSettings, TournamentSpec},
         turn::{Action, Decision, PlayMode, PlyOpening, RetryAction, TurnContext},
     },
 };

@@ -3,6 +3,9 @@
 //! what a reload may change. The script host fills these from the script's returned table and
 //! reports [`SpecProblem`]s at the script line they concern.
 
+pub mod adjudication;
+pub mod samples;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -68,7 +71,7 @@ pub struct TournamentSettings {
     /// Adjudication by an engine (cutechess's resign and draw rules, and the verdict at the
     /// move limit); off when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adjudication: Option<super::adjudicate::AdjudicationSpec>,
+    pub adjudication: Option<adjudication::AdjudicationSpec>,
     /// Which draws end a game besides mate, stalemate and insufficient material: `automatic`
     /// (fivefold repetition and the seventy-five-move rule, as ChessArena and LLM Chess) or
     /// `claimed` (threefold repetition and the fifty-move rule at once, as cutechess plays).
@@ -522,7 +525,7 @@ impl PlayerSpec {
 
     /// What is wrong with this player on its own, each message naming it (empty when nothing):
     /// a model setting no request could be sent with, an empty mixture, a non-finite anchor, `samples`
-    /// where they cannot be voted on (see [`super::vote`]).
+    /// where they cannot be voted on (see `tournament::vote`).
     pub fn problems(&self) -> Vec<String> {
         let what = format!("player `{}`", self.name());
         let mut problems = Vec::new();
@@ -593,7 +596,7 @@ impl PlayerSpec {
             }
             PlayerSpec::Random(_) | PlayerSpec::Human(_) => {}
         }
-        problems.extend(super::vote::problems(self));
+        problems.extend(samples::problems(self));
         if let Some(elo) = self.anchor_elo()
             && !elo.is_finite()
         {
@@ -1020,28 +1023,6 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
-    /// The request that asks this model `messages`, with `extra` (what a play mode asked for at
-    /// this ply) overlaid on the model's own `extra_body`.
-    pub fn request(
-        &self,
-        messages: Vec<crate::llm::ChatMessage>,
-        extra: &serde_json::Map<String, serde_json::Value>,
-    ) -> crate::llm::ChatRequest {
-        let mut extra_body = self.extra_body.clone().unwrap_or_default();
-        extra_body.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-        crate::llm::ChatRequest {
-            model: self.model.clone(),
-            messages,
-            temperature: self.temperature,
-            top_p: self.top_p,
-            max_tokens: self.max_tokens,
-            seed: self.seed,
-            extra_body,
-            reasoning: self.reasoning(),
-            tools: Vec::new(),
-        }
-    }
-
     /// The reasoning settings to send, if any.
     pub fn reasoning(&self) -> Option<crate::llm::Reasoning> {
         if self.reasoning_effort.is_none() && self.thinking_budget.is_none() {
