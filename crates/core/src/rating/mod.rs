@@ -16,6 +16,7 @@ mod error;
 pub mod glicko;
 pub mod ladder;
 pub mod matchmaking;
+pub mod placement;
 mod root;
 pub mod sprt;
 
