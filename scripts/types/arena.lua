@@ -441,6 +441,17 @@ arena.rating.elo = {}
 ---@return { kind: "point"|"at_least"|"at_most", elo?: number, se?: number, margin95?: number, lower95?: number, upper95?: number }
 function arena.rating.elo.estimate(blocks, opts) end
 
+---Where a player stands on a calibrated ladder and what it plays next (the `placement` format's
+---maths; the book's methods page, "Placement"): the next pair goes to the rung that leaves the
+---smallest expected variance, and the answer says `stop` instead once the 95% interval on the
+---ladder's scale is at most `target`, at `max_games`, or when the player is plainly below the
+---bottom rung or above the top one.
+---@param rungs "ladder"|{ name: string, elo: number, se?: number }[] the built-in calibrated ladder, or rungs with their Elo and its standard error
+---@param games { rung: string, score: number, color: "white"|"black" }[] the player's finished games: the rung, its score (1, 0.5 or 0) and its colour
+---@param opts? { target?: number, max_games?: integer, start_elo?: number, white_advantage?: number } the 95% half-width to stop at (default 50), the game limit (default 400), where the first pair goes (default the middle rung) and White's advantage (default 35)
+---@return { next?: string, stop?: "target"|"max_games"|"below_ladder"|"above_ladder", games: integer, estimate?: table, with_ladder?: table, rungs_played: { name: string, games: integer }[] } `estimate` on the ladder's scale and `with_ladder` with the rungs' own errors, as `arena.rating.elo.estimate` returns them
+function arena.rating.placement(rungs, games, opts) end
+
 ---@param player string                        the player to find an opponent for
 ---@param candidates string[]                  the players it may meet
 ---@param ratings table<string, arena.Rating>  everyone's current rating, by name
@@ -536,6 +547,14 @@ function arena.pairing.dutch(t) end
 ---@field bye_points? number                   what a bye scores, 0 to 1 (default 1)
 ---@field seeding? "order"|"rating"            seeds in script order (default) or by `anchor_elo`, highest first
 
+---`format_options` of `format = "placement"`. `arena.tournament{}` adds the rungs to the players
+---and lists them here as `{ name, elo, se }`; every other player is a model to place.
+---@class arena.PlacementOptions
+---@field rungs? "ladder"|table[]              the built-in calibrated ladder (default), or the rungs as players with `anchor_elo` (and `anchor_se`)
+---@field target? number                       stop a model when its 95% interval on the ladder's scale is at most +/- this (default 50)
+---@field max_games? integer                   stop a model after this many games (default 400)
+---@field start_elo? number|false              where a model's first pair goes (default false: the ladder's middle rung)
+
 ---`format_options` of `format = "knockout"`.
 ---@class arena.KnockoutOptions
 ---@field games_per_match? integer             games per match, even (default 2): each player White in half
@@ -562,12 +581,13 @@ function arena.pairing.dutch(t) end
 ---@field check? fun(options: table, field: { players: string[], ratings: table<string, number>, untimed: string[] }): (string[]|string|nil)
 ---`standings(state)`: the format's own tables (same `state` as `pairings`), shown by `arena leaderboard`, the HTML report and at the end of `arena run`.
 ---@field standings? fun(state: table): arena.FormatTable[]
----`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not; `state.ratings` each player's `anchor_elo` where it has one.
+---`state.games` lists every game scheduled so far in schedule order (by `index`), finished or not; `state.ratings` each player's `anchor_elo` where it has one;
+---`state.spend` what each player has spent on model calls (tokens, dollars) and whether a budget (its own or the tournament's) keeps its next game from starting.
 ---A game an engine crash or hang made void (`"*"`) that the next run plays again is replaced there by
 ---its replay, which carries the void game's `index`: a format sees what it would have without the fault.
 ---Instead of games, `pairings` may return `{ no_pairing = { round = N, reason = "..." } }` when its rules allow no pairing of round N (the Swiss format does when the Dutch system is stuck): the run stops with the error "no legal pairing for round N: ...", every game played so far is kept, and a later run stops the same way.
 ---A pairing's `black_time` (above 0, at most 1) gives time odds: Black plays on that share of its clock (base and per-move limit; the increment is kept), White on its own, as in an armageddon.
----@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
+---@field pairings fun(state: { players: string[], ratings: table<string, number>, games: { index: integer, round: integer, white: string, black: string, result?: "1-0"|"0-1"|"1/2-1/2"|"*" }[], games_per_pair: integer, openings: integer, seed: integer, options: table, analysis?: table<string, { plies: integer, top_move_rate: number, best_rate: number, inaccuracy_rate: number, mistake_rate: number, blunder_rate: number, acpl: number, accuracy?: number, legal_move_rate?: number }>, spend?: table<string, { calls: integer, tokens: integer, usd: number, unpriced_calls: integer, budget_reached: boolean }> }): ({ white: string, black: string, round?: integer, opening?: integer, black_time?: number }[] | nil)
 
 -- A task module (`scripts/tasks/*.lua`) is a module returning:
 ---@class arena.TaskModule

@@ -36,6 +36,7 @@ mod ladder;
 mod migrate;
 mod outage;
 mod pacing;
+mod placement;
 mod play;
 mod progress_endpoints;
 mod prompts;

@@ -376,6 +376,7 @@ mod tests {
             untimed: Vec::new(),
             options: format.options().clone(),
             analysis: None,
+            spend: None,
         };
         let in_order = format.pairings(&state(games.clone())).unwrap().unwrap();
         let mut shuffled = games.clone();

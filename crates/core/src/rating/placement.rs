@@ -29,9 +29,8 @@
 //!
 //! **Stops**, in this order: the player's interval lies wholly below the bottom rung or above the
 //! top one ([`Stop::BelowLadder`], [`Stop::AboveLadder`]: outside the ladder's range, never
-//! extrapolated); the interval on the ladder's scale is at most `± target` with the estimate
-//! within the ladder's range ([`Stop::Target`]); `max_games` played ([`Stop::MaxGames`]). A
-//! budget is the tournament's to enforce.
+//! extrapolated); the interval on the ladder's scale is at most `± target` ([`Stop::Target`]);
+//! `max_games` played ([`Stop::MaxGames`]). A budget is the tournament's to enforce.
 //!
 //! **Coverage.** Stopping when an interval is narrow enough can make it cover less than it says.
 //! The simulation in [`simulation`] measures it (the book's methods page, "Placement", gives the
@@ -322,9 +321,11 @@ fn stop(
     if estimate.lower95().is_some_and(|lo| lo > top) {
         return Some(Stop::AboveLadder);
     }
-    if let (Some(elo), Some(margin)) = (estimate.elo(), estimate.margin95())
-        && margin <= config.target
-        && (bottom..=top).contains(&elo)
+    // An estimate a little beyond an end rung, with an interval that still reaches into the
+    // ladder, is not known to be outside it: it stands, as precise as asked.
+    if estimate
+        .margin95()
+        .is_some_and(|margin| margin <= config.target)
     {
         return Some(Stop::Target);
     }

@@ -282,6 +282,7 @@ fn status(lua: &Lua, state: Value) -> mlua::Result<Table> {
         seed: 0,
         options: state.options,
         analysis: None,
+        spend: None,
         untimed: Vec::new(),
     };
     let s = experiment::status_of(&design, &format_state)

@@ -12,34 +12,46 @@ use super::caller_location;
 use crate::rating::calibration::Calibration;
 
 pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
-    let ladder = lua.create_function(|lua, name: Option<String>| {
-        let calibration = Calibration::builtin();
-        let Some(name) = name else {
-            let names: Vec<&str> = calibration.rungs.iter().map(|r| r.name.as_str()).collect();
-            return Ok(Value::Table(lua.create_sequence_from(names)?));
-        };
-        let rung = calibration.rung(&name).ok_or_else(|| {
-            let names: Vec<&str> = calibration.rungs.iter().map(|r| r.name.as_str()).collect();
-            mlua::Error::runtime(format!(
-                "arena.ladder: no built-in rung `{name}` (rungs: {})",
-                names.join(", ")
-            ))
-        })?;
-        let table: Table = match lua.to_value(&rung.player)? {
-            Value::Table(t) => t,
-            _ => return Err(mlua::Error::runtime("a rung's settings are a table")),
-        };
-        table.set("name", rung.name.as_str())?;
-        table.set("anchor_elo", rung.elo)?;
-        // On the anchor's external scale: the rung's error relative to the anchor and the
-        // anchor's own (LLM Chess's ±23.03 at 95 % for the random mover) add.
-        table.set("anchor_se", rung.se.hypot(calibration.anchor.se))?;
-        if let Some(at) = caller_location(lua) {
-            table.set(super::DEFINED_AT, at)?;
+    let ladder = lua.create_function(|lua, name: Option<String>| match name {
+        None => {
+            let names: Vec<&str> = Calibration::builtin()
+                .rungs
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect();
+            Ok(Value::Table(lua.create_sequence_from(names)?))
         }
-        Ok(Value::Table(table))
+        Some(name) => Ok(Value::Table(rung_player(lua, &name)?)),
     })?;
     arena.set("ladder", ladder)
+}
+
+/// The built-in rung `name` as a player table, marked with the caller's line.
+///
+/// # Errors
+/// No such rung (the message lists the rungs).
+pub(super) fn rung_player(lua: &Lua, name: &str) -> mlua::Result<Table> {
+    let calibration = Calibration::builtin();
+    let rung = calibration.rung(name).ok_or_else(|| {
+        let names: Vec<&str> = calibration.rungs.iter().map(|r| r.name.as_str()).collect();
+        mlua::Error::runtime(format!(
+            "arena.ladder: no built-in rung `{name}` (rungs: {})",
+            names.join(", ")
+        ))
+    })?;
+    let table: Table = match lua.to_value(&rung.player)? {
+        Value::Table(t) => t,
+        _ => return Err(mlua::Error::runtime("a rung's settings are a table")),
+    };
+    table.set("name", rung.name.as_str())?;
+    table.set("anchor_elo", rung.elo)?;
+    // On the anchor's external scale: the rung's error relative to the anchor and the
+    // anchor's own (LLM Chess's ±23.03 at 95 % for the random mover) add.
+    table.set("anchor_se", rung.se.hypot(calibration.anchor.se))?;
+    if let Some(at) = caller_location(lua) {
+        table.set(super::DEFINED_AT, at)?;
+    }
+    Ok(table)
 }
 
 #[cfg(test)]

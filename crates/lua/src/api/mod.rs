@@ -11,6 +11,7 @@ mod experiment;
 mod ladder;
 mod log;
 mod pairing;
+mod placement;
 mod rating;
 mod spec;
 mod text;

@@ -145,16 +145,17 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
         )?,
     )?;
 
+    super::placement::register(lua, &rating)?;
     arena.set("rating", rating)?;
     Ok(())
 }
 
-fn lua_error(err: RatingError) -> mlua::Error {
+pub(super) fn lua_error(err: RatingError) -> mlua::Error {
     mlua::Error::runtime(err.to_string())
 }
 
 /// Rejects keys a script did not mean: a misspelt option silently ignored skews every rating.
-fn check_keys(table: &Table, what: &str, allowed: &[&str]) -> mlua::Result<()> {
+pub(super) fn check_keys(table: &Table, what: &str, allowed: &[&str]) -> mlua::Result<()> {
     for pair in table.pairs::<Value, Value>() {
         let (key, _) = pair?;
         let known = match &key {
@@ -175,7 +176,7 @@ fn check_keys(table: &Table, what: &str, allowed: &[&str]) -> mlua::Result<()> {
 }
 
 /// A field a script must give; the error names the table and the key.
-fn required<T>(value: Option<T>, what: &str, key: &str) -> mlua::Result<T> {
+pub(super) fn required<T>(value: Option<T>, what: &str, key: &str) -> mlua::Result<T> {
     value.ok_or_else(|| mlua::Error::runtime(format!("{what}: `{key}` is missing")))
 }
 
@@ -308,7 +309,7 @@ fn block_list(blocks: &Table, white_advantage: f64) -> mlua::Result<Vec<Block>> 
     Ok(list)
 }
 
-fn estimate_table(lua: &Lua, estimate: &EloEstimate) -> mlua::Result<Table> {
+pub(super) fn estimate_table(lua: &Lua, estimate: &EloEstimate) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let kind = match estimate {
         EloEstimate::Point { .. } => "point",

@@ -35,6 +35,7 @@ pub(super) fn register(lua: &Lua, arena: &Table) -> mlua::Result<()> {
             name,
             lua.create_function(|lua, t: Table| {
                 mark(lua, &t)?;
+                super::placement::add_rungs(lua, &t)?;
                 Ok(t)
             })?,
         )?;

@@ -37,6 +37,7 @@ fn state(format: &FormatScript, players: &[String], games: &[FormatGame]) -> For
         untimed: Vec::new(),
         options: format.options().clone(),
         analysis: None,
+        spend: None,
     }
 }
 

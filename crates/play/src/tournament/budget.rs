@@ -234,6 +234,30 @@ pub fn blocking(
     })
 }
 
+/// Every player's spend in `ledger` as a format sees it, with whether a budget (its own or the
+/// tournament's) is reached.
+pub(crate) fn format_spend(
+    spec: &TournamentSpec,
+    ledger: &Ledger,
+) -> BTreeMap<String, super::schedule::FormatSpend> {
+    let tournament_reached = reached(spec.settings.budget, ledger.total, None).is_some();
+    spec.players
+        .iter()
+        .map(|player| {
+            let spend = ledger.player(player.name());
+            let own = reached(player.budget(), spend, Some(player.name())).is_some();
+            let seen = super::schedule::FormatSpend {
+                calls: spend.calls,
+                tokens: spend.tokens,
+                usd: spend.usd,
+                unpriced_calls: spend.unpriced_calls,
+                budget_reached: tournament_reached || own,
+            };
+            (player.name().to_string(), seen)
+        })
+        .collect()
+}
+
 /// Refuses a dollar budget that cannot be measured: one on a player whose model (or one of whose
 /// models) has no price, or on a tournament with such a player. A model served by an endpoint
 /// that prices every call itself ([`reports_its_cost`]) needs no table price.

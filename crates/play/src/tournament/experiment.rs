@@ -1250,6 +1250,7 @@ mod tests {
             seed: 0,
             options,
             analysis: None,
+            spend: None,
             untimed: Vec::new(),
         }
     }

@@ -497,6 +497,12 @@ fn schedule_more(round: &Round<'_>, tournament: i64) -> Result<Option<Pairings>,
     let stored = store.games(tournament)?;
     let state = FormatState {
         analysis: format_analysis(store, tournament),
+        spend: round
+            .budgets
+            .ledger
+            .read(store, round.budgets.prices)
+            .ok()
+            .map(|ledger| super::budget::format_spend(spec, &ledger)),
         ..FormatState::new(
             spec,
             current_attempts(&stored)
@@ -589,8 +595,12 @@ fn finished(
         return Ok(false);
     }
     let format = current.format().map_err(FormatError::from)?;
+    let prices = super::budget::price_table(&current.spec().settings);
     let state = FormatState {
         analysis: format_analysis(store, row.id),
+        spend: super::budget::Ledger::read(store, row.id, &prices)
+            .ok()
+            .map(|ledger| super::budget::format_spend(current.spec(), &ledger)),
         ..FormatState::new(
             current.spec(),
             attempts.into_iter().map(FormatGame::from_row).collect(),

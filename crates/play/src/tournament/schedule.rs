@@ -168,6 +168,26 @@ pub struct FormatState {
     /// of the tournament is analysed. Analysis runs beside play, so a format called between games
     /// sees the games analysed by then.
     pub analysis: Option<BTreeMap<String, FormatAnalysis>>,
+    /// What each player has spent on model calls so far, by name (every player, zeros for
+    /// those that made no call), and whether a budget now keeps its games from starting; absent
+    /// (nil in Lua) where the spend was not read.
+    pub spend: Option<BTreeMap<String, FormatSpend>>,
+}
+
+/// One player's spend as a format sees it (`state.spend[name]`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct FormatSpend {
+    /// Model calls.
+    pub calls: u64,
+    /// Prompt plus completion tokens (estimated for calls without usage).
+    pub tokens: u64,
+    /// US dollars: the provider's price where it gave one, else the price table's.
+    pub usd: f64,
+    /// Calls without any price (not in `usd`): `usd` is then a lower bound.
+    pub unpriced_calls: u64,
+    /// Whether the player's budget, or the tournament's, is reached: its next game would not
+    /// start.
+    pub budget_reached: bool,
 }
 
 impl FormatState {
@@ -199,6 +219,7 @@ impl FormatState {
                 .collect(),
             options,
             analysis: None,
+            spend: None,
         }
     }
 }

@@ -174,17 +174,22 @@ fn stored_format(
     // The format's state is made from every game: its script may read any of them.
     let games = store.games(tournament.id)?;
     // The openings only matter for pairing, so they are not read (0) for the tables.
-    let state = FormatState::new(
-        rules.spec(),
-        // As the format saw them: a replay stands in the place of the void game it replays.
-        crate::store::current_attempts(&games)
-            .into_iter()
-            .map(FormatGame::from_row)
-            .collect(),
-        0,
-        format.options().clone(),
-    );
     let prices = super::budget::price_table(&rules.spec().settings);
+    let state = FormatState {
+        spend: super::budget::Ledger::read(store, tournament.id, &prices)
+            .ok()
+            .map(|ledger| super::budget::format_spend(rules.spec(), &ledger)),
+        ..FormatState::new(
+            rules.spec(),
+            // As the format saw them: a replay stands in the place of the void game it replays.
+            crate::store::current_attempts(&games)
+                .into_iter()
+                .map(FormatGame::from_row)
+                .collect(),
+            0,
+            format.options().clone(),
+        )
+    };
     Ok(Some(StoredFormat {
         format,
         state,
