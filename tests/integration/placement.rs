@@ -82,7 +82,10 @@ fn a_ladder_rung_placed_against_the_rest_lands_within_its_interval() {
     );
     // Never fewer games than the information bound allows, and in whole pairs.
     let games = row["games"].as_u64().unwrap();
-    assert!(games >= 46 && games.is_multiple_of(2) && games <= 200, "{row}");
+    assert!(
+        games >= 46 && games.is_multiple_of(2) && games <= 200,
+        "{row}"
+    );
     assert_eq!(row["tokens"], 0, "engines spend nothing: {row}");
 }
 
@@ -191,4 +194,94 @@ fn a_killed_placement_resumes_without_replaying_a_game() {
         after.len(),
         "{row}"
     );
+}
+
+/// Two priced models placed at once (the fake server, one ten times dearer): the report's
+/// cost-versus-rating chart draws each at its cost and Elo in headless Chromium, and `arena
+/// serve`'s leaderboard carries the same chart.
+#[test]
+fn the_report_and_serve_draw_cost_against_rating() {
+    let test = "the_report_and_serve_draw_cost_against_rating";
+    if !stockfish(test) {
+        return;
+    }
+    let Some(driver) = crate::report::browser_tools(test) else {
+        return;
+    };
+    let fake = fake_openai(0);
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"local function model(name)
+  return arena.llm {{ name = name, model = name, base_url = "{}", mode = "blitz" }}
+end
+return arena.tournament {{
+  name = "place", format = "placement", max_plies = 40, concurrency = 4, seed = 9,
+  prices = {{
+    cheap = {{ input_per_mtok = 100.0, output_per_mtok = 100.0 }},
+    dear = {{ input_per_mtok = 1000.0, output_per_mtok = 1000.0 }},
+  }},
+  players = {{ model("cheap"), model("dear") }},
+  format_options = {{ target = 30, max_games = 12, start_elo = -100 }},
+}}"#,
+            fake.url
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let models: Vec<Value> = ["cheap", "dear"]
+        .iter()
+        .map(|name| {
+            let row = placement_row(&dir, name);
+            assert_eq!(row["stop"], "max_games", "{row}");
+            assert!(row["elo"].is_number(), "a finite Elo to draw: {row}");
+            serde_json::json!({ "name": name, "elo": row["elo"], "usd": row["cost_usd"] })
+        })
+        .collect();
+    assert!(
+        models[1]["usd"].as_f64().unwrap() > models[0]["usd"].as_f64().unwrap(),
+        "{models:?}"
+    );
+
+    let out = dir
+        .arena()
+        .args(["report", "--db", "t.db", "--out", "report.html"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("id=\"cost-rating-plot\""),
+        "no chart in the report"
+    );
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    let spec = serde_json::json!({
+        "report": dir.path().join("report.html"), "screenshots": shots, "models": models,
+    });
+    let spec_path = dir.write("spec.json", &spec.to_string());
+    let out = std::process::Command::new("node")
+        .arg(driver.join("placement.mjs"))
+        .arg(&spec_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "browser checks failed: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+
+    let server = crate::serve::Server::start(dir.path(), "t.db", &[]);
+    let store = open_store(&dir.db());
+    let t = store.find_tournament("place").unwrap().unwrap();
+    let page = server.get(&format!("/tournaments/{}/leaderboard", t.id));
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(
+        page.body.contains("id=\"cost-rating-plot\""),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains(">cheap</text>") && page.body.contains(">dear</text>"));
 }

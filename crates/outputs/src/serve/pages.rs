@@ -534,6 +534,9 @@ pub(super) async fn leaderboard_fragment(
         }
         div.push(html::table_html(&table));
     }
+    if let Some(chart) = html::placement_chart(&tables) {
+        div.push(el("div").class("charts").child(chart));
+    }
     Ok(fragment(div))
 }
 

@@ -35,7 +35,7 @@ pub mod svg;
 
 pub use self::{
     games::{game_json, viewer},
-    overview::table_html,
+    overview::{placement_chart, table_html},
 };
 
 /// The report's style sheet, which `arena serve` hands out as a file of its own.

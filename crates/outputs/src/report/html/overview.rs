@@ -89,6 +89,9 @@ pub(super) fn overview(
         );
     }
     grid.push(failures_chart(t, games, &players, calls));
+    if let Some(figure) = placement_chart(format_tables) {
+        grid.push(figure);
+    }
     div.push(grid);
     for mut table in leaderboard::tables(store, t, &options)? {
         // The section already names the tournament.
@@ -99,6 +102,61 @@ pub(super) fn overview(
     }
     div.push(tokens_table(t, &players, calls));
     Ok(div)
+}
+
+/// The cost-versus-rating chart of a placement (its format table of kind `placement`): each
+/// model that spent something a dot at its dollars and Elo with its 95 % interval; `None`
+/// without such a table or such a model.
+pub fn placement_chart(tables: &[Table]) -> Option<Element> {
+    let table = tables.iter().find(|t| t.kind == "placement")?;
+    let column = |label: &str| table.columns.iter().position(|c| c == label);
+    let (name, elo, margin, usd) = (
+        column("player")?,
+        column("Elo")?,
+        column("±95%")?,
+        column("cost (USD)")?,
+    );
+    let number = |cell: &Cell| match cell {
+        Cell::Num(v, _) => Some(*v),
+        Cell::Int(v) => Some(*v as f64),
+        _ => None,
+    };
+    let mut left_out = 0;
+    let mut points = Vec::new();
+    for row in &table.rows {
+        let point = (|| {
+            let Cell::Text(player) = &row[name] else {
+                return None;
+            };
+            Some(svg::CostPoint {
+                name: player.clone(),
+                elo: number(&row[elo])?,
+                margin: number(&row[margin])?,
+                usd: number(&row[usd]).filter(|usd| *usd > 0.0)?,
+            })
+        })();
+        match point {
+            Some(p) => points.push(p),
+            None => left_out += 1,
+        }
+    }
+    if points.is_empty() {
+        return None;
+    }
+    let mut caption = "Elo against what placing each model cost (dollars, log axis), with 95 % \
+                       intervals on the ladder's scale"
+        .to_owned();
+    if left_out > 0 {
+        caption.push_str(&format!(
+            "; {left_out} model(s) without a cost or a finite Elo are not drawn"
+        ));
+    }
+    Some(
+        el("figure")
+            .id("placement-cost")
+            .child(svg::cost_rating_plot(&points))
+            .child(el("figcaption").text(caption)),
+    )
 }
 
 /// The banner of a tournament that, or of a model player who, compared no chess: the verdicts

@@ -476,6 +476,150 @@ pub(crate) fn interval_plot(id: &str, title: &str, points: &[IntervalPoint]) -> 
     svg
 }
 
+/// One model of [`cost_rating_plot`]: what placing it cost and where it stands.
+#[derive(Debug, Clone)]
+pub(crate) struct CostPoint {
+    /// The model.
+    pub name: String,
+    /// US dollars spent to reach its interval (above 0).
+    pub usd: f64,
+    /// Its Elo.
+    pub elo: f64,
+    /// The half width of its 95 % interval.
+    pub margin: f64,
+}
+
+/// Height of the plotting area of [`cost_rating_plot`].
+const SCATTER_H: f64 = 300.0;
+
+/// Rating against cost: each model a dot at its dollars, on a log axis with a tick at every power
+/// of ten, and its Elo, with its 95 % interval as a vertical bar and its name beside it.
+pub(crate) fn cost_rating_plot(points: &[CostPoint]) -> Element {
+    let (left, top) = (70.0, 12.0);
+    let width = LABEL_W + PLOT_W - left;
+    let decade = |v: f64| v.log10();
+    let lo_x = points
+        .iter()
+        .map(|p| decade(p.usd))
+        .fold(f64::INFINITY, f64::min)
+        .floor();
+    let hi_x = points
+        .iter()
+        .map(|p| decade(p.usd))
+        .fold(f64::NEG_INFINITY, f64::max)
+        .ceil()
+        .max(lo_x + 1.0);
+    let lo_y = points
+        .iter()
+        .map(|p| p.elo - p.margin)
+        .fold(f64::INFINITY, f64::min);
+    let hi_y = points
+        .iter()
+        .map(|p| p.elo + p.margin)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let step = nice_step((hi_y - lo_y).max(100.0));
+    let (lo_y, hi_y) = ((lo_y / step).floor() * step, (hi_y / step).ceil() * step);
+    let x = |usd: f64| left + (decade(usd) - lo_x) / (hi_x - lo_x) * width;
+    let y = |elo: f64| top + (hi_y - elo) / (hi_y - lo_y) * SCATTER_H;
+    let height = top + SCATTER_H + 52.0;
+    let mut svg = chart_frame("cost-rating-plot", height, "Elo against cost, log axis");
+    svg.push(
+        el("text")
+            .class("tick")
+            .attr("x", fmt(left + width / 2.0))
+            .attr("y", fmt(height - 4.0))
+            .attr("text-anchor", "middle")
+            .text("cost to place, US dollars (log scale)"),
+    );
+    svg.push(
+        el("text")
+            .class("tick")
+            .attr("transform", "rotate(-90)")
+            .attr("x", fmt(-(top + SCATTER_H / 2.0)))
+            .attr("y", 14)
+            .attr("text-anchor", "middle")
+            .text("Elo, ladder scale"),
+    );
+    let mut power = lo_x;
+    while power <= hi_x + 0.5 {
+        let usd = 10f64.powf(power);
+        push_x_tick(
+            &mut svg,
+            x(usd),
+            top + SCATTER_H + 26.0,
+            "grid",
+            dollars(usd),
+        );
+        power += 1.0;
+    }
+    let mut tick = lo_y;
+    while tick <= hi_y + step / 2.0 {
+        svg.push(
+            el("line")
+                .class("grid")
+                .attr("x1", fmt(left))
+                .attr("x2", fmt(left + width))
+                .attr("y1", fmt(y(tick)))
+                .attr("y2", fmt(y(tick))),
+        );
+        svg.push(
+            el("text")
+                .class("tick")
+                .attr("x", fmt(left - 6.0))
+                .attr("y", fmt(y(tick) + 4.0))
+                .attr("text-anchor", "end")
+                .text(tick_label(tick, step)),
+        );
+        tick += step;
+    }
+    for p in points {
+        svg.push(
+            el("g")
+                .class("series")
+                .child(el("title").text(format!(
+                    "{}: Elo {:.0} ± {:.0}, {} to place",
+                    p.name,
+                    p.elo,
+                    p.margin,
+                    dollars(p.usd)
+                )))
+                .child(
+                    el("line")
+                        .class("whisker")
+                        .attr("x1", fmt(x(p.usd)))
+                        .attr("x2", fmt(x(p.usd)))
+                        .attr("y1", fmt(y(p.elo - p.margin)))
+                        .attr("y2", fmt(y(p.elo + p.margin))),
+                )
+                .child(
+                    el("circle")
+                        .class("dot")
+                        .attr("cx", fmt(x(p.usd)))
+                        .attr("cy", fmt(y(p.elo)))
+                        .attr("r", 5),
+                )
+                .child(
+                    el("text")
+                        .class("label")
+                        .attr("x", fmt(x(p.usd) + 8.0))
+                        .attr("y", fmt(y(p.elo) - 6.0))
+                        .text(p.name.clone()),
+                ),
+        );
+    }
+    svg
+}
+
+/// Dollars as a tick or a tooltip shows them: `$0.001`, `$0.1`, `$10`.
+fn dollars(usd: f64) -> String {
+    if usd >= 1.0 {
+        format!("${usd:.0}")
+    } else {
+        let decimals = (-usd.log10()).ceil().max(1.0) as usize;
+        format!("${usd:.decimals$}")
+    }
+}
+
 /// A step of 1, 2 or 5 times a power of ten that cuts `span` into at most about eight parts.
 fn nice_step(span: f64) -> f64 {
     let raw = span / 6.0;
@@ -627,6 +771,48 @@ mod tests {
         // No difference at all: a unit either side of zero, not "0 0 0".
         let none = render(interval_plot("d", "difference", &[("a".into(), 0.0, 0.0)]));
         assert_eq!(tick_labels(&none), ["-1", "0", "1"], "{none}");
+    }
+
+    #[test]
+    fn the_cost_plot_puts_dearer_models_right_and_stronger_ones_higher() {
+        let plot = render(cost_rating_plot(&[
+            CostPoint {
+                name: "<a>".into(),
+                usd: 0.05,
+                elo: 800.0,
+                margin: 60.0,
+            },
+            CostPoint {
+                name: "b".into(),
+                usd: 3.0,
+                elo: 1200.0,
+                margin: 40.0,
+            },
+        ]));
+        assert!(
+            plot.contains("&lt;a&gt;") && !plot.contains("<a>"),
+            "{plot}"
+        );
+        for tick in ["$0.01", "$0.1", "$1", "$10"] {
+            assert!(plot.contains(&format!(">{tick}</text>")), "{tick}: {plot}");
+        }
+        let attr = |name: &str| -> Vec<f64> {
+            plot.split(&format!(" {name}=\""))
+                .skip(1)
+                .map(|rest| rest.split('"').next().unwrap().parse().unwrap())
+                .collect()
+        };
+        let (cx, cy) = (attr("cx"), attr("cy"));
+        assert_eq!((cx.len(), cy.len()), (2, 2), "{plot}");
+        assert!(cx[0] < cx[1] && cy[0] > cy[1], "{cx:?} {cy:?}");
+    }
+
+    #[test]
+    fn dollars_are_shown_to_their_first_digit() {
+        assert_eq!(dollars(0.001), "$0.001");
+        assert_eq!(dollars(0.1), "$0.1");
+        assert_eq!(dollars(1.0), "$1");
+        assert_eq!(dollars(100.0), "$100");
     }
 
     #[test]

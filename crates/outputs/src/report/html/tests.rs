@@ -327,3 +327,46 @@ fn a_repeated_message_is_written_once_per_player() {
         serde_json::json!([{"content": "new rules", "role": "system"}, same])
     );
 }
+
+#[test]
+fn the_placement_chart_draws_the_models_that_spent_something() {
+    use crate::table::{Cell, Table};
+    let table = |cost_a: f64| Table {
+        title: "Placement".into(),
+        kind: "placement".into(),
+        tournament: None,
+        columns: ["player", "Elo", "±95%", "±95% with ladder", "cost (USD)"]
+            .map(String::from)
+            .to_vec(),
+        rows: vec![
+            vec![
+                Cell::Text("a".into()),
+                Cell::Num(900.0, 1),
+                Cell::Num(50.0, 1),
+                Cell::Num(60.0, 1),
+                Cell::Num(cost_a, 4),
+            ],
+            // A sweep: no finite Elo to draw.
+            vec![
+                Cell::Text("b".into()),
+                Cell::Text("<= -300".into()),
+                Cell::Empty,
+                Cell::Empty,
+                Cell::Num(0.2, 4),
+            ],
+        ],
+        notes: Vec::new(),
+    };
+    let mut figure = String::new();
+    placement_chart(&[table(0.5)])
+        .expect("a chart")
+        .render(&mut figure);
+    assert!(figure.contains("id=\"cost-rating-plot\"") && figure.contains(">a</text>"));
+    assert!(!figure.contains(">b</text>"), "{figure}");
+    assert!(figure.contains("1 model(s) without a cost or a finite Elo are not drawn"));
+    // Nothing spent by anyone drawable: no chart; no placement table: none either.
+    assert!(placement_chart(&[table(0.0)]).is_none());
+    let mut other = table(0.5);
+    other.kind = "format".into();
+    assert!(placement_chart(&[other]).is_none());
+}
