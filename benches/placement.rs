@@ -7,6 +7,11 @@
 //! ARENA_BENCH_PLAYERS=1000 cargo bench --bench placement
 //! ```
 //!
+//! The real part first: built-in rungs (`ARENA_BENCH_RUNGS`, default mix75, mix40, mix10, sf-n1
+//! and sf-n512) each placed to ± 65 as a model against the rest of the ladder, in real games
+//! (`arena run` of the `placement` format: Stockfish at a few nodes and the random mover, cheap),
+//! beside the rung's calibrated Elo. `ARENA_BENCH_RUNGS=` (empty) skips it.
+//!
 //! The statistical part: `ARENA_BENCH_PLAYERS` simulated players (default 400) of true Elo spread
 //! evenly over 100..2000 on the ladder's scale, each rated by every method with the same seed,
 //! for targets ± 100, ± 65 and ± 50 (`rating::placement::simulation` says how games are drawn:
@@ -45,7 +50,106 @@ fn tally(runs: &[Run]) -> Tally {
     }
 }
 
+/// Places a copy of each built-in rung in `rungs` against the rest of the ladder to ± `target`
+/// with the `arena` binary, and prints how it lands against the calibration.
+fn real_placements(rungs: &[String], target: f64) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    println!(
+        "Built-in rungs placed against the rest of the ladder (real games), target ± {target}"
+    );
+    println!();
+    println!(
+        "| rung | calibrated Elo | placed Elo | ± (ladder scale) | ± with ladder | holds the calibrated Elo | games | games / bound | stop |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |");
+    for (i, rung) in rungs.iter().enumerate() {
+        let script = format!(
+            r#"local model = arena.ladder("{rung}")
+model.name = "{rung}-copy"
+model.anchor_elo = nil
+model.anchor_se = nil
+local rungs = {{}}
+for _, name in ipairs(arena.ladder()) do
+  if name ~= "{rung}" then table.insert(rungs, arena.ladder(name)) end
+end
+return arena.tournament {{
+  name = "bench-{i}", format = "placement", players = {{ model }}, seed = {i},
+  format_options = {{ rungs = rungs, target = {target}, max_games = 600 }},
+  max_plies = 300, concurrency = 2,
+}}"#
+        );
+        let path = dir.path().join(format!("r{i}.lua"));
+        std::fs::write(&path, script).expect("the script is written");
+        let db = dir.path().join(format!("r{i}.db"));
+        let arena = env!("CARGO_BIN_EXE_arena");
+        let run = std::process::Command::new(arena)
+            .args([
+                "run",
+                &path.to_string_lossy(),
+                "--db",
+                &db.to_string_lossy(),
+                "--no-watch",
+            ])
+            .output()
+            .expect("arena runs");
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let board = std::process::Command::new(arena)
+            .args([
+                "leaderboard",
+                "--db",
+                &db.to_string_lossy(),
+                "--format",
+                "json",
+            ])
+            .output()
+            .expect("arena runs");
+        let doc: serde_json::Value = serde_json::from_slice(&board.stdout).expect("JSON");
+        let row = doc["tables"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["kind"] == "placement"))
+            .and_then(|t| t["rows"].get(0))
+            .cloned()
+            .expect("a placement row");
+        let calibrated = Calibration::builtin()
+            .rung(rung)
+            .expect("a built-in rung")
+            .elo;
+        let (elo, margin, wide) = (
+            row["elo"].as_f64().unwrap_or(f64::NAN),
+            row["plus_minus_95_pct"].as_f64().unwrap_or(f64::NAN),
+            row["plus_minus_95_pct_with_ladder"]
+                .as_f64()
+                .unwrap_or(f64::NAN),
+        );
+        let games = row["games"].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "| {rung} | {calibrated:.0} | {elo:.0} | {margin:.0} | {wide:.0} | {} | {games:.0} | {:.2} | {} |",
+            if (elo - calibrated).abs() <= wide {
+                "yes"
+            } else {
+                "no"
+            },
+            games / information_bound(target),
+            row["stop"].as_str().unwrap_or("?"),
+        );
+    }
+    println!();
+}
+
 fn main() {
+    let rungs: Vec<String> = std::env::var("ARENA_BENCH_RUNGS")
+        .unwrap_or_else(|_| "mix75,mix40,mix10,sf-n1,sf-n512".into())
+        .split(',')
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if !rungs.is_empty() {
+        real_placements(&rungs, 65.0);
+    }
     let players: usize = std::env::var("ARENA_BENCH_PLAYERS")
         .ok()
         .and_then(|v| v.parse().ok())

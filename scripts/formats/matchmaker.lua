@@ -11,6 +11,9 @@
 --   focus = "name"         always pick this player first while its RD is above target: how a new
 --                          model joins a rated pool stored in the same database
 --   compat = "correct" | "chessarena"         Glicko update rule used to decide
+--   target = false        a freeze rule: a model whose 95% interval against the players with an
+--                         anchor_elo is at most +/- target Elo plays no more games, neither picked
+--                         nor picked as an opponent (see formats/freeze.lua)
 --
 -- ChessArena picks the first player uniformly from everyone; here it is picked uniformly among the
 -- players still above `target_rd`, so no game is spent on players that are already converged.
@@ -25,7 +28,12 @@ M.defaults = {
   criterion = "chessarena",
   focus = false,
   compat = "correct",
+  target = false,
 }
+
+function M.check(options, field)
+  return require("formats.freeze").problems(options, field)
+end
 
 --- Current ratings of every player, from the finished games in schedule order (game number):
 --- Glicko-1 depends on the order, and finishing order depends on concurrency.
@@ -65,9 +73,13 @@ function M.pairings(state)
     return nil
   end
   local current = ratings(state, opts)
+  local frozen = {}
+  if opts.target then
+    frozen = arena.rating.frozen(state, opts.target)
+  end
   local open = {}
   for _, name in ipairs(state.players) do
-    if current[name].rd > opts.target_rd then
+    if current[name].rd > opts.target_rd and not frozen[name] then
       table.insert(open, name)
     end
   end
@@ -80,16 +92,19 @@ function M.pairings(state)
   local seed = state.seed * 1000003 + #state.games
   math.randomseed(seed)
   local first
-  if opts.focus and current[opts.focus].rd > opts.target_rd then
+  if opts.focus and current[opts.focus].rd > opts.target_rd and not frozen[opts.focus] then
     first = opts.focus
   else
     first = open[math.random(#open)]
   end
   local others = {}
   for _, name in ipairs(state.players) do
-    if name ~= first then
+    if name ~= first and not frozen[name] then
       table.insert(others, name)
     end
+  end
+  if #others == 0 then
+    return nil -- everyone else is frozen: nobody left to learn from
   end
   local opponent = arena.rating.pick_opponent(first, others, current, {
     criterion = opts.criterion,

@@ -19,7 +19,19 @@
 -- pairs White ((k - 1 + (r - 1) n/2) mod m) + 1 with Black ((n - k + (r - 1) n/2) mod m) + 1.
 -- That is round 1's boards (1-n, 2-(n-1), ...) with every number but n moved on by n/2 each
 -- round, as the Handbook builds its tables.
+--
+-- With `format_options = { target = 50 }` a model stops playing once its 95% interval against the
+-- players with an `anchor_elo` is at most +/- 50 Elo (a freeze rule: the placement format's stop,
+-- `arena.rating.frozen`): the schedule is then played round by round, and a round's games that
+-- involve a frozen model, or no model at all (two anchors), are left out.
 local M = {}
+
+-- The format options; arena refuses any other key when the script is checked.
+M.defaults = { target = false }
+
+function M.check(options, field)
+  return require("formats.freeze").problems(options, field)
+end
 
 -- The games of one Berger table for `n` (even) numbers: { round, white, black } in order.
 local function berger(n)
@@ -45,10 +57,8 @@ local function berger(n)
   return games
 end
 
-function M.pairings(state)
-  if #state.games > 0 then
-    return nil -- the schedule is already stored: nothing more to add
-  end
+-- The whole schedule, in order.
+local function schedule(state)
   local players = state.players
   local games = {}
   if #players < 2 then
@@ -92,6 +102,16 @@ function M.pairings(state)
     end
   end
   return games
+end
+
+function M.pairings(state)
+  if not state.options.target then
+    if #state.games > 0 then
+      return nil -- the schedule is already stored: nothing more to add
+    end
+    return schedule(state)
+  end
+  return require("formats.freeze").next_round(state, schedule(state))
 end
 
 return M

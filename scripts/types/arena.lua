@@ -452,6 +452,14 @@ function arena.rating.elo.estimate(blocks, opts) end
 ---@return { next?: string, stop?: "target"|"max_games"|"below_ladder"|"above_ladder", games: integer, estimate?: table, with_ladder?: table, rungs_played: { name: string, games: integer }[] } `estimate` on the ladder's scale and `with_ladder` with the rungs' own errors, as `arena.rating.elo.estimate` returns them
 function arena.rating.placement(rungs, games, opts) end
 
+---The players a freeze rule stops (`format_options.target` of the round robin and the matchmaker):
+---every player without an `anchor_elo` whose Elo against the players with one (LLM Chess's
+---estimate, colour per game) has a 95% half-width of at most `target`. Anchors are never frozen.
+---@param state table                          a format's `state` (its players, ratings and games)
+---@param target number                        the 95% half-width, in Elo
+---@return table<string, boolean> frozen       the frozen players' names, mapped to true
+function arena.rating.frozen(state, target) end
+
 ---@param player string                        the player to find an opponent for
 ---@param candidates string[]                  the players it may meet
 ---@param ratings table<string, arena.Rating>  everyone's current rating, by name

@@ -285,3 +285,63 @@ return arena.tournament {{
     );
     assert!(page.body.contains(">cheap</text>") && page.body.contains(">dear</text>"));
 }
+
+/// The local model and a priced fake model placed at once: `arena run` ends with each model's
+/// Elo (or bound), interval, games and cost, and the report draws the priced one on the
+/// cost-versus-rating chart.
+#[test]
+fn the_local_model_and_a_fake_one_are_placed_with_their_cost() {
+    let test = "the_local_model_and_a_fake_one_are_placed_with_their_cost";
+    let Some(url) = crate::common::local_llm(test) else {
+        return;
+    };
+    if !stockfish(test) {
+        return;
+    }
+    let fake = fake_openai(0);
+    let local = crate::common::llm_player(&url, "smol", "max_attempts = 1, parser = \"tolerant\"");
+    let dir = TestDir::new();
+    dir.write(
+        "t.lua",
+        &format!(
+            r#"return arena.tournament {{
+  name = "place", format = "placement", max_plies = 40, concurrency = 2, seed = 4,
+  prices = {{ fake = {{ input_per_mtok = 500.0, output_per_mtok = 500.0 }} }},
+  players = {{
+    {local},
+    arena.llm {{ name = "fake", model = "fake", base_url = "{}", mode = "blitz" }},
+  }},
+  format_options = {{ target = 30, max_games = 12, start_elo = -100 }},
+}}"#,
+            fake.url
+        ),
+    );
+    let out = dir.run("t.lua");
+    assert!(crate::common::finished(out.status), "{}", stderr(&out));
+    let text = stdout(&out);
+    let table = text
+        .split("Placement\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no placement table:\n{text}"));
+    assert!(table.contains("smol") && table.contains("fake"), "{text}");
+
+    let smol = placement_row(&dir, "smol");
+    assert!(
+        ["below_ladder", "max_games"].contains(&smol["stop"].as_str().unwrap()),
+        "{smol}"
+    );
+    assert!(
+        smol["games"].as_u64().unwrap() >= 2 && smol["tokens"].as_u64().unwrap() > 0,
+        "{smol}"
+    );
+    let fake_row = placement_row(&dir, "fake");
+    assert_eq!(fake_row["stop"], "max_games", "{fake_row}");
+    assert_eq!(fake_row["games"], 12, "{fake_row}");
+    assert!(fake_row["cost_usd"].as_f64().unwrap() > 0.0, "{fake_row}");
+
+    let html = std::fs::read_to_string(dir.path().join("t.html")).unwrap();
+    assert!(
+        html.contains("id=\"cost-rating-plot\""),
+        "no chart in the report"
+    );
+}

@@ -293,7 +293,7 @@ fn blocks(
 }
 
 /// Adds one game with the player's `score` (1, ½ or 0) to `block`.
-pub(crate) fn record(block: &mut Block, score: f64) {
+pub fn record(block: &mut Block, score: f64) {
     if score >= 1.0 {
         block.wins += 1;
     } else if score > 0.0 {

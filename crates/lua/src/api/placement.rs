@@ -1,6 +1,7 @@
 //! `arena.rating.placement(rungs, games, options)`: where a player stands on a calibrated ladder
-//! and what it plays next ([`crate::rating::placement`]), for the `placement` format; and the
-//! part of `arena.tournament{}` that gives a placement its rungs as players.
+//! and what it plays next ([`crate::rating::placement`]), for the `placement` format; the same
+//! stop as a freeze rule for other formats (`arena.rating.frozen(state, target)`); and the part
+//! of `arena.tournament{}` that gives a placement its rungs as players.
 //!
 //! `rungs` is `"ladder"` (the built-in calibration) or a list of `{ name, elo, se }`; `games` a
 //! list of the player's finished games `{ rung = NAME, score = 1 | 0.5 | 0, color = "white" |
@@ -14,14 +15,22 @@ use mlua::{Lua, Table, Value};
 use super::rating::{check_keys, estimate_table, lua_error, required};
 use crate::rating::{
     calibration::Calibration,
-    elo_anchor::{Color, WHITE_ADVANTAGE},
+    elo_anchor::{self, Block, Color, WHITE_ADVANTAGE},
     placement::{self, Next, PlacementConfig, PlacementGame, Rung},
 };
+
+/// The built-in book a placement's pairs open from when the script names no openings: two moves
+/// a side, so every pair starts from a position of its own.
+const DEFAULT_BOOK: &str = "2moves_v1";
+
+/// How many of its openings a placement draws (in the seed's random order).
+const DEFAULT_OPENINGS: u32 = 2000;
 
 /// The `format_options` keys of the `placement` format.
 const OPTIONS: [&str; 4] = ["rungs", "target", "max_games", "start_elo"];
 
 pub(super) fn register(lua: &Lua, rating: &Table) -> mlua::Result<()> {
+    rating.set("frozen", lua.create_function(frozen)?)?;
     rating.set(
         "placement",
         lua.create_function(|lua, (rungs, games, opts): (Value, Table, Option<Table>)| {
@@ -54,6 +63,55 @@ pub(super) fn register(lua: &Lua, rating: &Table) -> mlua::Result<()> {
             Ok(t)
         })?,
     )
+}
+
+/// `arena.rating.frozen(state, target)`: the players of a format's `state` that a freeze rule
+/// stops: every player without an `anchor_elo` whose Elo against the players with one (LLM Chess's
+/// estimate, colour per game, the anchors' Elo taken as exact, as a placement takes its rungs)
+/// has a 95% half-width of at most `target`. A name-to-true table; anchors are never frozen.
+fn frozen(lua: &Lua, (state, target): (Table, f64)) -> mlua::Result<Table> {
+    if !(target.is_finite() && target > 0.0) {
+        return Err(mlua::Error::runtime(format!(
+            "arena.rating.frozen: target must be a positive number of Elo, not {target}"
+        )));
+    }
+    let anchors: std::collections::BTreeMap<String, f64> = state
+        .get::<Option<Table>>("ratings")?
+        .map(|t| t.pairs::<String, f64>().collect::<mlua::Result<_>>())
+        .transpose()?
+        .unwrap_or_default();
+    let mut games: std::collections::BTreeMap<String, Vec<Block>> = Default::default();
+    for game in state.get::<Table>("games")?.sequence_values::<Table>() {
+        let game = game?;
+        let (white, black): (String, String) = (game.get("white")?, game.get("black")?);
+        let Some(result) = game.get::<Option<String>>("result")? else {
+            continue;
+        };
+        let white_points = match result.as_str() {
+            "1-0" => 1.0,
+            "0-1" => 0.0,
+            "1/2-1/2" => 0.5,
+            _ => continue, // a void game counts for nobody
+        };
+        for (player, opponent, color, points) in [
+            (&white, &black, Color::White, white_points),
+            (&black, &white, Color::Black, 1.0 - white_points),
+        ] {
+            if let (false, Some(&elo)) = (anchors.contains_key(player), anchors.get(opponent)) {
+                let mut block = Block::new(elo, 0, 0, 0).played_as(color, WHITE_ADVANTAGE);
+                placement::record(&mut block, points);
+                games.entry(player.clone()).or_default().push(block);
+            }
+        }
+    }
+    let out = lua.create_table()?;
+    for (player, blocks) in games {
+        let estimate = elo_anchor::estimate(&blocks).map_err(lua_error)?;
+        if estimate.margin95().is_some_and(|m| m <= target) {
+            out.set(player, true)?;
+        }
+    }
+    Ok(out)
 }
 
 /// The built-in ladder's rungs, weakest first, each with its error relative to the anchor
@@ -147,8 +205,9 @@ fn config(opts: Option<&Table>) -> mlua::Result<PlacementConfig> {
 
 /// For `arena.tournament{}` of `format = "placement"`: adds the rungs to `players` (the built-in
 /// ladder's rungs as `arena.ladder(name)` makes them, or the players given in
-/// `format_options.rungs`), and writes `format_options.rungs` as the list of `{ name, elo, se }`
-/// the format reads. A rung already among the players (by name) is not added twice.
+/// `format_options.rungs`), writes `format_options.rungs` as the list of `{ name, elo, se }` the
+/// format reads, and, when the script gives no `openings`, draws them from a built-in book. A
+/// rung already among the players (by name) is not added twice.
 ///
 /// # Errors
 /// Options that are not a table, a rung player without a name or an `anchor_elo`.
@@ -215,7 +274,17 @@ pub(super) fn add_rungs(lua: &Lua, tournament: &Table) -> mlua::Result<()> {
             ));
         }
     }
-    options.set("rungs", rungs)
+    options.set("rungs", rungs)?;
+    // Each pair plays a fresh opening: without a book of the script's own, a built-in one (the
+    // rungs are deterministic engines, whose games from one position would all be the same).
+    if tournament.get::<Value>("openings")?.is_nil() {
+        let openings = lua.create_table()?;
+        openings.set("book", DEFAULT_BOOK)?;
+        openings.set("order", "random")?;
+        openings.set("count", DEFAULT_OPENINGS)?;
+        tournament.set("openings", openings)?;
+    }
+    Ok(())
 }
 
 /// Adds every built-in rung (as `arena.ladder(name)` makes it) to `players` and to `rungs`.
@@ -330,5 +399,8 @@ mod tests {
         let first: Table = listed.get(1).unwrap();
         assert_eq!(first.get::<String>("name").unwrap(), rungs[0].name);
         assert_eq!(first.get::<f64>("se").unwrap(), rungs[0].se);
+        // No openings given: a fresh one per pair from the built-in book.
+        let openings: Table = t.get("openings").unwrap();
+        assert_eq!(openings.get::<String>("book").unwrap(), super::DEFAULT_BOOK);
     }
 }

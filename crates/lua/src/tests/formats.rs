@@ -1074,3 +1074,129 @@ fn a_swiss_with_a_void_game_and_byes_exports_the_trf_that_bbp_pairings_checks_cl
     assert_eq!(&line(b)[101..109], format!("{w:>4} b -"), "{text}");
     assert!(!text.contains("XXP"), "{text}");
 }
+
+/// Plays `format` out like [`play_out`], with anchors `a1` (1000) and `a2` (1400) in `ratings`:
+/// every model draws `a1` and loses to `a2`... except `m1`, which wins against both (and so is
+/// never frozen: a sweep has no finite interval).
+fn play_out_with_anchors(
+    format: &FormatScript,
+    players: &[String],
+    games_per_pair: u32,
+) -> Vec<FormatGame> {
+    let ratings: BTreeMap<String, f64> = [("a1", 1000.0), ("a2", 1400.0)]
+        .map(|(n, r)| (n.to_string(), r))
+        .into();
+    let result = |g: &FormatGame| -> &'static str {
+        let score_of = |model: &str, anchor: &str| match (model, anchor) {
+            ("m1", _) => 1.0,
+            (_, "a1") => 0.5,
+            _ => 0.0,
+        };
+        let white_points = match (
+            ratings.contains_key(&g.white),
+            ratings.contains_key(&g.black),
+        ) {
+            (false, true) => score_of(&g.white, &g.black),
+            (true, false) => 1.0 - score_of(&g.black, &g.white),
+            _ => 0.5,
+        };
+        match white_points {
+            p if p >= 1.0 => "1-0",
+            p if p <= 0.0 => "0-1",
+            _ => "1/2-1/2",
+        }
+    };
+    let mut games: Vec<FormatGame> = Vec::new();
+    for _ in 0..500 {
+        let state = FormatState {
+            ratings: ratings.clone(),
+            games_per_pair,
+            ..state(format, players, &games)
+        };
+        let Some(new) = format.pairings(&state).unwrap() else {
+            return games;
+        };
+        assert!(!new.is_empty(), "nothing in flight, yet the format waits");
+        for p in new {
+            let mut g = FormatGame {
+                index: games.len() as u32 + 1,
+                round: p.round.unwrap_or(1),
+                white: p.white,
+                black: p.black,
+                result: None,
+                script_hash: None,
+            };
+            g.result = Some(result(&g).to_string());
+            games.push(g);
+        }
+    }
+    panic!("the format never finished");
+}
+
+#[test]
+fn a_freeze_rule_stops_a_model_once_its_interval_is_narrow_enough() {
+    let players: Vec<String> = ["m1", "m2", "a1", "a2"].map(String::from).to_vec();
+    let games_of = |games: &[FormatGame], name: &str| {
+        games
+            .iter()
+            .filter(|g| g.white == name || g.black == name)
+            .count()
+    };
+    // Round robin, 60 cycles: without the rule every pair plays 60 games.
+    let plain = play_out_with_anchors(&load("formats.round_robin", "{}"), &players, 60);
+    assert_eq!(games_of(&plain, "m2"), 3 * 60);
+    // m2 (an even score against 1000, no point against 1400) is frozen once its interval is
+    // within ± 200; m1 sweeps and is never frozen.
+    let games = play_out_with_anchors(
+        &load("formats.round_robin", r#"{ "target": 200 }"#),
+        &players,
+        60,
+    );
+    let m2 = games_of(&games, "m2");
+    assert!(m2 > 0 && m2 < 3 * 60, "m2 played {m2}");
+    // A sweep has no finite interval: m1 plays the anchors all 60 cycles (and m2 until it is
+    // frozen); the two anchors never meet, as their game tells nothing about a model.
+    let against_anchors = |name: &str| {
+        games
+            .iter()
+            .filter(|g| {
+                (g.white == name && g.black.starts_with('a'))
+                    || (g.black == name && g.white.starts_with('a'))
+            })
+            .count()
+    };
+    assert_eq!(against_anchors("m1"), 2 * 60, "a sweep is never frozen");
+    assert!(
+        games
+            .iter()
+            .all(|g| !(g.white.starts_with('a') && g.black.starts_with('a')))
+    );
+
+    // The matchmaker: m2 is neither picked nor picked as an opponent once frozen.
+    let format = load(
+        "formats.matchmaker",
+        r#"{ "target": 200, "max_games": 400, "target_rd": 1 }"#,
+    );
+    let games = play_out_with_anchors(&format, &players, 2);
+    let last_m2 = games
+        .iter()
+        .rposition(|g| g.white == "m2" || g.black == "m2")
+        .unwrap();
+    assert!(
+        last_m2 + 1 < games.len(),
+        "games after m2's last: {}",
+        games.len()
+    );
+
+    // The rule needs anchors, and a positive target.
+    let no_anchors = problems("formats.round_robin", r#"{ "target": 50 }"#, 4);
+    assert!(
+        no_anchors.iter().any(|p| p.contains("anchor_elo")),
+        "{no_anchors:?}"
+    );
+    let negative = problems("formats.matchmaker", r#"{ "target": -5 }"#, 4);
+    assert!(
+        negative.iter().any(|p| p.contains("positive")),
+        "{negative:?}"
+    );
+}
