@@ -13,7 +13,7 @@
 --   compat = "correct" | "chessarena"         Glicko update rule used to decide
 --   target = false        a freeze rule: a model whose 95% interval against the players with an
 --                         anchor_elo is at most +/- target Elo plays no more games, neither picked
---                         nor picked as an opponent (see formats/freeze.lua)
+--                         nor picked as an opponent (see formats/lib/freeze.lua)
 --
 -- ChessArena picks the first player uniformly from everyone; here it is picked uniformly among the
 -- players still above `target_rd`, so no game is spent on players that are already converged.
@@ -32,7 +32,7 @@ M.defaults = {
 }
 
 function M.check(options, field)
-  return require("formats.freeze").problems(options, field)
+  return require("formats.lib.freeze").problems(options, field)
 end
 
 --- Current ratings of every player, from the finished games in schedule order (game number):

@@ -30,7 +30,7 @@ local M = {}
 M.defaults = { target = false }
 
 function M.check(options, field)
-  return require("formats.freeze").problems(options, field)
+  return require("formats.lib.freeze").problems(options, field)
 end
 
 -- The games of one Berger table for `n` (even) numbers: { round, white, black } in order.
@@ -111,7 +111,7 @@ function M.pairings(state)
     end
     return schedule(state)
   end
-  return require("formats.freeze").next_round(state, schedule(state))
+  return require("formats.lib.freeze").next_round(state, schedule(state))
 end
 
 return M

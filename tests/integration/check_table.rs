@@ -154,7 +154,7 @@ const CASES: &[Case] = &[
 }
 "#,
         )],
-        expected: r#"t.lua:4: format `formats.matchmaker` has no option `max_game` (its options: compat, criterion, focus, max_games, target_rd, top_k); did you mean `max_games`?
+        expected: r#"t.lua:4: format `formats.matchmaker` has no option `max_game` (its options: compat, criterion, focus, max_games, target, target_rd, top_k); did you mean `max_games`?
 "#,
         engine: false,
     },

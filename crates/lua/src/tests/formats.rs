@@ -72,11 +72,20 @@ fn stronger_wins(white: &str, black: &str) -> &'static str {
 fn play_out(
     format: &FormatScript,
     players: &[String],
+    result: impl FnMut(&FormatGame) -> &'static str,
+) -> Vec<FormatGame> {
+    play_out_from(format, |games| state(format, players, games), result)
+}
+
+/// [`play_out`] with the state `state_of` makes of the games so far.
+fn play_out_from(
+    format: &FormatScript,
+    state_of: impl Fn(&[FormatGame]) -> FormatState,
     mut result: impl FnMut(&FormatGame) -> &'static str,
 ) -> Vec<FormatGame> {
     let mut games: Vec<FormatGame> = Vec::new();
-    for _ in 0..200 {
-        let Some(new) = format.pairings(&state(format, players, &games)).unwrap() else {
+    for _ in 0..500 {
+        let Some(new) = format.pairings(&state_of(&games)).unwrap() else {
             return games;
         };
         assert!(!new.is_empty(), "nothing in flight, yet the format waits");
@@ -1106,31 +1115,15 @@ fn play_out_with_anchors(
             _ => "1/2-1/2",
         }
     };
-    let mut games: Vec<FormatGame> = Vec::new();
-    for _ in 0..500 {
-        let state = FormatState {
+    play_out_from(
+        format,
+        |games| FormatState {
             ratings: ratings.clone(),
             games_per_pair,
-            ..state(format, players, &games)
-        };
-        let Some(new) = format.pairings(&state).unwrap() else {
-            return games;
-        };
-        assert!(!new.is_empty(), "nothing in flight, yet the format waits");
-        for p in new {
-            let mut g = FormatGame {
-                index: games.len() as u32 + 1,
-                round: p.round.unwrap_or(1),
-                white: p.white,
-                black: p.black,
-                result: None,
-                script_hash: None,
-            };
-            g.result = Some(result(&g).to_string());
-            games.push(g);
-        }
-    }
-    panic!("the format never finished");
+            ..state(format, players, games)
+        },
+        result,
+    )
 }
 
 #[test]
