@@ -7,7 +7,7 @@
 --   target_rd = 100        stop when every player's rating deviation is at most this
 --   max_games = 200        stop after this many games in the tournament (the budget)
 --   top_k = 3              choose uniformly among this many best opponents (ChessArena: 3)
---   criterion = "chessarena" | "pair_score"   see src/rating/matchmaking.rs
+--   criterion = "chessarena" | "pair_score"   see crates/core/src/rating/matchmaking.rs
 --   focus = "name"         always pick this player first while its RD is above target: how a new
 --                          model joins a rated pool stored in the same database
 --   compat = "correct" | "chessarena"         Glicko update rule used to decide
