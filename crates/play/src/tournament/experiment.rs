@@ -1057,6 +1057,15 @@ pub fn differences(
 }
 
 /// The `experiment protocol` table (kind `experiment_protocol`): one row per arm and figure of
+/// ` ± half` to `places` decimals, or, over a single game pair (no interval), what says so.
+fn margin(half: f64, places: usize) -> String {
+    if half.is_finite() {
+        format!(" ± {}", table::fixed(half, places))
+    } else {
+        " (no interval from one pair)".to_owned()
+    }
+}
+
 /// [`METRICS`] with the paired difference, its 95 % half width, the units it is over and both
 /// sides' means, and one note per arm (`listed vs plain: illegal moves -27.0 % ± 4.1; ...`).
 pub(crate) fn metrics_table(design: &Design, differences: &Differences) -> Table {
@@ -1081,30 +1090,30 @@ pub(crate) fn metrics_table(design: &Design, differences: &Differences) -> Table
         let mut line = format!("{arm} vs {}:", design.baseline);
         if let Some(d) = figures[0] {
             line += &format!(
-                " illegal moves {} % ± {};",
+                " illegal moves {} %{};",
                 table::signed(d.mean, 1),
-                table::fixed(d.half, 1)
+                margin(d.half, 1)
             );
         }
         if let Some(d) = figures[1] {
             line += &format!(
-                " parse errors {} % ± {};",
+                " parse errors {} %{};",
                 table::signed(d.mean, 1),
-                table::fixed(d.half, 1)
+                margin(d.half, 1)
             );
         }
         if let Some(d) = figures[4] {
             line += &format!(
-                " seconds per move {} ± {};",
+                " seconds per move {}{};",
                 table::signed(d.mean, 2),
-                table::fixed(d.half, 2)
+                margin(d.half, 2)
             );
         }
         if let Some(d) = figures[5] {
             line += &format!(
-                " cost per game {} USD ± {}",
+                " cost per game {} USD{}",
                 table::signed(d.mean, 4),
-                table::fixed(d.half, 4)
+                margin(d.half, 4)
             );
         }
         notes.push(line.trim_end_matches(';').to_string());
@@ -1758,6 +1767,31 @@ mod tests {
         let mut g = crate::store::testing::finished_game(id as u32, white, black, result);
         g.round = round;
         g
+    }
+
+    #[test]
+    fn a_single_pairs_summary_says_it_has_no_interval_rather_than_nan() {
+        let one = Difference {
+            mean: -12.5,
+            half: f64::NAN,
+            units: 1,
+            arm_mean: 10.0,
+            baseline_mean: 22.5,
+        };
+        let differences: Differences =
+            [("listed".to_string(), vec![Some(one); METRICS.len()])].into();
+        let table = metrics_table(&design(&[]), &differences);
+        let line = &table.notes[0];
+        assert!(
+            line.starts_with("listed vs plain: illegal moves -12.5 % (no interval from one pair);"),
+            "{line}"
+        );
+        assert!(
+            !table.notes.iter().any(|n| n.contains("NaN")),
+            "{:?}",
+            table.notes
+        );
+        assert_eq!(margin(4.06, 1), " ± 4.1");
     }
 
     #[test]
