@@ -43,7 +43,7 @@ use std::f64::consts::LN_10;
 
 use super::{
     RatingError, Z95,
-    elo_anchor::{self, Block, Color, EloEstimate},
+    elo_anchor::{self, AnchorGame, Block, Color, EloEstimate},
 };
 
 /// The standard deviation of the weak prior behind the working estimate, in Elo: wide enough
@@ -198,8 +198,8 @@ pub fn place(
         (None, None)
     } else {
         (
-            Some(elo_anchor::estimate(&blocks(rungs, games, config, false))?),
-            Some(elo_anchor::estimate(&blocks(rungs, games, config, true))?),
+            Some(elo_anchor::estimate(&blocks(rungs, games, config, false)?)?),
+            Some(elo_anchor::estimate(&blocks(rungs, games, config, true)?)?),
         )
     };
     let next = match estimate {
@@ -263,44 +263,28 @@ fn check(
     Ok(())
 }
 
-/// The games as [`elo_anchor`] blocks, one per rung and colour, with or without the rungs'
+/// The games as [`elo_anchor`] blocks (one per rung and colour), with or without the rungs'
 /// standard errors.
 fn blocks(
     rungs: &[Rung],
     games: &[PlacementGame],
     config: &PlacementConfig,
     with_ladder_error: bool,
-) -> Vec<Block> {
-    let mut blocks: Vec<(usize, Color, Block)> = Vec::new();
-    for game in games {
-        let at = match blocks
-            .iter()
-            .position(|(rung, color, _)| *rung == game.rung && *color == game.color)
-        {
-            Some(at) => at,
-            None => {
-                let rung = &rungs[game.rung];
-                let block = Block::new(rung.elo, 0, 0, 0)
-                    .played_as(game.color, config.white_advantage)
-                    .with_opponent_se(if with_ladder_error { rung.se } else { 0.0 });
-                blocks.push((game.rung, game.color, block));
-                blocks.len() - 1
-            }
-        };
-        record(&mut blocks[at].2, game.score);
-    }
-    blocks.into_iter().map(|(_, _, block)| block).collect()
-}
-
-/// Adds one game with the player's `score` (1, ½ or 0) to `block`.
-pub fn record(block: &mut Block, score: f64) {
-    if score >= 1.0 {
-        block.wins += 1;
-    } else if score > 0.0 {
-        block.draws += 1;
-    } else {
-        block.losses += 1;
-    }
+) -> Result<Vec<Block>, RatingError> {
+    let games: Vec<AnchorGame> = games
+        .iter()
+        .map(|game| AnchorGame {
+            opponent_elo: rungs[game.rung].elo,
+            color: game.color,
+            score: game.score,
+            opponent_se: if with_ladder_error {
+                rungs[game.rung].se
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    elo_anchor::blocks_from_games(&games, config.white_advantage)
 }
 
 /// The stop `estimate` calls for after `played` games, if any.

@@ -15,7 +15,7 @@ use mlua::{Lua, Table, Value};
 use super::rating::{check_keys, estimate_table, lua_error, required};
 use crate::rating::{
     calibration::Calibration,
-    elo_anchor::{self, Block, Color, WHITE_ADVANTAGE},
+    elo_anchor::{self, AnchorGame, Color, WHITE_ADVANTAGE},
     placement::{self, Next, PlacementConfig, PlacementGame, Rung},
 };
 
@@ -80,7 +80,7 @@ fn frozen(lua: &Lua, (state, target): (Table, f64)) -> mlua::Result<Table> {
         .map(|t| t.pairs::<String, f64>().collect::<mlua::Result<_>>())
         .transpose()?
         .unwrap_or_default();
-    let mut games: std::collections::BTreeMap<String, Vec<Block>> = Default::default();
+    let mut games: std::collections::BTreeMap<String, Vec<AnchorGame>> = Default::default();
     for game in state.get::<Table>("games")?.sequence_values::<Table>() {
         let game = game?;
         let (white, black): (String, String) = (game.get("white")?, game.get("black")?);
@@ -93,19 +93,25 @@ fn frozen(lua: &Lua, (state, target): (Table, f64)) -> mlua::Result<Table> {
             "1/2-1/2" => 0.5,
             _ => continue, // a void game counts for nobody
         };
-        for (player, opponent, color, points) in [
+        for (player, opponent, color, score) in [
             (&white, &black, Color::White, white_points),
             (&black, &white, Color::Black, 1.0 - white_points),
         ] {
-            if let (false, Some(&elo)) = (anchors.contains_key(player), anchors.get(opponent)) {
-                let mut block = Block::new(elo, 0, 0, 0).played_as(color, WHITE_ADVANTAGE);
-                placement::record(&mut block, points);
-                games.entry(player.clone()).or_default().push(block);
+            if let (false, Some(&opponent_elo)) =
+                (anchors.contains_key(player), anchors.get(opponent))
+            {
+                games.entry(player.clone()).or_default().push(AnchorGame {
+                    opponent_elo,
+                    color,
+                    score,
+                    opponent_se: 0.0,
+                });
             }
         }
     }
     let out = lua.create_table()?;
-    for (player, blocks) in games {
+    for (player, games) in games {
+        let blocks = elo_anchor::blocks_from_games(&games, WHITE_ADVANTAGE).map_err(lua_error)?;
         let estimate = elo_anchor::estimate(&blocks).map_err(lua_error)?;
         if estimate.margin95().is_some_and(|m| m <= target) {
             out.set(player, true)?;

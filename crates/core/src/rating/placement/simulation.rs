@@ -12,10 +12,10 @@
 
 use rand::{Rng, RngExt};
 
-use super::{Next, PlacementConfig, PlacementGame, Rung, Stop, place, record};
+use super::{Next, PlacementConfig, PlacementGame, Rung, Stop, place};
 use crate::rating::{
     RatingError, Z95,
-    elo_anchor::{self, Block, Color},
+    elo_anchor::{self, AnchorGame, Color},
     glicko::{self, GlickoConfig, Rating},
     matchmaking::{Criterion, DEFAULT_TOP_K, rank_opponents},
 };
@@ -139,22 +139,24 @@ pub fn fixed_levels(
     target: f64,
     max_games: u32,
 ) -> Result<Run, RatingError> {
-    let mut blocks: Vec<Block> = offsets
-        .iter()
-        .map(|o| Block::new(truth + o, 0, 0, 0).played_as(Color::Black, world.white_advantage))
-        .collect();
-    let mut games = 0_u32;
+    let mut games: Vec<AnchorGame> = Vec::new();
     loop {
-        for block in &mut blocks {
-            let score = play(rng, world, truth, block.opponent_elo, Color::Black);
-            record(block, score);
-            games += 1;
+        for offset in offsets {
+            let opponent_elo = truth + offset;
+            games.push(AnchorGame {
+                opponent_elo,
+                color: Color::Black,
+                score: play(rng, world, truth, opponent_elo, Color::Black),
+                opponent_se: 0.0,
+            });
         }
+        let blocks = elo_anchor::blocks_from_games(&games, world.white_advantage)?;
         let estimate = elo_anchor::estimate(&blocks)?;
         let margin = estimate.margin95();
         let reached = margin.is_some_and(|m| m <= target);
-        if reached || games + blocks.len() as u32 > max_games {
-            return Ok(Run::new(truth, games, estimate.elo(), margin, reached));
+        let played = games.len() as u32;
+        if reached || played + offsets.len() as u32 > max_games {
+            return Ok(Run::new(truth, played, estimate.elo(), margin, reached));
         }
     }
 }
