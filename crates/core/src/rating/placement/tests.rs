@@ -201,3 +201,116 @@ fn the_stopped_interval_covers_the_truth_95_percent_of_the_time() {
     let coverage = f64::from(covered) / f64::from(runs);
     assert!((0.93..=0.97).contains(&coverage), "coverage {coverage}");
 }
+
+/// The choice of the next rung recomputed by a second route: the working estimate by a grid
+/// search of the log-posterior (its spread from a finite-difference curvature), each rung's
+/// expected pair information by the trapezoid rule over ± 8 SD instead of Gauss–Hermite, and the
+/// expected variance after the pair from those. Both routes must pick the same rung, and agree on
+/// the information to four digits.
+#[test]
+fn the_next_rung_agrees_with_a_brute_force_search() {
+    let rungs = ladder();
+    let config = PlacementConfig::new(20.0, 1000);
+    let at = |name: &str| rungs.iter().position(|r| r.name == name).unwrap();
+    let mut games = Vec::new();
+    for (rung, wins, losses) in [("mix40", 2, 4), ("mix20", 5, 1), ("mix30", 3, 3)] {
+        for i in 0..wins + losses {
+            games.push(PlacementGame {
+                rung: at(rung),
+                score: if i < wins { 1.0 } else { 0.0 },
+                color: if i % 2 == 0 {
+                    Color::White
+                } else {
+                    Color::Black
+                },
+            });
+        }
+    }
+    let placed = place(&rungs, &games, &config).unwrap();
+    let Next::Pair(chosen) = placed.next else {
+        panic!("{:?}", placed.next)
+    };
+
+    let q = std::f64::consts::LN_10 / 400.0;
+    let e = |elo: f64, opponent: f64| 1.0 / (1.0 + 10f64.powf((opponent - elo) / 400.0));
+    let centre = middle(&rungs);
+    let log_post = |elo: f64| {
+        let prior = -(elo - centre).powi(2) / (2.0 * PRIOR_SD * PRIOR_SD);
+        games
+            .iter()
+            .map(|g| {
+                let p = e(
+                    elo + g.color.shift(config.white_advantage),
+                    rungs[g.rung].elo,
+                );
+                g.score * p.ln() + (1.0 - g.score) * (1.0 - p).ln()
+            })
+            .sum::<f64>()
+            + prior
+    };
+    let mode = (0..=90_000)
+        .map(|i| -1000.0 + 0.05 * f64::from(i))
+        .max_by(|a, b| log_post(*a).total_cmp(&log_post(*b)))
+        .unwrap();
+    let h = 0.5;
+    let curvature = -(log_post(mode + h) - 2.0 * log_post(mode) + log_post(mode - h)) / (h * h);
+    let sd = 1.0 / curvature.sqrt();
+    let (mean, gh_sd) = working_estimate(&rungs, &games, centre, &config);
+    assert!(
+        (mode - mean).abs() < 0.1 && (sd - gh_sd).abs() < 0.01,
+        "{mode} {mean} {sd} {gh_sd}"
+    );
+
+    let pair = |elo: f64, opponent: f64| {
+        [config.white_advantage, -config.white_advantage]
+            .iter()
+            .map(|s| e(elo + s, opponent) * (1.0 - e(elo + s, opponent)))
+            .sum::<f64>()
+    };
+    let trapezoid = |opponent: f64| {
+        let n = 4000;
+        let step = 16.0 * sd / f64::from(n);
+        (0..=n)
+            .map(|i| {
+                let x = -8.0 * sd + step * f64::from(i);
+                let weight = if i == 0 || i == n { 0.5 } else { 1.0 };
+                let density =
+                    (-x * x / (2.0 * sd * sd)).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt());
+                weight * step * density * pair(mode + x, opponent)
+            })
+            .sum::<f64>()
+    };
+    let mut weight = 1.0 / (q * q * PRIOR_SD * PRIOR_SD);
+    let mut weighted_se = 0.0;
+    for g in &games {
+        let p = e(
+            mode + g.color.shift(config.white_advantage),
+            rungs[g.rung].elo,
+        );
+        weight += p * (1.0 - p);
+        weighted_se += p * (1.0 - p) * rungs[g.rung].se;
+    }
+    let variance_after: Vec<f64> = rungs
+        .iter()
+        .map(|r| {
+            let info = trapezoid(r.elo);
+            let hermite = expected_pair_weight(mean, gh_sd, r.elo, config.white_advantage);
+            assert!(
+                (info - hermite).abs() <= 1e-4 * info,
+                "{}: {info} {hermite}",
+                r.name
+            );
+            let w = weight + info;
+            let ladder = (weighted_se + info * r.se) / w;
+            1.0 / (q * q * w) + ladder * ladder
+        })
+        .collect();
+    let brute = (0..rungs.len())
+        .min_by(|&a, &b| variance_after[a].total_cmp(&variance_after[b]))
+        .unwrap();
+    assert_eq!(
+        chosen, brute,
+        "{} against {}",
+        rungs[chosen].name, rungs[brute].name
+    );
+}
