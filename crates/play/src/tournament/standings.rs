@@ -165,6 +165,8 @@ fn stored_format(
     if !files.iter().any(|(_, text)| text.contains(hook)) {
         return Ok(None);
     }
+    // The spend is a scan of every stored call: read only for a format that uses it.
+    let reads_spend = files.iter().any(|(_, text)| text.contains("state.spend"));
     let rules = host.rebuild(
         Path::new(&tournament.script_path),
         newest.generation.unwrap_or(0),
@@ -176,8 +178,9 @@ fn stored_format(
     // The openings only matter for pairing, so they are not read (0) for the tables.
     let prices = super::budget::price_table(&rules.spec().settings);
     let state = FormatState {
-        spend: super::budget::Ledger::read(store, tournament.id, &prices)
-            .ok()
+        spend: reads_spend
+            .then(|| super::budget::Ledger::read(store, tournament.id, &prices).ok())
+            .flatten()
             .map(|ledger| super::budget::format_spend(rules.spec(), &ledger)),
         ..FormatState::new(
             rules.spec(),
