@@ -11,7 +11,7 @@
 //! - *on the ladder's scale* ([`Placement::margin95`]): the rungs' Elos taken as exact, the
 //!   statistical error only. `target` stops on this one, as LLM Chess's interval treats its
 //!   engine levels as exact, so the two are compared like for like.
-//! - *with the ladder's own error* ([`Placement::margin95_with_ladder`]): the rungs'
+//! - *with the ladder's own error* ([`Placement::with_ladder`]): the rungs'
 //!   calibration errors added as [`elo_anchor`] adds them (perfectly correlated, an upper
 //!   bound): what to quote when comparing with ratings on another scale.
 //!
@@ -169,11 +169,6 @@ impl Placement {
     /// The 95% half-width on the ladder's scale, for a finite estimate.
     pub fn margin95(&self) -> Option<f64> {
         self.estimate.and_then(|e| e.margin95())
-    }
-
-    /// The 95% half-width with the ladder's own error added.
-    pub fn margin95_with_ladder(&self) -> Option<f64> {
-        self.with_ladder.and_then(|e| e.margin95())
     }
 }
 
