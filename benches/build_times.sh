@@ -67,7 +67,7 @@ for dir in "$@"; do
       case $kind in
         lua) file=$(pick "$dir" scripts/modes/blitz.lua) ;;
         report) file=$(pick "$dir" crates/outputs/src/report/html/mod.rs src/report/html/mod.rs) ;;
-        provider) file=$(pick "$dir" crates/llm/src/anthropic.rs src/llm/anthropic.rs) ;;
+        provider) file=$(pick "$dir" crates/providers/src/anthropic.rs crates/llm/src/anthropic.rs src/llm/anthropic.rs) ;;
         store) file=$(pick "$dir" crates/store/src/games.rs src/store/games.rs) ;;
       esac
       edit "$dir/$file" "an edit"

@@ -62,6 +62,7 @@ struct Run {
 
 async fn run(bin: &Path, paced: bool, calls: u64) -> Run {
     let server = FakeOpenAi::start_with(bin, LATENCY_MS, &["--rpm", &RPM.to_string()]);
+    arena::providers::install();
     let client = LlmClient::new().expect("http client");
     let endpoint = Endpoint {
         max_concurrency: CONCURRENCY,

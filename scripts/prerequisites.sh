@@ -42,7 +42,7 @@ if ! python3 -c "import chess.pgn" >/dev/null 2>&1; then
     || python3 -m pip install -q --disable-pip-version-check --user chess==1.11.2
 fi
 
-# The conformance suite's reference (crates/llm/src/sdk_tests.rs, tests/sdk/): bump these together
+# The conformance suite's reference (crates/providers/src/tests/sdk.rs, tests/sdk/): bump these together
 # with tests/sdk/PROVENANCE.md.
 sdks=(openai==3.63.0 anthropic==2.17.0 google-genai==3.6.1)
 if [ "${1:-}" = "--tests" ] && ! python3 -c "

@@ -14,4 +14,5 @@ pub use arena_llm as llm;
 pub use arena_lua as lua;
 pub use arena_outputs::{export, import, leaderboard, report, serve};
 pub use arena_play::{analysis, calls, eval, spec, tournament};
+pub use arena_providers as providers;
 pub use arena_store as store;

@@ -91,6 +91,7 @@ async fn run(
 async fn paced_requests_stay_under_the_servers_limit() {
     // 600 a minute: at most 10 in any second. Unpaced, 32 requests at once overrun it.
     let unpaced_server = fake_openai_with(20, &["--rpm", "600"]);
+    arena::providers::install();
     let client = LlmClient::new().unwrap();
     let unpaced = Endpoint {
         retry: RetryPolicy {
@@ -110,6 +111,7 @@ async fn paced_requests_stay_under_the_servers_limit() {
 
     // Limits learned from the headers: the first answer tells them.
     let server = fake_openai_with(20, &["--rpm", "600"]);
+    arena::providers::install();
     let client = LlmClient::new().unwrap();
     let learned = endpoint(&server.url, true, RateLimit::default());
     run(&client, &learned, &[("a", 32)], 0, 40).await;
@@ -123,6 +125,7 @@ async fn paced_requests_stay_under_the_servers_limit() {
 
     // A declared rate below the server's: paced to it from the first request on.
     let server = fake_openai_with(20, &["--rpm", "600", "--tpm", "20000"]);
+    arena::providers::install();
     let client = LlmClient::new().unwrap();
     let declared = endpoint(
         &server.url,
@@ -148,6 +151,7 @@ async fn players_on_one_key_get_equal_shares() {
     // burst, the player with few games has all of them in flight and the other may use the
     // rest).
     let server = fake_openai_with(20, &["--rpm", "1200"]);
+    arena::providers::install();
     let client = LlmClient::new().unwrap();
     let shared = endpoint(&server.url, true, RateLimit::default());
     let made = run(&client, &shared, &[("many", 24), ("few", 4)], 40, 120).await;

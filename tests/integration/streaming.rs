@@ -125,6 +125,7 @@ fn move_request() -> ChatRequest {
 async fn a_stream_cut_midway_keeps_its_partial_text() {
     // The role chunk and two words of "I pick a random legal move. ...", then the connection drops.
     let cut = fake_openai_with(0, &["--stream", "--cut-stream-after", "3"]);
+    arena::providers::install();
     let client = LlmClient::new().unwrap();
     let mut shown = Vec::new();
     let error = client
@@ -259,6 +260,7 @@ async fn the_local_model_streams_text_and_usage() {
     let Some(url) = local_llm("the_local_model_streams_text_and_usage") else {
         return;
     };
+    arena::providers::install();
     let client = LlmClient::new().unwrap();
     let endpoint = Endpoint {
         stream: true,
@@ -291,6 +293,7 @@ async fn the_local_model_streams_text_and_usage() {
 async fn a_silent_stream_is_cut_after_its_idle_timeout() {
     // "I pick " and then nothing, on a connection that stays open.
     let stalls = fake_openai_with(0, &["--stream", "--stall-stream-after", "3"]);
+    arena::providers::install();
     let error = LlmClient::new()
         .unwrap()
         .chat(

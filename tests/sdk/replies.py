@@ -1,5 +1,5 @@
 """Builds provider replies with the official SDKs' own models and reads them with the SDKs' own
-clients, for arena's conformance test (crates/llm/src/sdk_tests.rs).
+clients, for arena's conformance test (crates/providers/src/tests/sdk.rs).
 
 Usage: python3 tests/sdk/replies.py OUTDIR
 

@@ -1,11 +1,14 @@
-//! LLM clients: one shared HTTP client, one module per provider wire format, retries with backoff.
+//! The LLM client: one shared HTTP client for every provider, retries with backoff, rate limits,
+//! pacing, streams and batches. The wire formats are modules of the `arena-providers` crate,
+//! known here through [`wire::WireFormat`] and installed by the program at start
+//! ([`wire::install`]).
 //!
 //! An [`Endpoint`] says where a model is served and how to treat it (wire format, API-key variable,
 //! concurrency, timeout, retries); a [`ChatRequest`] says what to ask. [`LlmClient::chat`] retries
 //! every failure that is not the model's fault (see [`LlmError::is_transient`]) and returns the answer
 //! with its reasoning split off, token usage, latency and the raw body for the store.
 //!
-//! Four wire formats are spoken (see [`Provider`]): OpenAI-compatible chat completions, the OpenAI
+//! Four wire formats are named (see [`Provider`]): OpenAI-compatible chat completions, the OpenAI
 //! Responses API, Anthropic messages and Gemini `generateContent`. Each maps the same
 //! [`ChatRequest`] (system messages, sampling, token limit, [`Reasoning`]) to its API, and its reply
 //! to the same [`ChatReply`]: answer, reasoning text, [`Usage`] and a finish reason in OpenAI's
@@ -17,6 +20,7 @@
 //! use arena_llm::{ChatMessage, ChatRequest, Endpoint, LlmClient};
 //!
 //! # async fn run() -> Result<(), arena_llm::LlmError> {
+//! // The program installs the formats once, at start: `arena_providers::install()`.
 //! let client = LlmClient::new()?;
 //! let endpoint = Endpoint::new("http://127.0.0.1:8765/v1");
 //! client.probe(&endpoint).await?;
@@ -32,32 +36,27 @@
 //! # }
 //! ```
 
-#[cfg(test)]
-use arena_testkit as test_parts;
-
-mod anthropic;
 mod batch;
 mod client;
 mod error_body;
 #[cfg(test)]
 mod fuzz;
-mod gemini;
 mod limits;
-mod openai;
 mod pacing;
 mod ratelimit;
 mod reasoning;
 mod rejection;
-mod responses;
 mod retry;
 mod sse;
 mod stream;
-mod wire;
+pub mod wire;
 
 use std::{fmt, str::FromStr, time::Duration};
 
 use reqwest::RequestBuilder;
 use serde::{Deserialize, Serialize};
+
+use self::wire::WireReply;
 use serde_json::{Map, Value};
 
 pub use arena_llm_types::{
@@ -79,8 +78,9 @@ pub use self::{
     retry::{DEFAULT_DECODE_RETRIES, RetryPolicy, parse_retry_after},
 };
 
-/// The wire format an endpoint speaks. Each variant has its own module beside `openai.rs`, which
-/// implements the crate's wire-format trait (`Provider::wire` says which).
+/// The wire format an endpoint speaks. Each variant has its own module in the `arena-providers`
+/// crate, which implements [`wire::WireFormat`] and is installed by the program at start
+/// ([`wire::install`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Provider {
     /// OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp, Ollama, OpenRouter, ...).
@@ -107,14 +107,13 @@ impl Provider {
         Provider::Gemini,
     ];
 
-    /// How this format is spoken: the one place that lists each format's module.
-    pub(crate) fn wire(self) -> &'static dyn wire::WireFormat {
-        match self {
-            Provider::OpenAiChat => &openai::OpenAiChat,
-            Provider::OpenAiResponses => &responses::OpenAiResponses,
-            Provider::Anthropic => &anthropic::Anthropic,
-            Provider::Gemini => &gemini::Gemini,
-        }
+    /// How this format is spoken: the module the program installed for it (see
+    /// [`wire::install`]).
+    ///
+    /// # Panics
+    /// When no formats are installed: a program that makes calls installs them first.
+    pub fn wire(self) -> &'static dyn wire::WireFormat {
+        wire::installed(self)
     }
 
     /// The provider's name as used in scripts and the store.
@@ -158,8 +157,9 @@ impl Provider {
         self.wire().unsent_settings(req)
     }
 
-    /// Whether an error answer refuses the request for good, by this provider's rules.
-    fn rejection(self, status: u16, body: &str) -> Option<Rejection> {
+    /// Whether an error answer (its `status` and `body`) refuses the request for good, by this
+    /// provider's rules.
+    pub fn rejection(self, status: u16, body: &str) -> Option<Rejection> {
         rejection::classify(self, status, body)
     }
 
@@ -506,7 +506,7 @@ impl Reasoning {
     }
 
     /// Whether this asks for any thinking at all (`effort: none` and a zero budget do not).
-    pub(crate) fn is_enabled(&self) -> bool {
+    pub fn is_enabled(&self) -> bool {
         self.effort.as_deref().is_some_and(|e| e != "none")
             || self.budget_tokens.is_some_and(|b| b > 0)
     }
@@ -570,49 +570,6 @@ impl ChatReply {
             self.provider_cost.as_ref().map(|c| c.usd),
             model,
         )
-    }
-}
-
-/// What a wire-format module reads from a successful response body.
-#[derive(Debug, Clone, PartialEq)]
-struct WireReply {
-    /// Message text, possibly with `<think>` blocks.
-    content: String,
-    /// A separate reasoning field, when the server split it off.
-    reasoning: Option<String>,
-    usage: Option<Usage>,
-    cost: Option<ProviderCost>,
-    finish_reason: Option<String>,
-    tool_calls: Vec<ToolCall>,
-}
-
-/// A wire format's `usage` object: what it says of the tokens and, where the provider prices the
-/// call itself (OpenRouter), of the cost.
-pub(crate) trait WireUsageReport: serde::de::DeserializeOwned {
-    /// The counts and the provider's price, as arena keeps them.
-    fn read(self) -> (Usage, Option<ProviderCost>);
-}
-
-/// The usage and cost of a body's top-level `usage` object, whatever else the body holds (an
-/// error object, no choices, a failed response): the OpenAI chat and Responses formats share it.
-pub(crate) fn decode_usage_object<W: WireUsageReport>(body: &str) -> ReportedUsage {
-    #[derive(Deserialize)]
-    #[serde(bound = "W: WireUsageReport")]
-    struct UsageOnly<W> {
-        usage: Option<W>,
-    }
-    match serde_json::from_str::<UsageOnly<W>>(body)
-        .ok()
-        .and_then(|b| b.usage)
-    {
-        Some(usage) => {
-            let (usage, cost) = usage.read();
-            ReportedUsage {
-                usage: Some(usage),
-                cost,
-            }
-        }
-        None => ReportedUsage::default(),
     }
 }
 
@@ -817,16 +774,3 @@ fn snippet(body: &str) -> String {
         None => body.to_owned(),
     }
 }
-
-#[cfg(test)]
-mod image_tests;
-#[cfg(test)]
-mod provider_tests;
-#[cfg(test)]
-mod sdk_tests;
-#[cfg(test)]
-mod stream_tests;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tool_tests;

@@ -12,7 +12,7 @@
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct SseEvent {
+pub struct SseEvent {
     /// The `event:` field, `message` when absent.
     pub(super) event: String,
     /// The `data:` lines, joined with `\n`.
@@ -21,7 +21,7 @@ pub(super) struct SseEvent {
 
 /// The parser's state between chunks.
 #[derive(Debug, Default)]
-pub(super) struct SseParser {
+pub struct SseParser {
     /// Bytes of a line not yet ended.
     line: Vec<u8>,
     /// The last chunk ended in CR: an LF opening the next one belongs to that line end.
@@ -35,7 +35,7 @@ pub(super) struct SseParser {
 
 impl SseParser {
     /// Reads `bytes`, appending the events they complete to `out`.
-    pub(super) fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
         let mut bytes = bytes;
         if !self.started && !bytes.is_empty() {
             self.started = true;

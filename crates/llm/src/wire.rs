@@ -1,22 +1,59 @@
 //! What a wire format is: the one trait each provider module implements, so that everything a
 //! format does (its URLs and headers, the request it sends, the reply it reads, its stream of
-//! events, its refusals, its batch API) sits in that format's module, and the rest of the crate
-//! asks [`Provider::wire`](crate::Provider::wire) instead of matching on the provider.
+//! events, its refusals, its batch API) sits in that format's module, and the rest of the client
+//! asks [`Provider::wire`] instead of matching on the provider.
 //!
-//! A new format is a new module implementing [`WireFormat`] (and [`StreamParts`] for its
-//! events), a variant of [`Provider`](crate::Provider) and its arm in `Provider::wire`.
+//! The formats themselves live in the `arena-providers` crate, above this one: the crates that
+//! call models (play, lua, outputs) depend on this client only, so that editing a format
+//! rebuilds that crate and the program, not everything that makes a call. The program hands the
+//! formats over once at start ([`install`]); this module also holds what a format module needs
+//! from the client (the reply it decodes to, the refusal fields, the stream helpers).
+//!
+//! A new format is a new module in `arena-providers` implementing [`WireFormat`] (and
+//! [`StreamParts`] for its events), a variant of [`Provider`] and its arm where
+//! `arena-providers` lists the formats.
 
-use std::fmt;
+use std::{fmt, sync::OnceLock};
 
 use reqwest::RequestBuilder;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::{
-    ChatRequest, ReportedUsage, WireReply, batch::BatchApi, rejection::Fields, rejection::Rejection,
+use crate::{ChatRequest, Provider, ProviderCost, ReportedUsage, ToolCall, Usage};
+pub use crate::{
+    batch::{BatchApi, batch_body},
+    rejection::{Fields, Rejection},
+    sse::{SseEvent, SseParser},
+    stream::{StreamAssembly, append, assemble_stored, error_of},
 };
 
+/// Which module speaks each provider's format: the program's list, handed over by [`install`].
+pub type Formats = fn(Provider) -> &'static dyn WireFormat;
+
+/// The formats installed, once per process.
+static INSTALLED: OnceLock<Formats> = OnceLock::new();
+
+/// Installs the wire formats every call of this process speaks (`arena_providers::install` does
+/// it with the built-in ones). Only the first call counts: the formats of a process never change
+/// under its clients.
+pub fn install(formats: Formats) {
+    let _ = INSTALLED.set(formats);
+}
+
+/// The installed module of `provider`'s format.
+///
+/// # Panics
+/// When no formats are installed: a program error (the program installs them before it builds
+/// any client), not something a user's input can cause.
+pub(crate) fn installed(provider: Provider) -> &'static dyn WireFormat {
+    let formats = INSTALLED
+        .get()
+        .expect("no wire format is installed: call arena_providers::install() at start");
+    formats(provider)
+}
+
 /// One wire format: how a [`ChatRequest`] goes out and how the answer comes back.
-pub(crate) trait WireFormat: Sync {
+pub trait WireFormat: Sync {
     /// The URL a chat request for `model` is posted to.
     fn chat_url(&self, base_url: &str, model: &str) -> String;
 
@@ -35,7 +72,7 @@ pub(crate) trait WireFormat: Sync {
     fn encode(&self, req: &ChatRequest) -> Value;
 
     /// The settings of `req` this format does not send, by name (see
-    /// [`Provider::unsent_settings`](crate::Provider::unsent_settings)).
+    /// [`Provider::unsent_settings`]).
     fn unsent_settings(&self, req: &ChatRequest) -> Vec<&'static str>;
 
     /// The reply a (non-streamed) response body holds, or what is wrong with it.
@@ -45,7 +82,7 @@ pub(crate) trait WireFormat: Sync {
     fn decode_usage(&self, body: &str) -> ReportedUsage;
 
     /// The reasoning blocks of a stored body that must go back with its reply in a dialog (see
-    /// [`Provider::stored_thinking`](crate::Provider::stored_thinking)). None by default: only
+    /// [`Provider::stored_thinking`]). None by default: only
     /// a format whose API asks for them back has any.
     fn stored_thinking(&self, _raw_body: &str) -> Vec<Value> {
         Vec::new()
@@ -69,7 +106,7 @@ pub(crate) trait WireFormat: Sync {
 
 /// The events of one streamed reply of one format, put together into the body the same call
 /// would have got without streaming.
-pub(crate) trait StreamParts: fmt::Debug + Send + Sync {
+pub trait StreamParts: fmt::Debug + Send + Sync {
     /// Adds one event: its name (`event:` line, empty when none) and its data, read as JSON.
     /// Sets `done` when the event ends the stream.
     ///
@@ -95,7 +132,7 @@ pub(crate) trait StreamParts: fmt::Debug + Send + Sync {
 
 /// The sampling settings `req` sets (`temperature`, `top_p`), for formats that must leave them
 /// out for some models.
-pub(crate) fn sampling_settings(req: &ChatRequest) -> Vec<&'static str> {
+pub fn sampling_settings(req: &ChatRequest) -> Vec<&'static str> {
     [
         ("temperature", req.temperature.is_some()),
         ("top_p", req.top_p.is_some()),
@@ -103,4 +140,51 @@ pub(crate) fn sampling_settings(req: &ChatRequest) -> Vec<&'static str> {
     .into_iter()
     .filter_map(|(name, set)| set.then_some(name))
     .collect()
+}
+
+/// What a wire-format module reads from a successful response body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireReply {
+    /// Message text, possibly with `<think>` blocks.
+    pub content: String,
+    /// A separate reasoning field, when the server split it off.
+    pub reasoning: Option<String>,
+    /// Token counts, when the body reports them.
+    pub usage: Option<Usage>,
+    /// The provider's own price of the call, when the body carries one.
+    pub cost: Option<ProviderCost>,
+    /// Why generation stopped, in OpenAI chat terms.
+    pub finish_reason: Option<String>,
+    /// The tools the reply called, in order.
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// A wire format's `usage` object: what it says of the tokens and, where the provider prices the
+/// call itself (OpenRouter), of the cost.
+pub trait WireUsageReport: serde::de::DeserializeOwned {
+    /// The counts and the provider's price, as arena keeps them.
+    fn read(self) -> (Usage, Option<ProviderCost>);
+}
+
+/// The usage and cost of a body's top-level `usage` object, whatever else the body holds (an
+/// error object, no choices, a failed response): the OpenAI chat and Responses formats share it.
+pub fn decode_usage_object<W: WireUsageReport>(body: &str) -> ReportedUsage {
+    #[derive(Deserialize)]
+    #[serde(bound = "W: WireUsageReport")]
+    struct UsageOnly<W> {
+        usage: Option<W>,
+    }
+    match serde_json::from_str::<UsageOnly<W>>(body)
+        .ok()
+        .and_then(|b| b.usage)
+    {
+        Some(usage) => {
+            let (usage, cost) = usage.read();
+            ReportedUsage {
+                usage: Some(usage),
+                cost,
+            }
+        }
+        None => ReportedUsage::default(),
+    }
 }

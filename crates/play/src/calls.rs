@@ -610,6 +610,7 @@ mod tests {
 
     #[test]
     fn a_stored_request_names_the_settings_not_sent_in_key_order() {
+        arena_providers::install();
         let request = ChatRequest {
             model: "claude-sonnet-4-5".into(),
             messages: vec![ChatMessage::new("user", "Your move?")],

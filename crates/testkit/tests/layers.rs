@@ -11,6 +11,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("arena-core", &["arena-testkit"]),
     ("arena-llm-types", &[]),
     ("arena-llm", &["arena-llm-types"]),
+    ("arena-providers", &["arena-llm"]),
     ("arena-engine", &["arena-core", "arena-testkit"]),
     (
         "arena-store",
@@ -36,6 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "arena-core",
             "arena-llm",
+            "arena-providers",
             "arena-engine",
             "arena-store",
             "arena-play",

@@ -306,6 +306,7 @@ async fn setup_full(
         .unwrap();
     let row = store.games(t.id).unwrap().remove(0);
     let _ = rustls::crypto::ring::default_provider().install_default();
+    arena_providers::install();
     let mut players = BTreeMap::new();
     let mut endpoint = endpoint(&llm.model_spec()).unwrap();
     endpoint.retry.base_delay = std::time::Duration::from_millis(5);

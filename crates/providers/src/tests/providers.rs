@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use wiremock::{
     Mock, MockServer, ResponseTemplate,
     matchers::{body_partial_json, header, method, path},
@@ -93,11 +93,12 @@ async fn mount_sequence(
 
 #[tokio::test]
 async fn anthropic_sends_its_headers_and_reads_thinking() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
         .and(header("authorization", format!("Bearer {KEY}").as_str()))
-        .and(header("anthropic-version", anthropic::API_VERSION))
+        .and(header("anthropic-version", crate::anthropic::API_VERSION))
         .and(body_partial_json(json!({
             "model": "claude-sonnet-4-20250514",
             "system": "You play chess.",
@@ -107,7 +108,7 @@ async fn anthropic_sends_its_headers_and_reads_thinking() {
         })))
         .respond_with(fixture(
             200,
-            include_str!("fixtures/anthropic_thinking.json"),
+            include_str!("../../../llm/src/fixtures/anthropic_thinking.json"),
         ))
         .expect(1)
         .mount(&server)
@@ -145,6 +146,7 @@ async fn anthropic_sends_its_headers_and_reads_thinking() {
 
 #[tokio::test]
 async fn responses_api_reads_reasoning_summaries() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/responses"))
@@ -156,7 +158,7 @@ async fn responses_api_reads_reasoning_summaries() {
         })))
         .respond_with(fixture(
             200,
-            include_str!("fixtures/responses_reasoning.json"),
+            include_str!("../../../llm/src/fixtures/responses_reasoning.json"),
         ))
         .expect(1)
         .mount(&server)
@@ -181,6 +183,7 @@ async fn responses_api_reads_reasoning_summaries() {
 
 #[tokio::test]
 async fn gemini_puts_the_model_in_the_url_and_the_key_in_a_header() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/models/gemini-2.5-flash:generateContent"))
@@ -189,7 +192,7 @@ async fn gemini_puts_the_model_in_the_url_and_the_key_in_a_header() {
             "systemInstruction": {"parts": [{"text": "You play chess."}]},
             "generationConfig": {"thinkingConfig": {"thinkingBudget": 24576, "includeThoughts": true}},
         })))
-        .respond_with(fixture(200, include_str!("fixtures/gemini_thinking.json")))
+        .respond_with(fixture(200, include_str!("../../../llm/src/fixtures/gemini_thinking.json")))
         .expect(1)
         .mount(&server)
         .await;
@@ -225,6 +228,7 @@ async fn gemini_puts_the_model_in_the_url_and_the_key_in_a_header() {
 
 #[tokio::test]
 async fn each_provider_probes_its_model_list_with_its_key_header() {
+    formats();
     let server = MockServer::start().await;
     let bearer = format!("Bearer {KEY}");
     for (name, value) in [("authorization", bearer.as_str()), ("x-goog-api-key", KEY)] {
@@ -237,7 +241,10 @@ async fn each_provider_probes_its_model_list_with_its_key_header() {
     }
     Mock::given(method("GET"))
         .and(path("/v1/models"))
-        .respond_with(fixture(401, include_str!("fixtures/anthropic_401.json")))
+        .respond_with(fixture(
+            401,
+            include_str!("../../../llm/src/fixtures/anthropic_401.json"),
+        ))
         .mount(&server)
         .await;
     for provider in Provider::ALL {
@@ -263,12 +270,13 @@ async fn each_provider_probes_its_model_list_with_its_key_header() {
 
 #[tokio::test]
 async fn fatal_provider_errors_carry_the_providers_message() {
+    formats();
     let cases = [
         (
             Provider::OpenAiChat,
             "/v1/chat/completions",
             401,
-            include_str!("fixtures/openai_401.json"),
+            include_str!("../../../llm/src/fixtures/openai_401.json"),
             "invalid_request_error",
             "Incorrect API key provided",
         ),
@@ -276,7 +284,7 @@ async fn fatal_provider_errors_carry_the_providers_message() {
             Provider::OpenAiResponses,
             "/v1/responses",
             400,
-            include_str!("fixtures/openai_400_model.json"),
+            include_str!("../../../llm/src/fixtures/openai_400_model.json"),
             "invalid_request_error",
             "The requested model 'gpt-9-turbo' does not exist.",
         ),
@@ -284,7 +292,7 @@ async fn fatal_provider_errors_carry_the_providers_message() {
             Provider::Anthropic,
             "/v1/messages",
             401,
-            include_str!("fixtures/anthropic_401.json"),
+            include_str!("../../../llm/src/fixtures/anthropic_401.json"),
             "authentication_error",
             "invalid x-api-key",
         ),
@@ -292,7 +300,7 @@ async fn fatal_provider_errors_carry_the_providers_message() {
             Provider::Anthropic,
             "/v1/messages",
             404,
-            include_str!("fixtures/anthropic_404_model.json"),
+            include_str!("../../../llm/src/fixtures/anthropic_404_model.json"),
             "not_found_error",
             "model: claude-sonnet-9",
         ),
@@ -300,7 +308,7 @@ async fn fatal_provider_errors_carry_the_providers_message() {
             Provider::Anthropic,
             "/v1/messages",
             400,
-            include_str!("fixtures/anthropic_400_budget.json"),
+            include_str!("../../../llm/src/fixtures/anthropic_400_budget.json"),
             "invalid_request_error",
             "budget_tokens: Input should be greater than or equal to 1024",
         ),
@@ -308,7 +316,7 @@ async fn fatal_provider_errors_carry_the_providers_message() {
             Provider::Gemini,
             "/v1/models/test-model:generateContent",
             400,
-            include_str!("fixtures/gemini_400_invalid_key.json"),
+            include_str!("../../../llm/src/fixtures/gemini_400_invalid_key.json"),
             "INVALID_ARGUMENT",
             "API key not valid.",
         ),
@@ -316,7 +324,7 @@ async fn fatal_provider_errors_carry_the_providers_message() {
             Provider::Gemini,
             "/v1/models/test-model:generateContent",
             404,
-            include_str!("fixtures/gemini_404_model.json"),
+            include_str!("../../../llm/src/fixtures/gemini_404_model.json"),
             "NOT_FOUND",
             "is not found for API version v1beta",
         ),
@@ -356,13 +364,14 @@ async fn fatal_provider_errors_carry_the_providers_message() {
 
 #[tokio::test]
 async fn a_players_api_version_replaces_anthropics() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
         .and(header("anthropic-version", "2023-06-01"))
         .respond_with(fixture(
             200,
-            include_str!("fixtures/anthropic_thinking.json"),
+            include_str!("../../../llm/src/fixtures/anthropic_thinking.json"),
         ))
         .expect(1)
         .mount(&server)
@@ -379,8 +388,9 @@ async fn a_players_api_version_replaces_anthropics() {
 
 #[tokio::test]
 async fn azure_posts_to_the_deployment_with_api_version_and_api_key() {
+    formats();
     let server = MockServer::start().await;
-    let chat = include_str!("fixtures/openai_chat_reasoning.json");
+    let chat = include_str!("../../../llm/src/fixtures/openai_chat_reasoning.json");
     Mock::given(method("POST"))
         .and(path("/openai/deployments/gpt-4o-prod/chat/completions"))
         .and(wiremock::matchers::query_param("api-version", "2024-10-21"))
@@ -398,7 +408,7 @@ async fn azure_posts_to_the_deployment_with_api_version_and_api_key() {
         .and(header("api-key", KEY))
         .respond_with(fixture(
             200,
-            include_str!("fixtures/responses_reasoning.json"),
+            include_str!("../../../llm/src/fixtures/responses_reasoning.json"),
         ))
         .expect(1)
         .mount(&server)
@@ -429,6 +439,7 @@ async fn azure_posts_to_the_deployment_with_api_version_and_api_key() {
 
 #[tokio::test]
 async fn extra_headers_are_read_from_their_variables() {
+    formats();
     const HEADER_ENV: &str = "ARENA_LLM_PROVIDER_TEST_GATEWAY";
     // SAFETY: as in `set_test_key`; no other test uses this variable.
     unsafe { std::env::set_var(HEADER_ENV, "gw-secret-1") };
@@ -438,7 +449,7 @@ async fn extra_headers_are_read_from_their_variables() {
         .and(header("x-gateway-key", "gw-secret-1"))
         .respond_with(fixture(
             200,
-            include_str!("fixtures/openai_chat_reasoning.json"),
+            include_str!("../../../llm/src/fixtures/openai_chat_reasoning.json"),
         ))
         .expect(1)
         .mount(&server)
@@ -493,7 +504,8 @@ async fn extra_headers_are_read_from_their_variables() {
 
 #[tokio::test]
 async fn retries_follow_the_sdks_rules() {
-    let ok = include_str!("fixtures/openai_chat_reasoning.json");
+    formats();
+    let ok = include_str!("../../../llm/src/fixtures/openai_chat_reasoning.json");
     let error = |status: u16| {
         ResponseTemplate::new(status).set_body_raw(
             r#"{"error":{"message":"busy","type":"server_error"}}"#,
@@ -547,22 +559,29 @@ fn patient_endpoint(provider: Provider, base: &str) -> Endpoint {
 
 #[tokio::test]
 async fn anthropic_429_waits_for_the_exhausted_limit_to_reset() {
+    formats();
     let server = MockServer::start().await;
     // The reset time is one second ahead of the moment the mock is built; RFC 3339 needs a civil
     // time, written here from the Unix clock.
     let reset = rfc3339_in(Duration::from_secs(1));
-    let limited = fixture(429, include_str!("fixtures/anthropic_429.json"))
-        .insert_header("anthropic-ratelimit-input-tokens-limit", "20000")
-        .insert_header("anthropic-ratelimit-input-tokens-remaining", "0")
-        .insert_header("anthropic-ratelimit-input-tokens-reset", reset.as_str())
-        .insert_header("anthropic-ratelimit-requests-remaining", "49")
-        .insert_header("anthropic-ratelimit-requests-reset", reset.as_str())
-        .insert_header("request-id", "req_011CQnB8Vx3nLc6dQw2Ej9tY");
+    let limited = fixture(
+        429,
+        include_str!("../../../llm/src/fixtures/anthropic_429.json"),
+    )
+    .insert_header("anthropic-ratelimit-input-tokens-limit", "20000")
+    .insert_header("anthropic-ratelimit-input-tokens-remaining", "0")
+    .insert_header("anthropic-ratelimit-input-tokens-reset", reset.as_str())
+    .insert_header("anthropic-ratelimit-requests-remaining", "49")
+    .insert_header("anthropic-ratelimit-requests-reset", reset.as_str())
+    .insert_header("request-id", "req_011CQnB8Vx3nLc6dQw2Ej9tY");
     mount_sequence(
         &server,
         "/v1/messages",
         limited,
-        fixture(200, include_str!("fixtures/anthropic_thinking.json")),
+        fixture(
+            200,
+            include_str!("../../../llm/src/fixtures/anthropic_thinking.json"),
+        ),
     )
     .await;
     let reply = client()
@@ -578,12 +597,20 @@ async fn anthropic_429_waits_for_the_exhausted_limit_to_reset() {
 
 #[tokio::test]
 async fn anthropic_529_overloaded_is_retried_with_retry_after() {
+    formats();
     let server = MockServer::start().await;
     mount_sequence(
         &server,
         "/v1/messages",
-        fixture(529, include_str!("fixtures/anthropic_529.json")).insert_header("retry-after", "0"),
-        fixture(200, include_str!("fixtures/anthropic_thinking.json")),
+        fixture(
+            529,
+            include_str!("../../../llm/src/fixtures/anthropic_529.json"),
+        )
+        .insert_header("retry-after", "0"),
+        fixture(
+            200,
+            include_str!("../../../llm/src/fixtures/anthropic_thinking.json"),
+        ),
     )
     .await;
     let reply = client()
@@ -599,7 +626,10 @@ async fn anthropic_529_overloaded_is_retried_with_retry_after() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
-        .respond_with(fixture(529, include_str!("fixtures/anthropic_529.json")))
+        .respond_with(fixture(
+            529,
+            include_str!("../../../llm/src/fixtures/anthropic_529.json"),
+        ))
         .mount(&server)
         .await;
     let err = client()
@@ -619,18 +649,25 @@ async fn anthropic_529_overloaded_is_retried_with_retry_after() {
 
 #[tokio::test]
 async fn openai_429_waits_for_the_exhausted_limit_to_reset() {
+    formats();
     let server = MockServer::start().await;
-    let limited = fixture(429, include_str!("fixtures/openai_429.json"))
-        .insert_header("x-ratelimit-limit-tokens", "200000")
-        .insert_header("x-ratelimit-remaining-tokens", "0")
-        .insert_header("x-ratelimit-reset-tokens", "290ms")
-        .insert_header("x-ratelimit-remaining-requests", "4999")
-        .insert_header("x-ratelimit-reset-requests", "12ms");
+    let limited = fixture(
+        429,
+        include_str!("../../../llm/src/fixtures/openai_429.json"),
+    )
+    .insert_header("x-ratelimit-limit-tokens", "200000")
+    .insert_header("x-ratelimit-remaining-tokens", "0")
+    .insert_header("x-ratelimit-reset-tokens", "290ms")
+    .insert_header("x-ratelimit-remaining-requests", "4999")
+    .insert_header("x-ratelimit-reset-requests", "12ms");
     mount_sequence(
         &server,
         "/v1/chat/completions",
         limited,
-        fixture(200, include_str!("fixtures/openai_chat_reasoning.json")),
+        fixture(
+            200,
+            include_str!("../../../llm/src/fixtures/openai_chat_reasoning.json"),
+        ),
     )
     .await;
     let reply = client()
@@ -646,14 +683,19 @@ async fn openai_429_waits_for_the_exhausted_limit_to_reset() {
 
 #[tokio::test]
 async fn gemini_429_waits_as_its_retry_info_says() {
+    formats();
     let server = MockServer::start().await;
     // The recorded 17 s would slow the suite; the same body with a short delay tests the path.
-    let body = include_str!("fixtures/gemini_429.json").replace("\"17s\"", "\"0.2s\"");
+    let body =
+        include_str!("../../../llm/src/fixtures/gemini_429.json").replace("\"17s\"", "\"0.2s\"");
     mount_sequence(
         &server,
         "/v1/models/gemini-2.5-flash:generateContent",
         fixture(429, &body),
-        fixture(200, include_str!("fixtures/gemini_thinking.json")),
+        fixture(
+            200,
+            include_str!("../../../llm/src/fixtures/gemini_thinking.json"),
+        ),
     )
     .await;
     let reply = client()
@@ -668,6 +710,7 @@ async fn gemini_429_waits_as_its_retry_info_says() {
 
 #[tokio::test]
 async fn keys_never_show_in_errors_or_debug_output() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(401).set_body_json(json!({
@@ -727,7 +770,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 // --- The real local llama.cpp server (skipped unless LOCAL_LLM_URL is set). ---
 
 fn local_endpoint(test: &str, provider: Provider) -> Option<Endpoint> {
-    crate::test_parts::local_llm(test).map(|url| Endpoint {
+    arena_testkit::local_llm(test).map(|url| Endpoint {
         provider,
         // Other test suites may share the one-thread server.
         timeout: Duration::from_secs(180),
@@ -780,6 +823,7 @@ async fn local_answers(test: &str, provider: Provider) {
 
 #[tokio::test]
 async fn local_model_speaks_the_responses_api() {
+    formats();
     local_answers(
         "local_model_speaks_the_responses_api",
         Provider::OpenAiResponses,
@@ -789,11 +833,13 @@ async fn local_model_speaks_the_responses_api() {
 
 #[tokio::test]
 async fn local_model_speaks_anthropic_messages() {
+    formats();
     local_answers("local_model_speaks_anthropic_messages", Provider::Anthropic).await;
 }
 
 #[tokio::test]
 async fn local_model_accepts_reasoning_settings() {
+    formats();
     // SmolLM2 does not reason, but the server must accept each API's reasoning fields.
     for provider in [Provider::OpenAiResponses, Provider::Anthropic] {
         let Some(ep) = local_endpoint("local_model_accepts_reasoning_settings", provider) else {

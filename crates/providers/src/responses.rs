@@ -36,17 +36,18 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{
-    ChatMessage, ChatRequest, ProviderCost, Reasoning, ReportedUsage, ToolCall, Usage, WireReply,
-    WireUsageReport,
-    batch::BatchApi,
-    openai::{self, insert_sampling, merge_extra},
-    rejection::{Fields, Rejection},
-    wire::{StreamParts, WireFormat, sampling_settings},
+use arena_llm::{
+    ChatMessage, ChatRequest, ProviderCost, Reasoning, ReportedUsage, ToolCall, Usage,
+    wire::{
+        BatchApi, Fields, Rejection, StreamParts, WireFormat, WireReply, WireUsageReport,
+        decode_usage_object, sampling_settings,
+    },
 };
 
+use crate::openai::{self, insert_sampling, merge_extra};
+
 /// The Responses URL below `base_url` (which ends in `/v1`).
-pub(super) fn chat_url(base_url: &str) -> String {
+pub(crate) fn chat_url(base_url: &str) -> String {
     format!("{}/responses", base_url.trim_end_matches('/'))
 }
 
@@ -66,7 +67,7 @@ fn content(m: &ChatMessage) -> Value {
 }
 
 /// The JSON body for `req`, with `extra_body` merged last.
-pub(super) fn encode(req: &ChatRequest) -> Value {
+pub(crate) fn encode(req: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     let instructions: Vec<&str> = req
@@ -259,8 +260,8 @@ impl WireUsageReport for WireUsage {
 }
 
 /// The usage and cost a body reports, whatever else it holds (a failed response included).
-pub(super) fn decode_usage(body: &str) -> ReportedUsage {
-    super::decode_usage_object::<WireUsage>(body)
+pub(crate) fn decode_usage(body: &str) -> ReportedUsage {
+    decode_usage_object::<WireUsage>(body)
 }
 
 /// Reads a successful response body.
@@ -268,7 +269,7 @@ pub(super) fn decode_usage(body: &str) -> ReportedUsage {
 /// # Errors
 /// A description of the problem when the body is not JSON, has no `output`, or reports
 /// `status: failed` (with the provider's error message).
-pub(super) fn decode(body: &str) -> Result<WireReply, String> {
+pub(crate) fn decode(body: &str) -> Result<WireReply, String> {
     let response: Response =
         serde_json::from_str(body).map_err(|e| format!("invalid responses-api json: {e}"))?;
     if response.status.as_deref() == Some("failed") {
@@ -536,7 +537,7 @@ impl StreamParts for ResponsesParts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ChatMessage, Reasoning};
+    use arena_llm::{ChatMessage, Reasoning};
 
     fn chess_request() -> ChatRequest {
         ChatRequest {
@@ -600,7 +601,10 @@ mod tests {
 
     #[test]
     fn decodes_reasoning_summaries_and_usage() {
-        let reply = decode(include_str!("fixtures/responses_reasoning.json")).expect("valid body");
+        let reply = decode(include_str!(
+            "../../llm/src/fixtures/responses_reasoning.json"
+        ))
+        .expect("valid body");
         assert_eq!(reply.content, "<move>e2e4</move>");
         assert_eq!(
             reply.reasoning.as_deref(),
@@ -647,7 +651,10 @@ mod tests {
 
     #[test]
     fn decodes_an_incomplete_reply_as_length() {
-        let reply = decode(include_str!("fixtures/responses_incomplete.json")).expect("valid body");
+        let reply = decode(include_str!(
+            "../../llm/src/fixtures/responses_incomplete.json"
+        ))
+        .expect("valid body");
         assert_eq!(reply.content, "");
         assert_eq!(reply.reasoning, None);
         assert_eq!(reply.finish_reason.as_deref(), Some("length"));

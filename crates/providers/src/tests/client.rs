@@ -73,6 +73,7 @@ async fn requests_seen(server: &MockServer) -> usize {
 
 #[tokio::test]
 async fn success_reads_content_usage_and_timing() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -98,6 +99,7 @@ async fn success_reads_content_usage_and_timing() {
 
 #[tokio::test]
 async fn extra_body_is_merged_into_the_request() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -130,6 +132,7 @@ async fn extra_body_is_merged_into_the_request() {
 
 #[tokio::test]
 async fn rate_limit_honours_retry_after_and_counts_the_retry() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -160,6 +163,7 @@ async fn rate_limit_honours_retry_after_and_counts_the_retry() {
 
 #[tokio::test]
 async fn server_errors_are_retried() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -182,6 +186,7 @@ async fn server_errors_are_retried() {
 
 #[tokio::test]
 async fn persistent_server_errors_give_up_after_max_attempts() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -202,6 +207,7 @@ async fn persistent_server_errors_give_up_after_max_attempts() {
 
 #[tokio::test]
 async fn unauthorized_is_fatal_and_not_retried() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -226,6 +232,7 @@ fn closed_port() -> u16 {
 
 #[tokio::test]
 async fn connection_refused_is_unreachable_after_max_attempts() {
+    formats();
     let port = closed_port();
     let ep = endpoint(&format!("http://127.0.0.1:{port}"));
     let err = client().chat(&ep, &request()).await.expect_err("refused");
@@ -246,6 +253,7 @@ async fn connection_refused_is_unreachable_after_max_attempts() {
 
 #[tokio::test]
 async fn slow_replies_time_out_and_are_retried() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -269,6 +277,7 @@ async fn slow_replies_time_out_and_are_retried() {
 
 #[tokio::test]
 async fn persistent_timeouts_are_transient_errors() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -293,6 +302,7 @@ async fn persistent_timeouts_are_transient_errors() {
 
 #[tokio::test]
 async fn malformed_bodies_and_empty_choices_are_retried() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -321,6 +331,7 @@ async fn malformed_bodies_and_empty_choices_are_retried() {
 
 #[tokio::test]
 async fn persistently_malformed_bodies_end_in_a_decode_error() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -364,6 +375,7 @@ async fn persistently_malformed_bodies_end_in_a_decode_error() {
 
 #[tokio::test]
 async fn an_observer_that_cannot_keep_a_failure_stops_the_retries() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -382,6 +394,7 @@ async fn an_observer_that_cannot_keep_a_failure_stops_the_retries() {
 
 #[tokio::test]
 async fn reasoning_field_and_think_blocks_are_captured() {
+    formats();
     let server = MockServer::start().await;
     let body = json!({"choices": [{"finish_reason": "stop", "message": {
         "content": "<think>the knight is loose</think>\nNxe5",
@@ -406,6 +419,7 @@ async fn reasoning_field_and_think_blocks_are_captured() {
 
 #[tokio::test]
 async fn null_content_with_reasoning_only() {
+    formats();
     let server = MockServer::start().await;
     let body = json!({"choices": [{"finish_reason": "length", "message": {
         "content": null, "reasoning_content": "still thinking"
@@ -426,6 +440,7 @@ async fn null_content_with_reasoning_only() {
 
 #[tokio::test]
 async fn think_blocks_are_split_from_the_answer() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -451,6 +466,7 @@ fn set_test_key() {
 
 #[tokio::test]
 async fn api_key_is_sent_as_bearer_and_never_shown() {
+    formats();
     set_test_key();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -495,6 +511,7 @@ async fn api_key_is_sent_as_bearer_and_never_shown() {
 
 #[tokio::test]
 async fn missing_api_key_fails_before_any_request() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(ok("e2e4"))
@@ -516,6 +533,7 @@ async fn missing_api_key_fails_before_any_request() {
 
 #[tokio::test]
 async fn probe_reports_http_errors() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/v1/models"))
@@ -533,10 +551,11 @@ async fn probe_reports_http_errors() {
 /// its head only.
 #[tokio::test]
 async fn a_probe_reads_an_oversized_error_body_no_further_than_the_limit() {
+    formats();
     let server = MockServer::start().await;
     let huge = format!(
         "{{\"error\":{{\"message\":\"down\"}}}}{}",
-        " ".repeat(crate::MAX_RESPONSE_BYTES)
+        " ".repeat(MAX_RESPONSE_BYTES)
     );
     Mock::given(method("GET"))
         .and(path("/v1/models"))
@@ -559,6 +578,7 @@ async fn a_probe_reads_an_oversized_error_body_no_further_than_the_limit() {
 
 #[tokio::test]
 async fn bad_base_url_is_a_fatal_client_error() {
+    formats();
     let ep = endpoint("not a url");
     let err = client().chat(&ep, &request()).await.expect_err("bad url");
     assert!(matches!(err, LlmError::Client { .. }), "{err:?}");
@@ -583,6 +603,7 @@ async fn concurrent_chats(
 
 #[tokio::test]
 async fn concurrency_is_limited_per_base_url() {
+    formats();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(chat_path())
@@ -606,6 +627,7 @@ async fn concurrency_is_limited_per_base_url() {
 
 #[test]
 fn provider_names_round_trip() {
+    formats();
     for (provider, name) in [
         (Provider::OpenAiChat, "openai_chat"),
         (Provider::OpenAiResponses, "openai_responses"),
@@ -636,6 +658,7 @@ fn provider_names_round_trip() {
 
 #[test]
 fn each_format_names_the_settings_it_does_not_send() {
+    formats();
     let asked = ChatRequest {
         model: "claude-sonnet-4-5".into(),
         temperature: Some(0.2),
@@ -669,7 +692,7 @@ fn each_format_names_the_settings_it_does_not_send() {
     // What each says it drops is what its body leaves out.
     for provider in Provider::ALL {
         for req in [&asked, &reasoning, &o3] {
-            let body = provider.encode(req);
+            let body = provider.wire().encode(req);
             for name in provider.unsent_settings(req) {
                 assert!(body.get(name).is_none(), "{provider} sent {name}");
             }
@@ -679,6 +702,7 @@ fn each_format_names_the_settings_it_does_not_send() {
 
 #[test]
 fn transient_classification() {
+    formats();
     let http = |status| LlmError::Http {
         url: "u".into(),
         status,
@@ -711,6 +735,7 @@ fn transient_classification() {
 
 #[test]
 fn long_bodies_are_cut_in_messages() {
+    formats();
     let err = LlmError::Http {
         url: "u".into(),
         status: 502,
@@ -726,7 +751,7 @@ fn long_bodies_are_cut_in_messages() {
 // --- The real local model (skipped unless LOCAL_LLM_URL is set). ---
 
 fn local_endpoint(test: &str) -> Option<Endpoint> {
-    crate::test_parts::local_llm(test).map(|url| Endpoint {
+    arena_testkit::local_llm(test).map(|url| Endpoint {
         // Other test suites may share the one-thread server.
         timeout: Duration::from_secs(180),
         ..Endpoint::new(url)
@@ -746,6 +771,7 @@ fn local_request(prompt: &str, max_tokens: u32) -> ChatRequest {
 
 #[tokio::test]
 async fn local_model_answers_with_usage() {
+    formats();
     let Some(ep) = local_endpoint("local_model_answers_with_usage") else {
         return;
     };
@@ -761,6 +787,7 @@ async fn local_model_answers_with_usage() {
 
 #[tokio::test]
 async fn local_model_follows_a_grammar() {
+    formats();
     let Some(ep) = local_endpoint("local_model_follows_a_grammar") else {
         return;
     };
@@ -779,6 +806,7 @@ async fn local_model_follows_a_grammar() {
 
 #[tokio::test]
 async fn local_model_probe_succeeds() {
+    formats();
     let Some(ep) = local_endpoint("local_model_probe_succeeds") else {
         return;
     };
@@ -787,6 +815,7 @@ async fn local_model_probe_succeeds() {
 
 #[tokio::test]
 async fn local_model_serves_queued_requests() {
+    formats();
     let Some(ep) = local_endpoint("local_model_serves_queued_requests") else {
         return;
     };
@@ -799,6 +828,7 @@ async fn local_model_serves_queued_requests() {
 
 #[test]
 fn only_openrouter_is_known_to_price_every_call() {
+    formats();
     assert!(reports_its_cost("https://openrouter.ai/api/v1"));
     assert!(reports_its_cost("https://eu.OpenRouter.ai/api/v1"));
     assert!(!reports_its_cost("https://api.openai.com/v1"));
@@ -809,10 +839,11 @@ fn only_openrouter_is_known_to_price_every_call() {
 /// A body over the size limit is refused unread (its head kept), as a decode failure.
 #[tokio::test]
 async fn an_oversized_body_is_refused_as_a_decode_failure() {
+    formats();
     let server = MockServer::start().await;
     let huge = format!(
         "{{\"choices\":[{{\"message\":{{\"content\":\"{}\"}}}}]}}",
-        "e".repeat(crate::MAX_RESPONSE_BYTES)
+        "e".repeat(MAX_RESPONSE_BYTES)
     );
     Mock::given(method("POST"))
         .and(chat_path())

@@ -97,6 +97,7 @@ const FORMATS: [(Provider, &str); 4] = [
 
 #[tokio::test]
 async fn every_format_streams_the_reply_it_answers_unstreamed() {
+    formats();
     for (provider, name) in FORMATS {
         let sse = fixture(&format!("{name}.sse"));
         let server = serve(provider, name, &sse).await;
@@ -137,6 +138,7 @@ async fn every_format_streams_the_reply_it_answers_unstreamed() {
 
 #[tokio::test]
 async fn a_stream_that_closes_early_is_cut_with_its_partial_reply() {
+    formats();
     for (provider, name) in FORMATS {
         let sse = fixture(&format!("{name}.sse"));
         // The body ends two thirds of the way in, inside an event.
@@ -166,6 +168,7 @@ async fn a_stream_that_closes_early_is_cut_with_its_partial_reply() {
 
 #[tokio::test]
 async fn a_stream_over_the_body_limit_is_refused() {
+    formats();
     let chunk = format!(
         "data: {}\n\n",
         json!({"choices": [{"index": 0, "delta": {"content": "x".repeat(64 << 10)}}]})

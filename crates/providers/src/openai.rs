@@ -25,27 +25,26 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{
-    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, ToolCall, Usage, WireReply,
-    WireUsageReport,
-    batch::BatchApi,
-    rejection::{Fields, Rejection},
-    stream::{append, error_of},
-    wire::{StreamParts, WireFormat, sampling_settings},
+use arena_llm::{
+    ChatMessage, ChatRequest, ProviderCost, ReportedUsage, ToolCall, Usage,
+    wire::{
+        BatchApi, Fields, Rejection, StreamParts, WireFormat, WireReply, WireUsageReport, append,
+        decode_usage_object, error_of, sampling_settings,
+    },
 };
 
 /// The chat-completions URL below `base_url` (which ends in `/v1` or similar).
-pub(super) fn chat_url(base_url: &str) -> String {
+pub(crate) fn chat_url(base_url: &str) -> String {
     format!("{}/chat/completions", base_url.trim_end_matches('/'))
 }
 
 /// The model-list URL below `base_url`, used as a cheap reachability probe.
-pub(super) fn models_url(base_url: &str) -> String {
+pub(crate) fn models_url(base_url: &str) -> String {
     format!("{}/models", base_url.trim_end_matches('/'))
 }
 
 /// Adds the bearer-token header (used by the Responses API as well).
-pub(super) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+pub(crate) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
     match key {
         Some(key) => request.bearer_auth(key),
         None => request,
@@ -55,7 +54,7 @@ pub(super) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBu
 /// Whether `model` names one of OpenAI's reasoning models, which refuse sampling parameters.
 /// A routing prefix such as OpenRouter's `openai/` is ignored; `gpt-5-chat` models are not
 /// reasoning models.
-pub(super) fn is_openai_reasoning_model(model: &str) -> bool {
+pub(crate) fn is_openai_reasoning_model(model: &str) -> bool {
     let name = model.strip_prefix("openai/").unwrap_or(model);
     let o_series = ["o1", "o3", "o4"].iter().any(|family| {
         name.strip_prefix(family)
@@ -66,7 +65,7 @@ pub(super) fn is_openai_reasoning_model(model: &str) -> bool {
 
 /// Inserts `temperature` and `top_p` under `names`, except those `keep` refuses, which are
 /// dropped with a debug note saying `why`.
-pub(super) fn insert_sampling(
+pub(crate) fn insert_sampling(
     body: &mut Map<String, Value>,
     req: &ChatRequest,
     names: [&str; 2],
@@ -86,7 +85,7 @@ pub(super) fn insert_sampling(
 }
 
 /// Merges `extra_body` last, so that scripts can add server-specific fields or override ours.
-pub(super) fn merge_extra(body: &mut Map<String, Value>, req: &ChatRequest) {
+pub(crate) fn merge_extra(body: &mut Map<String, Value>, req: &ChatRequest) {
     for (key, value) in &req.extra_body {
         body.insert(key.clone(), value.clone());
     }
@@ -109,7 +108,7 @@ fn content(m: &ChatMessage) -> Value {
 
 /// The JSON body for `req`; entries of `extra_body` are merged last so that they can add
 /// server-specific fields (llama.cpp `grammar`, vLLM `chat_template_kwargs`) or override ours.
-pub(super) fn encode(req: &ChatRequest) -> Value {
+pub(crate) fn encode(req: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     let messages: Vec<Value> = req.messages.iter().map(encode_message).collect();
@@ -281,8 +280,8 @@ impl WireUsageReport for WireUsage {
 }
 
 /// The usage and cost a body reports, whatever else it holds (an error object, no choices).
-pub(super) fn decode_usage(body: &str) -> ReportedUsage {
-    super::decode_usage_object::<WireUsage>(body)
+pub(crate) fn decode_usage(body: &str) -> ReportedUsage {
+    decode_usage_object::<WireUsage>(body)
 }
 
 /// Reads a successful response body.
@@ -290,7 +289,7 @@ pub(super) fn decode_usage(body: &str) -> ReportedUsage {
 /// # Errors
 /// A description of the problem when the body is not JSON, has no `choices` (some gateways answer
 /// 200 with an error object) or the first choice has no `message`.
-pub(super) fn decode(body: &str) -> Result<WireReply, String> {
+pub(crate) fn decode(body: &str) -> Result<WireReply, String> {
     let response: Response =
         serde_json::from_str(body).map_err(|e| format!("invalid chat-completions json: {e}"))?;
     let choice = response
@@ -523,7 +522,7 @@ impl StreamParts for ChatParts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Reasoning;
+    use arena_llm::Reasoning;
 
     #[test]
     fn encodes_set_fields_only_and_merges_extra_body() {
@@ -650,8 +649,10 @@ mod tests {
 
     #[test]
     fn decodes_a_recorded_reasoning_reply_with_usage_details() {
-        let reply =
-            decode(include_str!("fixtures/openai_chat_reasoning.json")).expect("valid body");
+        let reply = decode(include_str!(
+            "../../llm/src/fixtures/openai_chat_reasoning.json"
+        ))
+        .expect("valid body");
         assert_eq!(reply.content, "<move>g1f3</move>");
         assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
         assert_eq!(

@@ -18,7 +18,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate, matchers::method};
 
 use super::*;
 
-const TEST: &str = "llm::sdk_tests";
+const TEST: &str = "providers::tests::sdk";
 
 fn client() -> LlmClient {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -26,9 +26,9 @@ fn client() -> LlmClient {
 }
 
 /// The SDK-built cases, written by `replies.py` into `dir`; `None` after
-/// [`crate::test_parts::missing`] when the SDKs are not installed.
+/// [`arena_testkit::missing`] when the SDKs are not installed.
 fn sdk_cases(dir: &Path) -> Option<Vec<Value>> {
-    if !crate::test_parts::python_sdks(TEST) {
+    if !arena_testkit::python_sdks(TEST) {
         return None;
     }
     let script =
@@ -194,6 +194,7 @@ fn sdk_read(case: &Value) -> Value {
 
 #[tokio::test]
 async fn arena_reads_what_the_sdks_read_and_sends_what_their_types_allow() {
+    formats();
     let dir = tempfile::tempdir().expect("a temporary folder");
     let Some(cases) = sdk_cases(&dir.path().join("cases")) else {
         return;

@@ -1,8 +1,8 @@
 //! Tool calling in each wire format, pinned by golden files under `crates/llm/src/fixtures/tools/`: the
 //! request arena sends for one agentic turn through tools (tools offered, an earlier call and its
 //! result in the conversation) and what it reads from each provider's tool-calling reply. A
-//! change of either shape fails with the file to look at; `ARENA_BLESS=1 cargo test --lib
-//! tool_tests` writes the files instead (review the diff before committing it).
+//! change of either shape fails with the file to look at; `ARENA_BLESS=1 cargo test -p
+//! arena-providers --lib tests::tools` writes the files instead (review the diff before committing it).
 
 use std::path::Path;
 
@@ -84,17 +84,19 @@ fn pretty(value: &Value) -> String {
 
 #[test]
 fn each_wire_format_sends_tools_calls_and_results_in_its_own_shape() {
+    formats();
     let request = request();
     for provider in Provider::ALL {
         golden(
             &format!("{}_request.json", provider.name()),
-            &pretty(&provider.encode(&request)),
+            &pretty(&provider.wire().encode(&request)),
         );
     }
 }
 
 #[test]
 fn each_wire_format_reads_the_tool_calls_of_its_reply() {
+    formats();
     for provider in Provider::ALL {
         let name = provider.name();
         let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
@@ -102,6 +104,7 @@ fn each_wire_format_reads_the_tool_calls_of_its_reply() {
             .join(format!("{name}_reply.json"));
         let body = std::fs::read_to_string(&path).unwrap();
         let wire = provider
+            .wire()
             .decode(&body)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!wire.tool_calls.is_empty(), "{name}: no tool call read");
@@ -116,13 +119,14 @@ fn each_wire_format_reads_the_tool_calls_of_its_reply() {
 
 #[test]
 fn a_request_without_tools_is_sent_and_stored_as_before() {
+    formats();
     let plain = ChatRequest {
         model: "m".into(),
         messages: vec![ChatMessage::new("user", "e4?")],
         ..ChatRequest::default()
     };
     for provider in Provider::ALL {
-        let body = provider.encode(&plain).to_string();
+        let body = provider.wire().encode(&plain).to_string();
         assert!(!body.contains("tool"), "{provider}: {body}");
     }
     assert_eq!(
@@ -135,11 +139,12 @@ fn a_request_without_tools_is_sent_and_stored_as_before() {
 /// kept in the stored dialog, and sent on the `functionCall` part of the next request.
 #[test]
 fn a_gemini_calls_thought_signature_goes_back_with_the_call() {
+    formats();
     let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join(FIXTURES)
         .join("gemini_reply.json");
     let body = std::fs::read_to_string(&path).unwrap();
-    let wire = Provider::Gemini.decode(&body).unwrap();
+    let wire = Provider::Gemini.wire().decode(&body).unwrap();
     let call = &wire.tool_calls[0];
     assert_eq!(call.signature.as_deref(), Some("CiQB0e2Kb7wEXAMPLE"));
     let request = ChatRequest {
@@ -153,7 +158,7 @@ fn a_gemini_calls_thought_signature_goes_back_with_the_call() {
     };
     let stored: ChatRequest =
         serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
-    let sent = Provider::Gemini.encode(&stored);
+    let sent = Provider::Gemini.wire().encode(&stored);
     assert_eq!(
         sent["contents"][1]["parts"][0]["thoughtSignature"], "CiQB0e2Kb7wEXAMPLE",
         "{sent}"
@@ -161,7 +166,7 @@ fn a_gemini_calls_thought_signature_goes_back_with_the_call() {
     // The other formats have no such field and send none.
     for provider in Provider::ALL {
         if provider != Provider::Gemini {
-            let sent = provider.encode(&stored).to_string();
+            let sent = provider.wire().encode(&stored).to_string();
             assert!(!sent.contains("CiQB0e2Kb7wEXAMPLE"), "{provider}: {sent}");
         }
     }

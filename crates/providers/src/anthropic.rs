@@ -38,14 +38,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{
-    ChatMessage, ChatRequest, Provider, Reasoning, ReportedUsage, ToolCall, Usage, WireReply,
-    batch::BatchApi,
-    openai::merge_extra,
-    rejection::{Fields, Rejection},
-    stream,
-    wire::{StreamParts, WireFormat},
+use arena_llm::{
+    ChatMessage, ChatRequest, Provider, Reasoning, ReportedUsage, ToolCall, Usage,
+    wire::{BatchApi, Fields, Rejection, StreamParts, WireFormat, WireReply, assemble_stored},
 };
+
+use crate::openai::merge_extra;
 
 /// The API version every request names unless the player sets one (`anthropic-version`): the one
 /// Anthropic's Python SDK sends (see the conformance suite's PROVENANCE).
@@ -56,18 +54,18 @@ const DEFAULT_MAX_TOKENS: u32 = 4096;
 const MIN_BUDGET: u32 = 1024;
 
 /// The messages URL below `base_url` (which ends in `/v1`).
-pub(super) fn chat_url(base_url: &str) -> String {
+pub(crate) fn chat_url(base_url: &str) -> String {
     format!("{}/messages", base_url.trim_end_matches('/'))
 }
 
 /// The model-list URL below `base_url`.
-pub(super) fn models_url(base_url: &str) -> String {
+pub(crate) fn models_url(base_url: &str) -> String {
     format!("{}/models", base_url.trim_end_matches('/'))
 }
 
 /// Adds the version header (`version`, or [`API_VERSION`]) and, when there is a key, the bearer
 /// token.
-pub(super) fn authorize(
+pub(crate) fn authorize(
     request: RequestBuilder,
     key: Option<&str>,
     version: Option<&str>,
@@ -81,7 +79,7 @@ pub(super) fn authorize(
 
 /// The settings of `req` this format does not send: `temperature` and `top_p` (the API version
 /// has none) and `seed` (never had one).
-pub(super) fn dropped_settings(req: &ChatRequest) -> Vec<&'static str> {
+pub(crate) fn dropped_settings(req: &ChatRequest) -> Vec<&'static str> {
     [
         ("temperature", req.temperature.is_some()),
         ("top_p", req.top_p.is_some()),
@@ -119,7 +117,7 @@ fn content(m: &ChatMessage) -> Value {
 }
 
 /// The JSON body for `req`, with `extra_body` merged last.
-pub(super) fn encode(req: &ChatRequest) -> Value {
+pub(crate) fn encode(req: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     let system: Vec<&str> = req
@@ -234,7 +232,7 @@ impl Block {
 
 /// The `thinking` and `redacted_thinking` blocks of a reply body, in order, as they must go
 /// back; `None` when the body is not a message with content.
-pub(super) fn thinking_blocks(body: &str) -> Option<Vec<Value>> {
+pub(crate) fn thinking_blocks(body: &str) -> Option<Vec<Value>> {
     let response: Response = serde_json::from_str(body).ok()?;
     Some(
         response
@@ -311,7 +309,7 @@ impl WireUsage {
 }
 
 /// The usage a body reports, whatever else it holds.
-pub(super) fn decode_usage(body: &str) -> ReportedUsage {
+pub(crate) fn decode_usage(body: &str) -> ReportedUsage {
     #[derive(Deserialize)]
     struct UsageOnly {
         usage: Option<WireUsage>,
@@ -330,7 +328,7 @@ pub(super) fn decode_usage(body: &str) -> ReportedUsage {
 /// # Errors
 /// A description of the problem when the body is not JSON, is an error object, or has no
 /// `content`.
-pub(super) fn decode(body: &str) -> Result<WireReply, String> {
+pub(crate) fn decode(body: &str) -> Result<WireReply, String> {
     let response: Response =
         serde_json::from_str(body).map_err(|e| format!("invalid anthropic messages json: {e}"))?;
     if response.kind.as_deref() == Some("error") {
@@ -435,7 +433,7 @@ impl WireFormat for Anthropic {
     fn stored_thinking(&self, raw_body: &str) -> Vec<Value> {
         thinking_blocks(raw_body)
             .or_else(|| {
-                let body = stream::assemble_stored(Provider::Anthropic, raw_body).to_string();
+                let body = assemble_stored(Provider::Anthropic, raw_body).to_string();
                 thinking_blocks(&body)
             })
             .unwrap_or_default()
@@ -635,7 +633,7 @@ impl StreamParts for AnthropicParts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ChatMessage;
+    use arena_llm::ChatMessage;
 
     fn chess_request() -> ChatRequest {
         ChatRequest {
@@ -786,7 +784,10 @@ mod tests {
 
     #[test]
     fn decodes_thinking_blocks_usage_and_stop_reason() {
-        let reply = decode(include_str!("fixtures/anthropic_thinking.json")).expect("valid body");
+        let reply = decode(include_str!(
+            "../../llm/src/fixtures/anthropic_thinking.json"
+        ))
+        .expect("valid body");
         assert_eq!(reply.content, "<move>g1f3</move>");
         assert_eq!(
             reply.reasoning.as_deref(),
@@ -834,7 +835,7 @@ mod tests {
         );
         // An error object carries no usage.
         assert_eq!(
-            decode_usage(include_str!("fixtures/anthropic_529.json")),
+            decode_usage(include_str!("../../llm/src/fixtures/anthropic_529.json")),
             ReportedUsage::default()
         );
     }
@@ -853,7 +854,8 @@ mod tests {
 
     #[test]
     fn rejects_error_objects_and_malformed_bodies() {
-        let err = decode(include_str!("fixtures/anthropic_529.json")).expect_err("error body");
+        let err = decode(include_str!("../../llm/src/fixtures/anthropic_529.json"))
+            .expect_err("error body");
         assert!(err.contains("overloaded_error: Overloaded"), "{err}");
         assert!(decode(r#"{"type":"message"}"#).is_err());
         assert!(decode("<html>bad gateway</html>").is_err());

@@ -31,18 +31,16 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tracing::debug;
 
-use super::{
-    ChatMessage, ChatRequest, ReportedUsage, ToolCall, Usage, WireReply,
-    batch::BatchApi,
-    openai::merge_extra,
-    rejection::{Fields, Rejection},
-    stream::error_of,
-    wire::{StreamParts, WireFormat},
+use arena_llm::{
+    ChatMessage, ChatRequest, ReportedUsage, ToolCall, Usage,
+    wire::{BatchApi, Fields, Rejection, StreamParts, WireFormat, WireReply, error_of},
 };
+
+use crate::openai::merge_extra;
 
 /// The `generateContent` URL for `model` below `base_url`. A `models/` prefix on the name, as
 /// Gemini's own model list spells it, is accepted.
-pub(super) fn chat_url(base_url: &str, model: &str) -> String {
+pub(crate) fn chat_url(base_url: &str, model: &str) -> String {
     let model = model.strip_prefix("models/").unwrap_or(model);
     format!(
         "{}/models/{model}:generateContent",
@@ -51,13 +49,13 @@ pub(super) fn chat_url(base_url: &str, model: &str) -> String {
 }
 
 /// The model-list URL below `base_url`.
-pub(super) fn models_url(base_url: &str) -> String {
+pub(crate) fn models_url(base_url: &str) -> String {
     format!("{}/models", base_url.trim_end_matches('/'))
 }
 
 /// Adds the `x-goog-api-key` header (a header rather than the `?key=` query parameter, so that the key
 /// never appears in a URL that errors and logs show).
-pub(super) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+pub(crate) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
     match key {
         Some(key) => request.header("x-goog-api-key", key),
         None => request,
@@ -65,7 +63,7 @@ pub(super) fn authorize(request: RequestBuilder, key: Option<&str>) -> RequestBu
 }
 
 /// The JSON body for `req`, with `extra_body` merged last.
-pub(super) fn encode(req: &ChatRequest) -> Value {
+pub(crate) fn encode(req: &ChatRequest) -> Value {
     let mut body = Map::new();
     let system: Vec<&str> = req
         .messages
@@ -268,7 +266,7 @@ impl UsageMetadata {
 }
 
 /// The usage a body reports, whatever else it holds. The API reports no price.
-pub(super) fn decode_usage(body: &str) -> ReportedUsage {
+pub(crate) fn decode_usage(body: &str) -> ReportedUsage {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct UsageOnly {
@@ -288,7 +286,7 @@ pub(super) fn decode_usage(body: &str) -> ReportedUsage {
 /// # Errors
 /// A description of the problem when the body is not JSON or has neither candidates nor a
 /// prompt block reason.
-pub(super) fn decode(body: &str) -> Result<WireReply, String> {
+pub(crate) fn decode(body: &str) -> Result<WireReply, String> {
     let response: Response =
         serde_json::from_str(body).map_err(|e| format!("invalid gemini json: {e}"))?;
     let usage = response.usage_metadata.map(UsageMetadata::read);
@@ -518,7 +516,7 @@ impl StreamParts for GeminiParts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Reasoning;
+    use arena_llm::Reasoning;
 
     #[test]
     fn urls_carry_the_model() {
@@ -592,7 +590,8 @@ mod tests {
 
     #[test]
     fn decodes_thought_parts_and_usage() {
-        let reply = decode(include_str!("fixtures/gemini_thinking.json")).expect("valid body");
+        let reply = decode(include_str!("../../llm/src/fixtures/gemini_thinking.json"))
+            .expect("valid body");
         assert_eq!(reply.content, "<move>g1f3</move>");
         assert_eq!(
             reply.reasoning.as_deref(),
@@ -617,7 +616,7 @@ mod tests {
     #[test]
     fn absent_counts_are_zero_and_a_body_without_candidates_keeps_its_usage() {
         // The blocked prompt reports neither thoughts nor cache hits: proto3 leaves zeros out.
-        let body = include_str!("fixtures/gemini_blocked.json");
+        let body = include_str!("../../llm/src/fixtures/gemini_blocked.json");
         let usage = decode(body).expect("valid body").usage.expect("usage");
         assert_eq!(
             (usage.reasoning_tokens, usage.cached_tokens),
@@ -636,7 +635,10 @@ mod tests {
 
     #[test]
     fn decodes_a_reply_cut_off_while_thinking() {
-        let reply = decode(include_str!("fixtures/gemini_max_tokens.json")).expect("valid body");
+        let reply = decode(include_str!(
+            "../../llm/src/fixtures/gemini_max_tokens.json"
+        ))
+        .expect("valid body");
         assert_eq!(reply.content, "");
         assert_eq!(reply.reasoning, None);
         assert_eq!(reply.finish_reason.as_deref(), Some("length"));
@@ -645,7 +647,8 @@ mod tests {
 
     #[test]
     fn a_blocked_prompt_is_an_empty_filtered_answer() {
-        let reply = decode(include_str!("fixtures/gemini_blocked.json")).expect("valid body");
+        let reply =
+            decode(include_str!("../../llm/src/fixtures/gemini_blocked.json")).expect("valid body");
         assert_eq!(reply.content, "");
         assert_eq!(reply.finish_reason.as_deref(), Some("content_filter"));
         assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(41));

@@ -1,10 +1,10 @@
 //! The request shapes of messages with pictures, pinned per wire format by golden files in
-//! `crates/llm/src/fixtures/requests/` (compared byte for byte; `ARENA_BLESS=1 cargo test --lib
-//! image_requests` writes them again, for review as a diff).
+//! `crates/llm/src/fixtures/requests/` (compared byte for byte; `ARENA_BLESS=1 cargo test -p
+//! arena-providers --lib image_requests` writes them again, for review as a diff).
 
 use std::path::PathBuf;
 
-use super::{ChatMessage, ChatRequest, Image, Provider};
+use super::{ChatMessage, ChatRequest, Image, Provider, formats};
 
 /// A dialog with a system message, a picture shown with the first question, the model's answer
 /// and a question without one: each format's image part, and its plain text beside it.
@@ -33,9 +33,11 @@ fn golden(provider: Provider) -> PathBuf {
 
 #[test]
 fn image_requests_match_their_golden_files() {
+    formats();
     let bless = std::env::var("ARENA_BLESS").is_ok_and(|v| v == "1");
     for provider in Provider::ALL {
-        let body = serde_json::to_string_pretty(&provider.encode(&request())).unwrap() + "\n";
+        let body =
+            serde_json::to_string_pretty(&provider.wire().encode(&request())).unwrap() + "\n";
         let path = golden(provider);
         if bless {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -44,14 +46,14 @@ fn image_requests_match_their_golden_files() {
         }
         let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
-                "{}: {e}; run `ARENA_BLESS=1 cargo test --lib image_requests`",
+                "{}: {e}; run `ARENA_BLESS=1 cargo test -p arena-providers --lib image_requests`",
                 path.display()
             )
         });
         assert!(
             body == want,
             "{provider}: the request differs from {}; if that is meant, run `ARENA_BLESS=1 cargo \
-             test --lib image_requests` and review the diff.\nmade:\n{body}",
+             test -p arena-providers --lib image_requests` and review the diff.\nmade:\n{body}",
             path.display()
         );
     }
@@ -59,10 +61,11 @@ fn image_requests_match_their_golden_files() {
 
 #[test]
 fn messages_without_pictures_encode_as_plain_text() {
+    formats();
     let mut plain = request();
     plain.messages[1].images.clear();
     for provider in Provider::ALL {
-        let body = provider.encode(&plain).to_string();
+        let body = provider.wire().encode(&plain).to_string();
         assert!(!body.contains("base64"), "{provider}: {body}");
         assert!(!body.contains("image"), "{provider}: {body}");
     }
@@ -75,6 +78,7 @@ fn messages_without_pictures_encode_as_plain_text() {
 
 #[test]
 fn an_image_serialises_as_a_reference_and_reads_back_unresolved() {
+    formats();
     let message = &request().messages[1];
     let json = serde_json::to_string(message).unwrap();
     assert_eq!(
