@@ -5,8 +5,6 @@
 //! Every test module starts from `use super::*`: the client's public API, its wire-format kit,
 //! and the formats installed once (see [`formats`]).
 
-use std::sync::Once;
-
 pub(crate) use arena_llm::{wire::*, *};
 
 mod assembly;
@@ -20,8 +18,8 @@ mod sdk;
 mod stream;
 mod tools;
 
-/// Installs the built-in formats for this test binary (idempotent).
+/// Installs the built-in formats for this test binary (`install` keeps the first call's, so
+/// every test may call it).
 pub(crate) fn formats() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(crate::install);
+    crate::install();
 }
